@@ -1,0 +1,28 @@
+/** @type {import('jest').Config} */
+const shared = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }],
+  },
+  moduleNameMapper: {
+    '^@sandbox/(errors|config|logger|proto|sandboxctl)$': '<rootDir>/packages/$1/src',
+    '^@sandbox/(gateway|agent|edge-proxy)$': '<rootDir>/services/$1/src',
+  },
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+};
+
+module.exports = {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testTimeout: 60_000,
+    },
+  ],
+};

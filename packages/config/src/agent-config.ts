@@ -1,0 +1,48 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
+
+const agentSchema = z
+  .object({
+    AGENT_HOST: z.string().default('127.0.0.1'),
+    AGENT_PORT: intVar(50051, 0, 65535),
+    NODE_ID: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
+      .optional(),
+    INTERNAL_TOKEN: optionalString(),
+    DOCKER_SOCKET: z.string().default('/var/run/docker.sock'),
+    SANDBOX_IMAGE: z.string().default('sandbox-runtime:latest'),
+    SANDBOX_NETWORK: z.string().default('sandbox-net'),
+    SANDBOX_RUNTIME: optionalString(),
+    SANDBOX_PIDS_LIMIT: intVar(256, 16, 65536),
+    SANDBOX_EXTRA_CA_CERTS: optionalString(),
+    SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
+    LOG_LEVEL: logLevel(),
+  })
+  .transform((env) => ({
+    host: env.AGENT_HOST,
+    port: env.AGENT_PORT,
+    nodeId:
+      env.NODE_ID ??
+      hostname()
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-')
+        .slice(0, 63),
+    internalToken: env.INTERNAL_TOKEN,
+    dockerSocket: env.DOCKER_SOCKET,
+    sandboxImage: env.SANDBOX_IMAGE,
+    sandboxNetwork: env.SANDBOX_NETWORK,
+    sandboxRuntime: env.SANDBOX_RUNTIME,
+    pidsLimit: env.SANDBOX_PIDS_LIMIT,
+    extraCaCertsPath: env.SANDBOX_EXTRA_CA_CERTS,
+    labelPrefix: env.SANDBOX_LABEL_PREFIX,
+    logLevel: env.LOG_LEVEL,
+  }));
+
+export type AgentConfig = Readonly<z.output<typeof agentSchema>>;
+
+/** The agent's configuration, read from `env` (default: the process environment). */
+export function loadAgentConfig(env: Env = process.env): AgentConfig {
+  return parseEnv(agentSchema, env);
+}

@@ -1,0 +1,35 @@
+import { AppError } from '@sandbox/errors';
+
+export interface AgentNode {
+  readonly id: string;
+  readonly address: string;
+}
+
+const NODE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const ADDRESS = /^[A-Za-z0-9.-]+:\d{1,5}$|^unix:\/.+$/;
+
+/**
+ * Parses `AGENT_NODES`: comma-separated `id=host:port` entries (e.g. `node-1=127.0.0.1:50051`).
+ */
+export function parseAgentNodes(value: string): readonly AgentNode[] {
+  const nodes = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const [id, address, ...rest] = entry.split('=');
+      if (id === undefined || address === undefined || rest.length > 0) {
+        throw new AppError('invalid_request', `AGENT_NODES entry "${entry}" is not id=host:port`);
+      }
+      if (!NODE_ID.test(id)) throw new AppError('invalid_request', `Bad agent node id "${id}"`);
+      if (!ADDRESS.test(address)) {
+        throw new AppError('invalid_request', `Bad agent address "${address}"`);
+      }
+      return Object.freeze({ id, address });
+    });
+  if (nodes.length === 0) throw new AppError('invalid_request', 'AGENT_NODES names no node');
+  if (new Set(nodes.map((n) => n.id)).size !== nodes.length) {
+    throw new AppError('invalid_request', 'AGENT_NODES has a duplicate node id');
+  }
+  return Object.freeze(nodes);
+}

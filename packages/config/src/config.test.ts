@@ -1,0 +1,53 @@
+import { AppError } from '@sandbox/errors';
+import { loadAgentConfig, loadGatewayConfig, parseAgentNodes } from './index';
+
+describe('loadGatewayConfig', () => {
+  it('has working defaults for a bare environment', () => {
+    const config = loadGatewayConfig({});
+    expect(config.port).toBe(8080);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.agentNodes).toEqual([{ id: 'local', address: '127.0.0.1:50051' }]);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadGatewayConfig({ DATABASE_URL: '', REDIS_URL: ' ' }).redisUrl).toBeUndefined();
+  });
+
+  it('names the variable of a bad value', () => {
+    expect(() => loadGatewayConfig({ GATEWAY_PORT: 'eighty' })).toThrow(/GATEWAY_PORT/);
+    expect(() => loadGatewayConfig({ GATEWAY_PORT: '70000' })).toThrow(AppError);
+  });
+});
+
+describe('loadAgentConfig', () => {
+  it('reads the sandbox settings', () => {
+    const config = loadAgentConfig({
+      NODE_ID: 'node-7',
+      SANDBOX_EXTRA_CA_CERTS: '/etc/ca.pem',
+      SANDBOX_PIDS_LIMIT: '128',
+    });
+    expect(config.nodeId).toBe('node-7');
+    expect(config.extraCaCertsPath).toBe('/etc/ca.pem');
+    expect(config.pidsLimit).toBe(128);
+    expect(config.sandboxImage).toBe('sandbox-runtime:latest');
+  });
+
+  it('rejects a node id that is not a DNS label', () => {
+    expect(() => loadAgentConfig({ NODE_ID: 'Bad_Node' })).toThrow(/NODE_ID/);
+  });
+});
+
+describe('parseAgentNodes', () => {
+  it('parses several nodes', () => {
+    expect(parseAgentNodes('a=10.0.0.1:1, b=host-b:2')).toEqual([
+      { id: 'a', address: '10.0.0.1:1' },
+      { id: 'b', address: 'host-b:2' },
+    ]);
+  });
+
+  it.each(['', 'a', 'a=b=c', 'a=nohostport', 'a=h:1,a=h:2', 'A=h:1'])('rejects %j', (value) => {
+    expect(() => parseAgentNodes(value)).toThrow(AppError);
+  });
+});

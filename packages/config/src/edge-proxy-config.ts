@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
+
+const edgeSchema = z
+  .object({
+    EDGE_HOST: z.string().default('127.0.0.1'),
+    EDGE_PORT: intVar(8081, 0, 65535),
+    PREVIEW_DOMAIN: z.string().default('preview.localhost'),
+    GATEWAY_INTERNAL_URL: z.string().default('http://127.0.0.1:8080'),
+    INTERNAL_TOKEN: optionalString(),
+    EDGE_UPSTREAM_TIMEOUT_MS: intVar(1000, 50),
+    LOG_LEVEL: logLevel(),
+  })
+  .transform((env) => ({
+    host: env.EDGE_HOST,
+    port: env.EDGE_PORT,
+    previewDomain: env.PREVIEW_DOMAIN.toLowerCase(),
+    gatewayInternalUrl: env.GATEWAY_INTERNAL_URL.replace(/\/+$/, ''),
+    internalToken: env.INTERNAL_TOKEN,
+    upstreamTimeoutMs: env.EDGE_UPSTREAM_TIMEOUT_MS,
+    logLevel: env.LOG_LEVEL,
+  }));
+
+export type EdgeProxyConfig = Readonly<z.output<typeof edgeSchema>>;
+
+/** The edge proxy's configuration, read from `env` (default: the process environment). */
+export function loadEdgeProxyConfig(env: Env = process.env): EdgeProxyConfig {
+  return parseEnv(edgeSchema, env);
+}

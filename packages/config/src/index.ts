@@ -1,0 +1,11 @@
+export { loadAgentConfig } from './agent-config';
+export type { AgentConfig } from './agent-config';
+export { parseAgentNodes } from './agent-nodes';
+export type { AgentNode } from './agent-nodes';
+export { loadEdgeProxyConfig } from './edge-proxy-config';
+export type { EdgeProxyConfig } from './edge-proxy-config';
+export { loadGatewayConfig } from './gateway-config';
+export type { GatewayConfig } from './gateway-config';
+export type { Env } from './env-schema';
+export { loadSandboxctlConfig } from './sandboxctl-config';
+export type { SandboxctlConfig } from './sandboxctl-config';

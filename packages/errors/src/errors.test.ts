@@ -1,0 +1,74 @@
+import { Metadata, type ServiceError } from '@grpc/grpc-js';
+import {
+  AppError,
+  errorCodeTable,
+  fromGrpcError,
+  GrpcStatus,
+  toAppError,
+  toErrorBody,
+  toGrpcStatus,
+} from './index';
+
+describe('AppError', () => {
+  it('maps each code to its HTTP status through the table', () => {
+    expect(new AppError('session_not_found', 'x').httpStatus).toBe(404);
+    expect(new AppError('disk_full', 'x').httpStatus).toBe(507);
+    expect(errorCodeTable.rate_limit_exceeded.httpStatus).toBe(429);
+  });
+
+  it('renders the error body of spec part 7 with extra fields', () => {
+    const err = new AppError('execution_timeout', 'too slow', {
+      details: { timeout: 1 },
+      fields: { stdout: 'a', stderr: 'b' },
+    });
+    expect(toErrorBody(err)).toEqual({
+      error: {
+        code: 'execution_timeout',
+        message: 'too slow',
+        details: { timeout: 1 },
+        stdout: 'a',
+        stderr: 'b',
+      },
+    });
+  });
+
+  it('carries retryAfter for 429', () => {
+    const body = toErrorBody(new AppError('rate_limit_exceeded', 'slow down', { retryAfter: 7 }));
+    expect(body.error.retryAfter).toBe(7);
+  });
+
+  it('turns unknown errors into a generic internal_error keeping the cause', () => {
+    const cause = new Error('password=hunter2 at db.ts:1');
+    const err = toAppError(cause);
+    expect(err.code).toBe('internal_error');
+    expect(err.message).not.toContain('hunter2');
+    expect(err.cause).toBe(cause);
+  });
+});
+
+function serviceError(code: number, details: string, metadata = new Metadata()): ServiceError {
+  return Object.assign(new Error(details), { code, details, metadata });
+}
+
+describe('gRPC translation', () => {
+  it('round-trips an AppError through a gRPC status', () => {
+    const original = new AppError('file_too_large', 'big', { details: { path: 'a', size: 9 } });
+    const status = toGrpcStatus(original);
+    expect(status.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+    const back = fromGrpcError(serviceError(status.code, status.details, status.metadata));
+    expect(back.code).toBe('file_too_large');
+    expect(back.message).toBe('big');
+    expect(back.details).toEqual({ path: 'a', size: 9 });
+  });
+
+  it('maps an unreachable agent to service_unavailable with a retry hint', () => {
+    const err = fromGrpcError(serviceError(GrpcStatus.UNAVAILABLE, 'connect ECONNREFUSED'));
+    expect(err.code).toBe('service_unavailable');
+    expect(err.retryAfter).toBeGreaterThan(0);
+  });
+
+  it('maps other failures to internal_error', () => {
+    expect(fromGrpcError(serviceError(2, 'boom')).code).toBe('internal_error');
+    expect(fromGrpcError(new Error('plain')).code).toBe('internal_error');
+  });
+});

@@ -1,0 +1,41 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { AgentClient as _agent_v1_AgentClient, AgentDefinition as _agent_v1_AgentDefinition } from './agent/v1/Agent';
+import type { CreateSandboxRequest as _agent_v1_CreateSandboxRequest, CreateSandboxRequest__Output as _agent_v1_CreateSandboxRequest__Output } from './agent/v1/CreateSandboxRequest';
+import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroySandboxRequest__Output as _agent_v1_DestroySandboxRequest__Output } from './agent/v1/DestroySandboxRequest';
+import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from './agent/v1/DestroySandboxResponse';
+import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from './agent/v1/ExecEvent';
+import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from './agent/v1/ExecRequest';
+import type { ExecResult as _agent_v1_ExecResult, ExecResult__Output as _agent_v1_ExecResult__Output } from './agent/v1/ExecResult';
+import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from './agent/v1/GetNodeInfoRequest';
+import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from './agent/v1/GetSandboxRequest';
+import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from './agent/v1/NodeInfo';
+import type { OutputChunk as _agent_v1_OutputChunk, OutputChunk__Output as _agent_v1_OutputChunk__Output } from './agent/v1/OutputChunk';
+import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
+import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  agent: {
+    v1: {
+      Agent: SubtypeConstructor<typeof grpc.Client, _agent_v1_AgentClient> & { service: _agent_v1_AgentDefinition }
+      CreateSandboxRequest: MessageTypeDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_CreateSandboxRequest__Output>
+      DestroySandboxRequest: MessageTypeDefinition<_agent_v1_DestroySandboxRequest, _agent_v1_DestroySandboxRequest__Output>
+      DestroySandboxResponse: MessageTypeDefinition<_agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxResponse__Output>
+      ExecEvent: MessageTypeDefinition<_agent_v1_ExecEvent, _agent_v1_ExecEvent__Output>
+      ExecRequest: MessageTypeDefinition<_agent_v1_ExecRequest, _agent_v1_ExecRequest__Output>
+      ExecResult: MessageTypeDefinition<_agent_v1_ExecResult, _agent_v1_ExecResult__Output>
+      GetNodeInfoRequest: MessageTypeDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_GetNodeInfoRequest__Output>
+      GetSandboxRequest: MessageTypeDefinition<_agent_v1_GetSandboxRequest, _agent_v1_GetSandboxRequest__Output>
+      NodeInfo: MessageTypeDefinition<_agent_v1_NodeInfo, _agent_v1_NodeInfo__Output>
+      OutputChunk: MessageTypeDefinition<_agent_v1_OutputChunk, _agent_v1_OutputChunk__Output>
+      ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
+      Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
+    }
+  }
+}
+

@@ -1,0 +1,15 @@
+// Original file: proto/agent/v1/agent.proto
+
+import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from '../../agent/v1/ResourceLimits';
+
+export interface CreateSandboxRequest {
+  'sessionId'?: (string);
+  'accountId'?: (string);
+  'limits'?: (_agent_v1_ResourceLimits | null);
+}
+
+export interface CreateSandboxRequest__Output {
+  'sessionId': (string);
+  'accountId': (string);
+  'limits': (_agent_v1_ResourceLimits__Output | null);
+}

@@ -1,0 +1,10 @@
+// Original file: proto/agent/v1/agent.proto
+
+
+export interface DestroySandboxRequest {
+  'sessionId'?: (string);
+}
+
+export interface DestroySandboxRequest__Output {
+  'sessionId': (string);
+}

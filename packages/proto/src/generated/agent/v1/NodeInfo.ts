@@ -1,0 +1,14 @@
+// Original file: proto/agent/v1/agent.proto
+
+
+export interface NodeInfo {
+  'nodeId'?: (string);
+  'version'?: (string);
+  'sandboxes'?: (number);
+}
+
+export interface NodeInfo__Output {
+  'nodeId': (string);
+  'version': (string);
+  'sandboxes': (number);
+}

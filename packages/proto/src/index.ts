@@ -1,0 +1,45 @@
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import type { ProtoGrpcType } from './generated/agent';
+
+export type { AgentClient, AgentHandlers } from './generated/agent/v1/Agent';
+export type { CreateSandboxRequest__Output } from './generated/agent/v1/CreateSandboxRequest';
+export type { DestroySandboxRequest__Output } from './generated/agent/v1/DestroySandboxRequest';
+export type {
+  DestroySandboxResponse,
+  DestroySandboxResponse__Output,
+} from './generated/agent/v1/DestroySandboxResponse';
+export type { ExecEvent, ExecEvent__Output } from './generated/agent/v1/ExecEvent';
+export type { ExecRequest, ExecRequest__Output } from './generated/agent/v1/ExecRequest';
+export type { ExecResult, ExecResult__Output } from './generated/agent/v1/ExecResult';
+export type { GetSandboxRequest__Output } from './generated/agent/v1/GetSandboxRequest';
+export type { NodeInfo, NodeInfo__Output } from './generated/agent/v1/NodeInfo';
+export type { ResourceLimits, ResourceLimits__Output } from './generated/agent/v1/ResourceLimits';
+export type { Sandbox, Sandbox__Output } from './generated/agent/v1/Sandbox';
+
+/** proto/ at the repository root, the source of truth of the contract. */
+export const PROTO_ROOT = join(__dirname, '..', '..', '..', 'proto');
+
+/** The one set of loader options used by every client and server. */
+export const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [PROTO_ROOT],
+};
+
+let cached: ProtoGrpcType | undefined;
+
+/** The loaded `agent.v1` package, typed by the generated types. */
+export function loadAgentProto(): ProtoGrpcType {
+  cached ??= grpc.loadPackageDefinition(
+    protoLoader.loadSync('agent/v1/agent.proto', LOADER_OPTIONS),
+  ) as unknown as ProtoGrpcType;
+  return cached;
+}
+
+/** Metadata key carrying the shared agent token. */
+export const INTERNAL_TOKEN_METADATA_KEY = 'authorization';

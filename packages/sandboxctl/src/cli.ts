@@ -1,0 +1,138 @@
+import { parseArgs } from 'node:util';
+import { AppError } from '@sandbox/errors';
+import { AdminClient } from './admin-client';
+
+export const USAGE = `Usage: sandboxctl [--url URL] [--token TOKEN] <command>
+
+Commands:
+  accounts create --name NAME --plan free|paid|enterprise [--limits JSON]
+  accounts list
+  accounts get ACCOUNT_ID
+  keys create --account ACCOUNT_ID [--name NAME] [--scopes sessions,execute,files,processes]
+  keys list --account ACCOUNT_ID
+  keys revoke KEY_ID
+
+--url defaults to $SANDBOX_ADMIN_URL (http://127.0.0.1:8080), --token to $ADMIN_TOKEN.
+Output is JSON. A new key's value is printed once, in the "key" field.`;
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export interface CliDefaults {
+  adminUrl: string;
+  adminToken: string | undefined;
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') {
+    throw new AppError('invalid_request', `${flag} is required`);
+  }
+  return value;
+}
+
+function parseLimits(value: string | undefined): unknown {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw new AppError('invalid_request', '--limits must be a JSON object');
+  }
+}
+
+/** Runs one sandboxctl command; returns the process exit code. */
+export async function runCli(
+  argv: readonly string[],
+  defaults: CliDefaults,
+  io: CliIo,
+  fetchImpl: typeof fetch = fetch,
+): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        url: { type: 'string' },
+        token: { type: 'string' },
+        name: { type: 'string' },
+        plan: { type: 'string' },
+        limits: { type: 'string' },
+        account: { type: 'string' },
+        scopes: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    io.err(`${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [group, action, target] = positionals;
+  if (values.help === true || group === undefined) {
+    io.out(`${USAGE}\n`);
+    return values.help === true ? 0 : 2;
+  }
+  try {
+    const token = values.token ?? defaults.adminToken;
+    if (token === undefined)
+      throw new AppError('unauthorized', 'No admin token: pass --token or set ADMIN_TOKEN');
+    const client = new AdminClient(values.url ?? defaults.adminUrl, token, fetchImpl);
+    const result = await dispatch(client, `${group} ${action ?? ''}`.trim(), target, values);
+    io.out(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof AppError ? `${err.code}: ${err.message}` : String(err);
+    io.err(`sandboxctl: ${message}\n`);
+    return 1;
+  }
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+async function dispatch(
+  client: AdminClient,
+  command: string,
+  target: string | undefined,
+  values: Values,
+): Promise<unknown> {
+  const str = (name: string): string | undefined =>
+    typeof values[name] === 'string' ? values[name] : undefined;
+  switch (command) {
+    case 'accounts create':
+      return client.request('POST', '/accounts', {
+        name: required(str('name'), '--name'),
+        plan: required(str('plan'), '--plan'),
+        limits: parseLimits(str('limits')),
+      });
+    case 'accounts list':
+      return client.request('GET', '/accounts');
+    case 'accounts get':
+      return client.request(
+        'GET',
+        `/accounts/${encodeURIComponent(required(target, 'ACCOUNT_ID'))}`,
+      );
+    case 'keys create':
+      return client.request(
+        'POST',
+        `/accounts/${encodeURIComponent(required(str('account'), '--account'))}/keys`,
+        {
+          name: str('name') ?? '',
+          ...(str('scopes') === undefined ? {} : { scopes: str('scopes')?.split(',') }),
+        },
+      );
+    case 'keys list':
+      return client.request(
+        'GET',
+        `/accounts/${encodeURIComponent(required(str('account'), '--account'))}/keys`,
+      );
+    case 'keys revoke':
+      return client.request(
+        'POST',
+        `/keys/${encodeURIComponent(required(target, 'KEY_ID'))}/revoke`,
+      );
+    default:
+      throw new AppError('invalid_request', `Unknown command "${command}"\n\n${USAGE}`);
+  }
+}

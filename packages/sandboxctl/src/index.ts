@@ -1,0 +1,3 @@
+export { AdminClient } from './admin-client';
+export { runCli, USAGE } from './cli';
+export type { CliDefaults, CliIo } from './cli';

@@ -1,0 +1,115 @@
+# shellcheck shell=bash
+# scripts/lib/ensure-docker.sh — meant to be sourced, not executed.
+#
+# Defines:
+#   ensure_docker   make sure a working Docker daemon is reachable; installs
+#                   docker.io (Debian) and starts dockerd in the background if
+#                   needed. Returns non-zero with a clear message on failure.
+#   DOCKER          the docker client to use (/usr/bin/docker when present).
+#
+# Safe to source from scripts running under `set -euo pipefail`; it does not
+# change the caller's shell options.
+
+: "${DOCKER:=}"
+if [[ -z $DOCKER ]]; then
+  if [[ -x /usr/bin/docker ]]; then DOCKER=/usr/bin/docker; else DOCKER=docker; fi
+fi
+
+ENSURE_DOCKER_LOG=${ENSURE_DOCKER_LOG:-/var/log/sandbox-dockerd.log}
+ENSURE_DOCKER_TIMEOUT=${ENSURE_DOCKER_TIMEOUT:-60}
+
+_ensure_docker_log() { printf 'ensure-docker: %s\n' "$*" >&2; }
+
+# After an install: switch to /usr/bin/docker if the current client is missing.
+_ensure_docker_client() {
+  if ! command -v "$DOCKER" >/dev/null 2>&1 && [[ -x /usr/bin/docker ]]; then
+    DOCKER=/usr/bin/docker
+  fi
+}
+
+_ensure_docker_ok() {
+  "$DOCKER" info >/dev/null 2>&1
+}
+
+# Is a dockerd process running? Scans /proc so it needs neither procps nor
+# sysvinit-utils (both may be absent on a minimal system).
+_ensure_docker_dockerd_running() {
+  local comm f
+  for f in /proc/[0-9]*/comm; do
+    { read -r comm <"$f"; } 2>/dev/null || continue
+    [[ $comm == dockerd ]] && return 0
+  done
+  return 1
+}
+
+_ensure_docker_install() {
+  if [[ $(id -u) -ne 0 ]]; then
+    _ensure_docker_log "error: docker is not installed and installing it needs root (re-run as root)"
+    return 1
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    _ensure_docker_log "error: docker is not installed and apt-get is unavailable; install Docker manually"
+    return 1
+  fi
+  _ensure_docker_log "installing docker.io and iptables with apt-get"
+  # Third-party sources may be broken; only a failed install is fatal.
+  apt-get update || _ensure_docker_log "warning: apt-get update reported errors; trying the install anyway"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends docker.io iptables; then
+    _ensure_docker_log "error: apt-get install docker.io iptables failed"
+    return 1
+  fi
+  _ensure_docker_client
+}
+
+_ensure_docker_start() {
+  # Prefer the service manager when there is one (apt may already have started it).
+  if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
+    _ensure_docker_log "starting docker with systemctl"
+    systemctl start docker >/dev/null 2>&1 || true
+    _ensure_docker_dockerd_running && return 0
+  fi
+  if [[ $(id -u) -ne 0 ]]; then
+    _ensure_docker_log "error: dockerd is not running and starting it needs root"
+    return 1
+  fi
+  _ensure_docker_log "starting dockerd in the background (log: $ENSURE_DOCKER_LOG)"
+  mkdir -p "$(dirname "$ENSURE_DOCKER_LOG")"
+  # setsid: own session, so it outlives the calling script and its terminal.
+  setsid nohup dockerd >"$ENSURE_DOCKER_LOG" 2>&1 </dev/null &
+  disown 2>/dev/null || true
+}
+
+ensure_docker() {
+  if _ensure_docker_ok; then
+    return 0
+  fi
+
+  # dockerd lives in /usr/sbin, which is not always on a non-root PATH.
+  case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH="$PATH:/usr/sbin:/sbin" ;; esac
+  if ! command -v dockerd >/dev/null 2>&1; then
+    _ensure_docker_install || return 1
+  fi
+
+  if ! _ensure_docker_dockerd_running; then
+    _ensure_docker_start || return 1
+  else
+    _ensure_docker_log "dockerd is running; waiting for it to answer"
+  fi
+
+  local i
+  for ((i = 0; i < ENSURE_DOCKER_TIMEOUT; i++)); do
+    if _ensure_docker_ok; then
+      _ensure_docker_log "docker is ready"
+      return 0
+    fi
+    sleep 1
+  done
+
+  _ensure_docker_log "error: docker did not become ready within ${ENSURE_DOCKER_TIMEOUT}s"
+  if [[ -r $ENSURE_DOCKER_LOG ]]; then
+    _ensure_docker_log "last lines of $ENSURE_DOCKER_LOG:"
+    tail -n 20 "$ENSURE_DOCKER_LOG" >&2 || true
+  fi
+  "$DOCKER" info 2>&1 | tail -n 5 >&2 || true
+  return 1
+}

@@ -1,0 +1,178 @@
+import { AppError } from '@sandbox/errors';
+import { randomString, generateApiKey, hashApiKey } from '../auth/api-keys';
+import type { Principal, Scope } from '../auth/principal';
+import type { Database } from '../db/database';
+import { planLimitsFromRow, type PlanLimits, type PlanName, type PlanRow } from '../limits/plans';
+
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+export interface Account {
+  id: string;
+  name: string;
+  plan: PlanName;
+  planOverrides: Partial<PlanLimits>;
+  createdAt: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  accountId: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+interface AccountRow {
+  id: string;
+  name: string;
+  plan: PlanName;
+  plan_overrides: Partial<PlanLimits>;
+  created_at: Date;
+}
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  key_prefix: string;
+  scopes: Scope[];
+  created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+const toAccount = (row: AccountRow): Account => ({
+  id: row.id,
+  name: row.name,
+  plan: row.plan,
+  planOverrides: row.plan_overrides,
+  createdAt: row.created_at.toISOString(),
+});
+
+const toKey = (row: KeyRow): ApiKeyInfo => ({
+  id: row.id,
+  accountId: row.account_id,
+  name: row.name,
+  prefix: row.key_prefix,
+  scopes: row.scopes,
+  createdAt: row.created_at.toISOString(),
+  revokedAt: row.revoked_at?.toISOString() ?? null,
+  lastUsedAt: row.last_used_at?.toISOString() ?? null,
+});
+
+const KEY_COLUMNS =
+  'id, account_id, name, key_prefix, scopes, created_at, revoked_at, last_used_at';
+
+/** Accounts, their plans and their API keys in Postgres. */
+export class AccountStore {
+  constructor(private readonly db: Database) {}
+
+  async createAccount(input: {
+    name: string;
+    plan: PlanName;
+    planOverrides?: Partial<PlanLimits>;
+  }): Promise<Account> {
+    const { rows } = await this.db.query<AccountRow>(
+      `INSERT INTO accounts (id, name, plan, plan_overrides) VALUES ($1, $2, $3, $4)
+       RETURNING id, name, plan, plan_overrides, created_at`,
+      ['acc_' + randomString(20, ID_ALPHABET), input.name, input.plan, input.planOverrides ?? {}],
+    );
+    return toAccount(rows[0] as AccountRow);
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    const { rows } = await this.db.query<AccountRow>(
+      'SELECT id, name, plan, plan_overrides, created_at FROM accounts ORDER BY created_at, id',
+    );
+    return rows.map(toAccount);
+  }
+
+  async getAccount(accountId: string): Promise<Account> {
+    const { rows } = await this.db.query<AccountRow>(
+      'SELECT id, name, plan, plan_overrides, created_at FROM accounts WHERE id = $1',
+      [accountId],
+    );
+    const row = rows[0];
+    if (row === undefined) {
+      throw new AppError('not_found', 'Account not found', { details: { accountId } });
+    }
+    return toAccount(row);
+  }
+
+  /** Creates a key; the returned `key` value exists nowhere else afterwards. */
+  async createKey(
+    accountId: string,
+    input: { name: string; scopes: Scope[] },
+  ): Promise<ApiKeyInfo & { key: string }> {
+    await this.getAccount(accountId);
+    const generated = generateApiKey();
+    const { rows } = await this.db.query<KeyRow>(
+      `INSERT INTO api_keys (id, account_id, name, key_hash, key_prefix, scopes)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+      [
+        'key_' + randomString(20, ID_ALPHABET),
+        accountId,
+        input.name,
+        generated.hash,
+        generated.prefix,
+        input.scopes,
+      ],
+    );
+    return { ...toKey(rows[0] as KeyRow), key: generated.value };
+  }
+
+  async listKeys(accountId: string): Promise<ApiKeyInfo[]> {
+    await this.getAccount(accountId);
+    const { rows } = await this.db.query<KeyRow>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+      [accountId],
+    );
+    return rows.map(toKey);
+  }
+
+  async revokeKey(keyId: string): Promise<ApiKeyInfo> {
+    const { rows } = await this.db.query<KeyRow>(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
+       RETURNING ${KEY_COLUMNS}`,
+      [keyId],
+    );
+    const row = rows[0];
+    if (row === undefined) throw new AppError('not_found', 'Key not found', { details: { keyId } });
+    return toKey(row);
+  }
+
+  /** The caller behind a key value, or undefined for an unknown or revoked key. */
+  async findPrincipal(keyValue: string): Promise<Principal | undefined> {
+    const { rows } = await this.db.query<
+      PlanRow & { key_id: string; account_id: string; plan: PlanName; scopes: Scope[] }
+    >(
+      `SELECT k.id AS key_id, k.account_id, k.scopes, a.plan, a.plan_overrides, p.*
+         FROM api_keys k
+         JOIN accounts a ON a.id = k.account_id
+         JOIN plans p ON p.name = a.plan
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [hashApiKey(keyValue)],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return {
+      keyId: row.key_id,
+      accountId: row.account_id,
+      plan: row.plan,
+      scopes: row.scopes,
+      limits: planLimitsFromRow(row),
+    };
+  }
+
+  /** Records use of a key, at most once a minute per key. */
+  async touchKey(keyId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE api_keys SET last_used_at = now()
+        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+      [keyId],
+    );
+  }
+}

@@ -1,0 +1,125 @@
+import * as grpc from '@grpc/grpc-js';
+import { AppError, fromGrpcError } from '@sandbox/errors';
+import {
+  INTERNAL_TOKEN_METADATA_KEY,
+  loadAgentProto,
+  type AgentClient as GrpcAgentClient,
+  type DestroySandboxResponse__Output,
+  type ExecEvent__Output,
+  type ExecRequest,
+  type NodeInfo__Output,
+  type ResourceLimits,
+  type Sandbox__Output,
+} from '@sandbox/proto';
+
+export interface AgentClientOptions {
+  nodeId: string;
+  address: string;
+  token: string | undefined;
+  /** Deadline of unary calls (spec 8.2: session operations 10 s). */
+  callTimeoutMs: number;
+}
+
+/** Receives a running execution's events. */
+export interface ExecHandlers {
+  onEvent(event: ExecEvent__Output): void;
+}
+
+/** The gateway's view of one agent; every failure comes back as an AppError. */
+export class AgentClient {
+  readonly nodeId: string;
+  private readonly client: GrpcAgentClient;
+  private readonly token: string | undefined;
+  private readonly callTimeoutMs: number;
+
+  constructor(options: AgentClientOptions) {
+    this.nodeId = options.nodeId;
+    this.token = options.token;
+    this.callTimeoutMs = options.callTimeoutMs;
+    const Agent = loadAgentProto().agent.v1.Agent;
+    this.client = new Agent(options.address, grpc.credentials.createInsecure(), {
+      'grpc.max_receive_message_length': 128 * 1024 * 1024,
+      'grpc.keepalive_time_ms': 30_000,
+    });
+  }
+
+  private metadata(): grpc.Metadata {
+    const metadata = new grpc.Metadata();
+    if (this.token !== undefined) metadata.set(INTERNAL_TOKEN_METADATA_KEY, `Bearer ${this.token}`);
+    return metadata;
+  }
+
+  private options(timeoutMs = this.callTimeoutMs): grpc.CallOptions {
+    return { deadline: new Date(Date.now() + timeoutMs) };
+  }
+
+  private unary<Res>(
+    call: (
+      metadata: grpc.Metadata,
+      options: grpc.CallOptions,
+      callback: grpc.requestCallback<Res>,
+    ) => grpc.ClientUnaryCall,
+  ): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      call(this.metadata(), this.options(), (err, response) => {
+        if (err !== null || response === undefined) reject(fromGrpcError(err));
+        else resolve(response);
+      });
+    });
+  }
+
+  getNodeInfo(): Promise<NodeInfo__Output> {
+    return this.unary((md, options, cb) => this.client.getNodeInfo({}, md, options, cb));
+  }
+
+  createSandbox(input: {
+    sessionId: string;
+    accountId: string;
+    limits: ResourceLimits;
+  }): Promise<Sandbox__Output> {
+    return this.unary((md, options, cb) => this.client.createSandbox(input, md, options, cb));
+  }
+
+  getSandbox(sessionId: string): Promise<Sandbox__Output> {
+    return this.unary((md, options, cb) => this.client.getSandbox({ sessionId }, md, options, cb));
+  }
+
+  async destroySandbox(sessionId: string): Promise<boolean> {
+    const response = await this.unary<DestroySandboxResponse__Output>((md, options, cb) =>
+      this.client.destroySandbox({ sessionId }, md, options, cb),
+    );
+    return response.existed;
+  }
+
+  /**
+   * Runs an execution, passing each event to `handlers` as it arrives. Resolves when the stream
+   * ends; `signal` cancels the run (e.g. the HTTP client went away).
+   */
+  exec(
+    request: ExecRequest,
+    handlers: ExecHandlers,
+    deadlineMs: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const call = this.client.exec(request, this.metadata(), this.options(deadlineMs));
+      const cancel = (): void => call.cancel();
+      signal.addEventListener('abort', cancel, { once: true });
+      call.on('data', (event: ExecEvent__Output) => handlers.onEvent(event));
+      call.on('error', (err) => {
+        signal.removeEventListener('abort', cancel);
+        reject(
+          signal.aborted ? new AppError('request_timeout', 'Run cancelled') : fromGrpcError(err),
+        );
+      });
+      call.on('end', () => {
+        signal.removeEventListener('abort', cancel);
+        resolve();
+      });
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

@@ -1,0 +1,57 @@
+import express, { type Express } from 'express';
+import type { Logger } from '@sandbox/logger';
+import type { AccountStore } from './accounts/account-store';
+import { adminAuth } from './auth/admin-auth';
+import { authenticate, requireScope } from './auth/authenticate';
+import type { ExecuteService } from './execute/execute-service';
+import { errorHandler, notFound } from './http/error-handler';
+import { requestContext } from './http/request-context';
+import { rateLimit } from './limits/rate-limit-middleware';
+import type { RateLimiter } from './limits/rate-limiter';
+import { adminRouter } from './routes/admin/accounts';
+import { executeRoute } from './routes/execute/execute';
+import { createSession } from './routes/sessions/create-session';
+import { deleteSession } from './routes/sessions/delete-session';
+import { getSession } from './routes/sessions/get-session';
+import { listSessions } from './routes/sessions/list-sessions';
+import type { SessionService } from './sessions/session-service';
+import type { SessionStore } from './sessions/session-store';
+
+export interface AppDeps {
+  logger: Logger;
+  accounts: AccountStore;
+  sessionStore: SessionStore;
+  sessions: SessionService;
+  execute: ExecuteService;
+  rateLimiter: RateLimiter;
+  adminToken: string | undefined;
+  bodyLimitBytes: number;
+}
+
+/** Builds the gateway's HTTP app from its dependencies. No I/O happens here. */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestContext(deps.logger));
+  app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true }));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.use('/admin/v1', adminAuth(deps.adminToken), adminRouter(deps.accounts));
+
+  const v1 = express.Router();
+  v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter));
+  v1.post('/sessions/create', requireScope('sessions'), createSession(deps.sessions));
+  v1.get('/sessions', requireScope('sessions'), listSessions(deps.sessionStore, deps.sessions));
+  v1.get('/sessions/:sessionId', requireScope('sessions'), getSession(deps.sessions));
+  v1.delete('/sessions/:sessionId', requireScope('sessions'), deleteSession(deps.sessions));
+  v1.post('/execute', requireScope('execute'), executeRoute(deps.execute));
+  app.use('/v1', v1);
+
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,44 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError } from '@sandbox/errors';
+import type { AccountStore } from '../accounts/account-store';
+import { looksLikeApiKey } from './api-keys';
+import type { Principal, Scope } from './principal';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** Resolves `Authorization: Bearer <API_KEY>` to a principal; 401 otherwise. */
+export function authenticate(accounts: AccountStore) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    const match = BEARER.exec(req.header('authorization') ?? '');
+    const key = match?.[1];
+    if (key === undefined) {
+      throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <API_KEY>');
+    }
+    const principal = looksLikeApiKey(key) ? await accounts.findPrincipal(key) : undefined;
+    if (principal === undefined) throw new AppError('unauthorized', 'Invalid or revoked API key');
+    req.principal = principal;
+    req.log = req.log.child({ keyId: principal.keyId, accountId: principal.accountId });
+    accounts.touchKey(principal.keyId).catch((err: unknown) => {
+      req.log.warn({ err }, 'could not record key use');
+    });
+    next();
+  };
+}
+
+/** The authenticated caller; only valid behind `authenticate`. */
+export function principalOf(req: Request): Principal {
+  if (req.principal === undefined) throw new AppError('unauthorized', 'Not authenticated');
+  return req.principal;
+}
+
+/** 403 forbidden unless the caller's key has `scope`. */
+export function requireScope(scope: Scope) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (!principalOf(req).scopes.includes(scope)) {
+      throw new AppError('forbidden', `This API key lacks the "${scope}" scope`, {
+        details: { scope },
+      });
+    }
+    next();
+  };
+}

@@ -1,0 +1,136 @@
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { GatewayConfig } from '@sandbox/config';
+import type { Logger } from '@sandbox/logger';
+import { AccountStore } from './accounts/account-store';
+import { AgentPool } from './agents/agent-pool';
+import { createApp } from './app';
+import { createDatabase, type Database } from './db/database';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded-postgres';
+import { migrate } from './db/migrate';
+import { ExecuteService } from './execute/execute-service';
+import { MemoryRateLimiter } from './limits/memory-rate-limiter';
+import type { RateLimiter } from './limits/rate-limiter';
+import { RedisRateLimiter } from './limits/redis-rate-limiter';
+import { SessionService } from './sessions/session-service';
+import { SessionStore } from './sessions/session-store';
+import { SessionSweeper } from './sessions/session-sweeper';
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  logger: Logger;
+  /** Postgres schema for every table (tests isolate themselves this way). */
+  schema?: string;
+}
+
+export interface RunningGateway {
+  /** `http://host:port` */
+  readonly url: string;
+  readonly db: Database;
+  readonly sweeper: SessionSweeper;
+  stop(): Promise<void>;
+}
+
+async function openDatabase(
+  config: GatewayConfig,
+  logger: Logger,
+  schema: string | undefined,
+): Promise<{ db: Database; embedded?: EmbeddedPostgres }> {
+  if (config.databaseUrl !== undefined) {
+    if (schema !== undefined) {
+      const setup = createDatabase({ connectionString: config.databaseUrl, maxConnections: 1 });
+      await setup.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await setup.close();
+    }
+    return {
+      db: createDatabase({
+        connectionString: config.databaseUrl,
+        ...(schema === undefined ? {} : { schema }),
+      }),
+    };
+  }
+  logger.warn({ dataDir: config.pgliteDataDir }, 'no DATABASE_URL: using embedded PGlite');
+  const embedded = await startEmbeddedPostgres(config.pgliteDataDir);
+  return {
+    db: createDatabase({ connectionString: embedded.connectionString, maxConnections: 1 }),
+    embedded,
+  };
+}
+
+function openRateLimiter(config: GatewayConfig, logger: Logger): RateLimiter {
+  if (config.redisUrl === undefined) {
+    logger.warn('no REDIS_URL: rate limits are per gateway process');
+    return new MemoryRateLimiter();
+  }
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  redis.on('error', (err) => logger.error({ err }, 'redis error'));
+  return new RedisRateLimiter(redis);
+}
+
+/** Wires the real dependencies, migrates the schema and serves the public API. */
+export async function startGateway({
+  config,
+  logger,
+  schema,
+}: GatewayOptions): Promise<RunningGateway> {
+  const { db, embedded } = await openDatabase(config, logger, schema);
+  const applied = await migrate(db);
+  if (applied.length > 0) logger.info({ applied }, 'database migrated');
+
+  const rateLimiter = openRateLimiter(config, logger);
+  const agents = new AgentPool(config.agentNodes, config.internalToken, config.sessionOpTimeoutMs);
+  const accounts = new AccountStore(db);
+  const sessionStore = new SessionStore(db);
+  const sessions = new SessionService({
+    store: sessionStore,
+    agents,
+    logger,
+    previewDomain: config.previewDomain,
+    previewUrlScheme: config.previewUrlScheme,
+  });
+  const execute = new ExecuteService(sessionStore, agents);
+  const sweeper = new SessionSweeper({
+    store: sessionStore,
+    sessions,
+    logger,
+    intervalMs: config.sessionSweepIntervalS * 1000,
+  });
+
+  const app = createApp({
+    logger,
+    accounts,
+    sessionStore,
+    sessions,
+    execute,
+    rateLimiter,
+    adminToken: config.adminToken,
+    bodyLimitBytes: config.bodyLimitBytes,
+  });
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  server.requestTimeout = 0; // executions may stream for up to 300 s
+  sweeper.start();
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host}:${port}`;
+  logger.info({ url }, 'gateway listening');
+
+  return {
+    url,
+    db,
+    sweeper,
+    async stop() {
+      await sweeper.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      agents.close();
+      await rateLimiter.close();
+      await db.close();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { AppError } from '@sandbox/errors';
+import type { PlanLimits } from '../limits/plans';
+import { planExecution, resolveWorkingDir } from './execute-request';
+
+const free: PlanLimits = {
+  requestsPerMinute: 100,
+  maxExecutionTimeoutS: 30,
+  maxMemoryMb: 1024,
+  maxFileSizeBytes: 10 * 1024 * 1024,
+  maxFilesPerRequest: 100,
+  maxEnvVars: 2,
+  maxConcurrentSessions: 10,
+  maxSessionTtlS: 86400,
+  resourceOverrides: false,
+};
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    if (!(err instanceof AppError)) return 'other';
+    const field = err.details?.field;
+    return `${err.code}:${typeof field === 'string' ? field : ''}`;
+  }
+  return undefined;
+}
+
+describe('planExecution', () => {
+  it('applies the defaults', () => {
+    expect(planExecution({ sessionId: 's', command: 'true' }, free, 30)).toEqual({
+      sessionId: 's',
+      command: 'true',
+      env: {},
+      workingDir: '/workspace',
+      timeoutS: 30,
+      stream: false,
+    });
+  });
+
+  it('enforces the spec rules', () => {
+    expect(codeOf(() => planExecution({ sessionId: 's' }, free, 30))).toBe(
+      'invalid_request:command',
+    );
+    expect(codeOf(() => planExecution({ sessionId: 's', code: 'x', command: 'y' }, free, 30))).toBe(
+      'invalid_request:code',
+    );
+    expect(
+      codeOf(() => planExecution({ sessionId: 's', command: 'y', timeout: 31 }, free, 30)),
+    ).toBe('invalid_request:timeout');
+    expect(
+      codeOf(() =>
+        planExecution({ sessionId: 's', command: 'y', env: { A: '1', B: '2', C: '3' } }, free, 30),
+      ),
+    ).toBe('invalid_request:env');
+    expect(
+      codeOf(() => planExecution({ sessionId: 's', command: 'y', env: { 'A=B': '1' } }, free, 30)),
+    ).toBe('invalid_request:env');
+  });
+});
+
+describe('resolveWorkingDir', () => {
+  it.each([
+    [undefined, '/workspace'],
+    ['app', '/workspace/app'],
+    ['/workspace/a/../b', '/workspace/b'],
+  ])('resolves %j to %j', (input, expected) => {
+    expect(resolveWorkingDir(input)).toBe(expected);
+  });
+
+  it.each(['..', '/etc', '/workspace/../etc', 'a/../../x', 'a\0b', '/workspacex'])(
+    'refuses %j',
+    (input) => {
+      expect(codeOf(() => resolveWorkingDir(input))).toBe('invalid_path:');
+    },
+  );
+});

@@ -1,0 +1,105 @@
+import { AppError } from '@sandbox/errors';
+import type { ExecResult__Output } from '@sandbox/proto';
+import type { AgentPool } from '../agents/agent-pool';
+import type { Principal } from '../auth/principal';
+import type { SessionStore } from '../sessions/session-store';
+import { planExecution, type ExecuteBody, type ExecutePlan } from './execute-request';
+import { OutputBuffer } from './output-buffer';
+
+/** Spec 2.6 */
+export interface ExecutionResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  executionTime: number;
+  memoryUsed: number;
+  cpuTime: number;
+  timedOut: boolean;
+  filesWritten?: string[];
+}
+
+/** Output kept per stream of a non-streamed run. */
+export const MAX_COLLECTED_OUTPUT_BYTES = 16 * 1024 * 1024;
+/** Time the agent gets beyond the run's own timeout before the call is abandoned. */
+const EXEC_DEADLINE_MARGIN_MS = 30_000;
+
+export type StreamEvent =
+  | { type: 'stdout'; data: string }
+  | { type: 'stderr'; data: string }
+  | { type: 'exit'; code: number };
+
+export interface PreparedExecution {
+  plan: ExecutePlan;
+  nodeId: string;
+}
+
+export class ExecuteService {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly agents: AgentPool,
+  ) {}
+
+  /** Validates the request and finds the session (counting as activity). */
+  async prepare(principal: Principal, body: ExecuteBody): Promise<PreparedExecution> {
+    const session = await this.store.touch(principal.accountId, body.sessionId);
+    const plan = planExecution(body, principal.limits, session.resourceLimits.timeout);
+    return { plan, nodeId: session.nodeId };
+  }
+
+  /**
+   * Runs the execution, calling `onOutput` with each chunk as it arrives, and returns the
+   * collected result (output capped at MAX_COLLECTED_OUTPUT_BYTES per stream).
+   */
+  async run(
+    { plan, nodeId }: PreparedExecution,
+    signal: AbortSignal,
+    onOutput?: (stream: 'stdout' | 'stderr', data: Buffer) => void,
+  ): Promise<ExecutionResult> {
+    const stdout = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
+    const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
+    let result: ExecResult__Output | undefined;
+    await this.agents.forNode(nodeId).exec(
+      {
+        sessionId: plan.sessionId,
+        command: plan.command,
+        env: plan.env,
+        workingDir: plan.workingDir,
+        timeoutMs: plan.timeoutS * 1000,
+      },
+      {
+        onEvent: (event) => {
+          if (event.stdout) {
+            stdout.push(event.stdout.data);
+            onOutput?.('stdout', event.stdout.data);
+          } else if (event.stderr) {
+            stderr.push(event.stderr.data);
+            onOutput?.('stderr', event.stderr.data);
+          } else if (event.result) {
+            result = event.result;
+          }
+        },
+      },
+      plan.timeoutS * 1000 + EXEC_DEADLINE_MARGIN_MS,
+      signal,
+    );
+    if (result === undefined)
+      throw new AppError('internal_error', 'The run ended without a result');
+    return {
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      exitCode: result.exitCode,
+      executionTime: result.executionTimeMs,
+      memoryUsed: result.memoryUsedBytes,
+      cpuTime: result.cpuTimeMs,
+      timedOut: result.timedOut,
+    };
+  }
+}
+
+/** decisions.md: a non-streamed run past its timeout is 408 with the partial output. */
+export function timeoutError(result: ExecutionResult, timeoutS: number): AppError {
+  return new AppError('execution_timeout', `Execution exceeded its timeout of ${timeoutS}s`, {
+    details: { timeout: timeoutS, executionTime: result.executionTime },
+    fields: { stdout: result.stdout, stderr: result.stderr },
+  });
+}

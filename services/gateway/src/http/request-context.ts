@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '@sandbox/logger';
+import type { Principal } from '../auth/principal';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      id: string;
+      log: Logger;
+      principal?: Principal;
+    }
+  }
+}
+
+/** Gives each request an id (the caller's `X-Request-Id` when sane) and a child logger. */
+export function requestContext(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const sent = req.header('x-request-id');
+    req.id = sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    req.log = logger.child({ requestId: req.id });
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      req.log.info(
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          keyId: req.principal?.keyId,
+          ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,14 @@
+import type { z } from 'zod';
+import { AppError } from '@sandbox/errors';
+
+/** Parses `input` with `schema`; a mismatch is 400 invalid_request naming the first bad field. */
+export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.join('.') ?? '';
+  const message = issue === undefined ? 'Invalid request' : issue.message;
+  throw new AppError('invalid_request', field === '' ? message : `${field}: ${message}`, {
+    details: field === '' ? {} : { field },
+  });
+}

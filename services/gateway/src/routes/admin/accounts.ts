@@ -1,0 +1,78 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { AppError } from '@sandbox/errors';
+import type { AccountStore } from '../../accounts/account-store';
+import { ALL_SCOPES, type Scope } from '../../auth/principal';
+import { validate } from '../../http/validate';
+import { PLAN_NAMES, type PlanName } from '../../limits/plans';
+
+const planOverrides = z
+  .object({
+    requestsPerMinute: z.number().int().min(1),
+    maxExecutionTimeoutS: z.number().int().min(1).max(300),
+    maxMemoryMb: z.number().int().min(128),
+    maxFileSizeBytes: z.number().int().min(1),
+    maxFilesPerRequest: z.number().int().min(1),
+    maxEnvVars: z.number().int().min(0),
+    maxConcurrentSessions: z.number().int().min(0),
+    maxSessionTtlS: z.number().int().min(1).max(604_800),
+  })
+  .partial()
+  .strict();
+
+const createAccountBody = z.object({
+  name: z.string().min(1).max(200),
+  plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
+  limits: planOverrides.optional(),
+});
+
+const createKeyBody = z.object({
+  name: z.string().max(200).default(''),
+  scopes: z
+    .array(z.enum(ALL_SCOPES as [Scope, ...Scope[]]))
+    .min(1)
+    .default([...ALL_SCOPES]),
+});
+
+/** The operator's admin API: accounts on plans, and their API keys. */
+export function adminRouter(accounts: AccountStore): Router {
+  const router = Router();
+
+  router.post('/accounts', async (req, res) => {
+    const body = validate(createAccountBody, req.body ?? {});
+    if (body.limits !== undefined && body.plan !== 'enterprise') {
+      throw new AppError('invalid_request', 'Custom limits need the enterprise plan', {
+        details: { field: 'limits' },
+      });
+    }
+    const account = await accounts.createAccount({
+      name: body.name,
+      plan: body.plan,
+      planOverrides: body.limits ?? {},
+    });
+    res.status(201).json(account);
+  });
+
+  router.get('/accounts', async (_req, res) => {
+    res.json({ data: await accounts.listAccounts() });
+  });
+
+  router.get('/accounts/:accountId', async (req, res) => {
+    res.json(await accounts.getAccount(req.params.accountId));
+  });
+
+  router.post('/accounts/:accountId/keys', async (req, res) => {
+    const body = validate(createKeyBody, req.body ?? {});
+    res.status(201).json(await accounts.createKey(req.params.accountId, body));
+  });
+
+  router.get('/accounts/:accountId/keys', async (req, res) => {
+    res.json({ data: await accounts.listKeys(req.params.accountId) });
+  });
+
+  router.post('/keys/:keyId/revoke', async (req, res) => {
+    res.json(await accounts.revokeKey(req.params.keyId));
+  });
+
+  return router;
+}

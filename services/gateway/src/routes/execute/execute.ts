@@ -1,0 +1,78 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { Request, RequestHandler, Response } from 'express';
+import { toAppError, toErrorBody } from '@sandbox/errors';
+import { principalOf } from '../../auth/authenticate';
+import { executeBody } from '../../execute/execute-request';
+import {
+  timeoutError,
+  type ExecuteService,
+  type PreparedExecution,
+} from '../../execute/execute-service';
+import { validate } from '../../http/validate';
+
+const KEEP_ALIVE_MS = 15_000;
+
+/** Aborts when the HTTP client goes away before the response is complete. */
+function clientGone(req: Request, res: Response): AbortSignal {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  req.on('aborted', () => abort.abort());
+  return abort.signal;
+}
+
+/** Server-Sent Events exactly as decisions.md describes. */
+async function stream(
+  execute: ExecuteService,
+  prepared: PreparedExecution,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  let id = 0;
+  const send = (event: string, data: unknown): void => {
+    id += 1;
+    res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  try {
+    const result = await execute.run(prepared, clientGone(req, res), (type, data) => {
+      const text = decoders[type].write(data);
+      if (text !== '') send(type, { type, data: text });
+    });
+    for (const type of ['stdout', 'stderr'] as const) {
+      const rest = decoders[type].end();
+      if (rest !== '') send(type, { type, data: rest });
+    }
+    send('exit', { type: 'exit', code: result.exitCode });
+    send('result', result);
+  } catch (err) {
+    const appError = toAppError(err);
+    if (appError.code === 'internal_error') req.log.error({ err }, 'streamed run failed');
+    send('error', toErrorBody(appError).error);
+  } finally {
+    clearInterval(keepAlive);
+    res.end();
+  }
+}
+
+/** POST /v1/execute (spec 4.4) */
+export function executeRoute(execute: ExecuteService): RequestHandler {
+  return async (req, res) => {
+    const body = validate(executeBody, req.body ?? {});
+    const prepared = await execute.prepare(principalOf(req), body);
+    if (prepared.plan.stream) {
+      await stream(execute, prepared, req, res);
+      return;
+    }
+    const result = await execute.run(prepared, clientGone(req, res));
+    if (result.timedOut) throw timeoutError(result, prepared.plan.timeoutS);
+    res.json(result);
+  };
+}

@@ -1,0 +1,34 @@
+import type { RequestHandler } from 'express';
+import { z } from 'zod';
+import { principalOf } from '../../auth/authenticate';
+import { validate } from '../../http/validate';
+import type { SessionService } from '../../sessions/session-service';
+import type { SessionStore } from '../../sessions/session-store';
+
+export const paginationQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** GET /v1/sessions: the caller's sessions, newest first (decisions.md). */
+export function listSessions(store: SessionStore, sessions: SessionService): RequestHandler {
+  return async (req, res) => {
+    const { limit, offset } = validate(paginationQuery, req.query);
+    const { accountId } = principalOf(req);
+    const page = await store.list(accountId, limit, offset);
+    res.json({
+      data: page.sessions.map((record) => ({
+        ...sessions.view(record),
+        lastActive: record.lastActiveAt.toISOString(),
+        state: record.state,
+        metadata: record.metadata,
+      })),
+      pagination: {
+        total: page.total,
+        limit,
+        offset,
+        hasMore: offset + page.sessions.length < page.total,
+      },
+    });
+  };
+}

@@ -1,0 +1,133 @@
+import type { Logger } from '@sandbox/logger';
+import type { AgentPool } from '../agents/agent-pool';
+import type { Principal } from '../auth/principal';
+import { newSessionId, previewUrl } from './session-id';
+import {
+  checkMetadataSize,
+  resolveResourceLimits,
+  resolveTtl,
+  type ResourceLimitsInput,
+  type SessionResourceLimits,
+} from './session-limits';
+import type { SessionRecord, SessionStore } from './session-store';
+
+export interface CreateSessionInput {
+  ttl?: number | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  resourceLimits?: ResourceLimitsInput | undefined;
+}
+
+/** Spec 2.1 */
+export interface SessionView {
+  sessionId: string;
+  expiresAt: string;
+  previewUrl: string;
+  createdAt: string;
+  resourceLimits: SessionResourceLimits;
+}
+
+/** Spec 2.3 */
+export interface SessionInfoView {
+  sessionId: string;
+  createdAt: string;
+  expiresAt: string;
+  lastActive: string;
+  state: 'active' | 'idle' | 'deep-sleep';
+  filesCount: number;
+  activeProcesses: number;
+  metadata: Record<string, unknown>;
+}
+
+export interface SessionServiceDeps {
+  store: SessionStore;
+  agents: AgentPool;
+  logger: Logger;
+  previewDomain: string;
+  previewUrlScheme: string;
+  pidsLimit?: number;
+}
+
+/** Creating, reading and deleting sessions: the database and the node kept in step. */
+export class SessionService {
+  constructor(private readonly deps: SessionServiceDeps) {}
+
+  view(record: SessionRecord): SessionView {
+    return {
+      sessionId: record.id,
+      expiresAt: record.expiresAt.toISOString(),
+      previewUrl: previewUrl(record.id, this.deps.previewUrlScheme, this.deps.previewDomain),
+      createdAt: record.createdAt.toISOString(),
+      resourceLimits: record.resourceLimits,
+    };
+  }
+
+  async create(principal: Principal, input: CreateSessionInput): Promise<SessionView> {
+    const ttlS = resolveTtl(input.ttl, principal.limits);
+    const resourceLimits = resolveResourceLimits(input.resourceLimits, principal.limits);
+    const metadata = input.metadata ?? {};
+    checkMetadataSize(metadata);
+
+    const agent = this.deps.agents.place();
+    const record = await this.deps.store.insert({
+      id: newSessionId(),
+      accountId: principal.accountId,
+      nodeId: agent.nodeId,
+      metadata,
+      resourceLimits,
+      ttlS,
+      maxConcurrent: principal.limits.maxConcurrentSessions,
+    });
+    try {
+      await agent.createSandbox({
+        sessionId: record.id,
+        accountId: principal.accountId,
+        limits: {
+          memoryMb: resourceLimits.memory,
+          cpu: resourceLimits.cpu,
+          diskMb: resourceLimits.disk,
+          pids: this.deps.pidsLimit ?? 0,
+        },
+      });
+    } catch (err) {
+      // Nothing half-made survives: the row is ended and the sweeper removes any remains.
+      await this.deps.store.abandon(record.id);
+      throw err;
+    }
+    await this.deps.store.markActive(record.id);
+    return this.view({ ...record, state: 'active' });
+  }
+
+  /** Session info with live counts from the node; reading does not count as activity. */
+  async info(principal: Principal, sessionId: string): Promise<SessionInfoView> {
+    const record = await this.deps.store.get(principal.accountId, sessionId);
+    const sandbox = await this.deps.agents.forNode(record.nodeId).getSandbox(record.id);
+    return {
+      sessionId: record.id,
+      createdAt: record.createdAt.toISOString(),
+      expiresAt: record.expiresAt.toISOString(),
+      lastActive: record.lastActiveAt.toISOString(),
+      state: record.state === 'creating' ? 'active' : record.state,
+      filesCount: sandbox.filesCount,
+      activeProcesses: sandbox.activeProcesses,
+      metadata: record.metadata,
+    };
+  }
+
+  /** Ends the session for the API at once and removes its sandbox now (or via the sweeper). */
+  async delete(principal: Principal, sessionId: string): Promise<void> {
+    const pending = await this.deps.store.markDeleted(principal.accountId, sessionId);
+    await this.destroy(pending.id, pending.nodeId);
+  }
+
+  /** Removes a sandbox and records it; failures are left for the sweeper to retry. */
+  async destroy(sessionId: string, nodeId: string): Promise<boolean> {
+    try {
+      await this.deps.agents.forNode(nodeId).destroySandbox(sessionId);
+      await this.deps.store.markDestroyed(sessionId);
+      return true;
+    } catch (err) {
+      this.deps.logger.warn({ err, sessionId, nodeId }, 'sandbox removal failed; will retry');
+      return false;
+    }
+  }
+}

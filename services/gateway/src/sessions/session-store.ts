@@ -1,0 +1,219 @@
+import { AppError } from '@sandbox/errors';
+import type { Database, Queryable } from '../db/database';
+import type { SessionResourceLimits } from './session-limits';
+
+export type SessionState = 'creating' | 'active' | 'idle' | 'deep-sleep';
+
+export interface SessionRecord {
+  id: string;
+  accountId: string;
+  nodeId: string;
+  state: SessionState;
+  metadata: Record<string, unknown>;
+  resourceLimits: SessionResourceLimits;
+  createdAt: Date;
+  expiresAt: Date;
+  lastActiveAt: Date;
+}
+
+interface SessionRow {
+  id: string;
+  account_id: string;
+  node_id: string;
+  state: SessionState;
+  metadata: Record<string, unknown>;
+  resource_limits: SessionResourceLimits;
+  created_at: Date;
+  expires_at: Date;
+  last_active_at: Date;
+}
+
+const COLUMNS =
+  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at';
+
+/** A session the API can see: not deleted, not expired, not half-created. */
+const LIVE = `deleted_at IS NULL AND expires_at > now() AND state <> 'creating'`;
+
+const toRecord = (row: SessionRow): SessionRecord => ({
+  id: row.id,
+  accountId: row.account_id,
+  nodeId: row.node_id,
+  state: row.state,
+  metadata: row.metadata,
+  resourceLimits: row.resource_limits,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  lastActiveAt: row.last_active_at,
+});
+
+export function sessionNotFound(sessionId: string): AppError {
+  return new AppError('session_not_found', 'Session not found', { details: { sessionId } });
+}
+
+export interface NewSession {
+  id: string;
+  accountId: string;
+  nodeId: string;
+  metadata: Record<string, unknown>;
+  resourceLimits: SessionResourceLimits;
+  ttlS: number;
+  maxConcurrent: number;
+}
+
+export interface PendingDestroy {
+  id: string;
+  nodeId: string;
+}
+
+/** Sessions in Postgres. Every read is scoped to the caller's account. */
+export class SessionStore {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Inserts a session in state `creating`, enforcing the account's concurrent-session limit
+   * atomically (the account row is locked while counting).
+   */
+  async insert(session: NewSession): Promise<SessionRecord> {
+    return this.db.transaction(async (tx: Queryable) => {
+      await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [session.accountId]);
+      const { rows: counted } = await tx.query<{ live: string }>(
+        `SELECT count(*) AS live FROM sessions
+          WHERE account_id = $1 AND deleted_at IS NULL AND expires_at > now()`,
+        [session.accountId],
+      );
+      const live = Number(counted[0]?.live ?? 0);
+      if (live >= session.maxConcurrent) {
+        throw new AppError('session_limit_exceeded', 'Concurrent session limit reached', {
+          details: { limit: session.maxConcurrent },
+        });
+      }
+      const { rows } = await tx.query<SessionRow>(
+        `INSERT INTO sessions (id, account_id, node_id, metadata, resource_limits, expires_at)
+         VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))
+         RETURNING ${COLUMNS}`,
+        [
+          session.id,
+          session.accountId,
+          session.nodeId,
+          session.metadata,
+          session.resourceLimits,
+          session.ttlS,
+        ],
+      );
+      return toRecord(rows[0] as SessionRow);
+    });
+  }
+
+  async markActive(sessionId: string): Promise<void> {
+    await this.db.query(`UPDATE sessions SET state = 'active' WHERE id = $1`, [sessionId]);
+  }
+
+  /** The caller's live session, or 404 session_not_found. */
+  async get(accountId: string, sessionId: string): Promise<SessionRecord> {
+    const { rows } = await this.db.query<SessionRow>(
+      `SELECT ${COLUMNS} FROM sessions WHERE id = $1 AND account_id = $2 AND ${LIVE}`,
+      [sessionId, accountId],
+    );
+    const row = rows[0];
+    if (row === undefined) throw sessionNotFound(sessionId);
+    return toRecord(row);
+  }
+
+  /** Like `get`, and records the request as activity. */
+  async touch(accountId: string, sessionId: string): Promise<SessionRecord> {
+    const { rows } = await this.db.query<SessionRow>(
+      `UPDATE sessions SET last_active_at = now()
+        WHERE id = $1 AND account_id = $2 AND ${LIVE}
+        RETURNING ${COLUMNS}`,
+      [sessionId, accountId],
+    );
+    const row = rows[0];
+    if (row === undefined) throw sessionNotFound(sessionId);
+    return toRecord(row);
+  }
+
+  async list(
+    accountId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ sessions: SessionRecord[]; total: number }> {
+    const [{ rows }, { rows: counted }] = await Promise.all([
+      this.db.query<SessionRow>(
+        `SELECT ${COLUMNS} FROM sessions WHERE account_id = $1 AND ${LIVE}
+          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+        [accountId, limit, offset],
+      ),
+      this.db.query<{ total: string }>(
+        `SELECT count(*) AS total FROM sessions WHERE account_id = $1 AND ${LIVE}`,
+        [accountId],
+      ),
+    ]);
+    return { sessions: rows.map(toRecord), total: Number(counted[0]?.total ?? 0) };
+  }
+
+  /** Ends a live session for the API at once; returns its node, or 404. */
+  async markDeleted(accountId: string, sessionId: string): Promise<PendingDestroy> {
+    const { rows } = await this.db.query<{ id: string; node_id: string }>(
+      `UPDATE sessions SET deleted_at = now()
+        WHERE id = $1 AND account_id = $2 AND ${LIVE}
+        RETURNING id, node_id`,
+      [sessionId, accountId],
+    );
+    const row = rows[0];
+    if (row === undefined) throw sessionNotFound(sessionId);
+    return { id: row.id, nodeId: row.node_id };
+  }
+
+  /** Gives up a session whose creation failed; the sweeper removes whatever the node left. */
+  async abandon(sessionId: string): Promise<void> {
+    await this.db.query(
+      'UPDATE sessions SET deleted_at = COALESCE(deleted_at, now()) WHERE id = $1',
+      [sessionId],
+    );
+  }
+
+  async markDestroyed(sessionId: string): Promise<void> {
+    await this.db.query(
+      'UPDATE sessions SET destroyed_at = now(), destroy_lease_until = NULL WHERE id = $1',
+      [sessionId],
+    );
+  }
+
+  /**
+   * Ends sessions past their TTL, and sessions stuck in `creating` (a gateway died mid-create).
+   * Safe on every replica at once: each row is claimed by one of them.
+   */
+  async expireDue(stuckCreatingAfterS: number, batch = 100): Promise<string[]> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `UPDATE sessions SET deleted_at = now()
+        WHERE id IN (
+          SELECT id FROM sessions
+           WHERE deleted_at IS NULL
+             AND (expires_at <= now()
+                  OR (state = 'creating' AND created_at < now() - make_interval(secs => $1)))
+           ORDER BY expires_at
+           LIMIT $2
+           FOR UPDATE SKIP LOCKED)
+        RETURNING id`,
+      [stuckCreatingAfterS, batch],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Claims ended sessions whose sandbox is not yet removed, under a lease of `leaseS`. */
+  async claimPendingDestroys(leaseS: number, batch = 20): Promise<PendingDestroy[]> {
+    const { rows } = await this.db.query<{ id: string; node_id: string }>(
+      `UPDATE sessions SET destroy_lease_until = now() + make_interval(secs => $1)
+        WHERE id IN (
+          SELECT id FROM sessions
+           WHERE deleted_at IS NOT NULL AND destroyed_at IS NULL
+             AND (destroy_lease_until IS NULL OR destroy_lease_until < now())
+           ORDER BY deleted_at
+           LIMIT $2
+           FOR UPDATE SKIP LOCKED)
+        RETURNING id, node_id`,
+      [leaseS, batch],
+    );
+    return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
+  }
+}

@@ -1,0 +1,54 @@
+import type { Logger } from '@sandbox/logger';
+import type { SessionService } from './session-service';
+import type { SessionStore } from './session-store';
+
+export interface SessionSweeperDeps {
+  store: SessionStore;
+  sessions: SessionService;
+  logger: Logger;
+  intervalMs: number;
+}
+
+/** Sessions stuck in `creating` longer than this were abandoned by a gateway that died. */
+const STUCK_CREATING_AFTER_S = 120;
+/** How long one replica may hold a session's removal before another may retry it. */
+const DESTROY_LEASE_S = 60;
+
+/**
+ * Ends expired sessions and removes the sandboxes of ended ones. Runs on every gateway replica;
+ * rows are claimed with SKIP LOCKED and leases, so no two replicas do the same work.
+ */
+export class SessionSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly deps: SessionSweeperDeps) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.sweep()
+        .then(() => undefined)
+        .catch((err: unknown) => this.deps.logger.error({ err }, 'session sweep failed'))
+        .finally(() => {
+          this.running = undefined;
+        });
+    }, this.deps.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass: returns the ids it ended and the ids whose sandbox it removed. */
+  async sweep(): Promise<{ expired: string[]; destroyed: string[] }> {
+    const expired = await this.deps.store.expireDue(STUCK_CREATING_AFTER_S);
+    for (const id of expired) this.deps.logger.info({ sessionId: id }, 'session expired');
+    const destroyed: string[] = [];
+    for (const pending of await this.deps.store.claimPendingDestroys(DESTROY_LEASE_S)) {
+      if (await this.deps.sessions.destroy(pending.id, pending.nodeId)) destroyed.push(pending.id);
+    }
+    return { expired, destroyed };
+  }
+}

@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import Docker from 'dockerode';
+import { DockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
+import { loadAgentConfig, loadGatewayConfig, type AgentConfig } from '@sandbox/config';
+import { startGateway, type RunningGateway } from '@sandbox/gateway';
+import { createLogger, type Logger } from '@sandbox/logger';
+import { requiredEnv, SANDBOX_IMAGE } from './env';
+
+export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+
+export interface StackOptions {
+  /** Extra gateway environment, e.g. a short sweep interval. */
+  gatewayEnv?: Record<string, string>;
+  /** Gateway replicas sharing one database schema, Redis and agent. */
+  replicas?: number;
+}
+
+export interface TestStack {
+  /** `http://127.0.0.1:port` of the first replica. */
+  url: string;
+  urls: string[];
+  gateways: RunningGateway[];
+  agent: RunningAgent;
+  agentConfig: AgentConfig;
+  adminToken: string;
+  nodeId: string;
+  schema: string;
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+const random = (bytes = 6): string => randomBytes(bytes).toString('hex');
+
+/** The labels of every container and volume a stack's agent made. */
+export function nodeLabelFilter(nodeId: string): { label: string[] } {
+  return { label: [`io.sandbox.node=${nodeId}`] };
+}
+
+export async function removeNodeSandboxes(nodeId: string): Promise<void> {
+  const filters = nodeLabelFilter(nodeId);
+  for (const info of await docker.listContainers({ all: true, filters })) {
+    await docker
+      .getContainer(info.Id)
+      .remove({ force: true, v: true })
+      .catch(() => undefined);
+  }
+  const { Volumes } = await docker.listVolumes({ filters });
+  for (const volume of Volumes ?? []) {
+    await docker
+      .getVolume(volume.Name)
+      .remove({ force: true })
+      .catch(() => undefined);
+  }
+}
+
+/**
+ * A real agent (Docker) and real gateway(s) (Postgres in their own schema, Redis), on free
+ * loopback ports, with their own node id so that their containers can be found and removed.
+ */
+export async function startStack(options: StackOptions = {}): Promise<TestStack> {
+  const databaseUrl = requiredEnv('TEST_DATABASE_URL');
+  const redisUrl = requiredEnv('TEST_REDIS_URL');
+  const nodeId = `test-${random()}`;
+  const schema = `t_${random()}`;
+  const internalToken = random(16);
+  const adminToken = random(16);
+  const logger = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+  const agentConfig = loadAgentConfig({
+    AGENT_PORT: '0',
+    NODE_ID: nodeId,
+    INTERNAL_TOKEN: internalToken,
+    SANDBOX_IMAGE,
+  });
+  const agent = await startAgent({
+    config: agentConfig,
+    logger,
+    runtime: new DockerRuntime({ config: agentConfig, logger }),
+  });
+  const gatewayConfig = loadGatewayConfig({
+    GATEWAY_PORT: '0',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    AGENT_NODES: `${nodeId}=${agent.address}`,
+    INTERNAL_TOKEN: internalToken,
+    ADMIN_TOKEN: adminToken,
+    PREVIEW_DOMAIN: 'preview.test',
+    ...options.gatewayEnv,
+  });
+  const gateways: RunningGateway[] = [];
+  for (let i = 0; i < (options.replicas ?? 1); i += 1) {
+    gateways.push(await startGateway({ config: gatewayConfig, logger, schema }));
+  }
+  const urls = gateways.map((g) => g.url);
+  return {
+    url: urls[0] as string,
+    urls,
+    gateways,
+    agent,
+    agentConfig,
+    adminToken,
+    nodeId,
+    schema,
+    logger,
+    async stop() {
+      const db = gateways[0]?.db;
+      await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+      for (const gateway of gateways) await gateway.stop();
+      await agent.stop();
+      await removeNodeSandboxes(nodeId);
+    },
+  };
+}
