@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { DockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
-import { loadAgentConfig, loadGatewayConfig, type AgentConfig } from '@sandbox/config';
+import {
+  loadAgentConfig,
+  loadEdgeProxyConfig,
+  loadGatewayConfig,
+  type AgentConfig,
+} from '@sandbox/config';
+import { startEdgeProxy, type RunningEdgeProxy } from '@sandbox/edge-proxy';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { createLogger, type Logger } from '@sandbox/logger';
 import { requiredEnv, SANDBOX_IMAGE } from './env';
@@ -13,6 +19,8 @@ export interface StackOptions {
   gatewayEnv?: Record<string, string>;
   /** Gateway replicas sharing one database schema, Redis and agent. */
   replicas?: number;
+  /** Also start an edge proxy for previews under `preview.test`. */
+  edge?: boolean;
 }
 
 export interface TestStack {
@@ -21,6 +29,7 @@ export interface TestStack {
   urls: string[];
   gateways: RunningGateway[];
   agent: RunningAgent;
+  edge: RunningEdgeProxy | undefined;
   agentConfig: AgentConfig;
   adminToken: string;
   nodeId: string;
@@ -92,11 +101,23 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     gateways.push(await startGateway({ config: gatewayConfig, logger, schema }));
   }
   const urls = gateways.map((g) => g.url);
+  const edge = options.edge
+    ? await startEdgeProxy({
+        config: loadEdgeProxyConfig({
+          EDGE_PORT: '0',
+          PREVIEW_DOMAIN: 'preview.test',
+          GATEWAY_INTERNAL_URL: urls[0],
+          INTERNAL_TOKEN: internalToken,
+        }),
+        logger,
+      })
+    : undefined;
   return {
     url: urls[0] as string,
     urls,
     gateways,
     agent,
+    edge,
     agentConfig,
     adminToken,
     nodeId,
@@ -105,6 +126,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     async stop() {
       const db = gateways[0]?.db;
       await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+      await edge?.stop();
       for (const gateway of gateways) await gateway.stop();
       await agent.stop();
       await removeNodeSandboxes(nodeId);

@@ -6,6 +6,8 @@ const agentSchema = z
   .object({
     AGENT_HOST: z.string().default('127.0.0.1'),
     AGENT_PORT: intVar(50051, 0, 65535),
+    AGENT_PREVIEW_PORT: intVar(50052, 0, 65535),
+    AGENT_ADVERTISE_HOST: optionalString(),
     NODE_ID: z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
@@ -23,6 +25,9 @@ const agentSchema = z
   .transform((env) => ({
     host: env.AGENT_HOST,
     port: env.AGENT_PORT,
+    previewPort: env.AGENT_PREVIEW_PORT,
+    /** The host other components use to reach this agent (default: AGENT_HOST). */
+    advertiseHost: env.AGENT_ADVERTISE_HOST ?? env.AGENT_HOST,
     nodeId:
       env.NODE_ID ??
       hostname()

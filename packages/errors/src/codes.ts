@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'session_limit_exceeded'
   | 'internal_error'
+  | 'bad_gateway'
   | 'service_unavailable'
   | 'disk_full';
 
@@ -55,6 +56,7 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   rate_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   session_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   internal_error: { httpStatus: 500, grpcStatus: GrpcStatus.INTERNAL },
+  bad_gateway: { httpStatus: 502, grpcStatus: GrpcStatus.UNAVAILABLE },
   service_unavailable: { httpStatus: 503, grpcStatus: GrpcStatus.UNAVAILABLE },
   disk_full: { httpStatus: 507, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
 };

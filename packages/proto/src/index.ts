@@ -43,3 +43,15 @@ export function loadAgentProto(): ProtoGrpcType {
 
 /** Metadata key carrying the shared agent token. */
 export const INTERNAL_TOKEN_METADATA_KEY = 'authorization';
+
+/**
+ * HTTP headers between the edge proxy and an agent's preview proxy. The edge drops whatever a
+ * client sent under these names; the agent strips them before the request reaches a sandbox.
+ */
+export const PREVIEW_HEADERS = {
+  token: 'x-sandbox-internal-token',
+  session: 'x-sandbox-session',
+  port: 'x-sandbox-port',
+  /** On an agent's own error response: the error code (the body is the error JSON). */
+  error: 'x-sandbox-preview-error',
+} as const;

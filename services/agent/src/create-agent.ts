@@ -1,8 +1,10 @@
+import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { loadAgentProto } from '@sandbox/proto';
 import { createAgentHandlers } from './grpc/agent-service';
+import { createPreviewServer } from './preview/preview-server';
 import type { SandboxRuntime } from './runtime/sandbox-runtime';
 
 export interface AgentDeps {
@@ -12,8 +14,10 @@ export interface AgentDeps {
 }
 
 export interface RunningAgent {
-  /** The bound address, `host:port` (port 0 in config picks a free one). */
+  /** The bound gRPC address, `host:port` (port 0 in config picks a free one). */
   readonly address: string;
+  /** The bound preview proxy address, `host:port`. */
+  readonly previewAddress: string;
   stop(): Promise<void>;
 }
 
@@ -22,6 +26,12 @@ export const AGENT_VERSION = '0.1.0';
 /** Prepares the runtime and serves the Agent gRPC service. */
 export async function startAgent({ config, logger, runtime }: AgentDeps): Promise<RunningAgent> {
   await runtime.prepare();
+  const preview = createPreviewServer({ runtime, logger, internalToken: config.internalToken });
+  await new Promise<void>((resolve, reject) => {
+    preview.once('error', reject);
+    preview.listen(config.previewPort, config.host, resolve);
+  });
+  const previewAddress = `${config.advertiseHost}:${(preview.address() as AddressInfo).port}`;
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 128 * 1024 * 1024 });
   server.addService(
     loadAgentProto().agent.v1.Agent.service,
@@ -30,6 +40,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
       logger,
       nodeId: config.nodeId,
       version: AGENT_VERSION,
+      previewAddress,
       internalToken: config.internalToken,
     }),
   );
@@ -40,17 +51,23 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
       (err, boundPort) => (err ? reject(err) : resolve(boundPort)),
     );
   });
-  const address = `${config.host}:${port}`;
-  logger.info({ address, nodeId: config.nodeId }, 'agent listening');
+  const address = `${config.advertiseHost}:${port}`;
+  logger.info({ address, previewAddress, nodeId: config.nodeId }, 'agent listening');
   return {
     address,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    previewAddress,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        preview.close(() => resolve());
+        preview.closeAllConnections();
+      });
+      await new Promise<void>((resolve) => {
         const force = setTimeout(() => server.forceShutdown(), 5000);
         server.tryShutdown(() => {
           clearTimeout(force);
           resolve();
         });
-      }),
+      });
+    },
   };
 }

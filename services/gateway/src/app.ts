@@ -1,8 +1,9 @@
 import express, { type Express } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { AccountStore } from './accounts/account-store';
-import { adminAuth } from './auth/admin-auth';
+import type { AgentPool } from './agents/agent-pool';
 import { authenticate, requireScope } from './auth/authenticate';
+import { tokenAuth } from './auth/token-auth';
 import type { ExecuteService } from './execute/execute-service';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestContext } from './http/request-context';
@@ -10,6 +11,7 @@ import { rateLimit } from './limits/rate-limit-middleware';
 import type { RateLimiter } from './limits/rate-limiter';
 import { adminRouter } from './routes/admin/accounts';
 import { executeRoute } from './routes/execute/execute';
+import { resolvePreview } from './routes/internal/resolve-preview';
 import { createSession } from './routes/sessions/create-session';
 import { deleteSession } from './routes/sessions/delete-session';
 import { getSession } from './routes/sessions/get-session';
@@ -24,7 +26,9 @@ export interface AppDeps {
   sessions: SessionService;
   execute: ExecuteService;
   rateLimiter: RateLimiter;
+  agents: AgentPool;
   adminToken: string | undefined;
+  internalToken: string | undefined;
   bodyLimitBytes: number;
 }
 
@@ -40,7 +44,12 @@ export function createApp(deps: AppDeps): Express {
     res.json({ status: 'ok' });
   });
 
-  app.use('/admin/v1', adminAuth(deps.adminToken), adminRouter(deps.accounts));
+  app.use('/admin/v1', tokenAuth(deps.adminToken, 'ADMIN_TOKEN'), adminRouter(deps.accounts));
+  app.get(
+    '/internal/v1/previews/:sessionId',
+    tokenAuth(deps.internalToken, 'INTERNAL_TOKEN'),
+    resolvePreview(deps.sessionStore, deps.agents),
+  );
 
   const v1 = express.Router();
   v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter));

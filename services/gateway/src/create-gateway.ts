@@ -103,7 +103,9 @@ export async function startGateway({
     sessions,
     execute,
     rateLimiter,
+    agents,
     adminToken: config.adminToken,
+    internalToken: config.internalToken,
     bodyLimitBytes: config.bodyLimitBytes,
   });
   const server = app.listen(config.port, config.host);

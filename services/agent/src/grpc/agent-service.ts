@@ -10,6 +10,7 @@ export interface AgentServiceDeps {
   logger: Logger;
   nodeId: string;
   version: string;
+  previewAddress: string;
   internalToken: string | undefined;
 }
 
@@ -64,6 +65,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     GetNodeInfo: unary('GetNodeInfo', async () => ({
       nodeId: deps.nodeId,
       version: deps.version,
+      previewAddress: deps.previewAddress,
       sandboxes: await runtime.count(),
     })),
 

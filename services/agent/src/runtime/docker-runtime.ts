@@ -282,6 +282,17 @@ export class DockerRuntime implements SandboxRuntime {
     };
   }
 
+  async previewHost(sessionId: string): Promise<string> {
+    const info = await this.requireRunning(sessionId);
+    const address = info.NetworkSettings.Networks[this.config.sandboxNetwork]?.IPAddress;
+    if (address === undefined || address === '') {
+      throw new AppError('service_unavailable', 'The sandbox has no network address', {
+        retryAfter: 1,
+      });
+    }
+    return address;
+  }
+
   async count(): Promise<number> {
     const containers = await this.docker.listContainers({
       all: true,

@@ -55,4 +55,6 @@ export interface SandboxRuntime {
   destroy(sessionId: string): Promise<boolean>;
   exec(spec: ExecSpec, sink: ExecSink, signal: AbortSignal): Promise<ExecOutcome>;
   count(): Promise<number>;
+  /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */
+  previewHost(sessionId: string): Promise<string>;
 }

@@ -31,6 +31,7 @@ export class AgentClient {
   private readonly client: GrpcAgentClient;
   private readonly token: string | undefined;
   private readonly callTimeoutMs: number;
+  private previewAddressCache: Promise<string> | undefined;
 
   constructor(options: AgentClientOptions) {
     this.nodeId = options.nodeId;
@@ -70,6 +71,17 @@ export class AgentClient {
 
   getNodeInfo(): Promise<NodeInfo__Output> {
     return this.unary((md, options, cb) => this.client.getNodeInfo({}, md, options, cb));
+  }
+
+  /** The node's preview proxy address; asked once, then remembered. */
+  async previewAddress(): Promise<string> {
+    this.previewAddressCache ??= this.getNodeInfo().then((info) => info.previewAddress);
+    try {
+      return await this.previewAddressCache;
+    } catch (err) {
+      this.previewAddressCache = undefined;
+      throw err;
+    }
   }
 
   createSandbox(input: {

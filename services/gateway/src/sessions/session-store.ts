@@ -132,6 +132,17 @@ export class SessionStore {
     return toRecord(row);
   }
 
+  /** Any account's live session by id, recorded as activity (preview traffic). */
+  async touchById(sessionId: string): Promise<SessionRecord> {
+    const { rows } = await this.db.query<SessionRow>(
+      `UPDATE sessions SET last_active_at = now() WHERE id = $1 AND ${LIVE} RETURNING ${COLUMNS}`,
+      [sessionId],
+    );
+    const row = rows[0];
+    if (row === undefined) throw sessionNotFound(sessionId);
+    return toRecord(row);
+  }
+
   async list(
     accountId: string,
     limit: number,

@@ -5,10 +5,12 @@ export interface NodeInfo {
   'nodeId'?: (string);
   'version'?: (string);
   'sandboxes'?: (number);
+  'previewAddress'?: (string);
 }
 
 export interface NodeInfo__Output {
   'nodeId': (string);
   'version': (string);
   'sandboxes': (number);
+  'previewAddress': (string);
 }

@@ -1,0 +1,89 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import httpProxy from 'http-proxy';
+import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
+import type { Logger } from '@sandbox/logger';
+import { PREVIEW_HEADERS } from '@sandbox/proto';
+import type { SandboxRuntime } from '../runtime/sandbox-runtime';
+
+const SESSION_ID = /^ses_[a-z0-9]{24}$/;
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+export interface PreviewServerDeps {
+  runtime: SandboxRuntime;
+  logger: Logger;
+  internalToken: string | undefined;
+}
+
+interface PreviewTarget {
+  url: string;
+}
+
+/**
+ * The agent's side of previews: takes requests from the edge proxy (with the internal token),
+ * and forwards them, HTTP and WebSocket, to the named port of the named session's container.
+ */
+export function createPreviewServer(deps: PreviewServerDeps): Server {
+  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: false, proxyTimeout: 0 });
+
+  async function target(req: IncomingMessage): Promise<PreviewTarget> {
+    if (deps.internalToken !== undefined) {
+      const sent = req.headers[PREVIEW_HEADERS.token];
+      const token = typeof sent === 'string' ? sent : '';
+      if (!timingSafeEqual(digest(token), digest(deps.internalToken))) {
+        throw new AppError('unauthorized', 'Invalid internal token');
+      }
+    }
+    const sessionId = req.headers[PREVIEW_HEADERS.session];
+    const port = Number(req.headers[PREVIEW_HEADERS.port]);
+    if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) {
+      throw new AppError('invalid_request', 'Missing or bad session header');
+    }
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new AppError('invalid_request', 'Missing or bad port header');
+    }
+    delete req.headers[PREVIEW_HEADERS.token];
+    delete req.headers[PREVIEW_HEADERS.session];
+    delete req.headers[PREVIEW_HEADERS.port];
+    const host = await deps.runtime.previewHost(sessionId);
+    return { url: `http://${host}:${port}` };
+  }
+
+  function fail(res: ServerResponse, err: unknown): void {
+    const appError = toAppError(err);
+    if (appError.code === 'internal_error') deps.logger.error({ err }, 'preview failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(appError.httpStatus, {
+      'content-type': 'application/json',
+      [PREVIEW_HEADERS.error]: appError.code,
+    });
+    res.end(JSON.stringify(toErrorBody(appError)));
+  }
+
+  proxy.on('error', (err, _req, res) => {
+    if (!('writeHead' in res) || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    fail(res, new AppError('bad_gateway', 'Nothing answers on that port', { cause: err }));
+  });
+
+  const server = createServer((req, res) => {
+    target(req).then(
+      ({ url }) => proxy.web(req, res, { target: url }),
+      (err: unknown) => fail(res, err),
+    );
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    target(req).then(
+      ({ url }) => proxy.ws(req, socket, head, { target: url }),
+      () => socket.destroy(),
+    );
+  });
+  return server;
+}

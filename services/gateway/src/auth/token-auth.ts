@@ -1,0 +1,22 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { AppError } from '@sandbox/errors';
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/**
+ * Guards an operator or internal API with a shared token (constant-time compare). Without a
+ * configured token the API is off: 404, as if it did not exist.
+ */
+export function tokenAuth(token: string | undefined, setting: 'ADMIN_TOKEN' | 'INTERNAL_TOKEN') {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (token === undefined) {
+      throw new AppError('not_found', `This API is disabled (no ${setting} configured)`);
+    }
+    const sent = /^Bearer\s+(\S+)\s*$/i.exec(req.header('authorization') ?? '')?.[1] ?? '';
+    if (!timingSafeEqual(digest(sent), digest(token))) {
+      throw new AppError('unauthorized', 'Invalid token');
+    }
+    next();
+  };
+}
