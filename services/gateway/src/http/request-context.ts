@@ -30,7 +30,6 @@ export function requestContext(logger: Logger) {
           method: req.method,
           path: req.path,
           status: res.statusCode,
-          keyId: req.principal?.keyId,
           ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
         },
         'request',

@@ -1,0 +1,63 @@
+import { createServer } from 'node:net';
+import { loadGatewayConfig } from '@sandbox/config';
+import { startGateway, type RunningGateway } from '@sandbox/gateway';
+import { createLogger } from '@sandbox/logger';
+import { call } from '../support/api';
+import { requiredEnv } from '../support/env';
+
+/** A loopback port that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let gateway: RunningGateway;
+const schema = `t_noagent_${Date.now()}`;
+const adminToken = 'admin-token-for-this-test';
+
+beforeAll(async () => {
+  gateway = await startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
+      REDIS_URL: requiredEnv('TEST_REDIS_URL'),
+      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
+      ADMIN_TOKEN: adminToken,
+      SESSION_OP_TIMEOUT_MS: '2000',
+    }),
+    logger: createLogger({ name: 'test', level: 'silent' }),
+    schema,
+  });
+});
+
+afterAll(async () => {
+  await gateway?.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await gateway?.stop();
+});
+
+it('answers 503 service_unavailable with Retry-After when no agent can serve, leaving nothing behind', async () => {
+  const account = await call<{ id: string }>(`${gateway.url}/admin/v1/accounts`, {
+    method: 'POST',
+    key: adminToken,
+    body: { name: 'x', plan: 'free' },
+  });
+  const key = await call<{ key: string }>(
+    `${gateway.url}/admin/v1/accounts/${account.body.id}/keys`,
+    { method: 'POST', key: adminToken, body: {} },
+  );
+  const started = Date.now();
+  const created = await call(`${gateway.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: key.body.key,
+    body: {},
+  });
+  expect(created.status).toBe(503);
+  expect(created.body).toMatchObject({ error: { code: 'service_unavailable' } });
+  expect(Number(created.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(Date.now() - started).toBeLessThan(5000);
+  const list = await call<{ data: unknown[] }>(`${gateway.url}/v1/sessions`, { key: key.body.key });
+  expect(list.body.data).toEqual([]);
+});
