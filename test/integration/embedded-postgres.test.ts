@@ -1,7 +1,4 @@
-import { AccountStore } from '../../services/gateway/src/accounts/account-store';
-import { createDatabase } from '../../services/gateway/src/db/database';
-import { startEmbeddedPostgres } from '../../services/gateway/src/db/embedded-postgres';
-import { migrate } from '../../services/gateway/src/db/migrate';
+import { AccountStore, createDatabase, migrate, startEmbeddedPostgres } from '@sandbox/gateway';
 
 it('runs the schema and the account store on embedded PGlite (no Postgres server)', async () => {
   const embedded = await startEmbeddedPostgres('memory');

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisRateLimiter } from '../../services/gateway/src/limits/redis-rate-limiter';
+import { RedisRateLimiter } from '@sandbox/gateway';
 import { call, createAccount } from '../support/api';
 import { requiredEnv } from '../support/env';
 import { startStack, type TestStack } from '../support/stack';
