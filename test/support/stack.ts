@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
-import { DockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
+import { DockerRuntime, startAgent, type RunningAgent, type SandboxRuntime } from '@sandbox/agent';
 import {
   loadAgentConfig,
   loadEdgeProxyConfig,
@@ -21,6 +21,8 @@ export interface StackOptions {
   replicas?: number;
   /** Also start an edge proxy for previews under `preview.test`. */
   edge?: boolean;
+  /** The agent's runtime (default: the real Docker runtime). */
+  runtime?: (config: AgentConfig, logger: Logger) => SandboxRuntime;
 }
 
 export interface TestStack {
@@ -84,7 +86,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const agent = await startAgent({
     config: agentConfig,
     logger,
-    runtime: new DockerRuntime({ config: agentConfig, logger }),
+    runtime:
+      options.runtime?.(agentConfig, logger) ?? new DockerRuntime({ config: agentConfig, logger }),
   });
   const gatewayConfig = loadGatewayConfig({
     GATEWAY_PORT: '0',

@@ -7,6 +7,7 @@ import { tokenAuth } from './auth/token-auth';
 import type { ExecuteService } from './execute/execute-service';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestContext } from './http/request-context';
+import type { IdempotencyOptions } from './idempotency/idempotent';
 import { rateLimit } from './limits/rate-limit-middleware';
 import type { RateLimiter } from './limits/rate-limiter';
 import { adminRouter } from './routes/admin/accounts';
@@ -24,6 +25,7 @@ export interface AppDeps {
   accounts: AccountStore;
   sessionStore: SessionStore;
   sessions: SessionService;
+  idempotency: IdempotencyOptions;
   execute: ExecuteService;
   rateLimiter: RateLimiter;
   agents: AgentPool;
@@ -53,7 +55,11 @@ export function createApp(deps: AppDeps): Express {
 
   const v1 = express.Router();
   v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter));
-  v1.post('/sessions/create', requireScope('sessions'), createSession(deps.sessions));
+  v1.post(
+    '/sessions/create',
+    requireScope('sessions'),
+    createSession(deps.sessions, deps.idempotency),
+  );
   v1.get('/sessions', requireScope('sessions'), listSessions(deps.sessionStore, deps.sessions));
   v1.get('/sessions/:sessionId', requireScope('sessions'), getSession(deps.sessions));
   v1.delete('/sessions/:sessionId', requireScope('sessions'), deleteSession(deps.sessions));

@@ -9,6 +9,7 @@ import { createDatabase, type Database } from './db/database';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded-postgres';
 import { migrate } from './db/migrate';
 import { ExecuteService } from './execute/execute-service';
+import { IdempotencyStore } from './idempotency/idempotency-store';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter';
 import type { RateLimiter } from './limits/rate-limiter';
 import { RedisRateLimiter } from './limits/redis-rate-limiter';
@@ -89,9 +90,11 @@ export async function startGateway({
     previewUrlScheme: config.previewUrlScheme,
   });
   const execute = new ExecuteService(sessionStore, agents);
+  const idempotency = new IdempotencyStore(db);
   const sweeper = new SessionSweeper({
     store: sessionStore,
     sessions,
+    idempotency,
     logger,
     intervalMs: config.sessionSweepIntervalS * 1000,
   });
@@ -101,6 +104,7 @@ export async function startGateway({
     accounts,
     sessionStore,
     sessions,
+    idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
     rateLimiter,
     agents,

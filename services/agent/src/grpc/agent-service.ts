@@ -48,12 +48,12 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
 
   function unary<Req, Res>(
     method: string,
-    handle: (request: Req) => Promise<Res>,
+    handle: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
   ): grpc.handleUnaryCall<Req, Res> {
     return (call, callback) => {
       Promise.resolve()
         .then(() => checkInternalToken(call.metadata, deps.internalToken))
-        .then(() => handle(call.request))
+        .then(() => handle(call.request, call))
         .then(
           (response) => callback(null, response),
           (err: unknown) => callback(fail(method, err)),
@@ -69,7 +69,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       sandboxes: await runtime.count(),
     })),
 
-    CreateSandbox: unary('CreateSandbox', async (request) => {
+    CreateSandbox: unary('CreateSandbox', async (request, call) => {
       const limits = request.limits;
       if (limits === null || !request.sessionId) {
         throw new AppError('invalid_request', 'sessionId and limits are required');
@@ -84,6 +84,12 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
           pids: limits.pids,
         },
       });
+      if (call.cancelled) {
+        // The caller gave up (deadline passed) and has ended the session: leave nothing behind.
+        logger.warn({ sessionId: request.sessionId }, 'create cancelled by caller; removing');
+        await runtime.destroy(request.sessionId);
+        throw new AppError('request_timeout', 'The caller cancelled the creation');
+      }
       return toSandbox(info);
     }),
 

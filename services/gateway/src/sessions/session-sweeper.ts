@@ -1,10 +1,12 @@
 import type { Logger } from '@sandbox/logger';
+import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { SessionService } from './session-service';
 import type { SessionStore } from './session-store';
 
 export interface SessionSweeperDeps {
   store: SessionStore;
   sessions: SessionService;
+  idempotency: IdempotencyStore;
   logger: Logger;
   intervalMs: number;
 }
@@ -49,6 +51,7 @@ export class SessionSweeper {
     for (const pending of await this.deps.store.claimPendingDestroys(DESTROY_LEASE_S)) {
       if (await this.deps.sessions.destroy(pending.id, pending.nodeId)) destroyed.push(pending.id);
     }
+    await this.deps.idempotency.purgeExpired();
     return { expired, destroyed };
   }
 }

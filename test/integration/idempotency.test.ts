@@ -1,0 +1,83 @@
+import { call, createAccount } from '../support/api';
+import { docker, startStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startStack({ replicas: 2 });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const create = (url: string, key: string, idempotencyKey: string, body: unknown = {}) =>
+  call(`${url}/v1/sessions/create`, {
+    method: 'POST',
+    key,
+    body,
+    headers: { 'idempotency-key': idempotencyKey },
+  });
+
+async function containersOf(accountId: string): Promise<number> {
+  const list = await docker.listContainers({
+    all: true,
+    filters: { label: [`io.sandbox.account=${accountId}`] },
+  });
+  return list.length;
+}
+
+describe('Idempotency-Key on session creation', () => {
+  it('replays the original response byte for byte, on either replica', async () => {
+    const account = await createAccount(stack, 'free');
+    const first = await create(stack.urls[0]!, account.key, 'retry-1', { metadata: { a: 1 } });
+    expect(first.status).toBe(200);
+    const again = await create(stack.urls[1]!, account.key, 'retry-1', { metadata: { a: 1 } });
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await containersOf(account.accountId)).toBe(1);
+  });
+
+  it('creates exactly one session for 20 concurrent requests with one key', async () => {
+    const account = await createAccount(stack, 'free');
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => create(stack.urls[i % 2]!, account.key, 'burst')),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(new Set(responses.map((r) => r.text)).size).toBe(1);
+    const list = await call<{ data: unknown[] }>(`${stack.url}/v1/sessions`, { key: account.key });
+    expect(list.body.data).toHaveLength(1);
+    expect(await containersOf(account.accountId)).toBe(1);
+  });
+
+  it('refuses a key reused with a different body, and keeps keys per account', async () => {
+    const account = await createAccount(stack, 'free');
+    await create(stack.url, account.key, 'k', { ttl: 100 });
+    const other = await create(stack.url, account.key, 'k', { ttl: 200 });
+    expect(other.status).toBe(400);
+    expect(other.body).toMatchObject({
+      error: { code: 'invalid_request', details: { field: 'Idempotency-Key' } },
+    });
+    const stranger = await createAccount(stack, 'free');
+    const theirs = await create(stack.url, stranger.key, 'k', { ttl: 200 });
+    expect(theirs.status).toBe(200);
+  });
+
+  it('stores no failure: a retry after a rejected request runs again', async () => {
+    const account = await createAccount(stack, 'free');
+    const bad = await create(stack.url, account.key, 'fix-me', { ttl: 10_000_000 });
+    expect(bad.status).toBe(400);
+    // The same body is still refused on its merits, not replayed from storage...
+    expect((await create(stack.url, account.key, 'fix-me', { ttl: 10_000_000 })).status).toBe(400);
+    // ...and the key is free for the corrected request.
+    const fixed = await create(stack.url, account.key, 'fix-me', { ttl: 60 });
+    expect(fixed.status).toBe(200);
+  });
+
+  it('rejects malformed keys', async () => {
+    const account = await createAccount(stack, 'free');
+    const response = await create(stack.url, account.key, 'x'.repeat(256));
+    expect(response.status).toBe(400);
+  });
+});

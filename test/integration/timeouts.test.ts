@@ -1,0 +1,63 @@
+import { DockerRuntime, type SandboxRuntime } from '@sandbox/agent';
+import { call, createAccount } from '../support/api';
+import { docker, startStack, type TestStack } from '../support/stack';
+
+/** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
+class SlowRuntime extends DockerRuntime implements SandboxRuntime {
+  delayMs = 0;
+  override async create(...args: Parameters<DockerRuntime['create']>) {
+    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    return super.create(...args);
+  }
+}
+
+let stack: TestStack;
+let runtime: SlowRuntime | undefined;
+
+beforeAll(async () => {
+  stack = await startStack({
+    gatewayEnv: { SESSION_OP_TIMEOUT_MS: '800', SESSION_SWEEP_INTERVAL_S: '3600' },
+    runtime: (config, logger) => {
+      runtime = new SlowRuntime({ config, logger });
+      return runtime;
+    },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('answers 408 when the node is slower than the session-operation timeout, and leaves nothing behind', async () => {
+  const account = await createAccount(stack, 'free');
+  runtime!.delayMs = 2000;
+  const started = Date.now();
+  const created = await call(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: account.key,
+    body: {},
+  });
+  expect(created.status).toBe(408);
+  expect(created.body).toMatchObject({ error: { code: 'request_timeout' } });
+  expect(Date.now() - started).toBeLessThan(2000);
+
+  // The session is not listed. The sweeper finds nothing to remove yet (the node is still
+  // busy); when the node finishes, it sees the caller gave up and removes what it made.
+  const list = await call<{ data: unknown[] }>(`${stack.url}/v1/sessions`, { key: account.key });
+  expect(list.body.data).toEqual([]);
+  await stack.gateways[0]!.sweeper.sweep();
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  const left = await docker.listContainers({
+    all: true,
+    filters: { label: [`io.sandbox.account=${account.accountId}`] },
+  });
+  expect(left).toHaveLength(0);
+
+  runtime!.delayMs = 0;
+  const fine = await call(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: account.key,
+    body: {},
+  });
+  expect(fine.status).toBe(200);
+});
