@@ -39,7 +39,10 @@ export default tseslint.config(
         'error',
         { checksVoidReturn: { arguments: false } },
       ],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'no-console': ['error', { allow: ['error'] }],

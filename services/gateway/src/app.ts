@@ -1,7 +1,9 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { AccountStore } from './accounts/account-store';
 import type { AgentPool } from './agents/agent-pool';
+import { buildOpenApiDocument } from './api/openapi';
+import { operations, type ApiOperation, type OperationName } from './api/operations';
 import { authenticate, requireScope } from './auth/authenticate';
 import { tokenAuth } from './auth/token-auth';
 import type { ExecuteService } from './execute/execute-service';
@@ -53,17 +55,25 @@ export function createApp(deps: AppDeps): Express {
     resolvePreview(deps.sessionStore, deps.agents),
   );
 
+  const openApiDocument = buildOpenApiDocument();
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
+
+  // One handler per documented operation: the compiler rejects a missing one.
+  const handlers: Record<OperationName, RequestHandler> = {
+    createSession: createSession(deps.sessions, deps.idempotency),
+    listSessions: listSessions(deps.sessionStore, deps.sessions),
+    getSession: getSession(deps.sessions),
+    deleteSession: deleteSession(deps.sessions),
+    execute: executeRoute(deps.execute),
+  };
   const v1 = express.Router();
   v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter));
-  v1.post(
-    '/sessions/create',
-    requireScope('sessions'),
-    createSession(deps.sessions, deps.idempotency),
-  );
-  v1.get('/sessions', requireScope('sessions'), listSessions(deps.sessionStore, deps.sessions));
-  v1.get('/sessions/:sessionId', requireScope('sessions'), getSession(deps.sessions));
-  v1.delete('/sessions/:sessionId', requireScope('sessions'), deleteSession(deps.sessions));
-  v1.post('/execute', requireScope('execute'), executeRoute(deps.execute));
+  for (const [name, op] of Object.entries(operations) as [OperationName, ApiOperation][]) {
+    const scope = op.scope === undefined ? [] : [requireScope(op.scope)];
+    v1[op.method](op.path, ...scope, handlers[name]);
+  }
   app.use('/v1', v1);
 
   app.use(notFound);

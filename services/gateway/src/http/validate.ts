@@ -12,3 +12,15 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): z.outp
     details: field === '' ? {} : { field },
   });
 }
+
+/** A path parameter the route declares. */
+export function pathParam(
+  params: Record<string, string | string[] | undefined>,
+  name: string,
+): string {
+  const value = params[name];
+  if (typeof value !== 'string' || value === '') {
+    throw new AppError('invalid_request', `Missing path parameter ${name}`);
+  }
+  return value;
+}

@@ -1,11 +1,13 @@
 import type { RequestHandler } from 'express';
 import { principalOf } from '../../auth/authenticate';
+import { pathParam } from '../../http/validate';
 import type { SessionService } from '../../sessions/session-service';
 
 /** DELETE /v1/sessions/:sessionId (spec 4.3) */
-export function deleteSession(sessions: SessionService): RequestHandler<{ sessionId: string }> {
+export function deleteSession(sessions: SessionService): RequestHandler {
   return async (req, res) => {
-    await sessions.delete(principalOf(req), req.params.sessionId);
-    res.json({ deleted: true, sessionId: req.params.sessionId });
+    const sessionId = pathParam(req.params, 'sessionId');
+    await sessions.delete(principalOf(req), sessionId);
+    res.json({ deleted: true, sessionId });
   };
 }

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { errorCodeTable, type ErrorCode } from '@sandbox/errors';
+import { COMMON_ERRORS, operations, type ApiOperation } from './operations';
+import { errorBodySchema } from './schemas';
+
+type JsonSchema = Record<string, unknown>;
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+  return rest;
+}
+
+/** `/sessions/:sessionId` → `/sessions/{sessionId}` */
+export function openApiPath(expressPath: string): string {
+  return expressPath.replace(/:([A-Za-z]+)/g, '{$1}');
+}
+
+function errorResponses(op: ApiOperation): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...op.errors, ...COMMON_ERRORS]) {
+    if (code === 'rate_limit_exceeded' && op.scope === undefined) continue;
+    const status = errorCodeTable[code].httpStatus;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, unknown> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = {
+      description: codes.join(', '),
+      content: {
+        'application/json': {
+          schema: jsonSchema(errorBodySchema(codes as [ErrorCode, ...ErrorCode[]]), 'output'),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+function queryParameters(op: ApiOperation): unknown[] {
+  if (op.query === undefined) return [];
+  const schema = jsonSchema(op.query, 'input') as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+  };
+  return Object.entries(schema.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: 'query',
+    required: schema.required?.includes(name) ?? false,
+    schema: property,
+  }));
+}
+
+function operationObject(op: ApiOperation): Record<string, unknown> {
+  const parameters = [
+    ...[...op.path.matchAll(/:([A-Za-z]+)/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    })),
+    ...queryParameters(op),
+    ...(op.idempotent
+      ? [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: 'Retries with the same key within 24 h return the original response',
+            schema: { type: 'string', minLength: 1, maxLength: 255 },
+          },
+        ]
+      : []),
+  ];
+  const success: Record<string, unknown> = {
+    'application/json': { schema: jsonSchema(op.success.schema, 'output') },
+  };
+  if (op.success.eventStream) success['text/event-stream'] = { schema: { type: 'string' } };
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    ...(op.scope === undefined ? { security: [] } : { 'x-required-scope': op.scope }),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(op.body === undefined
+      ? {}
+      : {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: jsonSchema(op.body, 'input') } },
+          },
+        }),
+    responses: {
+      [String(op.success.status)]: { description: op.success.description, content: success },
+      ...errorResponses(op),
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of the public API, built from the schemas that validate it. */
+export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of Object.values(operations) as ApiOperation[]) {
+    const path = openApiPath(op.path);
+    paths[path] = { ...paths[path], [op.method]: operationObject(op) };
+  }
+  paths['/openapi.json'] = {
+    get: {
+      operationId: 'getOpenApiDocument',
+      summary: 'This document',
+      security: [],
+      responses: {
+        '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: {} } } },
+      },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Sandbox service API',
+      version: '1.0.0',
+      description:
+        'Isolated sessions that run code and commands. Errors: {"error":{"code","message","details"}}.',
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ bearerAuth: [] }],
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_…' },
+      },
+    },
+    paths,
+  };
+}

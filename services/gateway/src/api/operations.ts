@@ -1,0 +1,112 @@
+import type { z } from 'zod';
+import type { ErrorCode } from '@sandbox/errors';
+import type { Scope } from '../auth/principal';
+import { executeBody } from '../execute/execute-request';
+import { createSessionBody } from '../routes/sessions/create-session';
+import { paginationQuery } from '../routes/sessions/list-sessions';
+import {
+  deleteResultSchema,
+  executionResultSchema,
+  sessionInfoSchema,
+  sessionListSchema,
+  sessionSchema,
+} from './schemas';
+
+export interface ApiOperation {
+  method: 'get' | 'post' | 'delete';
+  /** Express path under /v1. */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** Scope a key needs; none means the operation is public. */
+  scope?: Scope;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  idempotent?: boolean;
+  success: { status: number; schema: z.ZodType; description: string; eventStream?: boolean };
+  /** Error codes this operation can answer with (besides the ones every call can). */
+  errors: readonly ErrorCode[];
+}
+
+/** Errors any authenticated call can answer with. */
+export const COMMON_ERRORS: readonly ErrorCode[] = [
+  'unauthorized',
+  'rate_limit_exceeded',
+  'internal_error',
+];
+
+/** Every public operation: app.ts registers these, openapi.ts documents these. */
+export const operations = {
+  createSession: {
+    method: 'post',
+    path: '/sessions/create',
+    operationId: 'createSession',
+    summary: 'Create a session',
+    scope: 'sessions',
+    body: createSessionBody,
+    idempotent: true,
+    success: { status: 200, schema: sessionSchema, description: 'The new session' },
+    errors: [
+      'invalid_request',
+      'forbidden',
+      'payload_too_large',
+      'session_limit_exceeded',
+      'request_timeout',
+      'service_unavailable',
+    ],
+  },
+  listSessions: {
+    method: 'get',
+    path: '/sessions',
+    operationId: 'listSessions',
+    summary: "List the account's sessions, newest first",
+    scope: 'sessions',
+    query: paginationQuery,
+    success: { status: 200, schema: sessionListSchema, description: 'One page of sessions' },
+    errors: ['invalid_request', 'forbidden'],
+  },
+  getSession: {
+    method: 'get',
+    path: '/sessions/:sessionId',
+    operationId: 'getSession',
+    summary: 'Session info (does not wake the session)',
+    scope: 'sessions',
+    success: { status: 200, schema: sessionInfoSchema, description: 'Session info' },
+    errors: ['forbidden', 'session_not_found', 'request_timeout', 'service_unavailable'],
+  },
+  deleteSession: {
+    method: 'delete',
+    path: '/sessions/:sessionId',
+    operationId: 'deleteSession',
+    summary: 'Delete a session and all its data',
+    scope: 'sessions',
+    success: { status: 200, schema: deleteResultSchema, description: 'Deleted' },
+    errors: ['forbidden', 'session_not_found'],
+  },
+  execute: {
+    method: 'post',
+    path: '/execute',
+    operationId: 'execute',
+    summary: 'Run a command in a session (JSON result, or Server-Sent Events with stream: true)',
+    scope: 'execute',
+    body: executeBody,
+    success: {
+      status: 200,
+      schema: executionResultSchema,
+      description: 'The execution result; with stream: true, text/event-stream',
+      eventStream: true,
+    },
+    errors: [
+      'invalid_request',
+      'invalid_path',
+      'forbidden',
+      'payload_too_large',
+      'session_not_found',
+      'execution_timeout',
+      'request_timeout',
+      'service_unavailable',
+    ],
+  },
+} as const satisfies Record<string, ApiOperation>;
+
+export type OperationName = keyof typeof operations;

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+/** Response shapes of the public API (spec part 2), the source of the OpenAPI document. */
+
+const isoTimestamp = z.iso.datetime();
+
+export const resourceLimitsSchema = z.strictObject({
+  memory: z.number().int().describe('MB'),
+  cpu: z.number().describe('CPU cores'),
+  timeout: z.number().int().describe('default execution timeout, seconds'),
+  disk: z.number().int().describe('MB'),
+});
+
+export const sessionSchema = z.strictObject({
+  sessionId: z.string().regex(/^ses_[a-z0-9]{24}$/),
+  expiresAt: isoTimestamp,
+  previewUrl: z.string(),
+  createdAt: isoTimestamp,
+  resourceLimits: resourceLimitsSchema,
+});
+
+export const sessionStateSchema = z.enum(['active', 'idle', 'deep-sleep']);
+
+export const sessionInfoSchema = z.strictObject({
+  sessionId: z.string(),
+  createdAt: isoTimestamp,
+  expiresAt: isoTimestamp,
+  lastActive: isoTimestamp,
+  state: sessionStateSchema,
+  filesCount: z.number().int().min(0),
+  activeProcesses: z.number().int().min(0),
+  metadata: z.record(z.string(), z.unknown()),
+});
+
+export const paginationSchema = z.strictObject({
+  total: z.number().int().min(0),
+  limit: z.number().int().min(1),
+  offset: z.number().int().min(0),
+  hasMore: z.boolean(),
+});
+
+export const sessionListSchema = z.strictObject({
+  data: z.array(
+    sessionSchema.extend({
+      lastActive: isoTimestamp,
+      state: sessionStateSchema,
+      metadata: z.record(z.string(), z.unknown()),
+    }),
+  ),
+  pagination: paginationSchema,
+});
+
+export const deleteResultSchema = z.strictObject({
+  deleted: z.literal(true),
+  sessionId: z.string(),
+});
+
+export const executionResultSchema = z.strictObject({
+  stdout: z.string(),
+  stderr: z.string(),
+  exitCode: z.number().int(),
+  executionTime: z.number().int().min(0).describe('milliseconds'),
+  memoryUsed: z.number().int().min(0).describe('peak bytes'),
+  cpuTime: z.number().int().min(0).describe('CPU milliseconds'),
+  timedOut: z.boolean(),
+  filesWritten: z.array(z.string()).optional(),
+});
+
+/** Spec part 7, for one set of codes. */
+export function errorBodySchema(codes: readonly [string, ...string[]]) {
+  return z.strictObject({
+    error: z.strictObject({
+      code: z.enum(codes),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+      retryAfter: z.number().int().min(0).optional(),
+      stdout: z.string().optional(),
+      stderr: z.string().optional(),
+    }),
+  });
+}

@@ -1,0 +1,284 @@
+import { createServer } from 'node:net';
+import Ajv2020 from 'ajv/dist/2020';
+import { DockerRuntime } from '@sandbox/agent';
+import { loadGatewayConfig } from '@sandbox/config';
+import { startGateway, type RunningGateway } from '@sandbox/gateway';
+import { call, createAccount, type ApiResponse, type TestAccount } from '../support/api';
+import { requiredEnv } from '../support/env';
+import { startStack, type TestStack } from '../support/stack';
+
+/**
+ * Every route and every documented response, checked against the served OpenAPI document: each
+ * response's body must match the documented schema for its status, and every documented
+ * (operation, status) pair must be produced by some request here.
+ */
+
+interface OpenApiDoc {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+  >;
+}
+
+class SlowRuntime extends DockerRuntime {
+  delayMs = 0;
+  override async create(...args: Parameters<DockerRuntime['create']>) {
+    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    return super.create(...args);
+  }
+  override async inspect(...args: Parameters<DockerRuntime['inspect']>) {
+    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    return super.inspect(...args);
+  }
+}
+
+let stack: TestStack;
+let runtime: SlowRuntime;
+let noAgent: RunningGateway;
+let doc: OpenApiDoc;
+let account: TestAccount;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+const seen = new Set<string>();
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Asserts `response` is documented for `method path` and matches its schema. */
+function expectDocumented(method: string, path: string, response: ApiResponse<unknown>): void {
+  const documented = doc.paths[path]?.[method]?.responses[String(response.status)];
+  if (documented === undefined) {
+    throw new Error(
+      `${method} ${path} answered ${response.status}, undocumented: ${response.text}`,
+    );
+  }
+  const schema = documented.content?.['application/json']?.schema;
+  if (schema === undefined) throw new Error(`${method} ${path} ${response.status} has no schema`);
+  const validate = ajv.compile(schema);
+  if (!validate(response.body)) {
+    throw new Error(
+      `${method} ${path} ${response.status} does not match: ${ajv.errorsText(validate.errors)}\n${response.text}`,
+    );
+  }
+  seen.add(`${method} ${path} ${response.status}`);
+}
+
+beforeAll(async () => {
+  stack = await startStack({
+    gatewayEnv: { SESSION_OP_TIMEOUT_MS: '1000', BODY_LIMIT_MB: '1' },
+    runtime: (config, logger) => (runtime = new SlowRuntime({ config, logger })),
+  });
+  noAgent = await startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
+      REDIS_URL: requiredEnv('TEST_REDIS_URL'),
+      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
+    }),
+    logger: stack.logger,
+    schema: stack.schema,
+  });
+  const served = await call<OpenApiDoc>(`${stack.url}/v1/openapi.json`);
+  expect(served.status).toBe(200);
+  doc = served.body;
+  account = await createAccount(stack, 'free');
+});
+
+afterAll(async () => {
+  await noAgent?.stop();
+  await stack?.stop();
+});
+
+const v1 = (path: string) => `${stack.url}/v1${path}`;
+const post = (path: string, key: string | undefined, body: unknown, url = stack.url) =>
+  call(`${url}/v1${path}`, { method: 'POST', ...(key ? { key } : {}), body });
+
+describe('the OpenAPI document', () => {
+  it('is OpenAPI 3.1 and every schema in it compiles', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    for (const methods of Object.values(doc.paths)) {
+      for (const op of Object.values(methods)) {
+        for (const response of Object.values(op.responses)) {
+          for (const media of Object.values(response.content ?? {})) ajv.compile(media.schema);
+        }
+      }
+    }
+  });
+
+  it('lists exactly the routes that exist', async () => {
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      if (path === '/openapi.json') continue;
+      for (const method of Object.keys(methods)) {
+        const concrete = path.replace('{sessionId}', `ses_${'0'.repeat(24)}`);
+        const response = await call(v1(concrete), { method: method.toUpperCase() });
+        expect([method, path, response.status]).toEqual([method, path, 401]);
+      }
+    }
+    const undocumented = await call(v1('/sessions/create'), { method: 'PUT', key: account.key });
+    expect(undocumented.status).toBe(404);
+  });
+});
+
+describe('every operation answers as documented', () => {
+  let sessionId: string;
+
+  it('createSession', async () => {
+    const ok = await post('/sessions/create', account.key, { metadata: { a: 1 } });
+    expectDocumented('post', '/sessions/create', ok);
+    sessionId = (ok.body as { sessionId: string }).sessionId;
+    expectDocumented(
+      'post',
+      '/sessions/create',
+      await post('/sessions/create', account.key, { ttl: -1 }),
+    );
+    expectDocumented('post', '/sessions/create', await post('/sessions/create', undefined, {}));
+    expectDocumented(
+      'post',
+      '/sessions/create',
+      await post('/sessions/create', account.key, { resourceLimits: { memory: 512 } }),
+    );
+    expectDocumented(
+      'post',
+      '/sessions/create',
+      await post('/sessions/create', account.key, { metadata: { blob: 'x'.repeat(1_200_000) } }),
+    );
+    const full = await createAccount(stack, 'enterprise', { limits: { maxConcurrentSessions: 0 } });
+    expectDocumented('post', '/sessions/create', await post('/sessions/create', full.key, {}));
+    runtime.delayMs = 2500;
+    try {
+      expectDocumented('post', '/sessions/create', await post('/sessions/create', account.key, {}));
+    } finally {
+      runtime.delayMs = 0;
+    }
+    expectDocumented(
+      'post',
+      '/sessions/create',
+      await post('/sessions/create', account.key, {}, noAgent.url),
+    );
+  });
+
+  it('listSessions', async () => {
+    expectDocumented('get', '/sessions', await call(v1('/sessions'), { key: account.key }));
+    expectDocumented('get', '/sessions', await call(v1('/sessions?limit=0'), { key: account.key }));
+    expectDocumented('get', '/sessions', await call(v1('/sessions')));
+    const executeOnly = await createAccount(stack, 'free', { scopes: ['execute'] });
+    expectDocumented('get', '/sessions', await call(v1('/sessions'), { key: executeOnly.key }));
+  });
+
+  it('getSession', async () => {
+    const path = '/sessions/{sessionId}';
+    expectDocumented('get', path, await call(v1(`/sessions/${sessionId}`), { key: account.key }));
+    expectDocumented(
+      'get',
+      path,
+      await call(v1(`/sessions/ses_${'1'.repeat(24)}`), { key: account.key }),
+    );
+    expectDocumented('get', path, await call(v1(`/sessions/${sessionId}`)));
+    const executeOnly = await createAccount(stack, 'free', { scopes: ['execute'] });
+    expectDocumented(
+      'get',
+      path,
+      await call(v1(`/sessions/${sessionId}`), { key: executeOnly.key }),
+    );
+    runtime.delayMs = 2500;
+    try {
+      expectDocumented('get', path, await call(v1(`/sessions/${sessionId}`), { key: account.key }));
+    } finally {
+      runtime.delayMs = 0;
+    }
+    expectDocumented(
+      'get',
+      path,
+      await call(`${noAgent.url}/v1/sessions/${sessionId}`, { key: account.key }),
+    );
+  });
+
+  it('execute', async () => {
+    const ok = await post('/execute', account.key, { sessionId, command: 'echo hi' });
+    expectDocumented('post', '/execute', ok);
+    expectDocumented('post', '/execute', await post('/execute', account.key, { sessionId }));
+    expectDocumented(
+      'post',
+      '/execute',
+      await post('/execute', account.key, { sessionId, command: 'x', workingDir: '/etc' }),
+    );
+    expectDocumented(
+      'post',
+      '/execute',
+      await post('/execute', account.key, { sessionId: `ses_${'2'.repeat(24)}`, command: 'x' }),
+    );
+    expectDocumented(
+      'post',
+      '/execute',
+      await post('/execute', account.key, { sessionId, command: 'echo a; sleep 5', timeout: 1 }),
+    );
+    expectDocumented('post', '/execute', await post('/execute', undefined, { sessionId }));
+    expectDocumented(
+      'post',
+      '/execute',
+      await post('/execute', account.key, { sessionId, command: 'x'.repeat(1_200_000) }),
+    );
+    const sessionsOnly = await createAccount(stack, 'free', { scopes: ['sessions'] });
+    expectDocumented(
+      'post',
+      '/execute',
+      await post('/execute', sessionsOnly.key, { sessionId, command: 'x' }),
+    );
+    expectDocumented(
+      'post',
+      '/execute',
+      await post('/execute', account.key, { sessionId, command: 'true' }, noAgent.url),
+    );
+  });
+
+  it('deleteSession', async () => {
+    const path = '/sessions/{sessionId}';
+    const del = (key?: string) =>
+      call(v1(`/sessions/${sessionId}`), { method: 'DELETE', ...(key ? { key } : {}) });
+    expectDocumented('delete', path, await del());
+    const readOnly = await createAccount(stack, 'free', { scopes: ['execute'] });
+    expectDocumented('delete', path, await del(readOnly.key));
+    expectDocumented('delete', path, await del(account.key));
+    expectDocumented('delete', path, await del(account.key));
+  });
+
+  it('rate limits every operation', async () => {
+    const limited = await createAccount(stack, 'enterprise', { limits: { requestsPerMinute: 1 } });
+    const id = `ses_${'3'.repeat(24)}`;
+    const attempts: [string, string, () => Promise<ApiResponse<unknown>>][] = [
+      ['post', '/sessions/create', () => post('/sessions/create', limited.key, {})],
+      ['get', '/sessions', () => call(v1('/sessions'), { key: limited.key })],
+      ['get', '/sessions/{sessionId}', () => call(v1(`/sessions/${id}`), { key: limited.key })],
+      [
+        'delete',
+        '/sessions/{sessionId}',
+        () => call(v1(`/sessions/${id}`), { method: 'DELETE', key: limited.key }),
+      ],
+      ['post', '/execute', () => post('/execute', limited.key, { sessionId: id, command: 'x' })],
+    ];
+    await attempts[1]![2](); // uses the one request of the minute
+    for (const [method, path, attempt] of attempts) {
+      const response = await attempt();
+      expect(response.status).toBe(429);
+      expectDocumented(method, path, response);
+    }
+  });
+
+  it('left no documented response unexercised (but 500)', () => {
+    const documented: string[] = [];
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      if (path === '/openapi.json') continue;
+      for (const [method, op] of Object.entries(methods)) {
+        for (const status of Object.keys(op.responses)) {
+          if (status !== '500') documented.push(`${method} ${path} ${status}`);
+        }
+      }
+    }
+    expect(documented.filter((entry) => !seen.has(entry))).toEqual([]);
+  });
+});
