@@ -44,22 +44,41 @@ describe('rate limits across two gateway replicas', () => {
     await stack?.stop();
   });
 
-  it('shares one budget per key: 100 of 150 requests pass, the rest get 429 with Retry-After', async () => {
+  it('shares one budget per key: exactly 100 of 200 concurrent requests pass, the rest get 429', async () => {
     const { key } = await createAccount(stack, 'free');
     const responses = await Promise.all(
-      Array.from({ length: 150 }, (_, i) =>
+      Array.from({ length: 200 }, (_, i) =>
         call(`${stack.urls[i % 2]}/v1/sessions?limit=1`, { key }),
       ),
     );
     expect(responses.filter((r) => r.status === 200)).toHaveLength(100);
     const limited = responses.filter((r) => r.status === 429);
-    expect(limited).toHaveLength(50);
+    expect(limited).toHaveLength(100);
     const sample = limited[0]!;
     expect(sample.body).toMatchObject({
       error: { code: 'rate_limit_exceeded', retryAfter: expect.any(Number) as number },
     });
     expect(Number(sample.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(sample.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('sweeps expired sessions on both replicas at once without doing any twice', async () => {
+    const { key } = await createAccount(stack, 'free');
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+        method: 'POST',
+        key,
+        body: { ttl: 1 },
+      });
+      ids.push(created.body.sessionId);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const [a, b] = await Promise.all(stack.gateways.map((g) => g.sweeper.sweep()));
+    const expired = [...a!.expired, ...b!.expired].filter((id) => ids.includes(id));
+    const destroyed = [...a!.destroyed, ...b!.destroyed].filter((id) => ids.includes(id));
+    expect(expired.sort()).toEqual([...ids].sort());
+    expect(destroyed.sort()).toEqual([...ids].sort());
   });
 
   it('revokes a key on every replica at once', async () => {

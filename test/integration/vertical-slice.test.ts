@@ -131,6 +131,15 @@ describe('execute', () => {
     }
   });
 
+  it('counts background processes in activeProcesses', async () => {
+    const other = (await createSession()).body.sessionId;
+    await execute(other, {
+      command: 'nohup sleep 300 >/dev/null 2>&1 & nohup sleep 301 >/dev/null 2>&1 &',
+    });
+    const info = await call(`${stack.url}/v1/sessions/${other}`, { key: free.key });
+    expect(info.body.activeProcesses).toBe(2);
+  });
+
   it('runs as an unprivileged user on a read-only root', async () => {
     const run = await execute(sessionId, {
       command:
