@@ -5,7 +5,7 @@ const shared = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }],
   },
   moduleNameMapper: {
-    '^@sandbox/(errors|config|logger|proto|sandboxctl)$': '<rootDir>/packages/$1/src',
+    '^@sandbox/(errors|config|logger|proto|sandboxctl|runner)$': '<rootDir>/packages/$1/src',
     '^@sandbox/(gateway|agent|edge-proxy)$': '<rootDir>/services/$1/src',
   },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
@@ -22,7 +22,8 @@ module.exports = {
       ...shared,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      testTimeout: 60_000,
     },
   ],
+  // A global option (projects cannot set it): integration tests start containers and servers.
+  testTimeout: 60_000,
 };

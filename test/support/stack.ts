@@ -79,6 +79,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
 
   const agentConfig = loadAgentConfig({
     AGENT_PORT: '0',
+    AGENT_PREVIEW_PORT: '0',
     NODE_ID: nodeId,
     INTERNAL_TOKEN: internalToken,
     SANDBOX_IMAGE,

@@ -17,6 +17,11 @@ export type { GetSandboxRequest__Output } from './generated/agent/v1/GetSandboxR
 export type { NodeInfo, NodeInfo__Output } from './generated/agent/v1/NodeInfo';
 export type { ResourceLimits, ResourceLimits__Output } from './generated/agent/v1/ResourceLimits';
 export type { Sandbox, Sandbox__Output } from './generated/agent/v1/Sandbox';
+export type { FileChunk, FileChunk__Output } from './generated/agent/v1/FileChunk';
+export type { FileEntry__Output } from './generated/agent/v1/FileEntry';
+export type { KillProcessesResponse__Output } from './generated/agent/v1/KillProcessesResponse';
+export type { ListFilesResponse__Output } from './generated/agent/v1/ListFilesResponse';
+export type { WriteFileResponse__Output } from './generated/agent/v1/WriteFileResponse';
 
 /** proto/ at the repository root, the source of truth of the contract. */
 export const PROTO_ROOT = join(__dirname, '..', '..', '..', 'proto');

@@ -7,6 +7,8 @@ import { operations, type ApiOperation, type OperationName } from './api/operati
 import { authenticate, requireScope } from './auth/authenticate';
 import { tokenAuth } from './auth/token-auth';
 import type { ExecuteService } from './execute/execute-service';
+import type { FilesService } from './files/files-service';
+import type { ProcessesService } from './processes/processes-service';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestContext } from './http/request-context';
 import type { IdempotencyOptions } from './idempotency/idempotent';
@@ -14,6 +16,10 @@ import { rateLimit } from './limits/rate-limit-middleware';
 import type { RateLimiter } from './limits/rate-limiter';
 import { adminRouter } from './routes/admin/accounts';
 import { executeRoute } from './routes/execute/execute';
+import { listFiles } from './routes/files/list-files';
+import { readFile } from './routes/files/read-file';
+import { writeFile } from './routes/files/write-file';
+import { killProcesses } from './routes/processes/kill-processes';
 import { resolvePreview } from './routes/internal/resolve-preview';
 import { createSession } from './routes/sessions/create-session';
 import { deleteSession } from './routes/sessions/delete-session';
@@ -29,6 +35,8 @@ export interface AppDeps {
   sessions: SessionService;
   idempotency: IdempotencyOptions;
   execute: ExecuteService;
+  files: FilesService;
+  processes: ProcessesService;
   rateLimiter: RateLimiter;
   agents: AgentPool;
   adminToken: string | undefined;
@@ -67,6 +75,10 @@ export function createApp(deps: AppDeps): Express {
     getSession: getSession(deps.sessions),
     deleteSession: deleteSession(deps.sessions),
     execute: executeRoute(deps.execute),
+    killProcesses: killProcesses(deps.processes),
+    writeFile: writeFile(deps.files),
+    readFile: readFile(deps.files),
+    listFiles: listFiles(deps.files),
   };
   const v1 = express.Router();
   v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter));

@@ -9,6 +9,8 @@ import { createDatabase, type Database } from './db/database';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded-postgres';
 import { migrate } from './db/migrate';
 import { ExecuteService } from './execute/execute-service';
+import { FilesService } from './files/files-service';
+import { ProcessesService } from './processes/processes-service';
 import { IdempotencyStore } from './idempotency/idempotency-store';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter';
 import type { RateLimiter } from './limits/rate-limiter';
@@ -79,7 +81,10 @@ export async function startGateway({
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
 
   const rateLimiter = openRateLimiter(config, logger);
-  const agents = new AgentPool(config.agentNodes, config.internalToken, config.sessionOpTimeoutMs);
+  const agents = new AgentPool(config.agentNodes, config.internalToken, {
+    callTimeoutMs: config.sessionOpTimeoutMs,
+    fileTimeoutMs: config.fileOpTimeoutMs,
+  });
   const accounts = new AccountStore(db);
   const sessionStore = new SessionStore(db);
   const sessions = new SessionService({
@@ -90,6 +95,8 @@ export async function startGateway({
     previewUrlScheme: config.previewUrlScheme,
   });
   const execute = new ExecuteService(sessionStore, agents);
+  const files = new FilesService(sessionStore, agents);
+  const processes = new ProcessesService(sessionStore, agents);
   const idempotency = new IdempotencyStore(db);
   const sweeper = new SessionSweeper({
     store: sessionStore,
@@ -106,6 +113,8 @@ export async function startGateway({
     sessions,
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
+    files,
+    processes,
     rateLimiter,
     agents,
     adminToken: config.adminToken,

@@ -8,12 +8,22 @@ import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, Destro
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from './agent/v1/ExecEvent';
 import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from './agent/v1/ExecRequest';
 import type { ExecResult as _agent_v1_ExecResult, ExecResult__Output as _agent_v1_ExecResult__Output } from './agent/v1/ExecResult';
+import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from './agent/v1/FileChunk';
+import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_FileEntry__Output } from './agent/v1/FileEntry';
+import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from './agent/v1/FileInput';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from './agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from './agent/v1/GetSandboxRequest';
+import type { KillProcessesRequest as _agent_v1_KillProcessesRequest, KillProcessesRequest__Output as _agent_v1_KillProcessesRequest__Output } from './agent/v1/KillProcessesRequest';
+import type { KillProcessesResponse as _agent_v1_KillProcessesResponse, KillProcessesResponse__Output as _agent_v1_KillProcessesResponse__Output } from './agent/v1/KillProcessesResponse';
+import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__Output as _agent_v1_ListFilesRequest__Output } from './agent/v1/ListFilesRequest';
+import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesResponse__Output as _agent_v1_ListFilesResponse__Output } from './agent/v1/ListFilesResponse';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from './agent/v1/NodeInfo';
 import type { OutputChunk as _agent_v1_OutputChunk, OutputChunk__Output as _agent_v1_OutputChunk__Output } from './agent/v1/OutputChunk';
+import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from './agent/v1/ReadFileRequest';
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
+import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from './agent/v1/WriteFileRequest';
+import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from './agent/v1/WriteFileResponse';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -29,12 +39,22 @@ export interface ProtoGrpcType {
       ExecEvent: MessageTypeDefinition<_agent_v1_ExecEvent, _agent_v1_ExecEvent__Output>
       ExecRequest: MessageTypeDefinition<_agent_v1_ExecRequest, _agent_v1_ExecRequest__Output>
       ExecResult: MessageTypeDefinition<_agent_v1_ExecResult, _agent_v1_ExecResult__Output>
+      FileChunk: MessageTypeDefinition<_agent_v1_FileChunk, _agent_v1_FileChunk__Output>
+      FileEntry: MessageTypeDefinition<_agent_v1_FileEntry, _agent_v1_FileEntry__Output>
+      FileInput: MessageTypeDefinition<_agent_v1_FileInput, _agent_v1_FileInput__Output>
       GetNodeInfoRequest: MessageTypeDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_GetNodeInfoRequest__Output>
       GetSandboxRequest: MessageTypeDefinition<_agent_v1_GetSandboxRequest, _agent_v1_GetSandboxRequest__Output>
+      KillProcessesRequest: MessageTypeDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesRequest__Output>
+      KillProcessesResponse: MessageTypeDefinition<_agent_v1_KillProcessesResponse, _agent_v1_KillProcessesResponse__Output>
+      ListFilesRequest: MessageTypeDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesRequest__Output>
+      ListFilesResponse: MessageTypeDefinition<_agent_v1_ListFilesResponse, _agent_v1_ListFilesResponse__Output>
       NodeInfo: MessageTypeDefinition<_agent_v1_NodeInfo, _agent_v1_NodeInfo__Output>
       OutputChunk: MessageTypeDefinition<_agent_v1_OutputChunk, _agent_v1_OutputChunk__Output>
+      ReadFileRequest: MessageTypeDefinition<_agent_v1_ReadFileRequest, _agent_v1_ReadFileRequest__Output>
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
+      WriteFileRequest: MessageTypeDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileRequest__Output>
+      WriteFileResponse: MessageTypeDefinition<_agent_v1_WriteFileResponse, _agent_v1_WriteFileResponse__Output>
     }
   }
 }

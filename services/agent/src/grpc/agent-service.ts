@@ -2,7 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { AppError, toAppError, toGrpcStatus } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { AgentHandlers, ExecEvent, ExecRequest__Output, Sandbox } from '@sandbox/proto';
-import type { SandboxInfo, SandboxRuntime } from '../runtime/sandbox-runtime';
+import type { ByteSink, ExecSpec, SandboxInfo, SandboxRuntime } from '../runtime/sandbox-runtime';
 import { checkInternalToken } from './auth';
 
 export interface AgentServiceDeps {
@@ -24,13 +24,19 @@ const toSandbox = (info: SandboxInfo): Sandbox => ({
 
 const MAX_TIMEOUT_MS = 300_000;
 
-function execCommand(request: ExecRequest__Output): string {
-  if (request.program === 'command' && request.command !== undefined) return request.command;
-  if (request.program === 'code') {
-    throw new AppError('invalid_request', 'Running `code` is not supported by this agent yet', {
-      details: { field: 'code' },
-    });
+function execSpec(request: ExecRequest__Output): ExecSpec {
+  const base = {
+    sessionId: request.sessionId,
+    env: request.env,
+    workingDir: request.workingDir || '/workspace',
+    timeoutMs: Math.min(Math.max(request.timeoutMs, 1), MAX_TIMEOUT_MS),
+    files: request.files.map((f) => ({ path: f.path, content: f.content })),
+  };
+  if (request.program === 'command' && request.command !== undefined) {
+    return { ...base, command: request.command };
   }
+  if (request.program === 'code' && request.code !== undefined)
+    return { ...base, code: request.code };
   throw new AppError('invalid_request', 'Either code or command is required', {
     details: { field: 'command' },
   });
@@ -58,6 +64,38 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
           (response) => callback(null, response),
           (err: unknown) => callback(fail(method, err)),
         );
+    };
+  }
+
+  /**
+   * A server-streaming call: `work` writes messages through a byte sink that honours the
+   * client's flow control, and may return one last message. A cancelled call aborts `signal`.
+   */
+  function streaming<Req, Res>(
+    method: string,
+    toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer) => Res,
+    work: (request: Req, sink: ByteSink, signal: AbortSignal) => Promise<Res | undefined>,
+  ): grpc.handleServerStreamingCall<Req, Res> {
+    return (call) => {
+      const abort = new AbortController();
+      call.on('cancelled', () => abort.abort());
+      const sink: ByteSink = {
+        write: (stream, chunk) => (call.cancelled ? true : call.write(toMessage(stream, chunk))),
+        onDrain: (resume) => {
+          call.once('drain', resume);
+        },
+      };
+      Promise.resolve()
+        .then(async () => {
+          checkInternalToken(call.metadata, deps.internalToken);
+          const last = await work(call.request, sink, abort.signal);
+          if (call.cancelled) return;
+          if (last !== undefined) call.write(last);
+          call.end();
+        })
+        .catch((err: unknown) => {
+          if (!call.cancelled) call.emit('error', fail(method, err));
+        });
     };
   }
 
@@ -101,36 +139,33 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       existed: await runtime.destroy(request.sessionId),
     })),
 
-    Exec: (call) => {
-      const abort = new AbortController();
-      call.on('cancelled', () => abort.abort());
-      const send = (event: ExecEvent): void => {
-        if (!call.cancelled) call.write(event);
-      };
-      Promise.resolve()
-        .then(async () => {
-          checkInternalToken(call.metadata, deps.internalToken);
-          const request = call.request;
-          const outcome = await runtime.exec(
-            {
-              sessionId: request.sessionId,
-              command: execCommand(request),
-              env: request.env,
-              workingDir: request.workingDir || '/workspace',
-              timeoutMs: Math.min(Math.max(request.timeoutMs, 1), MAX_TIMEOUT_MS),
-            },
-            {
-              stdout: (data) => send({ stdout: { data } }),
-              stderr: (data) => send({ stderr: { data } }),
-            },
-            abort.signal,
-          );
-          send({ result: outcome });
-          call.end();
-        })
-        .catch((err: unknown) => {
-          if (!call.cancelled) call.emit('error', fail('Exec', err));
-        });
-    },
+    Exec: streaming<ExecRequest__Output, ExecEvent>(
+      'Exec',
+      (stream, data) => (stream === 'stdout' ? { stdout: { data } } : { stderr: { data } }),
+      async (request: ExecRequest__Output, sink, signal) => ({
+        result: await runtime.exec(execSpec(request), sink, signal),
+      }),
+    ),
+
+    KillProcesses: unary('KillProcesses', async (request) => ({
+      pids: await runtime.kill(request.sessionId, request.pid === 0 ? undefined : request.pid),
+    })),
+
+    WriteFile: unary('WriteFile', async (request) =>
+      runtime.writeFile(request.sessionId, { path: request.path, content: request.content }),
+    ),
+
+    ReadFile: streaming(
+      'ReadFile',
+      (_stream, data) => ({ data }),
+      async (request: { sessionId: string; path: string }, sink) => {
+        await runtime.readFile(request.sessionId, request.path, sink);
+        return undefined;
+      },
+    ),
+
+    ListFiles: unary('ListFiles', async (request) =>
+      runtime.listFiles(request.sessionId, request.path, request.limit || 10_000),
+    ),
   };
 }

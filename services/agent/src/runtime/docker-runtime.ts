@@ -1,25 +1,25 @@
-import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import { AppError } from '@sandbox/errors';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { containerName, sandboxLabelKeys, workspaceVolumeName } from './docker-names';
-import { killProcessTree } from './process-tree';
+import type { RunnerClient } from './runner-client';
+import * as runnerOps from './runner-operations';
+import { RunnerPool } from './runner-pool';
 import type {
+  ByteSink,
   ExecOutcome,
-  ExecSink,
   ExecSpec,
+  FileContent,
+  FileEntry,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
 } from './sandbox-runtime';
-import { parseSandboxStats, SANDBOX_STATS_SCRIPT } from './sandbox-stats';
 
 const MIB = 1024 * 1024;
 const SANDBOX_USER = '1000:1000';
 const EXTRA_CA_IN_SANDBOX = '/etc/sandbox/extra-ca-certificates.pem';
-/** Exit code reported for a run killed by its timeout (as coreutils `timeout`). */
-export const TIMEOUT_EXIT_CODE = 124;
 
 function statusCode(err: unknown): number | undefined {
   return typeof err === 'object' && err !== null && 'statusCode' in err
@@ -39,12 +39,14 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly config: AgentConfig;
   private readonly logger: Logger;
   private readonly labels: ReturnType<typeof sandboxLabelKeys>;
+  private readonly runners: RunnerPool;
 
   constructor(options: DockerRuntimeOptions) {
     this.config = options.config;
     this.logger = options.logger;
     this.docker = options.docker ?? new Docker({ socketPath: options.config.dockerSocket });
     this.labels = sandboxLabelKeys(options.config.labelPrefix);
+    this.runners = new RunnerPool(this.docker, this.logger);
   }
 
   async prepare(): Promise<void> {
@@ -186,31 +188,18 @@ export class DockerRuntime implements SandboxRuntime {
         activeProcesses: 0,
       };
     }
-    const output = await this.runQuiet(info.Id, ['sh', '-c', SANDBOX_STATS_SCRIPT]);
-    return { sessionId, containerId: info.Id, status: 'running', ...parseSandboxStats(output) };
-  }
-
-  /** Runs a short internal command in the sandbox and returns its stdout. */
-  private async runQuiet(containerId: string, cmd: string[]): Promise<string> {
-    const exec = await this.docker.getContainer(containerId).exec({
-      Cmd: cmd,
-      User: SANDBOX_USER,
-      AttachStdout: true,
-      AttachStderr: true,
-    });
-    const stream = await exec.start({ hijack: true, stdin: false });
-    const stdout = new PassThrough();
-    const chunks: Buffer[] = [];
-    stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    this.docker.modem.demuxStream(stream, stdout, new PassThrough().resume());
-    await new Promise<void>((resolve, reject) => {
-      stream.on('end', resolve);
-      stream.on('error', reject);
-    });
-    return Buffer.concat(chunks).toString('utf8');
+    const stats = await this.runners.get(sessionId, info.Id).request({ op: 'stats' }, 'stats');
+    return {
+      sessionId,
+      containerId: info.Id,
+      status: 'running',
+      filesCount: stats.filesCount,
+      activeProcesses: stats.activeProcesses,
+    };
   }
 
   async destroy(sessionId: string): Promise<boolean> {
+    this.runners.close(sessionId);
     let existed = false;
     try {
       await this.docker.getContainer(containerName(sessionId)).remove({ force: true, v: true });
@@ -228,58 +217,41 @@ export class DockerRuntime implements SandboxRuntime {
     return existed;
   }
 
-  async exec(spec: ExecSpec, sink: ExecSink, signal: AbortSignal): Promise<ExecOutcome> {
-    const info = await this.requireRunning(spec.sessionId);
-    const started = process.hrtime.bigint();
-    const exec = await this.docker.getContainer(info.Id).exec({
-      Cmd: ['bash', '-c', spec.command],
-      User: SANDBOX_USER,
-      WorkingDir: spec.workingDir,
-      Env: Object.entries(spec.env).map(([name, value]) => `${name}=${value}`),
-      AttachStdout: true,
-      AttachStderr: true,
-    });
-    const stream = await exec.start({ hijack: true, stdin: false });
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    stdout.on('data', (chunk: Buffer) => sink.stdout(chunk));
-    stderr.on('data', (chunk: Buffer) => sink.stderr(chunk));
-    this.docker.modem.demuxStream(stream, stdout, stderr);
+  /** The runner of a running sandbox; 404 session_not_found when there is none. */
+  private async runnerOf(sessionId: string): Promise<RunnerClient> {
+    const info = await this.requireRunning(sessionId);
+    return this.runners.get(sessionId, info.Id);
+  }
 
-    let timedOut = false;
-    const stop = async (): Promise<void> => {
-      const { Pid } = await exec.inspect();
-      if (Pid > 0) await killProcessTree(Pid);
-      stream.destroy();
-    };
-    const onAbort = (): void => {
-      stop().catch((err: unknown) => this.logger.warn({ err }, 'stopping a run failed'));
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      onAbort();
-    }, spec.timeoutMs);
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      await new Promise<void>((resolve) => {
-        stream.on('end', resolve);
-        stream.on('close', resolve);
-        stream.on('error', resolve);
-      });
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    }
-    const executionTimeMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
-    const { ExitCode } = await exec.inspect();
-    return {
-      exitCode: timedOut ? TIMEOUT_EXIT_CODE : (ExitCode ?? -1),
-      executionTimeMs,
-      // Measured per run by the in-sandbox runner (Execution issue); not available via docker exec.
-      memoryUsedBytes: 0,
-      cpuTimeMs: 0,
-      timedOut,
-    };
+  async exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<ExecOutcome> {
+    const runner = await this.runnerOf(spec.sessionId);
+    return runnerOps.exec(
+      runner,
+      spec,
+      sink,
+      signal,
+      this.logger.child({ sessionId: spec.sessionId }),
+    );
+  }
+
+  async kill(sessionId: string, pid: number | undefined): Promise<number[]> {
+    return runnerOps.kill(await this.runnerOf(sessionId), pid);
+  }
+
+  async writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }> {
+    return runnerOps.writeFile(await this.runnerOf(sessionId), file);
+  }
+
+  async readFile(sessionId: string, path: string, sink: ByteSink): Promise<number> {
+    return runnerOps.readFile(await this.runnerOf(sessionId), path, sink);
+  }
+
+  async listFiles(
+    sessionId: string,
+    path: string,
+    limit: number,
+  ): Promise<{ files: FileEntry[]; truncated: boolean }> {
+    return runnerOps.listFiles(await this.runnerOf(sessionId), path, limit);
   }
 
   async previewHost(sessionId: string): Promise<string> {

@@ -23,12 +23,21 @@ export interface SandboxInfo {
   activeProcesses: number;
 }
 
+export interface FileContent {
+  /** Relative to /workspace. */
+  path: string;
+  content: Buffer;
+}
+
 export interface ExecSpec {
   sessionId: string;
-  command: string;
+  /** Exactly one of command and code. */
+  command?: string;
+  code?: string;
   env: Record<string, string>;
   workingDir: string;
   timeoutMs: number;
+  files: FileContent[];
 }
 
 export interface ExecOutcome {
@@ -37,12 +46,22 @@ export interface ExecOutcome {
   memoryUsedBytes: number;
   cpuTimeMs: number;
   timedOut: boolean;
+  filesWritten: string[];
 }
 
-/** Receives output as the process writes it. */
-export interface ExecSink {
-  stdout(chunk: Buffer): void;
-  stderr(chunk: Buffer): void;
+/**
+ * Receives bytes as they are produced. Returning false means "full": the producer waits until
+ * the callback given to `onDrain` runs.
+ */
+export interface ByteSink {
+  write(stream: 'stdout' | 'stderr', chunk: Buffer): boolean;
+  onDrain(resume: () => void): void;
+}
+
+export interface FileEntry {
+  path: string;
+  size: number;
+  modified: string;
 }
 
 export interface SandboxRuntime {
@@ -53,7 +72,17 @@ export interface SandboxRuntime {
   inspect(sessionId: string): Promise<SandboxInfo>;
   /** Removes the container and its workspace; false when nothing was there. */
   destroy(sessionId: string): Promise<boolean>;
-  exec(spec: ExecSpec, sink: ExecSink, signal: AbortSignal): Promise<ExecOutcome>;
+  exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<ExecOutcome>;
+  /** Kills `pid` and its descendants, or every process of the session when pid is undefined. */
+  kill(sessionId: string, pid: number | undefined): Promise<number[]>;
+  writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }>;
+  /** Streams a file to `sink` (as 'stdout'); returns its size. */
+  readFile(sessionId: string, path: string, sink: ByteSink): Promise<number>;
+  listFiles(
+    sessionId: string,
+    path: string,
+    limit: number,
+  ): Promise<{ files: FileEntry[]; truncated: boolean }>;
   count(): Promise<number>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */
   previewHost(sessionId: string): Promise<string>;

@@ -6,6 +6,10 @@ import {
   type AgentClient as GrpcAgentClient,
   type DestroySandboxResponse__Output,
   type ExecEvent__Output,
+  type FileChunk__Output,
+  type KillProcessesResponse__Output,
+  type ListFilesResponse__Output,
+  type WriteFileResponse__Output,
   type ExecRequest,
   type NodeInfo__Output,
   type ResourceLimits,
@@ -18,6 +22,8 @@ export interface AgentClientOptions {
   token: string | undefined;
   /** Deadline of unary calls (spec 8.2: session operations 10 s). */
   callTimeoutMs: number;
+  /** Deadline of file operations (spec 8.2: 30 s). */
+  fileTimeoutMs: number;
 }
 
 /** Receives a running execution's events. */
@@ -31,12 +37,14 @@ export class AgentClient {
   private readonly client: GrpcAgentClient;
   private readonly token: string | undefined;
   private readonly callTimeoutMs: number;
+  private readonly fileTimeoutMs: number;
   private previewAddressCache: Promise<string> | undefined;
 
   constructor(options: AgentClientOptions) {
     this.nodeId = options.nodeId;
     this.token = options.token;
     this.callTimeoutMs = options.callTimeoutMs;
+    this.fileTimeoutMs = options.fileTimeoutMs;
     const Agent = loadAgentProto().agent.v1.Agent;
     this.client = new Agent(options.address, grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': 128 * 1024 * 1024,
@@ -60,9 +68,10 @@ export class AgentClient {
       options: grpc.CallOptions,
       callback: grpc.requestCallback<Res>,
     ) => grpc.ClientUnaryCall,
+    timeoutMs = this.callTimeoutMs,
   ): Promise<Res> {
     return new Promise((resolve, reject) => {
-      call(this.metadata(), this.options(), (err, response) => {
+      call(this.metadata(), this.options(timeoutMs), (err, response) => {
         if (err !== null || response === undefined) reject(fromGrpcError(err));
         else resolve(response);
       });
@@ -129,6 +138,55 @@ export class AgentClient {
         resolve();
       });
     });
+  }
+
+  async killProcesses(sessionId: string, pid: number | undefined): Promise<number[]> {
+    const response = await this.unary<KillProcessesResponse__Output>((md, options, cb) =>
+      this.client.killProcesses({ sessionId, pid: pid ?? 0 }, md, options, cb),
+    );
+    return response.pids;
+  }
+
+  writeFile(sessionId: string, path: string, content: Buffer): Promise<WriteFileResponse__Output> {
+    return this.unary<WriteFileResponse__Output>(
+      (md, options, cb) => this.client.writeFile({ sessionId, path, content }, md, options, cb),
+      this.fileTimeoutMs,
+    );
+  }
+
+  /** A whole file, refused past `maxBytes`. */
+  readFile(sessionId: string, path: string, maxBytes: number): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const call = this.client.readFile(
+        { sessionId, path },
+        this.metadata(),
+        this.options(this.fileTimeoutMs),
+      );
+      const chunks: Buffer[] = [];
+      let size = 0;
+      call.on('data', (chunk: FileChunk__Output) => {
+        size += chunk.data.length;
+        if (size > maxBytes) {
+          call.cancel();
+          reject(
+            new AppError('payload_too_large', `The file is larger than ${maxBytes} bytes`, {
+              details: { path, max: maxBytes },
+            }),
+          );
+          return;
+        }
+        chunks.push(chunk.data);
+      });
+      call.on('error', (err) => reject(fromGrpcError(err)));
+      call.on('end', () => resolve(Buffer.concat(chunks)));
+    });
+  }
+
+  listFiles(sessionId: string, path: string, limit: number): Promise<ListFilesResponse__Output> {
+    return this.unary<ListFilesResponse__Output>(
+      (md, options, cb) => this.client.listFiles({ sessionId, path, limit }, md, options, cb),
+      this.fileTimeoutMs,
+    );
   }
 
   close(): void {

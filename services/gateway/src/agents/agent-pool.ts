@@ -7,11 +7,15 @@ export class AgentPool {
   private readonly clients: Map<string, AgentClient>;
   private next = 0;
 
-  constructor(nodes: readonly AgentNode[], token: string | undefined, callTimeoutMs: number) {
+  constructor(
+    nodes: readonly AgentNode[],
+    token: string | undefined,
+    timeouts: { callTimeoutMs: number; fileTimeoutMs: number },
+  ) {
     this.clients = new Map(
       nodes.map((node) => [
         node.id,
-        new AgentClient({ nodeId: node.id, address: node.address, token, callTimeoutMs }),
+        new AgentClient({ nodeId: node.id, address: node.address, token, ...timeouts }),
       ]),
     );
   }

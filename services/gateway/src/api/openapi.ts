@@ -71,9 +71,9 @@ function operationObject(op: ApiOperation): Record<string, unknown> {
         ]
       : []),
   ];
-  const success: Record<string, unknown> = {
-    'application/json': { schema: jsonSchema(op.success.schema, 'output') },
-  };
+  const success: Record<string, unknown> = op.success.raw
+    ? { '*/*': { schema: { type: 'string', format: 'binary' } } }
+    : { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } };
   if (op.success.eventStream) success['text/event-stream'] = { schema: { type: 'string' } };
   return {
     operationId: op.operationId,

@@ -2,11 +2,19 @@ import type { z } from 'zod';
 import type { ErrorCode } from '@sandbox/errors';
 import type { Scope } from '../auth/principal';
 import { executeBody } from '../execute/execute-request';
+import { listFilesQuery } from '../routes/files/list-files';
+import { readFileQuery } from '../routes/files/read-file';
+import { writeFileBody } from '../routes/files/write-file';
+import { killBody } from '../routes/processes/kill-processes';
 import { createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import {
   deleteResultSchema,
   executionResultSchema,
+  fileListSchema,
+  killResultSchema,
+  rawBytesSchema,
+  writeFileResultSchema,
   sessionInfoSchema,
   sessionListSchema,
   sessionSchema,
@@ -23,7 +31,14 @@ export interface ApiOperation {
   body?: z.ZodType;
   query?: z.ZodType;
   idempotent?: boolean;
-  success: { status: number; schema: z.ZodType; description: string; eventStream?: boolean };
+  success: {
+    status: number;
+    schema: z.ZodType;
+    description: string;
+    eventStream?: boolean;
+    /** The body is raw bytes, not JSON. */
+    raw?: boolean;
+  };
   /** Error codes this operation can answer with (besides the ones every call can). */
   errors: readonly ErrorCode[];
 }
@@ -87,7 +102,7 @@ export const operations = {
     method: 'post',
     path: '/execute',
     operationId: 'execute',
-    summary: 'Run a command in a session (JSON result, or Server-Sent Events with stream: true)',
+    summary: 'Run code or a command in a session (JSON, or Server-Sent Events with stream: true)',
     scope: 'execute',
     body: executeBody,
     success: {
@@ -101,11 +116,61 @@ export const operations = {
       'invalid_path',
       'forbidden',
       'payload_too_large',
+      'file_too_large',
       'session_not_found',
       'execution_timeout',
       'request_timeout',
+      'disk_full',
       'service_unavailable',
     ],
+  },
+  killProcesses: {
+    method: 'post',
+    path: '/execution/kill',
+    operationId: 'killProcesses',
+    summary: "Kill one process (and its children) or all of a session's processes",
+    scope: 'processes',
+    body: killBody,
+    success: { status: 200, schema: killResultSchema, description: 'What was killed' },
+    errors: ['invalid_request', 'forbidden', 'session_not_found', 'process_not_found'],
+  },
+  writeFile: {
+    method: 'post',
+    path: '/files/write',
+    operationId: 'writeFile',
+    summary: 'Create or replace a file under /workspace (atomically)',
+    scope: 'files',
+    body: writeFileBody,
+    success: { status: 200, schema: writeFileResultSchema, description: 'The written file' },
+    errors: [
+      'invalid_request',
+      'invalid_path',
+      'forbidden',
+      'session_not_found',
+      'payload_too_large',
+      'file_too_large',
+      'disk_full',
+    ],
+  },
+  readFile: {
+    method: 'get',
+    path: '/files/read',
+    operationId: 'readFile',
+    summary: 'The raw content of a file, with a Content-Type from its extension',
+    scope: 'files',
+    query: readFileQuery,
+    success: { status: 200, schema: rawBytesSchema, description: 'The file', raw: true },
+    errors: ['invalid_request', 'invalid_path', 'forbidden', 'session_not_found', 'file_not_found'],
+  },
+  listFiles: {
+    method: 'get',
+    path: '/files/list',
+    operationId: 'listFiles',
+    summary: 'Files under a directory of /workspace (recursive, files only)',
+    scope: 'files',
+    query: listFilesQuery,
+    success: { status: 200, schema: fileListSchema, description: 'The files' },
+    errors: ['invalid_request', 'invalid_path', 'forbidden', 'session_not_found', 'file_not_found'],
   },
 } as const satisfies Record<string, ApiOperation>;
 

@@ -64,6 +64,10 @@ export const executionResultSchema = z.strictObject({
   cpuTime: z.number().int().min(0).describe('CPU milliseconds'),
   timedOut: z.boolean(),
   filesWritten: z.array(z.string()).optional(),
+  outputTruncated: z
+    .literal(true)
+    .optional()
+    .describe('present when output past 16 MB per stream was dropped (non-streamed runs)'),
 });
 
 /** Spec part 7, for one set of codes. */
@@ -79,3 +83,29 @@ export function errorBodySchema(codes: readonly [string, ...string[]]) {
     }),
   });
 }
+
+export const writeFileResultSchema = z.strictObject({
+  path: z.string(),
+  size: z.number().int().min(0),
+});
+
+export const fileEntrySchema = z.strictObject({
+  path: z.string(),
+  size: z.number().int().min(0),
+  modified: isoTimestamp,
+  type: z.literal('file'),
+});
+
+export const fileListSchema = z.strictObject({
+  files: z.array(fileEntrySchema),
+  truncated: z.literal(true).optional(),
+  pagination: paginationSchema.optional(),
+});
+
+export const killResultSchema = z.strictObject({
+  killed: z.number().int().min(0),
+  pids: z.array(z.number().int()),
+});
+
+/** Raw file bytes. */
+export const rawBytesSchema = z.string().describe('the raw bytes of the file');

@@ -1,6 +1,7 @@
 import { AppError } from '@sandbox/errors';
 import type { PlanLimits } from '../limits/plans';
-import { planExecution, resolveWorkingDir } from './execute-request';
+import { resolveWorkingDir } from '../files/workspace-path';
+import { planExecution } from './execute-request';
 
 const free: PlanLimits = {
   requestsPerMinute: 100,
@@ -29,7 +30,8 @@ describe('planExecution', () => {
   it('applies the defaults', () => {
     expect(planExecution({ sessionId: 's', command: 'true' }, free, 30)).toEqual({
       sessionId: 's',
-      command: 'true',
+      program: { command: 'true' },
+      files: [],
       env: {},
       workingDir: '/workspace',
       timeoutS: 30,

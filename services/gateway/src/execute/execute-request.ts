@@ -1,17 +1,17 @@
-import { posix } from 'node:path';
 import { z } from 'zod';
 import { AppError } from '@sandbox/errors';
 import type { PlanLimits } from '../limits/plans';
+import { decodeFiles, fileInput, type DecodedFile } from '../files/file-content';
+import { resolveWorkingDir } from '../files/workspace-path';
 import { MAX_EXECUTION_TIMEOUT_S } from '../sessions/session-limits';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const WORKSPACE = '/workspace';
 
 export const executeBody = z.object({
   sessionId: z.string().min(1),
   code: z.string().optional(),
   command: z.string().optional(),
-  files: z.array(z.unknown()).optional(),
+  files: z.array(fileInput).optional(),
   env: z.record(z.string(), z.string()).optional(),
   timeout: z.number().int().optional(),
   workingDir: z.string().optional(),
@@ -20,30 +20,16 @@ export const executeBody = z.object({
 
 export type ExecuteBody = z.output<typeof executeBody>;
 
+export type Program = { command: string } | { code: string };
+
 export interface ExecutePlan {
   sessionId: string;
-  command: string;
+  program: Program;
+  files: DecodedFile[];
   env: Record<string, string>;
   workingDir: string;
   timeoutS: number;
   stream: boolean;
-}
-
-/** `workingDir` as an absolute path that stays inside /workspace. */
-export function resolveWorkingDir(value: string | undefined): string {
-  if (value === undefined || value === '') return WORKSPACE;
-  if (value.includes('\0')) {
-    throw new AppError('invalid_path', 'workingDir contains a NUL byte', {
-      details: { path: value },
-    });
-  }
-  const resolved = posix.resolve(WORKSPACE, value);
-  if (resolved !== WORKSPACE && !resolved.startsWith(WORKSPACE + '/')) {
-    throw new AppError('invalid_path', 'workingDir must be inside /workspace', {
-      details: { path: value },
-    });
-  }
-  return resolved;
 }
 
 /** Checks an execute request against the spec's rules and the caller's plan. */
@@ -60,16 +46,6 @@ export function planExecution(
   if (body.code === undefined && body.command === undefined) {
     throw new AppError('invalid_request', 'Either code or command is required', {
       details: { field: 'command' },
-    });
-  }
-  if (body.code !== undefined) {
-    throw new AppError('invalid_request', 'Running code is not available yet; use command', {
-      details: { field: 'code' },
-    });
-  }
-  if (body.files !== undefined && body.files.length > 0) {
-    throw new AppError('invalid_request', 'files is not available yet', {
-      details: { field: 'files' },
     });
   }
   const env = body.env ?? {};
@@ -99,7 +75,8 @@ export function planExecution(
   }
   return {
     sessionId: body.sessionId,
-    command: body.command as string,
+    program: body.code !== undefined ? { code: body.code } : { command: body.command ?? '' },
+    files: decodeFiles(body.files ?? [], limits),
     env,
     workingDir: resolveWorkingDir(body.workingDir),
     timeoutS,

@@ -16,6 +16,8 @@ export interface ExecutionResult {
   cpuTime: number;
   timedOut: boolean;
   filesWritten?: string[];
+  /** Present when output past MAX_COLLECTED_OUTPUT_BYTES per stream was dropped. */
+  outputTruncated?: true;
 }
 
 /** Output kept per stream of a non-streamed run. */
@@ -61,7 +63,8 @@ export class ExecuteService {
     await this.agents.forNode(nodeId).exec(
       {
         sessionId: plan.sessionId,
-        command: plan.command,
+        ...plan.program,
+        files: plan.files,
         env: plan.env,
         workingDir: plan.workingDir,
         timeoutMs: plan.timeoutS * 1000,
@@ -92,6 +95,8 @@ export class ExecuteService {
       memoryUsed: result.memoryUsedBytes,
       cpuTime: result.cpuTimeMs,
       timedOut: result.timedOut,
+      filesWritten: result.filesWritten,
+      ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
     };
   }
 }

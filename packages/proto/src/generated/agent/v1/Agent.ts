@@ -7,10 +7,18 @@ import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroyS
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from '../../agent/v1/DestroySandboxResponse';
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from '../../agent/v1/ExecEvent';
 import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from '../../agent/v1/ExecRequest';
+import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from '../../agent/v1/FileChunk';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from '../../agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from '../../agent/v1/GetSandboxRequest';
+import type { KillProcessesRequest as _agent_v1_KillProcessesRequest, KillProcessesRequest__Output as _agent_v1_KillProcessesRequest__Output } from '../../agent/v1/KillProcessesRequest';
+import type { KillProcessesResponse as _agent_v1_KillProcessesResponse, KillProcessesResponse__Output as _agent_v1_KillProcessesResponse__Output } from '../../agent/v1/KillProcessesResponse';
+import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__Output as _agent_v1_ListFilesRequest__Output } from '../../agent/v1/ListFilesRequest';
+import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesResponse__Output as _agent_v1_ListFilesResponse__Output } from '../../agent/v1/ListFilesResponse';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from '../../agent/v1/NodeInfo';
+import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from '../../agent/v1/ReadFileRequest';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
+import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from '../../agent/v1/WriteFileRequest';
+import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from '../../agent/v1/WriteFileResponse';
 
 export interface AgentClient extends grpc.Client {
   CreateSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
@@ -54,6 +62,38 @@ export interface AgentClient extends grpc.Client {
   getSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   getSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   
+  KillProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  KillProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  KillProcesses(argument: _agent_v1_KillProcessesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  KillProcesses(argument: _agent_v1_KillProcessesRequest, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  killProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  killProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  killProcesses(argument: _agent_v1_KillProcessesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  killProcesses(argument: _agent_v1_KillProcessesRequest, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListFiles(argument: _agent_v1_ListFilesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  ListFiles(argument: _agent_v1_ListFilesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  ListFiles(argument: _agent_v1_ListFilesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  ListFiles(argument: _agent_v1_ListFilesRequest, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  listFiles(argument: _agent_v1_ListFilesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  listFiles(argument: _agent_v1_ListFilesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  listFiles(argument: _agent_v1_ListFilesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  listFiles(argument: _agent_v1_ListFilesRequest, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
+  
+  ReadFile(argument: _agent_v1_ReadFileRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
+  ReadFile(argument: _agent_v1_ReadFileRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
+  readFile(argument: _agent_v1_ReadFileRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
+  readFile(argument: _agent_v1_ReadFileRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
+  
+  WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  WriteFile(argument: _agent_v1_WriteFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  WriteFile(argument: _agent_v1_WriteFileRequest, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  writeFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  writeFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  writeFile(argument: _agent_v1_WriteFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  writeFile(argument: _agent_v1_WriteFileRequest, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface AgentHandlers extends grpc.UntypedServiceImplementation {
@@ -67,6 +107,14 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   GetSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
   
+  KillProcesses: grpc.handleUnaryCall<_agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse>;
+  
+  ListFiles: grpc.handleUnaryCall<_agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse>;
+  
+  ReadFile: grpc.handleServerStreamingCall<_agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk>;
+  
+  WriteFile: grpc.handleUnaryCall<_agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse>;
+  
 }
 
 export interface AgentDefinition extends grpc.ServiceDefinition {
@@ -75,4 +123,8 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   Exec: MethodDefinition<_agent_v1_ExecRequest, _agent_v1_ExecEvent, _agent_v1_ExecRequest__Output, _agent_v1_ExecEvent__Output>
   GetNodeInfo: MethodDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_NodeInfo, _agent_v1_GetNodeInfoRequest__Output, _agent_v1_NodeInfo__Output>
   GetSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
+  KillProcesses: MethodDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesResponse, _agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse__Output>
+  ListFiles: MethodDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesResponse, _agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse__Output>
+  ReadFile: MethodDefinition<_agent_v1_ReadFileRequest, _agent_v1_FileChunk, _agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk__Output>
+  WriteFile: MethodDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileResponse, _agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse__Output>
 }

@@ -1,5 +1,6 @@
 // Original file: proto/agent/v1/agent.proto
 
+import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from '../../agent/v1/FileInput';
 
 export interface ExecRequest {
   'sessionId'?: (string);
@@ -8,6 +9,7 @@ export interface ExecRequest {
   'env'?: ({[key: string]: string});
   'workingDir'?: (string);
   'timeoutMs'?: (number);
+  'files'?: (_agent_v1_FileInput)[];
   'program'?: "command"|"code";
 }
 
@@ -18,5 +20,6 @@ export interface ExecRequest__Output {
   'env': ({[key: string]: string});
   'workingDir': (string);
   'timeoutMs': (number);
+  'files': (_agent_v1_FileInput__Output)[];
   'program'?: "command"|"code";
 }

@@ -8,6 +8,7 @@ export interface ExecResult {
   'memoryUsedBytes'?: (number | string | Long);
   'cpuTimeMs'?: (number | string | Long);
   'timedOut'?: (boolean);
+  'filesWritten'?: (string)[];
 }
 
 export interface ExecResult__Output {
@@ -16,4 +17,5 @@ export interface ExecResult__Output {
   'memoryUsedBytes': (number);
   'cpuTimeMs': (number);
   'timedOut': (boolean);
+  'filesWritten': (string)[];
 }

@@ -1,0 +1,12 @@
+// Original file: proto/agent/v1/agent.proto
+
+
+export interface KillProcessesRequest {
+  'sessionId'?: (string);
+  'pid'?: (number);
+}
+
+export interface KillProcessesRequest__Output {
+  'sessionId': (string);
+  'pid': (number);
+}

@@ -1,0 +1,14 @@
+// Original file: proto/agent/v1/agent.proto
+
+
+export interface ListFilesRequest {
+  'sessionId'?: (string);
+  'path'?: (string);
+  'limit'?: (number);
+}
+
+export interface ListFilesRequest__Output {
+  'sessionId': (string);
+  'path': (string);
+  'limit': (number);
+}

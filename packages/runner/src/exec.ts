@@ -1,0 +1,213 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:os';
+import { posix } from 'node:path';
+import { CODE_FILE_PREFIX, codeSource } from './code-file';
+import { writeFiles } from './files';
+import { descendants, killAll, listProcesses } from './processes';
+import { RunnerError, type ExecResultEvent, type FileInput } from './protocol';
+import { readTiming, TIME_FORMAT } from './run-measure';
+import { lexicalDir, resolveExisting, WORKSPACE } from './workspace-path';
+
+export interface RunSpec {
+  command?: string;
+  code?: string;
+  env: Record<string, string>;
+  cwd: string;
+  timeoutMs: number;
+  files?: FileInput[];
+}
+
+/** Where output goes; `false` from a write means "slow down" until `onDrain` calls back. */
+export interface RunSink {
+  stdout(chunk: Buffer): boolean;
+  stderr(chunk: Buffer): boolean;
+  onDrain(resume: () => void): void;
+}
+
+export interface RunHandle {
+  /**
+   * Stops the run because its client went away: a hangup (SIGHUP) to its process group, as a
+   * closing terminal would, so `nohup`ed and `setsid` background processes live on; what
+   * remains of the run's own command is then killed.
+   */
+  cancel(): void;
+  readonly done: Promise<ExecResultEvent>;
+}
+
+/** Exit code of a run ended by its timeout (as coreutils `timeout`). */
+export const TIMEOUT_EXIT_CODE = 124;
+const MEMORY_POLL_MS = 50;
+/** After the main process exits, how long its last output may take to arrive. */
+const OUTPUT_GRACE_MS = 150;
+/** After a hangup, how long the command gets before it is killed. */
+const HANGUP_GRACE_MS = 500;
+const MAX_FILES_WRITTEN = 1000;
+const MAX_SCANNED = 20_000;
+const RUNNER_DIR = '/tmp/.sandbox-runner';
+
+type Snapshot = Map<string, number>;
+
+/** mtimes of files under `dir` (node_modules left out), to tell what a run wrote. */
+async function snapshot(dir: string): Promise<Snapshot> {
+  const seen: Snapshot = new Map();
+  const queue = [dir];
+  while (queue.length > 0 && seen.size < MAX_SCANNED) {
+    const current = queue.shift() as string;
+    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
+      const full = posix.join(current, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules') queue.push(full);
+      } else if (entry.isFile() && !entry.name.startsWith(CODE_FILE_PREFIX)) {
+        const info = await lstat(full).catch(() => undefined);
+        if (info !== undefined) seen.set(full, info.mtimeMs);
+      }
+    }
+  }
+  return seen;
+}
+
+function changed(before: Snapshot, after: Snapshot): string[] {
+  const paths: string[] = [];
+  for (const [path, mtime] of after) {
+    if (before.get(path) !== mtime) paths.push(posix.relative(WORKSPACE, path));
+  }
+  return paths.sort();
+}
+
+async function workingDirectory(cwd: string): Promise<string> {
+  const dir = lexicalDir(cwd);
+  await mkdir(dir, { recursive: true });
+  const real = await resolveExisting(posix.relative(WORKSPACE, dir) || '.');
+  if (!(await lstat(real)).isDirectory()) {
+    throw new RunnerError('invalid_path', `workingDir is not a directory: ${cwd}`, { path: cwd });
+  }
+  return real;
+}
+
+/** Starts a run: files written first (all or none), then the command or code, measured. */
+export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle> {
+  const written = spec.files === undefined ? [] : await writeFiles(spec.files);
+  const cwd = await workingDirectory(spec.cwd);
+  const before = await snapshot(cwd);
+  await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
+  const id = randomBytes(8).toString('hex');
+  const timingFile = posix.join(RUNNER_DIR, `timing-${id}`);
+  let codeFile: string | undefined;
+  let argv: string[];
+  if (spec.code !== undefined) {
+    codeFile = posix.join(cwd, `${CODE_FILE_PREFIX}${id}.mts`);
+    await writeFile(codeFile, codeSource(spec.code), { mode: 0o644 });
+    argv = ['tsx', codeFile];
+  } else {
+    argv = ['bash', '-c', spec.command ?? ''];
+  }
+
+  const started = process.hrtime.bigint();
+  const child = spawn('/usr/bin/time', ['-f', TIME_FORMAT, '-o', timingFile, ...argv], {
+    cwd,
+    env: { ...process.env, ...spec.env },
+    detached: true, // its own process group, so that the tree can be killed
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const leader = child.pid;
+  if (leader === undefined) throw new RunnerError('internal_error', 'Could not start the process');
+
+  let finished = false;
+  const forward = (stream: NodeJS.ReadableStream, write: (chunk: Buffer) => boolean): void => {
+    stream.on('data', (chunk: Buffer) => {
+      if (finished) return; // late output of background processes is dropped
+      if (!write(chunk)) {
+        stream.pause();
+        sink.onDrain(() => stream.resume());
+      }
+    });
+  };
+  forward(child.stdout, (c) => sink.stdout(c));
+  forward(child.stderr, (c) => sink.stderr(c));
+
+  let peakRss = 0;
+  let lastCpuMs = 0;
+  const poll = async (): Promise<void> => {
+    const tree = descendants(await listProcesses(), leader);
+    peakRss = Math.max(
+      peakRss,
+      tree.reduce((sum, p) => sum + p.rss, 0),
+    );
+    lastCpuMs = Math.max(
+      lastCpuMs,
+      tree.reduce((sum, p) => sum + p.cpuMs, 0),
+    );
+  };
+  const poller = setInterval(() => void poll().catch(() => undefined), MEMORY_POLL_MS);
+  void poll().catch(() => undefined);
+
+  let timedOut = false;
+  const killTree = async (): Promise<void> => {
+    const tree = descendants(await listProcesses(), leader).map((p) => p.pid);
+    killAll(tree);
+    try {
+      process.kill(-leader, 'SIGKILL');
+    } catch {
+      // group already gone
+    }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void killTree();
+  }, spec.timeoutMs);
+
+  const done = new Promise<ExecResultEvent>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      clearInterval(poller);
+      const executionTimeMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
+      const ended = [child.stdout, child.stderr].map(
+        (stream) => new Promise<void>((ok) => stream.once('end', ok)),
+      );
+      const grace = new Promise<void>((ok) => setTimeout(ok, OUTPUT_GRACE_MS));
+      void Promise.race([Promise.all(ended), grace])
+        .then(async () => {
+          finished = true;
+          // Keep draining pipes held open by background processes, so they never block.
+          child.stdout.resume();
+          child.stderr.resume();
+          const timing = await readTiming(timingFile);
+          await rm(timingFile, { force: true });
+          if (codeFile !== undefined) await rm(codeFile, { force: true });
+          const after = await snapshot(cwd);
+          const filesWritten = [...written.map((f) => f.path), ...changed(before, after)];
+          resolve({
+            exitCode: timedOut ? TIMEOUT_EXIT_CODE : (code ?? 128 + signalNumber(signal)),
+            executionTimeMs,
+            memoryUsedBytes: Math.max(peakRss, timing?.maxRssBytes ?? 0),
+            cpuTimeMs: timing?.cpuTimeMs ?? Math.round(lastCpuMs),
+            timedOut,
+            filesWritten: [...new Set(filesWritten)].slice(0, MAX_FILES_WRITTEN),
+          });
+        })
+        .catch(reject);
+    });
+  });
+  const hangUp = (): void => {
+    try {
+      process.kill(-leader, 'SIGHUP');
+    } catch {
+      return; // the group is gone
+    }
+    setTimeout(() => {
+      void listProcesses().then((all) => {
+        // The leader (time) and the command it runs; not their background children.
+        const command = all.filter((p) => p.pid === leader || p.ppid === leader);
+        killAll(command.map((p) => p.pid));
+      });
+    }, HANGUP_GRACE_MS).unref();
+  };
+  return { cancel: hangUp, done };
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number {
+  return signal === null ? 0 : (constants.signals[signal] ?? 1);
+}

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, open, readdir, realpath, rename, rm, statfs } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { RunnerError, type FileEntry, type FileInput } from './protocol';
+import { lexicalDir, prepareParent, resolveExisting, WORKSPACE } from './workspace-path';
+
+/** used/limit of the workspace's filesystem, for disk_full errors. */
+export async function diskUsage(root = WORKSPACE): Promise<{ used: number; limit: number }> {
+  const fs = await statfs(root);
+  return { used: (fs.blocks - fs.bfree) * fs.bsize, limit: fs.blocks * fs.bsize };
+}
+
+async function asDiskFull(err: unknown, root: string): Promise<unknown> {
+  if (
+    (err as NodeJS.ErrnoException).code === 'ENOSPC' ||
+    (err as NodeJS.ErrnoException).code === 'EDQUOT'
+  ) {
+    return new RunnerError('disk_full', 'The session disk is full', await diskUsage(root));
+  }
+  return err;
+}
+
+interface Staged {
+  path: string;
+  temp: string;
+  target: string;
+  size: number;
+}
+
+async function stage(file: FileInput, root: string): Promise<Staged> {
+  const target = await prepareParent(file.path, root);
+  const temp = posix.join(
+    posix.dirname(target),
+    `.${posix.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
+  );
+  const bytes = Buffer.from(file.content, 'base64');
+  const handle = await open(temp, 'wx', 0o644);
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { path: file.path, temp, target, size: bytes.length };
+}
+
+/**
+ * Writes every file or none: all are written to temporary files beside their targets first,
+ * then renamed into place. A failure (bad path, full disk) removes every temporary file.
+ */
+export async function writeFiles(
+  files: readonly FileInput[],
+  root = WORKSPACE,
+): Promise<{ path: string; size: number }[]> {
+  const staged: Staged[] = [];
+  try {
+    for (const file of files) staged.push(await stage(file, root));
+  } catch (err) {
+    await Promise.all(staged.map((s) => rm(s.temp, { force: true })));
+    throw await asDiskFull(err, root);
+  }
+  for (const s of staged) await rename(s.temp, s.target);
+  return staged.map((s) => ({ path: s.path, size: s.size }));
+}
+
+/** Streams a file's bytes to `onChunk`; returns its size. */
+export async function readFileChunks(
+  path: string,
+  onChunk: (chunk: Buffer) => void,
+  root = WORKSPACE,
+): Promise<number> {
+  const real = await resolveExisting(path, root);
+  const info = await lstat(real);
+  if (!info.isFile()) throw new RunnerError('invalid_path', `Not a file: ${path}`, { path });
+  let size = 0;
+  for await (const chunk of createReadStream(real, { highWaterMark: 256 * 1024 })) {
+    size += (chunk as Buffer).length;
+    onChunk(chunk as Buffer);
+  }
+  return size;
+}
+
+/**
+ * Every file under `dir` (recursive; files only; symlinks not followed), paths relative to the
+ * workspace, sorted; at most `limit` entries.
+ */
+export async function listFiles(
+  dir: string,
+  limit: number,
+  root = WORKSPACE,
+): Promise<{ files: FileEntry[]; truncated: boolean }> {
+  const realRoot = await realpath(root);
+  const start = dir === '' || dir === '.' ? root : lexicalDir(dir, root);
+  const real = start === root ? realRoot : await resolveExisting(posix.relative(root, start), root);
+  const info = await lstat(real);
+  if (!info.isDirectory())
+    throw new RunnerError('invalid_path', `Not a directory: ${dir}`, { path: dir });
+  const files: FileEntry[] = [];
+  let truncated = false;
+  const queue = [real];
+  while (queue.length > 0 && !truncated) {
+    const current = queue.shift() as string;
+    const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
+    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const entry of entries) {
+      const full = posix.join(current, entry.name);
+      if (entry.isDirectory()) {
+        queue.push(full);
+      } else if (entry.isFile()) {
+        if (files.length >= limit) {
+          truncated = true;
+          break;
+        }
+        const stat = await lstat(full).catch(() => undefined);
+        if (stat === undefined) continue;
+        files.push({
+          path: posix.relative(realRoot, full),
+          size: stat.size,
+          modified: stat.mtime.toISOString(),
+          type: 'file',
+        });
+      }
+    }
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : 1));
+  return { files, truncated };
+}

@@ -1,0 +1,2 @@
+export * from './protocol';
+export { CODE_PRELUDE } from './code-file';

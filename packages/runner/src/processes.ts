@@ -1,0 +1,97 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { RunnerError } from './protocol';
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** Resident memory, bytes. */
+  rss: number;
+  /** CPU used by the process and its reaped children, ms. */
+  cpuMs: number;
+}
+
+/** Clock ticks per second of /proc times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+const PAGE_SIZE = 4096;
+
+async function readInfo(pid: number, procRoot: string): Promise<ProcessInfo | undefined> {
+  try {
+    const stat = await readFile(`${procRoot}/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const state = fields[0];
+    if (state === 'Z' || state === 'X') return undefined; // exited, not yet reaped
+    const ppid = Number(fields[1]);
+    const rssPages = Number(fields[21]);
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    return { pid, ppid, rss: rssPages * PAGE_SIZE, cpuMs: (ticks * 1000) / TICKS_PER_SECOND };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live process visible in /proc. */
+export async function listProcesses(procRoot = '/proc'): Promise<ProcessInfo[]> {
+  const names = await readdir(procRoot);
+  const infos = await Promise.all(
+    names.filter((name) => /^\d+$/.test(name)).map((name) => readInfo(Number(name), procRoot)),
+  );
+  return infos.filter((info): info is ProcessInfo => info !== undefined);
+}
+
+/** `root` and its descendants, from one listing. */
+export function descendants(all: readonly ProcessInfo[], root: number): ProcessInfo[] {
+  const children = new Map<number, ProcessInfo[]>();
+  for (const info of all) children.set(info.ppid, [...(children.get(info.ppid) ?? []), info]);
+  const found: ProcessInfo[] = [];
+  const queue = all.filter((info) => info.pid === root);
+  while (queue.length > 0) {
+    const info = queue.shift() as ProcessInfo;
+    found.push(info);
+    queue.push(...(children.get(info.pid) ?? []));
+  }
+  return found;
+}
+
+/** The sandbox's keep-alive: the first `sleep infinity` that init started. */
+export async function findKeepAlive(
+  all: readonly ProcessInfo[],
+  procRoot = '/proc',
+): Promise<number | undefined> {
+  const candidates = all.filter((info) => info.ppid === 1).sort((a, b) => a.pid - b.pid);
+  for (const info of candidates) {
+    const cmdline = await readFile(`${procRoot}/${info.pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline === 'sleep\0infinity\0') return info.pid;
+  }
+  return undefined;
+}
+
+/**
+ * Processes started by users of the sandbox: all but the container's init (pid 1), its
+ * keep-alive and the runner itself.
+ */
+export function userProcesses(
+  all: readonly ProcessInfo[],
+  infrastructure: ReadonlySet<number>,
+): ProcessInfo[] {
+  return all.filter((info) => info.pid !== 1 && !infrastructure.has(info.pid));
+}
+
+/** SIGKILLs each pid (its tree first collected by the caller); returns the ones signalled. */
+export function killAll(pids: readonly number[]): number[] {
+  const killed: number[] = [];
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed.push(pid);
+    } catch {
+      // already gone
+    }
+  }
+  return killed;
+}
+
+export function processNotFound(pid: number): RunnerError {
+  return new RunnerError('process_not_found', `No process ${pid} in this session`, { pid });
+}

@@ -1,0 +1,143 @@
+import { readdir } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { startRun, type RunHandle } from './exec';
+import { listFiles, readFileChunks, writeFiles } from './files';
+import {
+  descendants,
+  findKeepAlive,
+  killAll,
+  listProcesses,
+  processNotFound,
+  userProcesses,
+} from './processes';
+import { FINAL_EVENTS, RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
+import { WORKSPACE } from './workspace-path';
+
+const MAX_COUNTED_FILES = 1_000_000;
+
+async function countFiles(root: string): Promise<number> {
+  let count = 0;
+  const queue = [root];
+  while (queue.length > 0 && count < MAX_COUNTED_FILES) {
+    const current = queue.shift() as string;
+    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
+      if (entry.isDirectory()) queue.push(`${current}/${entry.name}`);
+      else if (entry.isFile()) count += 1;
+    }
+  }
+  return count;
+}
+
+/**
+ * Serves the runner protocol on `input`/`output` until `input` ends. Requests run
+ * concurrently; output flow control follows `output`'s backpressure.
+ */
+export async function serve(input: Readable, output: Writable): Promise<void> {
+  const runs = new Map<number, RunHandle>();
+  const drainWaiters: (() => void)[] = [];
+  output.on('drain', () => drainWaiters.splice(0).forEach((resume) => resume()));
+  const emit = (event: RunnerEvent): boolean => output.write(`${JSON.stringify(event)}\n`);
+  const fail = (id: number, err: unknown): void => {
+    if (err instanceof RunnerError) {
+      emit({
+        id,
+        ev: 'error',
+        code: err.code,
+        message: err.message,
+        ...(err.details ? { details: err.details } : {}),
+      });
+    } else {
+      const message = err instanceof Error ? err.message : String(err);
+      emit({ id, ev: 'error', code: 'internal_error', message });
+    }
+  };
+  const infrastructure = new Set([process.pid]);
+  const keepAlive = await findKeepAlive(await listProcesses());
+  if (keepAlive !== undefined) infrastructure.add(keepAlive);
+
+  async function handle(request: RunnerRequest): Promise<void> {
+    const { id } = request;
+    switch (request.op) {
+      case 'ping':
+        emit({ id, ev: 'pong', pid: process.pid });
+        return;
+      case 'exec': {
+        const run = await startRun(request, {
+          stdout: (chunk) => emit({ id, ev: 'stdout', data: chunk.toString('base64') }),
+          stderr: (chunk) => emit({ id, ev: 'stderr', data: chunk.toString('base64') }),
+          onDrain: (resume) => drainWaiters.push(resume),
+        });
+        runs.set(id, run);
+        try {
+          emit({ id, ev: 'exec', ...(await run.done) });
+        } finally {
+          runs.delete(id);
+        }
+        return;
+      }
+      case 'cancel':
+        runs.get(request.target)?.cancel();
+        emit({ id, ev: 'killed', pids: [] });
+        return;
+      case 'kill': {
+        const all = await listProcesses();
+        const users = userProcesses(all, infrastructure);
+        let targets: number[];
+        if (request.pid === undefined) {
+          targets = users.map((p) => p.pid);
+        } else {
+          if (!users.some((p) => p.pid === request.pid)) throw processNotFound(request.pid);
+          targets = descendants(users, request.pid).map((p) => p.pid);
+        }
+        emit({ id, ev: 'killed', pids: killAll(targets).sort((a, b) => a - b) });
+        return;
+      }
+      case 'stats': {
+        const all = await listProcesses();
+        emit({
+          id,
+          ev: 'stats',
+          filesCount: await countFiles(WORKSPACE),
+          activeProcesses: userProcesses(all, infrastructure).length,
+        });
+        return;
+      }
+      case 'writeFile': {
+        const [file] = await writeFiles([{ path: request.path, content: request.content }]);
+        emit({ id, ev: 'written', path: request.path, size: file?.size ?? 0 });
+        return;
+      }
+      case 'readFile': {
+        const size = await readFileChunks(request.path, (chunk) => {
+          emit({ id, ev: 'chunk', data: chunk.toString('base64') });
+        });
+        emit({ id, ev: 'read', size });
+        return;
+      }
+      case 'listFiles': {
+        const { files, truncated } = await listFiles(request.path, request.limit);
+        emit({ id, ev: 'listed', files, truncated });
+        return;
+      }
+      default:
+        throw new RunnerError('invalid_request', 'Unknown operation');
+    }
+  }
+
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    let request: RunnerRequest;
+    try {
+      request = JSON.parse(line) as RunnerRequest;
+    } catch {
+      continue; // not ours to answer: no id
+    }
+    handle(request).catch((err: unknown) => fail(request.id, err));
+  }
+  // The agent went away: foreground runs stop; background processes live on.
+  for (const run of runs.values()) run.cancel();
+}
+
+export { FINAL_EVENTS };

@@ -1,0 +1,36 @@
+import { DockerFrameParser, LineSplitter } from './docker-stream';
+
+function frame(type: number, text: string): Buffer {
+  const payload = Buffer.from(text);
+  const header = Buffer.alloc(8);
+  header[0] = type;
+  header.writeUInt32BE(payload.length, 4);
+  return Buffer.concat([header, payload]);
+}
+
+describe('DockerFrameParser', () => {
+  it('routes frames split at any byte boundary', () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const parser = new DockerFrameParser(
+      (p) => out.push(p.toString()),
+      (p) => err.push(p.toString()),
+    );
+    const bytes = Buffer.concat([frame(1, 'hello '), frame(2, 'oops'), frame(1, 'world')]);
+    for (let i = 0; i < bytes.length; i += 3) parser.push(bytes.subarray(i, i + 3));
+    expect(out.join('')).toBe('hello world');
+    expect(err).toEqual(['oops']);
+  });
+});
+
+describe('LineSplitter', () => {
+  it('joins partial lines and multibyte characters across chunks', () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter((l) => lines.push(l));
+    const bytes = Buffer.from('{"a":"é"}\n{"b":2}\n{"c"');
+    splitter.push(bytes.subarray(0, 7));
+    splitter.push(bytes.subarray(7));
+    splitter.push(Buffer.from(':3}\n'));
+    expect(lines).toEqual(['{"a":"é"}', '{"b":2}', '{"c":3}']);
+  });
+});

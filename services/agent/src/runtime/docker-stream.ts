@@ -1,0 +1,42 @@
+import { StringDecoder } from 'node:string_decoder';
+
+/**
+ * Splits Docker's multiplexed attach stream (no TTY): frames of an 8-byte header — stream type
+ * (1 stdout, 2 stderr), three zero bytes, a big-endian 32-bit length — and a payload.
+ */
+export class DockerFrameParser {
+  private pending: Buffer = Buffer.alloc(0);
+
+  constructor(
+    private readonly onStdout: (payload: Buffer) => void,
+    private readonly onStderr: (payload: Buffer) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    while (this.pending.length >= 8) {
+      const size = this.pending.readUInt32BE(4);
+      if (this.pending.length < 8 + size) break;
+      const type = this.pending[0];
+      const payload = this.pending.subarray(8, 8 + size);
+      this.pending = this.pending.subarray(8 + size);
+      if (type === 2) this.onStderr(payload);
+      else this.onStdout(payload);
+    }
+  }
+}
+
+/** Cuts a byte stream into lines (without the newline). */
+export class LineSplitter {
+  private partial = '';
+  private readonly decoder = new StringDecoder('utf8');
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  push(chunk: Buffer): void {
+    const text = this.partial + this.decoder.write(chunk);
+    const lines = text.split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) if (line !== '') this.onLine(line);
+  }
+}

@@ -1,0 +1,173 @@
+import type { Duplex } from 'node:stream';
+import { AppError, isErrorCode } from '@sandbox/errors';
+import type { Logger } from '@sandbox/logger';
+import { FINAL_EVENTS, type RunnerEvent, type RunnerRequest } from '@sandbox/runner';
+import { DockerFrameParser, LineSplitter } from './docker-stream';
+
+/** Opens the attach stream of a fresh runner process in the sandbox (a `docker exec`). */
+export type RunnerLauncher = () => Promise<Duplex>;
+
+type Request = RunnerRequest extends infer R
+  ? R extends { id: number }
+    ? Omit<R, 'id'>
+    : never
+  : never;
+type FinalEvent = Exclude<RunnerEvent, { ev: 'stdout' | 'stderr' | 'chunk' }>;
+type StreamEvent = Extract<RunnerEvent, { ev: 'stdout' | 'stderr' | 'chunk' }>;
+
+/**
+ * Receives a request's streamed events; returning false asks the runner to slow down until
+ * `resume` is called (backpressure all the way to the process's pipe).
+ */
+export type EventHandler = (event: StreamEvent) => boolean | void;
+
+interface Pending {
+  onEvent: EventHandler;
+  resolve(event: FinalEvent): void;
+  reject(err: AppError): void;
+}
+
+class Connection {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private blocked = 0;
+  closed = false;
+
+  constructor(
+    private readonly stream: Duplex,
+    private readonly logger: Logger,
+    private readonly onClose: () => void,
+  ) {
+    const lines = new LineSplitter((line) => this.onLine(line));
+    const parser = new DockerFrameParser(
+      (payload) => lines.push(payload),
+      (payload) =>
+        logger.warn({ runner: payload.toString('utf8').slice(0, 2000) }, 'runner stderr'),
+    );
+    stream.on('data', (chunk: Buffer) => parser.push(chunk));
+    stream.on('error', (err) => this.close(err));
+    stream.on('close', () => this.close());
+    stream.on('end', () => this.close());
+  }
+
+  private onLine(line: string): void {
+    let event: RunnerEvent;
+    try {
+      event = JSON.parse(line) as RunnerEvent;
+    } catch {
+      this.logger.warn('runner sent a line that is not JSON');
+      return;
+    }
+    const pending = this.pending.get(event.id);
+    if (pending === undefined) return;
+    if (!FINAL_EVENTS.has(event.ev)) {
+      if (pending.onEvent(event as StreamEvent) === false) this.pause();
+      return;
+    }
+    this.pending.delete(event.id);
+    if (event.ev === 'error') {
+      pending.reject(
+        new AppError(isErrorCode(event.code) ? event.code : 'internal_error', event.message, {
+          ...(event.details ? { details: event.details } : {}),
+        }),
+      );
+    } else {
+      pending.resolve(event as FinalEvent);
+    }
+  }
+
+  private pause(): void {
+    this.blocked += 1;
+    if (this.blocked === 1) this.stream.pause();
+  }
+
+  /** One consumer that returned false can take more again. */
+  resume(): void {
+    if (this.blocked === 0) return;
+    this.blocked -= 1;
+    if (this.blocked === 0) this.stream.resume();
+  }
+
+  send(request: Request, onEvent: EventHandler): { id: number; result: Promise<FinalEvent> } {
+    const id = this.nextId;
+    this.nextId += 1;
+    const result = new Promise<FinalEvent>((resolve, reject) => {
+      if (this.closed) {
+        reject(
+          new AppError('service_unavailable', 'The sandbox runner is not available', {
+            retryAfter: 1,
+          }),
+        );
+        return;
+      }
+      this.pending.set(id, { onEvent, resolve, reject });
+      this.stream.write(`${JSON.stringify({ ...request, id })}\n`);
+    });
+    return { id, result };
+  }
+
+  close(err?: unknown): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (err !== undefined) this.logger.warn({ err }, 'runner connection failed');
+    const lost = new AppError('service_unavailable', 'The sandbox runner stopped; retry', {
+      retryAfter: 1,
+    });
+    for (const pending of this.pending.values()) pending.reject(lost);
+    this.pending.clear();
+    this.stream.destroy();
+    this.onClose();
+  }
+}
+
+/**
+ * The agent's side of one sandbox's runner: starts it on first use, restarts it after it died
+ * (a user may kill it), and matches responses to requests.
+ */
+export class RunnerClient {
+  private connection: Promise<Connection> | undefined;
+
+  constructor(
+    private readonly launch: RunnerLauncher,
+    private readonly logger: Logger,
+  ) {}
+
+  private connect(): Promise<Connection> {
+    this.connection ??= this.launch().then(
+      (stream) =>
+        new Connection(stream, this.logger, () => {
+          this.connection = undefined;
+        }),
+      (err: unknown) => {
+        this.connection = undefined;
+        throw err;
+      },
+    );
+    return this.connection;
+  }
+
+  /**
+   * Sends one request; streamed events go to `onEvent`, the final event resolves the promise
+   * (the runner's errors reject it as AppErrors). `started` receives the request's id.
+   */
+  async request<E extends FinalEvent['ev']>(
+    request: Request,
+    expected: E,
+    onEvent: EventHandler = () => undefined,
+    started?: (id: number, resume: () => void) => void,
+  ): Promise<Extract<FinalEvent, { ev: E }>> {
+    const connection = await this.connect();
+    const { id, result } = connection.send(request, onEvent);
+    started?.(id, () => connection.resume());
+    const event = await result;
+    if (event.ev !== expected) {
+      throw new AppError('internal_error', `Runner answered ${event.ev} to ${request.op}`);
+    }
+    return event as Extract<FinalEvent, { ev: E }>;
+  }
+
+  close(): void {
+    void this.connection?.then((c) => c.close()).catch(() => undefined);
+    this.connection = undefined;
+  }
+}

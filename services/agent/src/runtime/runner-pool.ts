@@ -1,0 +1,47 @@
+import type { Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import type { Logger } from '@sandbox/logger';
+import { RunnerClient } from './runner-client';
+
+const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
+const SANDBOX_USER = '1000:1000';
+
+/** One runner client per sandbox; each starts its runner with `docker exec` when first used. */
+export class RunnerPool {
+  private readonly clients = new Map<string, RunnerClient>();
+
+  constructor(
+    private readonly docker: Docker,
+    private readonly logger: Logger,
+  ) {}
+
+  get(sessionId: string, containerId: string): RunnerClient {
+    let client = this.clients.get(sessionId);
+    if (client === undefined) {
+      client = new RunnerClient(
+        () => this.launch(containerId),
+        this.logger.child({ sessionId, containerId }),
+      );
+      this.clients.set(sessionId, client);
+    }
+    return client;
+  }
+
+  close(sessionId: string): void {
+    this.clients.get(sessionId)?.close();
+    this.clients.delete(sessionId);
+  }
+
+  private async launch(containerId: string): Promise<Duplex> {
+    const exec = await this.docker.getContainer(containerId).exec({
+      Cmd: RUNNER_COMMAND,
+      User: SANDBOX_USER,
+      WorkingDir: '/workspace',
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+    });
+    return exec.start({ hijack: true, stdin: true });
+  }
+}

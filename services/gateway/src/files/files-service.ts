@@ -1,0 +1,61 @@
+import type { AgentPool } from '../agents/agent-pool';
+import type { Principal } from '../auth/principal';
+import type { SessionStore } from '../sessions/session-store';
+import { decodeFile, type FileInputBody } from './file-content';
+import { workspaceRelativePath } from './workspace-path';
+
+/** Largest file the read endpoint returns. */
+export const MAX_READ_BYTES = 256 * 1024 * 1024;
+/** Most entries a listing returns (decisions.md). */
+export const MAX_LIST_ENTRIES = 10_000;
+
+export interface FileEntryView {
+  path: string;
+  size: number;
+  modified: string;
+  type: 'file';
+}
+
+/** Files of a session's /workspace (spec 4.6–4.8). Each call counts as activity. */
+export class FilesService {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly agents: AgentPool,
+  ) {}
+
+  async write(principal: Principal, sessionId: string, file: FileInputBody) {
+    const decoded = decodeFile(file, principal.limits);
+    const session = await this.store.touch(principal.accountId, sessionId);
+    const written = await this.agents
+      .forNode(session.nodeId)
+      .writeFile(session.id, decoded.path, decoded.content);
+    return { path: file.path, size: written.size };
+  }
+
+  async read(principal: Principal, sessionId: string, path: string): Promise<Buffer> {
+    const relative = workspaceRelativePath(path);
+    const session = await this.store.touch(principal.accountId, sessionId);
+    return this.agents.forNode(session.nodeId).readFile(session.id, relative, MAX_READ_BYTES);
+  }
+
+  async list(
+    principal: Principal,
+    sessionId: string,
+    path: string | undefined,
+  ): Promise<{ files: FileEntryView[]; truncated: boolean }> {
+    const relative = path === undefined ? '' : workspaceRelativePath(path, { allowRoot: true });
+    const session = await this.store.touch(principal.accountId, sessionId);
+    const listing = await this.agents
+      .forNode(session.nodeId)
+      .listFiles(session.id, relative, MAX_LIST_ENTRIES);
+    return {
+      files: listing.files.map((f) => ({
+        path: f.path,
+        size: f.size,
+        modified: f.modified,
+        type: 'file',
+      })),
+      truncated: listing.truncated,
+    };
+  }
+}

@@ -1,0 +1,264 @@
+import { call, createAccount, type TestAccount } from '../support/api';
+import { startStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+let account: TestAccount;
+let sessionId: string;
+
+beforeAll(async () => {
+  stack = await startStack();
+  account = await createAccount(stack, 'paid');
+  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: account.key,
+    body: {},
+  });
+  sessionId = created.body.sessionId;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const execute = (body: Record<string, unknown>, id = sessionId) =>
+  call(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId: id, ...body },
+  });
+
+describe('code runs', () => {
+  it('runs TypeScript as an ES module with top-level await, require and relative imports', async () => {
+    const run = await execute({
+      files: [
+        {
+          path: 'lib/greet.ts',
+          content: 'export const greet = (n: string): string => `hello ${n}`;\n',
+        },
+      ],
+      code: [
+        "import { greet } from './lib/greet.ts';",
+        "const os = require('node:os');",
+        'const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));',
+        'await wait(10);',
+        "console.log(greet('ts'), typeof os.cpus, __dirname);",
+        "console.error('to stderr');",
+      ].join('\n'),
+    });
+    expect(run.status).toBe(200);
+    expect(run.body).toMatchObject({
+      stdout: 'hello ts function /workspace\n',
+      stderr: 'to stderr\n',
+      exitCode: 0,
+      timedOut: false,
+    });
+    expect(run.body.filesWritten).toEqual(['lib/greet.ts']);
+  });
+
+  it('reports a thrown error with a non-zero exit code and the line of the user code', async () => {
+    const run = await execute({ code: "const x = 1;\nthrow new Error('boom ' + x);" });
+    expect(run.body.exitCode).not.toBe(0);
+    expect(run.body.stderr).toContain('boom 1');
+    expect(run.body.stderr).toMatch(/\.mts:2/);
+  });
+
+  it('runs JavaScript in a working directory', async () => {
+    const run = await execute({
+      files: [{ path: 'app/data.json', content: '{"n": 41}' }],
+      workingDir: 'app',
+      code: "import data from './data.json' with { type: 'json' };\nconsole.log(data.n + 1, process.cwd());",
+    });
+    expect(run.body).toMatchObject({ stdout: '42 /workspace/app\n', exitCode: 0 });
+  });
+});
+
+describe('files in execute', () => {
+  it('writes binary and text files before the run and lists what the run wrote', async () => {
+    const bytes = Buffer.from([0, 1, 2, 250, 251, 252]);
+    const run = await execute({
+      files: [
+        { path: 'in/a.bin', content: bytes.toString('base64'), encoding: 'base64' },
+        { path: 'in/b.txt', content: 'héllo' },
+      ],
+      command:
+        'od -An -tu1 in/a.bin | tr -s " "; cat in/b.txt; echo; echo out > made.txt; mkdir -p d && echo x > d/y.txt',
+    });
+    expect(run.body.stdout).toBe(' 0 1 2 250 251 252\nhéllo\n');
+    expect(run.body.filesWritten).toEqual(['in/a.bin', 'in/b.txt', 'd/y.txt', 'made.txt']);
+  });
+
+  it('writes all files or none', async () => {
+    const run = await execute({
+      files: [
+        { path: 'atomic/one.txt', content: '1' },
+        { path: '../escape.txt', content: '2' },
+      ],
+      command: 'true',
+    });
+    expect(run.status).toBe(400);
+    expect(run.body).toMatchObject({
+      error: { code: 'invalid_path', details: { path: '../escape.txt' } },
+    });
+    const check = await execute({
+      command: 'ls atomic 2>&1 || true; ls -a /workspace | grep -c tmp || true',
+    });
+    expect(check.body.stdout).toContain('No such file');
+  });
+
+  it('refuses a file over the plan limit with 413 file_too_large', async () => {
+    const free = await createAccount(stack, 'free');
+    const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: free.key,
+      body: {},
+    });
+    const big = 'a'.repeat(10 * 1024 * 1024 + 1);
+    const run = await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: free.key,
+      body: {
+        sessionId: created.body.sessionId,
+        command: 'true',
+        files: [{ path: 'big.txt', content: big }],
+      },
+    });
+    expect(run.status).toBe(413);
+    expect(run.body).toMatchObject({
+      error: { code: 'file_too_large', details: { path: 'big.txt', size: 10 * 1024 * 1024 + 1 } },
+    });
+  });
+});
+
+describe('measurement', () => {
+  it('reports the peak memory of a run that touches 150 MB, and its CPU time', async () => {
+    const run = await execute({
+      code: 'const b = Buffer.alloc(150 * 1024 * 1024, 1);\nlet s = 0; for (let i = 0; i < b.length; i += 4096) s += b[i];\nconsole.log(s > 0);',
+    });
+    expect(run.body.stdout).toBe('true\n');
+    expect(run.body.memoryUsed).toBeGreaterThanOrEqual(150 * 1024 * 1024);
+    expect(run.body.cpuTime).toBeGreaterThan(0);
+  });
+
+  it('counts CPU time of busy child processes', async () => {
+    const fast = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: { resourceLimits: { cpu: 2 } },
+    });
+    const spin = 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done';
+    const single = await execute({ command: spin }, fast.body.sessionId);
+    const double = await execute({ command: `(${spin}) & (${spin}) & wait` }, fast.body.sessionId);
+    expect(single.body.cpuTime).toBeGreaterThan(100);
+    // Two children spinning the same loop use about twice the CPU of one.
+    expect(double.body.cpuTime).toBeGreaterThan((single.body.cpuTime as number) * 1.5);
+  });
+});
+
+describe('output', () => {
+  it('streams the first chunk long before a slow run ends', async () => {
+    const started = Date.now();
+    const response = await fetch(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        sessionId,
+        command: 'echo first; sleep 3; echo second',
+        stream: true,
+      }),
+    });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    let firstAt: number | undefined;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value as Uint8Array, { stream: true });
+      if (firstAt === undefined && text.includes('first')) firstAt = Date.now() - started;
+    }
+    const endedAt = Date.now() - started;
+    expect(firstAt).toBeDefined();
+    expect(endedAt - firstAt!).toBeGreaterThan(2000);
+    expect(text).toContain('second');
+  });
+
+  it('caps the output of a non-streamed run at 16 MB and says so', async () => {
+    const run = await execute({
+      command: 'head -c 20000000 /dev/zero | tr "\\0" a; echo done >&2',
+    });
+    expect(run.status).toBe(200);
+    expect((run.body.stdout as string).length).toBe(16 * 1024 * 1024);
+    expect(run.body.stderr).toBe('done\n');
+    expect(run.body.outputTruncated).toBe(true);
+  });
+});
+
+describe('processes', () => {
+  it('keeps a background server alive for later runs, and returns at once', async () => {
+    const started = Date.now();
+    const run = await execute({
+      command:
+        "node -e \"require('http').createServer((q, s) => s.end('pong')).listen(8000)\" & sleep 0.5; echo started",
+    });
+    expect(run.body.stdout).toBe('started\n');
+    expect(Date.now() - started).toBeLessThan(3000);
+    const later = await execute({ command: 'curl -s localhost:8000' });
+    expect(later.body.stdout).toBe('pong');
+  });
+
+  it('kills one process, then all, with the kill result of 2.10', async () => {
+    const fresh = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: {},
+    });
+    const id = fresh.body.sessionId;
+    const started = await execute(
+      {
+        command:
+          'nohup sleep 300 >/dev/null 2>&1 & echo $!; nohup sleep 301 >/dev/null 2>&1 & echo $!',
+      },
+      id,
+    );
+    const [first, second] = (started.body.stdout as string).trim().split('\n').map(Number);
+    const kill = (pid?: number) =>
+      call(`${stack.url}/v1/execution/kill`, {
+        method: 'POST',
+        key: account.key,
+        body: { sessionId: id, ...(pid === undefined ? {} : { pid }) },
+      });
+    const one = await kill(first);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual({ killed: 1, pids: [first] });
+    const info = await call(`${stack.url}/v1/sessions/${id}`, { key: account.key });
+    expect(info.body.activeProcesses).toBe(1);
+    const all = await kill();
+    expect(all.body).toEqual({ killed: 1, pids: [second] });
+    const missing = await kill(99_999);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ error: { code: 'process_not_found' } });
+  });
+
+  it('stops a foreground run whose client went away, but not its nohup background process', async () => {
+    const controller = new AbortController();
+    const request = fetch(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        sessionId,
+        command: 'nohup sleep 1001 >/dev/null 2>&1 & sleep 1002; echo never',
+        stream: true,
+      }),
+      signal: controller.signal,
+    }).then((r) => r.body?.getReader().read());
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    controller.abort();
+    await request.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const check = await execute({
+      command:
+        "pgrep -f 'sleep 100[1]' >/dev/null && echo bg; pgrep -f 'sleep 100[2]' || echo fg-gone",
+    });
+    expect(check.body.stdout).toBe('bg\nfg-gone\n');
+  });
+});

@@ -1,0 +1,183 @@
+import { call, createAccount, type TestAccount } from '../support/api';
+import { startStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+let account: TestAccount;
+let sessionId: string;
+
+beforeAll(async () => {
+  stack = await startStack();
+  account = await createAccount(stack, 'free');
+  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: account.key,
+    body: {},
+  });
+  sessionId = created.body.sessionId;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const write = (path: string, content: string, extra: Record<string, unknown> = {}) =>
+  call(`${stack.url}/v1/files/write`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, path, content, ...extra },
+  });
+
+async function read(path: string): Promise<{
+  status: number;
+  type: string | null;
+  bytes: Buffer;
+  length: string | null;
+  text: string;
+}> {
+  const url = `${stack.url}/v1/files/read?sessionId=${sessionId}&path=${encodeURIComponent(path)}`;
+  const response = await fetch(url, { headers: { authorization: `Bearer ${account.key}` } });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    length: response.headers.get('content-length'),
+    bytes,
+    text: bytes.toString('utf8'),
+  };
+}
+
+const list = (query = '') =>
+  call<{
+    files: { path: string; size: number; modified: string; type: string }[];
+    pagination?: unknown;
+  }>(`${stack.url}/v1/files/list?sessionId=${sessionId}${query}`, { key: account.key });
+
+const execute = (command: string) =>
+  call(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, command },
+  });
+
+describe('write and read', () => {
+  it('writes text, creating parent directories, and reads it back with its type', async () => {
+    const written = await write('docs/readme.md', '# héllo\n');
+    expect(written.status).toBe(200);
+    expect(written.body).toEqual({ path: 'docs/readme.md', size: Buffer.byteLength('# héllo\n') });
+    const back = await read('docs/readme.md');
+    expect(back).toMatchObject({
+      status: 200,
+      text: '# héllo\n',
+      type: 'text/markdown; charset=utf-8',
+    });
+    expect(back.length).toBe(String(Buffer.byteLength('# héllo\n')));
+    expect((await execute('cat docs/readme.md')).body.stdout).toBe('# héllo\n');
+  });
+
+  it('round-trips binary content with base64 and serves raw bytes', async () => {
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    await write('img/pixel.png', bytes.toString('base64'), { encoding: 'base64' });
+    const back = await read('img/pixel.png');
+    expect(back.type).toBe('image/png');
+    expect(back.bytes.equals(bytes)).toBe(true);
+    const unknown = await write('blob.xyz', 'x');
+    expect(unknown.status).toBe(200);
+    expect((await read('blob.xyz')).type).toBe('application/octet-stream');
+  });
+
+  it('replaces a file atomically', async () => {
+    await write('config.json', '{"v":1}');
+    await write('config.json', '{"v":2}');
+    expect((await read('config.json')).text).toBe('{"v":2}');
+    expect((await read('config.json')).type).toBe('application/json');
+  });
+
+  it('answers 404 file_not_found for a missing file and 400 for a directory', async () => {
+    const missing = await call(`${stack.url}/v1/files/read?sessionId=${sessionId}&path=nope.txt`, {
+      key: account.key,
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ error: { code: 'file_not_found' } });
+    const dir = await call(`${stack.url}/v1/files/read?sessionId=${sessionId}&path=docs`, {
+      key: account.key,
+    });
+    expect(dir.status).toBe(400);
+    expect(dir.body).toMatchObject({ error: { code: 'invalid_path' } });
+  });
+
+  it('refuses files over the plan limit with 413 file_too_large', async () => {
+    const big = await write('big.txt', 'a'.repeat(10 * 1024 * 1024 + 1));
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({
+      error: { code: 'file_too_large', details: { path: 'big.txt', size: 10 * 1024 * 1024 + 1 } },
+    });
+    const exact = await write('exact.txt', 'a'.repeat(10 * 1024 * 1024));
+    expect(exact.status).toBe(200);
+  });
+});
+
+describe('paths never leave /workspace', () => {
+  it.each(['../etc/passwd', '/etc/passwd', 'a/../../x', 'nul\u0000byte', '..', '/workspace/x'])(
+    'refuses %j everywhere',
+    async (path) => {
+      const w = await write(path, 'x');
+      expect(w.status).toBe(400);
+      expect(w.body).toMatchObject({ error: { code: 'invalid_path' } });
+      const r = await call(
+        `${stack.url}/v1/files/read?sessionId=${sessionId}&path=${encodeURIComponent(path)}`,
+        { key: account.key },
+      );
+      expect(r.status).toBe(400);
+      const l = await list(`&path=${encodeURIComponent(path)}`);
+      expect(l.status).toBe(400);
+    },
+  );
+
+  it('refuses symlinks that lead outside, for reading, writing and listing', async () => {
+    await execute('ln -sfn /etc out; ln -sfn /etc/passwd passwd-link; ln -sfn /tmp tmp-link');
+    expect((await read('passwd-link')).status).toBe(400);
+    expect((await read('out/passwd')).status).toBe(400);
+    const through = await write('tmp-link/evil.txt', 'x');
+    expect(through.status).toBe(400);
+    expect((await execute('ls /tmp/evil.txt 2>&1 || echo absent')).body.stdout).toContain('absent');
+    const over = await write('passwd-link', 'x');
+    expect(over.status).toBe(400);
+    expect((await list('&path=out')).status).toBe(400);
+  });
+
+  it('follows symlinks that stay inside', async () => {
+    await write('real/inner.txt', 'inside');
+    await execute('ln -sfn real alias');
+    expect((await read('alias/inner.txt')).text).toBe('inside');
+  });
+});
+
+describe('list', () => {
+  it('lists files recursively, under a path, with pagination on request', async () => {
+    await write('tree/a.txt', 'a');
+    await write('tree/sub/b.txt', 'bb');
+    await write('tree/sub/deeper/c.txt', 'ccc');
+    const all = await list('&path=tree');
+    expect(all.status).toBe(200);
+    expect(all.body.files.map((f) => [f.path, f.size, f.type])).toEqual([
+      ['tree/a.txt', 1, 'file'],
+      ['tree/sub/b.txt', 2, 'file'],
+      ['tree/sub/deeper/c.txt', 3, 'file'],
+    ]);
+    expect(Number.isNaN(Date.parse(all.body.files[0]!.modified))).toBe(false);
+    expect(all.body.pagination).toBeUndefined();
+    const page = await list('&path=tree&limit=2&offset=1');
+    expect(page.body.files.map((f) => f.path)).toEqual(['tree/sub/b.txt', 'tree/sub/deeper/c.txt']);
+    expect(page.body.pagination).toEqual({ total: 3, limit: 2, offset: 1, hasMore: false });
+    const root = await list();
+    expect(root.body.files.map((f) => f.path)).toContain('tree/sub/deeper/c.txt');
+    const missing = await list('&path=no-such-dir');
+    expect(missing.status).toBe(404);
+  });
+
+  it('counts files in session info', async () => {
+    const info = await call(`${stack.url}/v1/sessions/${sessionId}`, { key: account.key });
+    const listed = await list();
+    expect(info.body.filesCount).toBe(listed.body.files.length);
+  });
+});
