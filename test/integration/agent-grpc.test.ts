@@ -4,7 +4,7 @@ import { DockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import { createLogger } from '@sandbox/logger';
 import { INTERNAL_TOKEN_METADATA_KEY, loadAgentProto, type AgentClient } from '@sandbox/proto';
-import { removeNodeSandboxes } from '../support/stack';
+import { removeNodeSandboxes, testWorkspaceDir } from '../support/stack';
 import { SANDBOX_IMAGE } from '../support/env';
 
 const nodeId = `test-grpc-${Date.now()}`;
@@ -20,6 +20,7 @@ const config = loadAgentConfig({
   NODE_ID: nodeId,
   INTERNAL_TOKEN: token,
   SANDBOX_IMAGE,
+  SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
 });
 
 function metadata(value?: string): grpc.Metadata {

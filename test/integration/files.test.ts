@@ -181,3 +181,42 @@ describe('list', () => {
     expect(info.body.filesCount).toBe(listed.body.files.length);
   });
 });
+
+describe('the session disk', () => {
+  it('answers 507 disk_full with used/limit when the disk is full, and stays usable', async () => {
+    const fill = await execute(
+      'fallocate -l 2000M fill 2>&1; df -B1 --output=size,used . | tail -1',
+    );
+    expect(fill.status).toBe(200);
+    const [size] = (fill.body.stdout as string)
+      .trim()
+      .split('\n')
+      .pop()!
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    // The disk is the session's own filesystem of its disk size (1024 MB), not the host's.
+    expect(size).toBeGreaterThan(900 * 1024 * 1024);
+    expect(size).toBeLessThanOrEqual(1024 * 1024 * 1024);
+    await execute(
+      'fallocate -l $(( $(df -B1 --output=avail . | tail -1) - 4096 )) fill2 2>/dev/null; true',
+    );
+    const full = await write('more.txt', 'x'.repeat(1024 * 1024));
+    expect(full.status).toBe(507);
+    expect(full.body).toMatchObject({
+      error: {
+        code: 'disk_full',
+        details: { used: expect.any(Number), limit: expect.any(Number) },
+      },
+    });
+    const details = (full.body as { error: { details: { used: number; limit: number } } }).error
+      .details;
+    expect(details.used).toBeLessThanOrEqual(details.limit);
+    expect(details.limit).toBeLessThanOrEqual(1024 * 1024 * 1024);
+    const leftovers = await execute('ls -a | grep -c "\\.tmp$" || true');
+    expect(leftovers.body.stdout).toBe('0\n');
+
+    await execute('rm -f fill fill2');
+    expect((await write('more.txt', 'x'.repeat(1024 * 1024))).status).toBe(200);
+  });
+});

@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { DockerRuntime, startAgent, type RunningAgent, type SandboxRuntime } from '@sandbox/agent';
 import {
@@ -13,6 +16,7 @@ import { createLogger, type Logger } from '@sandbox/logger';
 import { requiredEnv, SANDBOX_IMAGE } from './env';
 
 export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+const run = promisify(execFile);
 
 export interface StackOptions {
   /** Extra gateway environment, e.g. a short sweep interval. */
@@ -47,6 +51,12 @@ export function nodeLabelFilter(nodeId: string): { label: string[] } {
   return { label: [`io.sandbox.node=${nodeId}`] };
 }
 
+/** Where a test agent keeps its sessions' disks. */
+export function testWorkspaceDir(nodeId: string): string {
+  return `/var/lib/sandbox-agent/test-workspaces/${nodeId}`;
+}
+
+/** Removes every container, volume and disk a test agent made. */
 export async function removeNodeSandboxes(nodeId: string): Promise<void> {
   const filters = nodeLabelFilter(nodeId);
   for (const info of await docker.listContainers({ all: true, filters })) {
@@ -62,6 +72,13 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
       .remove({ force: true })
       .catch(() => undefined);
   }
+  const dir = testWorkspaceDir(nodeId);
+  const mounts = (await readFile('/proc/self/mounts', 'utf8'))
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '')
+    .filter((mount) => mount.startsWith(`${dir}/`));
+  for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
 }
 
 /**
@@ -83,6 +100,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     NODE_ID: nodeId,
     INTERNAL_TOKEN: internalToken,
     SANDBOX_IMAGE,
+    SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
   });
   const agent = await startAgent({
     config: agentConfig,

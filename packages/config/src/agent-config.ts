@@ -20,6 +20,8 @@ const agentSchema = z
     SANDBOX_PIDS_LIMIT: intVar(256, 16, 65536),
     SANDBOX_EXTRA_CA_CERTS: optionalString(),
     SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
+    SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
+    SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
     LOG_LEVEL: logLevel(),
   })
   .transform((env) => ({
@@ -42,6 +44,9 @@ const agentSchema = z
     pidsLimit: env.SANDBOX_PIDS_LIMIT,
     extraCaCertsPath: env.SANDBOX_EXTRA_CA_CERTS,
     labelPrefix: env.SANDBOX_LABEL_PREFIX,
+    /** `loop`: each workspace is its own ext4 filesystem of the session's disk size. */
+    diskQuota: env.SANDBOX_DISK_QUOTA,
+    workspaceDir: env.SANDBOX_WORKSPACE_DIR,
     logLevel: env.LOG_LEVEL,
   }));
 

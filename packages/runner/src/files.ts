@@ -39,9 +39,12 @@ async function stage(file: FileInput, root: string): Promise<Staged> {
   try {
     await handle.writeFile(bytes);
     await handle.sync();
-  } finally {
+  } catch (err) {
     await handle.close();
+    await rm(temp, { force: true });
+    throw err;
   }
+  await handle.close();
   return { path: file.path, temp, target, size: bytes.length };
 }
 

@@ -2,10 +2,11 @@ import Docker from 'dockerode';
 import { AppError } from '@sandbox/errors';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import { containerName, sandboxLabelKeys, workspaceVolumeName } from './docker-names';
+import { containerName, sandboxLabelKeys } from './docker-names';
 import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
 import { RunnerPool } from './runner-pool';
+import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
 import type {
   ByteSink,
   ExecOutcome,
@@ -40,6 +41,7 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly logger: Logger;
   private readonly labels: ReturnType<typeof sandboxLabelKeys>;
   private readonly runners: RunnerPool;
+  private readonly workspaces: WorkspaceStore;
 
   constructor(options: DockerRuntimeOptions) {
     this.config = options.config;
@@ -47,6 +49,10 @@ export class DockerRuntime implements SandboxRuntime {
     this.docker = options.docker ?? new Docker({ socketPath: options.config.dockerSocket });
     this.labels = sandboxLabelKeys(options.config.labelPrefix);
     this.runners = new RunnerPool(this.docker, this.logger);
+    this.workspaces =
+      options.config.diskQuota === 'loop'
+        ? new LoopWorkspaces(options.config.workspaceDir, this.logger)
+        : new VolumeWorkspaces(this.docker);
   }
 
   async prepare(): Promise<void> {
@@ -96,11 +102,10 @@ export class DockerRuntime implements SandboxRuntime {
       [this.labels.account]: spec.accountId,
       [this.labels.node]: this.config.nodeId,
     };
-    const volume = workspaceVolumeName(spec.sessionId);
-    await this.docker.createVolume({ Name: volume, Labels: labels });
+    const workspace = await this.workspaces.create(spec.sessionId, spec.limits.diskMb, labels);
 
     const env = ['HOME=/home/sandbox'];
-    const binds = [`${volume}:/workspace:rw`];
+    const binds = [workspace];
     if (this.config.extraCaCertsPath !== undefined) {
       binds.push(`${this.config.extraCaCertsPath}:${EXTRA_CA_IN_SANDBOX}:ro`);
       env.push(`NODE_EXTRA_CA_CERTS=${EXTRA_CA_IN_SANDBOX}`);
@@ -207,12 +212,7 @@ export class DockerRuntime implements SandboxRuntime {
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
     }
-    try {
-      await this.docker.getVolume(workspaceVolumeName(sessionId)).remove({ force: true });
-      existed = true;
-    } catch (err) {
-      if (statusCode(err) !== 404) throw err;
-    }
+    if (await this.workspaces.destroy(sessionId)) existed = true;
     if (existed) this.logger.info({ sessionId }, 'sandbox destroyed');
     return existed;
   }

@@ -1,0 +1,79 @@
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { codeSource, CODE_PRELUDE } from './code-file';
+import { RunnerError } from './protocol';
+import { parseTiming } from './run-measure';
+import { lexicalDir, lexicalPath, prepareParent, resolveExisting } from './workspace-path';
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof RunnerError ? err.code : 'other';
+  }
+  return undefined;
+}
+
+describe('lexicalPath', () => {
+  it('resolves relative paths inside the root', () => {
+    expect(lexicalPath('a/b/../c.txt', '/w')).toBe('/w/a/c.txt');
+  });
+
+  it.each(['../x', '/etc/passwd', 'a/../../x', 'a\0b'])('refuses %j', (path) => {
+    expect(code(() => lexicalPath(path, '/w'))).toBe('invalid_path');
+  });
+
+  it('accepts absolute working directories under the root only', () => {
+    expect(lexicalDir('/w/app', '/w')).toBe('/w/app');
+    expect(code(() => lexicalDir('/etc', '/w'))).toBe('invalid_path');
+  });
+});
+
+describe('symlink checks', () => {
+  const root = mkdtempSync(join(tmpdir(), 'ws-'));
+  const outside = mkdtempSync(join(tmpdir(), 'out-'));
+  mkdirSync(join(root, 'real'));
+  writeFileSync(join(root, 'real', 'f.txt'), 'x');
+  writeFileSync(join(outside, 'secret'), 's');
+  symlinkSync(join(root, 'real'), join(root, 'alias'));
+  symlinkSync(outside, join(root, 'escape'));
+
+  it('follows links that stay inside and refuses links that leave', async () => {
+    await expect(resolveExisting('alias/f.txt', root)).resolves.toBe(join(root, 'real', 'f.txt'));
+    await expect(resolveExisting('escape/secret', root)).rejects.toMatchObject({
+      code: 'invalid_path',
+    });
+    await expect(resolveExisting('missing', root)).rejects.toMatchObject({
+      code: 'file_not_found',
+    });
+  });
+
+  it('never creates directories through a link that leaves', async () => {
+    await expect(prepareParent('escape/new/file.txt', root)).rejects.toMatchObject({
+      code: 'invalid_path',
+    });
+    await expect(prepareParent('fresh/dir/file.txt', root)).resolves.toBe(
+      join(root, 'fresh', 'dir', 'file.txt'),
+    );
+  });
+});
+
+describe('parseTiming', () => {
+  it('reads CPU and peak memory from GNU time output', () => {
+    expect(
+      parseTiming('Command exited with non-zero status 3\ntiming 0.50 0.12 0.03 2048\n'),
+    ).toEqual({
+      cpuTimeMs: 150,
+      maxRssBytes: 2048 * 1024,
+    });
+    expect(parseTiming('')).toBeUndefined();
+  });
+});
+
+describe('codeSource', () => {
+  it('adds the prelude on the first line, keeping line numbers and a shebang', () => {
+    expect(codeSource('a\nb')).toBe(`${CODE_PRELUDE}a\nb`);
+    expect(codeSource('#!/usr/bin/env node\nx')).toBe(`#!/usr/bin/env node\n${CODE_PRELUDE}x`);
+  });
+});

@@ -1,0 +1,133 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type Docker from 'dockerode';
+import { AppError } from '@sandbox/errors';
+import type { Logger } from '@sandbox/logger';
+import { workspaceVolumeName } from './docker-names';
+
+const run = promisify(execFile);
+const SANDBOX_UID = 1000;
+const SANDBOX_GID = 1000;
+
+/** Where each session's /workspace lives on the host. */
+export interface WorkspaceStore {
+  /** Provisions (or finds) the workspace; returns the Docker bind for /workspace. */
+  create(sessionId: string, sizeMb: number, labels: Record<string, string>): Promise<string>;
+  /** Removes the workspace and every byte in it (its container must be gone). */
+  destroy(sessionId: string): Promise<boolean>;
+}
+
+function statusCode(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null && 'statusCode' in err
+    ? (err as { statusCode?: number }).statusCode
+    : undefined;
+}
+
+/** Named Docker volumes: no size limit (for hosts where loop devices are not available). */
+export class VolumeWorkspaces implements WorkspaceStore {
+  constructor(private readonly docker: Docker) {}
+
+  async create(
+    sessionId: string,
+    _sizeMb: number,
+    labels: Record<string, string>,
+  ): Promise<string> {
+    const name = workspaceVolumeName(sessionId);
+    await this.docker.createVolume({ Name: name, Labels: labels });
+    return `${name}:/workspace:rw`;
+  }
+
+  async destroy(sessionId: string): Promise<boolean> {
+    try {
+      await this.docker.getVolume(workspaceVolumeName(sessionId)).remove({ force: true });
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 404) return false;
+      throw err;
+    }
+  }
+}
+
+/**
+ * Each workspace is a sparse file holding an ext4 filesystem of the session's disk size,
+ * loop-mounted on the host and bound into the container: a full disk is the session's own
+ * (ENOSPC → 507 disk_full), never the host's.
+ */
+export class LoopWorkspaces implements WorkspaceStore {
+  constructor(
+    private readonly dir: string,
+    private readonly logger: Logger,
+  ) {}
+
+  private paths(sessionId: string): { image: string; mount: string } {
+    return {
+      image: join(this.dir, `${sessionId}.ext4`),
+      mount: join(this.dir, sessionId),
+    };
+  }
+
+  private async isMounted(path: string): Promise<boolean> {
+    const mounts = await readFile('/proc/self/mounts', 'utf8');
+    return mounts.split('\n').some((line) => line.split(' ')[1] === path);
+  }
+
+  async create(sessionId: string, sizeMb: number): Promise<string> {
+    const { image, mount } = this.paths(sessionId);
+    try {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      const exists = await stat(image).then(
+        () => true,
+        () => false,
+      );
+      if (!exists) {
+        await run('truncate', ['-s', `${sizeMb}M`, `${image}.tmp`]);
+        await run('mkfs.ext4', [
+          '-q',
+          '-F',
+          '-m',
+          '0',
+          '-E',
+          `root_owner=${SANDBOX_UID}:${SANDBOX_GID},lazy_itable_init=1,lazy_journal_init=1`,
+          `${image}.tmp`,
+        ]);
+        await run('mv', [`${image}.tmp`, image]);
+      }
+      await mkdir(mount, { recursive: true, mode: 0o755 });
+      if (!(await this.isMounted(mount))) {
+        await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
+        await rmdir(join(mount, 'lost+found')).catch(() => undefined);
+      }
+    } catch (err) {
+      this.logger.error({ err, sessionId }, 'workspace provisioning failed');
+      await this.destroy(sessionId).catch(() => undefined);
+      throw new AppError('service_unavailable', 'Could not provision the session disk', {
+        cause: err,
+        retryAfter: 5,
+      });
+    }
+    return `${mount}:/workspace:rw`;
+  }
+
+  async destroy(sessionId: string): Promise<boolean> {
+    const { image, mount } = this.paths(sessionId);
+    let existed = false;
+    if (await this.isMounted(mount)) {
+      existed = true;
+      await run('umount', [mount]).catch(() => run('umount', ['-l', mount]));
+    }
+    for (const path of [mount, image, `${image}.tmp`]) {
+      const present = await stat(path).then(
+        () => true,
+        () => false,
+      );
+      if (present) {
+        existed = true;
+        // --one-file-system semantics: the mount is gone, so this only removes the empty dir.
+        await rm(path, { recursive: true, force: true });
+      }
+    }
+    return existed;
+  }
+}
