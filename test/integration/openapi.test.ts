@@ -13,12 +13,15 @@ import { startStack, type TestStack } from '../support/stack';
  * (operation, status) pair must be produced by some request here.
  */
 
+interface DocumentedResponse {
+  headers?: Record<string, { $ref: string }>;
+  content?: Record<string, { schema: object }>;
+}
+
 interface OpenApiDoc {
   openapi: string;
-  paths: Record<
-    string,
-    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
-  >;
+  components: { headers: Record<string, { required?: boolean }> };
+  paths: Record<string, Record<string, { responses: Record<string, DocumentedResponse> }>>;
 }
 
 class SlowRuntime extends DockerRuntime {
@@ -37,6 +40,7 @@ let stack: TestStack;
 let runtime: SlowRuntime;
 let noAgent: RunningGateway;
 let doc: OpenApiDoc;
+let componentHeaders: OpenApiDoc['components']['headers'];
 let account: TestAccount;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 const seen = new Set<string>();
@@ -56,6 +60,13 @@ function expectDocumented(method: string, path: string, response: ApiResponse<un
     throw new Error(
       `${method} ${path} answered ${response.status}, undocumented: ${response.text}`,
     );
+  }
+  for (const [header, ref] of Object.entries(documented.headers ?? {})) {
+    const name = ref.$ref.split('/').pop() as string;
+    if (!componentHeaders[name]?.required) continue;
+    if (response.headers.get(header) === null) {
+      throw new Error(`${method} ${path} ${response.status} lacks the documented header ${header}`);
+    }
   }
   if (documented.content?.['*/*'] !== undefined) {
     seen.add(`${method} ${path} ${response.status}`);
@@ -90,6 +101,7 @@ beforeAll(async () => {
   const served = await call<OpenApiDoc>(`${stack.url}/v1/openapi.json`);
   expect(served.status).toBe(200);
   doc = served.body;
+  componentHeaders = doc.components.headers;
   account = await createAccount(stack, 'free');
 });
 

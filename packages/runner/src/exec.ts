@@ -99,9 +99,9 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   if (spec.code !== undefined) {
     codeFile = posix.join(cwd, `${CODE_FILE_PREFIX}${id}.mts`);
     await writeFile(codeFile, codeSource(spec.code), { mode: 0o644 });
-    argv = ['tsx', codeFile];
+    argv = ['/usr/local/bin/tsx', codeFile];
   } else {
-    argv = ['bash', '-c', spec.command ?? ''];
+    argv = ['/bin/bash', '-c', spec.command ?? ''];
   }
 
   const started = process.hrtime.bigint();

@@ -50,13 +50,15 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestContext(deps.logger));
-  app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true }));
+  // Bodies are parsed only after the caller is authenticated (and rate-limited), and never
+  // decompressed: a compressed body is refused rather than inflated.
+  const json = express.json({ limit: deps.bodyLimitBytes, type: () => true, inflate: false });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
 
-  app.use('/admin/v1', tokenAuth(deps.adminToken, 'ADMIN_TOKEN'), adminRouter(deps.accounts));
+  app.use('/admin/v1', tokenAuth(deps.adminToken, 'ADMIN_TOKEN'), json, adminRouter(deps.accounts));
   app.get(
     '/internal/v1/previews/:sessionId',
     tokenAuth(deps.internalToken, 'INTERNAL_TOKEN'),
@@ -81,7 +83,7 @@ export function createApp(deps: AppDeps): Express {
     listFiles: listFiles(deps.files),
   };
   const v1 = express.Router();
-  v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter));
+  v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter), json);
   for (const [name, op] of Object.entries(operations) as [OperationName, ApiOperation][]) {
     const scope = op.scope === undefined ? [] : [requireScope(op.scope)];
     v1[op.method](op.path, ...scope, handlers[name]);

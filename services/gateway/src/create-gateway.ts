@@ -126,7 +126,8 @@ export async function startGateway({
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  server.requestTimeout = 0; // executions may stream for up to 300 s
+  // Receiving a request (not answering it: runs stream for minutes) must not stall forever.
+  server.requestTimeout = Math.max(config.sessionOpTimeoutMs, config.fileOpTimeoutMs);
   sweeper.start();
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;

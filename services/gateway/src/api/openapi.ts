@@ -15,6 +15,60 @@ export function openApiPath(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z]+)/g, '{$1}');
 }
 
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+  'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+  'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
+};
+
+/** Headers of a response of `op` with `status`. */
+function responseHeaders(op: ApiOperation, status: number): Record<string, unknown> {
+  return {
+    'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+    // Authentication comes before rate limiting: a 401 has no budget to report.
+    ...(op.scope !== undefined && status !== 401 ? RATE_LIMIT_HEADERS : {}),
+    ...(status === 429 || status === 503
+      ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+      : {}),
+    ...(op.idempotent && status === 200
+      ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } }
+      : {}),
+  };
+}
+
+const COMPONENT_HEADERS = {
+  'X-Request-Id': {
+    description:
+      "The caller's X-Request-Id when printable ASCII of at most 200 characters, else a new id",
+    required: true,
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': {
+    description: 'Requests per minute of this key',
+    required: true,
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the sliding one-minute window',
+    required: true,
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Unix time (seconds) at which the whole budget is available again',
+    required: true,
+    schema: { type: 'integer' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying: on 429 rate_limit_exceeded and on 503',
+    schema: { type: 'integer' },
+  },
+  'Idempotent-Replayed': {
+    description:
+      '"true" when this is the stored response of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string' },
+  },
+};
+
 function errorResponses(op: ApiOperation): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...op.errors, ...COMMON_ERRORS]) {
@@ -26,6 +80,7 @@ function errorResponses(op: ApiOperation): Record<string, unknown> {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] = {
       description: codes.join(', '),
+      headers: responseHeaders(op, status),
       content: {
         'application/json': {
           schema: jsonSchema(errorBodySchema(codes as [ErrorCode, ...ErrorCode[]]), 'output'),
@@ -89,7 +144,11 @@ function operationObject(op: ApiOperation): Record<string, unknown> {
           },
         }),
     responses: {
-      [String(op.success.status)]: { description: op.success.description, content: success },
+      [String(op.success.status)]: {
+        description: op.success.description,
+        headers: responseHeaders(op, op.success.status),
+        content: success,
+      },
       ...errorResponses(op),
     },
   };
@@ -118,7 +177,9 @@ export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown>
       title: 'Sandbox service API',
       version: '1.0.0',
       description:
-        'Isolated sessions that run code and commands. Errors: {"error":{"code","message","details"}}.',
+        'Isolated sessions that run code and commands. Every error has the body ' +
+        '{"error":{"code","message","details"}}. A request that matches no route gets 404 ' +
+        'not_found (after authentication under /v1).',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearerAuth: [] }],
@@ -126,6 +187,7 @@ export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown>
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_…' },
       },
+      headers: COMPONENT_HEADERS,
     },
     paths,
   };

@@ -12,10 +12,17 @@ export const executeBody = z.object({
   code: z.string().optional(),
   command: z.string().optional(),
   files: z.array(fileInput).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  timeout: z.number().int().optional(),
-  workingDir: z.string().optional(),
-  stream: z.boolean().optional(),
+  env: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('variables for this run; at most the plan count (free 100, paid 500)'),
+  timeout: z
+    .number()
+    .int()
+    .optional()
+    .describe('seconds, 1 to 300 and the plan cap; default the session timeout (30)'),
+  workingDir: z.string().optional().describe('relative to /workspace; default /workspace'),
+  stream: z.boolean().optional().describe('Server-Sent Events instead of one JSON result'),
 });
 
 export type ExecuteBody = z.output<typeof executeBody>;

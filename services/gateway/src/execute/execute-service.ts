@@ -23,7 +23,7 @@ export interface ExecutionResult {
 /** Output kept per stream of a non-streamed run. */
 export const MAX_COLLECTED_OUTPUT_BYTES = 16 * 1024 * 1024;
 /** Time the agent gets beyond the run's own timeout before the call is abandoned. */
-const EXEC_DEADLINE_MARGIN_MS = 30_000;
+const EXEC_DEADLINE_MARGIN_MS = 10_000;
 
 export type StreamEvent =
   | { type: 'stdout'; data: string }

@@ -1,25 +1,34 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
 
-/** Body-parser failures, recognised by their `type`. */
-function fromBodyParser(err: unknown): AppError | undefined {
-  if (typeof err !== 'object' || err === null || !('type' in err)) return undefined;
-  switch (err.type) {
-    case 'entity.parse.failed':
-      return new AppError('invalid_request', 'Malformed JSON body', { cause: err });
-    case 'entity.too.large':
-      return new AppError('payload_too_large', 'Request body too large', { cause: err });
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new AppError('invalid_request', 'Unsupported body encoding', { cause: err });
-    default:
-      return undefined;
+/**
+ * Client errors raised by express's own layers (body parser, router), which carry an HTTP
+ * status and `expose: true`: malformed JSON, oversize bodies, bad URL encoding.
+ */
+function fromExpress(err: unknown): AppError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { status, type, expose } = err as { status?: unknown; type?: unknown; expose?: unknown };
+  if (type === 'entity.parse.failed') {
+    return new AppError('invalid_request', 'Malformed JSON body', { cause: err });
   }
+  if (status === 413 || type === 'entity.too.large') {
+    return new AppError('payload_too_large', 'Request body too large', { cause: err });
+  }
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported' || status === 415) {
+    return new AppError('invalid_request', 'Unsupported body encoding', { cause: err });
+  }
+  if (err instanceof URIError) {
+    return new AppError('invalid_request', 'Malformed URL encoding', { cause: err });
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500 && expose === true) {
+    return new AppError('invalid_request', 'Malformed request', { cause: err });
+  }
+  return undefined;
 }
 
 /** The one place where errors become HTTP responses (spec part 7). */
 export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
-  const appError = fromBodyParser(err) ?? toAppError(err);
+  const appError = fromExpress(err) ?? toAppError(err);
   if (appError.code === 'internal_error') {
     req.log.error({ err: appError.cause ?? err }, 'request failed');
   }

@@ -3,7 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { Principal } from '../auth/principal';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Echoed when printable ASCII and not too long; anything else gets a fresh id. */
+const REQUEST_ID = /^[\x20-\x7e]{1,200}$/;
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

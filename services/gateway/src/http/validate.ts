@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AppError } from '@sandbox/errors';
 
 /** Parses `input` with `schema`; a mismatch is 400 invalid_request naming the first bad field. */
@@ -23,4 +23,13 @@ export function pathParam(
     throw new AppError('invalid_request', `Missing path parameter ${name}`);
   }
   return value;
+}
+
+/** A query-string integer: plain decimal digits only (no hex, exponents or signs). */
+export function queryInt(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 }

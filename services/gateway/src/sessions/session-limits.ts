@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '@sandbox/errors';
+import { checkStorableJson } from '../http/storable-json';
 import type { PlanLimits } from '../limits/plans';
 
 /** Spec 2.2: the applied limits of a session. */
@@ -27,12 +28,13 @@ const MAX_CPU = 8;
 
 export const resourceLimitsInput = z
   .object({
-    memory: z.number().int().optional(),
-    cpu: z.number().optional(),
-    timeout: z.number().int().optional(),
-    disk: z.unknown().optional(),
+    memory: z.number().int().optional().describe('MB, 128 to the plan maximum (paid 4096)'),
+    cpu: z.number().optional().describe('cores, 0.1 to 8'),
+    timeout: z.number().int().optional().describe('default execution timeout, 1 to 300 s'),
+    disk: z.unknown().optional().describe('not accepted: disk is reported, never set (400)'),
   })
-  .strict();
+  .strict()
+  .describe('paid and enterprise plans only (403 forbidden on free)');
 
 export type ResourceLimitsInput = z.output<typeof resourceLimitsInput>;
 
@@ -42,11 +44,14 @@ function outOfRange(field: string, value: number, min: number, max: number): App
   });
 }
 
-/** The TTL to apply, checked against the plan's maximum and the absolute maximum. */
-export function resolveTtl(ttl: number | undefined, plan: PlanLimits): number {
+/**
+ * The TTL to apply, checked against the plan's maximum and the absolute maximum; any bad value
+ * (also of the wrong type) is 400 with `details.field/value/max`.
+ */
+export function resolveTtl(ttl: unknown, plan: PlanLimits): number {
   const max = Math.min(plan.maxSessionTtlS, ABSOLUTE_MAX_TTL_S);
   const value = ttl ?? Math.min(DEFAULT_TTL_S, max);
-  if (!Number.isInteger(value) || value < 1 || value > max) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new AppError('invalid_request', `ttl must be an integer between 1 and ${max} seconds`, {
       details: { field: 'ttl', value, max },
     });
@@ -92,8 +97,9 @@ export function resolveResourceLimits(
   return { memory, cpu, timeout, disk: DEFAULT_RESOURCE_LIMITS.disk };
 }
 
-/** Metadata is at most 16 KB of JSON. */
-export function checkMetadataSize(metadata: Record<string, unknown>): void {
+/** Metadata is storable JSON of at most 16 KB. */
+export function checkMetadata(metadata: Record<string, unknown>): void {
+  checkStorableJson(metadata, 'metadata');
   const size = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
   if (size > METADATA_MAX_BYTES) {
     throw new AppError('invalid_request', 'metadata exceeds 16KB', {

@@ -3,7 +3,7 @@ import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
 import { newSessionId, previewUrl } from './session-id';
 import {
-  checkMetadataSize,
+  checkMetadata,
   resolveResourceLimits,
   resolveTtl,
   type ResourceLimitsInput,
@@ -12,7 +12,7 @@ import {
 import type { SessionRecord, SessionStore } from './session-store';
 
 export interface CreateSessionInput {
-  ttl?: number | undefined;
+  ttl?: unknown;
   metadata?: Record<string, unknown> | undefined;
   resourceLimits?: ResourceLimitsInput | undefined;
 }
@@ -65,7 +65,7 @@ export class SessionService {
     const ttlS = resolveTtl(input.ttl, principal.limits);
     const resourceLimits = resolveResourceLimits(input.resourceLimits, principal.limits);
     const metadata = input.metadata ?? {};
-    checkMetadataSize(metadata);
+    checkMetadata(metadata);
 
     const agent = this.deps.agents.place();
     const record = await this.deps.store.insert({

@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Database, Queryable } from '../db/database';
+import { isSessionId } from './session-id';
 import type { SessionResourceLimits } from './session-limits';
 
 export type SessionState = 'creating' | 'active' | 'idle' | 'deep-sleep';
@@ -48,6 +49,11 @@ const toRecord = (row: SessionRow): SessionRecord => ({
 
 export function sessionNotFound(sessionId: string): AppError {
   return new AppError('session_not_found', 'Session not found', { details: { sessionId } });
+}
+
+/** A string that cannot be a session id names no session: no query needed. */
+function requireSessionId(sessionId: string): void {
+  if (!isSessionId(sessionId)) throw sessionNotFound(sessionId);
 }
 
 export interface NewSession {
@@ -110,6 +116,7 @@ export class SessionStore {
 
   /** The caller's live session, or 404 session_not_found. */
   async get(accountId: string, sessionId: string): Promise<SessionRecord> {
+    requireSessionId(sessionId);
     const { rows } = await this.db.query<SessionRow>(
       `SELECT ${COLUMNS} FROM sessions WHERE id = $1 AND account_id = $2 AND ${LIVE}`,
       [sessionId, accountId],
@@ -121,6 +128,7 @@ export class SessionStore {
 
   /** Like `get`, and records the request as activity. */
   async touch(accountId: string, sessionId: string): Promise<SessionRecord> {
+    requireSessionId(sessionId);
     const { rows } = await this.db.query<SessionRow>(
       `UPDATE sessions SET last_active_at = now()
         WHERE id = $1 AND account_id = $2 AND ${LIVE}
@@ -134,6 +142,7 @@ export class SessionStore {
 
   /** Any account's live session by id, recorded as activity (preview traffic). */
   async touchById(sessionId: string): Promise<SessionRecord> {
+    requireSessionId(sessionId);
     const { rows } = await this.db.query<SessionRow>(
       `UPDATE sessions SET last_active_at = now() WHERE id = $1 AND ${LIVE} RETURNING ${COLUMNS}`,
       [sessionId],
@@ -164,6 +173,7 @@ export class SessionStore {
 
   /** Ends a live session for the API at once; returns its node, or 404. */
   async markDeleted(accountId: string, sessionId: string): Promise<PendingDestroy> {
+    requireSessionId(sessionId);
     const { rows } = await this.db.query<{ id: string; node_id: string }>(
       `UPDATE sessions SET deleted_at = now()
         WHERE id = $1 AND account_id = $2 AND ${LIVE}

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AppError } from '@sandbox/errors';
 import type { AccountStore } from '../../accounts/account-store';
 import { ALL_SCOPES, type Scope } from '../../auth/principal';
+import { isStorableText } from '../../http/storable-json';
 import { validate } from '../../http/validate';
 import { PLAN_NAMES, type PlanName } from '../../limits/plans';
 
@@ -20,14 +21,17 @@ const planOverrides = z
   .partial()
   .strict();
 
+const text = (max: number) =>
+  z.string().max(max).refine(isStorableText, 'must not contain NUL bytes or invalid Unicode');
+
 const createAccountBody = z.object({
-  name: z.string().min(1).max(200),
+  name: text(200).pipe(z.string().min(1)),
   plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
   limits: planOverrides.optional(),
 });
 
 const createKeyBody = z.object({
-  name: z.string().max(200).default(''),
+  name: text(200).default(''),
   scopes: z
     .array(z.enum(ALL_SCOPES as [Scope, ...Scope[]]))
     .min(1)

@@ -2,13 +2,13 @@ import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../../auth/authenticate';
 import type { FilesService } from '../../files/files-service';
-import { validate } from '../../http/validate';
+import { queryInt, validate } from '../../http/validate';
 
 export const listFilesQuery = z.object({
   sessionId: z.string().min(1),
   path: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  offset: z.coerce.number().int().min(0).optional(),
+  limit: queryInt(1, 100).optional(),
+  offset: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
 });
 
 /**

@@ -1,13 +1,13 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../../auth/authenticate';
-import { validate } from '../../http/validate';
+import { queryInt, validate } from '../../http/validate';
 import type { SessionService } from '../../sessions/session-service';
 import type { SessionStore } from '../../sessions/session-store';
 
 export const paginationQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInt(1, 100).default(50),
+  offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
 });
 
 /** GET /v1/sessions: the caller's sessions, newest first (decisions.md). */
