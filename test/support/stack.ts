@@ -101,6 +101,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     INTERNAL_TOKEN: internalToken,
     SANDBOX_IMAGE,
     SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
+    // The operator's extra CA bundle (here: the npm proxy's), as ./scripts/up passes it.
+    ...(process.env.NODE_EXTRA_CA_CERTS
+      ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
+      : {}),
   });
   const agent = await startAgent({
     config: agentConfig,

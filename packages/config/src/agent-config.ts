@@ -21,6 +21,8 @@ const agentSchema = z
     SANDBOX_EXTRA_CA_CERTS: optionalString(),
     SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
+    SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
+    SANDBOX_EGRESS_ALLOW: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
     LOG_LEVEL: logLevel(),
   })
@@ -47,6 +49,12 @@ const agentSchema = z
     /** `loop`: each workspace is its own ext4 filesystem of the session's disk size. */
     diskQuota: env.SANDBOX_DISK_QUOTA,
     workspaceDir: env.SANDBOX_WORKSPACE_DIR,
+    /** `on`: sandboxes reach the internet only: not this host, private ranges or metadata. */
+    egressFirewall: env.SANDBOX_EGRESS_FIREWALL === 'on',
+    /** CIDRs sandboxes may reach although private (e.g. a registry mirror). */
+    egressAllow: env.SANDBOX_EGRESS_ALLOW.split(',')
+      .map((cidr) => cidr.trim())
+      .filter((cidr) => cidr !== ''),
     logLevel: env.LOG_LEVEL,
   }));
 

@@ -5,6 +5,7 @@ import type { Logger } from '@sandbox/logger';
 import { containerName, sandboxLabelKeys } from './docker-names';
 import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
+import { applyEgressFirewall, hostNameservers } from './egress-firewall';
 import { RunnerPool } from './runner-pool';
 import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
 import type {
@@ -65,17 +66,12 @@ export class DockerRuntime implements SandboxRuntime {
         { cause: err, retryAfter: 30 },
       );
     }
-    await this.ensureNetwork();
+    await this.ensureFirewall(await this.ensureNetwork());
   }
 
-  private async ensureNetwork(): Promise<void> {
+  /** The sandbox network (created if missing, without inter-container traffic); its bridge. */
+  private async ensureNetwork(): Promise<string> {
     const name = this.config.sandboxNetwork;
-    try {
-      await this.docker.getNetwork(name).inspect();
-      return;
-    } catch (err) {
-      if (statusCode(err) !== 404) throw err;
-    }
     try {
       await this.docker.createNetwork({
         Name: name,
@@ -87,8 +83,35 @@ export class DockerRuntime implements SandboxRuntime {
       });
       this.logger.info({ network: name }, 'created sandbox network');
     } catch (err) {
-      if (statusCode(err) !== 409) throw err; // created concurrently
+      if (statusCode(err) !== 409) throw err; // it exists
     }
+    const info = (await this.docker.getNetwork(name).inspect()) as {
+      Id: string;
+      Options?: Record<string, string>;
+    };
+    if (info.Options?.['com.docker.network.bridge.enable_icc'] !== 'false') {
+      throw new AppError(
+        'service_unavailable',
+        `Docker network ${name} lets containers talk to each other; remove it so the agent can recreate it`,
+      );
+    }
+    return info.Options['com.docker.network.bridge.name'] ?? `br-${info.Id.slice(0, 12)}`;
+  }
+
+  /** Sandboxes reach the internet, never this host, private ranges or metadata services. */
+  private async ensureFirewall(bridge: string): Promise<void> {
+    if (!this.config.egressFirewall) {
+      this.logger.warn(
+        'SANDBOX_EGRESS_FIREWALL=off: sandboxes can reach this host and private networks',
+      );
+      return;
+    }
+    await applyEgressFirewall({
+      bridge,
+      dnsServers: await hostNameservers(),
+      allow: this.config.egressAllow,
+    });
+    this.logger.info({ bridge }, 'sandbox egress firewall applied');
   }
 
   async create(spec: SandboxSpec): Promise<SandboxInfo> {

@@ -1,0 +1,43 @@
+import { firewallRules, jumpRules, parseNameservers } from './egress-firewall';
+
+describe('firewallRules', () => {
+  const rules = firewallRules({
+    bridge: 'sbx0',
+    dnsServers: ['10.0.0.53'],
+    allow: ['10.9.0.0/16'],
+  });
+  const joined = rules.map((r) => r.join(' '));
+
+  it('lets replies through first, then DNS and allowed ranges, before refusing private ranges', () => {
+    const first = (text: string) => joined.findIndex((r) => r.includes(text));
+    expect(first('ESTABLISHED')).toBe(0);
+    expect(first('-d 10.0.0.53/32 -p udp --dport 53 -j RETURN')).toBeGreaterThan(0);
+    expect(first('-d 10.9.0.0/16 -j RETURN')).toBeLessThan(first('-d 10.0.0.0/8 -j REJECT'));
+    for (const cidr of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']) {
+      expect(joined).toContainEqual(expect.stringContaining(`-d ${cidr} -j REJECT`));
+    }
+  });
+
+  it('refuses everything to the host except replies', () => {
+    const input = joined.filter((r) => r.includes('SANDBOX-HOST'));
+    expect(input).toEqual([
+      '-A SANDBOX-HOST -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT',
+      '-A SANDBOX-HOST -j REJECT --reject-with icmp-admin-prohibited',
+    ]);
+  });
+
+  it('hooks only the sandbox bridge', () => {
+    expect(jumpRules('sbx0')).toEqual([
+      ['DOCKER-USER', '-i', 'sbx0', '-j', 'SANDBOX-EGRESS'],
+      ['INPUT', '-i', 'sbx0', '-j', 'SANDBOX-HOST'],
+    ]);
+  });
+});
+
+describe('parseNameservers', () => {
+  it('reads IPv4 nameservers', () => {
+    expect(parseNameservers('# x\nnameserver 10.255.255.53\nnameserver ::1\nsearch a\n')).toEqual([
+      '10.255.255.53',
+    ]);
+  });
+});

@@ -1,0 +1,113 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+/**
+ * Addresses a sandbox must never reach: private, shared, link-local (cloud metadata),
+ * loopback, multicast and reserved ranges. This host's own addresses are refused separately.
+ */
+export const BLOCKED_RANGES = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+];
+
+export const FORWARD_CHAIN = 'SANDBOX-EGRESS';
+export const INPUT_CHAIN = 'SANDBOX-HOST';
+
+export interface EgressPolicy {
+  /** The Linux bridge of the sandbox network. */
+  bridge: string;
+  /** DNS servers sandboxes may query (port 53), although they may be in a private range. */
+  dnsServers: readonly string[];
+  /** Ranges the operator allows although they are blocked by default. */
+  allow: readonly string[];
+}
+
+/**
+ * iptables argument lists that, applied in order, enforce the policy:
+ * - FORWARD (through DOCKER-USER): replies pass; DNS to the host's resolvers and the
+ *   operator's allowed ranges pass; every blocked range is refused; the internet stays open.
+ * - INPUT: nothing from a sandbox reaches this host's own services (gateway, agent, Postgres,
+ *   Redis, the Docker API...), whatever address they listen on; replies to the host pass.
+ */
+export function firewallRules(policy: EgressPolicy): string[][] {
+  const reject = ['-j', 'REJECT', '--reject-with', 'icmp-admin-prohibited'];
+  const established = ['-m', 'conntrack', '--ctstate', 'ESTABLISHED,RELATED'];
+  const forward: string[][] = [
+    ['-A', FORWARD_CHAIN, ...established, '-j', 'RETURN'],
+    ...policy.dnsServers.flatMap((server) =>
+      ['udp', 'tcp'].map((proto) => [
+        '-A',
+        FORWARD_CHAIN,
+        '-d',
+        `${server}/32`,
+        '-p',
+        proto,
+        '--dport',
+        '53',
+        '-j',
+        'RETURN',
+      ]),
+    ),
+    ...policy.allow.map((cidr) => ['-A', FORWARD_CHAIN, '-d', cidr, '-j', 'RETURN']),
+    ...BLOCKED_RANGES.map((cidr) => ['-A', FORWARD_CHAIN, '-d', cidr, ...reject]),
+    ['-A', FORWARD_CHAIN, '-j', 'RETURN'],
+  ];
+  const input: string[][] = [
+    ['-A', INPUT_CHAIN, ...established, '-j', 'ACCEPT'],
+    ['-A', INPUT_CHAIN, ...reject],
+  ];
+  return [...forward, ...input];
+}
+
+/** The jumps into our chains, for the sandbox bridge only. */
+export function jumpRules(bridge: string): string[][] {
+  return [
+    ['DOCKER-USER', '-i', bridge, '-j', FORWARD_CHAIN],
+    ['INPUT', '-i', bridge, '-j', INPUT_CHAIN],
+  ];
+}
+
+/** nameserver lines of a resolv.conf that are IPv4 addresses. */
+export function parseNameservers(resolvConf: string): string[] {
+  return resolvConf
+    .split('\n')
+    .map((line) => /^\s*nameserver\s+(\d{1,3}(?:\.\d{1,3}){3})\s*$/.exec(line)?.[1])
+    .filter((server): server is string => server !== undefined);
+}
+
+export async function hostNameservers(path = '/etc/resolv.conf'): Promise<string[]> {
+  return parseNameservers(await readFile(path, 'utf8').catch(() => ''));
+}
+
+/** Installs the policy (idempotently: our chains are flushed and refilled). */
+export async function applyEgressFirewall(
+  policy: EgressPolicy,
+  run: (args: string[]) => Promise<unknown> = (args) => exec('iptables', ['-w', ...args]),
+): Promise<void> {
+  for (const chain of [FORWARD_CHAIN, INPUT_CHAIN]) {
+    await run(['-N', chain]).catch(() => undefined); // exists already
+    await run(['-F', chain]);
+  }
+  // Docker creates DOCKER-USER itself; make sure it exists even before Docker did.
+  await run(['-N', 'DOCKER-USER']).catch(() => undefined);
+  for (const rule of firewallRules(policy)) await run(rule);
+  for (const [chain, ...rule] of jumpRules(policy.bridge)) {
+    const present = await run(['-C', chain as string, ...rule]).then(
+      () => true,
+      () => false,
+    );
+    if (!present) await run(['-I', chain as string, '1', ...rule]);
+  }
+}
