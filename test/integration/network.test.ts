@@ -113,7 +113,7 @@ describe('sandbox networking', () => {
     const addresses = Object.values(networkInterfaces())
       .flat()
       .filter((a) => a !== undefined && a.family === 'IPv4')
-      .map((a) => a!.address);
+      .map((a) => a.address);
     expect(addresses.length).toBeGreaterThan(1);
     for (const address of addresses) {
       expect([address, (await execute(id, probe(address, hostPort))).stdout]).toEqual([
