@@ -79,6 +79,7 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
     .filter((mount) => mount.startsWith(`${dir}/`));
   for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
   await rm(dir, { recursive: true, force: true });
+  await rm(`${dir}-packages`, { recursive: true, force: true });
 }
 
 /**
@@ -101,6 +102,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     INTERNAL_TOKEN: internalToken,
     SANDBOX_IMAGE,
     SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
+    PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
     // The operator's extra CA bundle (here: the npm proxy's), as ./scripts/up passes it.
     ...(process.env.NODE_EXTRA_CA_CERTS
       ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }

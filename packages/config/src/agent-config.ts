@@ -22,6 +22,8 @@ const agentSchema = z
     SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
     SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
+    PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
+    NPM_COMMAND: z.string().default('npm'),
     SANDBOX_EGRESS_ALLOW: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
     LOG_LEVEL: logLevel(),
@@ -49,6 +51,9 @@ const agentSchema = z
     /** `loop`: each workspace is its own ext4 filesystem of the session's disk size. */
     diskQuota: env.SANDBOX_DISK_QUOTA,
     workspaceDir: env.SANDBOX_WORKSPACE_DIR,
+    /** The node's package cache: npm's cache and installed bundles, shared by all sessions. */
+    packageCacheDir: env.PACKAGE_CACHE_DIR,
+    npmCommand: env.NPM_COMMAND,
     /** `on`: sandboxes reach the internet only: not this host, private ranges or metadata. */
     egressFirewall: env.SANDBOX_EGRESS_FIREWALL === 'on',
     /** CIDRs sandboxes may reach although private (e.g. a registry mirror). */

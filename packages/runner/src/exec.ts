@@ -4,9 +4,8 @@ import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
-import { writeFiles } from './files';
 import { descendants, killAll, listProcesses } from './processes';
-import { RunnerError, type ExecResultEvent, type FileInput } from './protocol';
+import { RunnerError, type ExecResultEvent } from './protocol';
 import { readTiming, TIME_FORMAT } from './run-measure';
 import { lexicalDir, resolveExisting, WORKSPACE } from './workspace-path';
 
@@ -16,7 +15,6 @@ export interface RunSpec {
   env: Record<string, string>;
   cwd: string;
   timeoutMs: number;
-  files?: FileInput[];
 }
 
 /** Where output goes; `false` from a write means "slow down" until `onDrain` calls back. */
@@ -76,7 +74,8 @@ function changed(before: Snapshot, after: Snapshot): string[] {
   return paths.sort();
 }
 
-async function workingDirectory(cwd: string): Promise<string> {
+/** The run's working directory: created if missing, refused if a symlink leads out. */
+export async function workingDirectory(cwd: string): Promise<string> {
   const dir = lexicalDir(cwd);
   await mkdir(dir, { recursive: true });
   const real = await resolveExisting(posix.relative(WORKSPACE, dir) || '.');
@@ -86,9 +85,8 @@ async function workingDirectory(cwd: string): Promise<string> {
   return real;
 }
 
-/** Starts a run: files written first (all or none), then the command or code, measured. */
+/** Starts a run of a command or code, measured; reports the files it created or changed. */
 export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle> {
-  const written = spec.files === undefined ? [] : await writeFiles(spec.files);
   const cwd = await workingDirectory(spec.cwd);
   const before = await snapshot(cwd);
   await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
@@ -178,7 +176,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
           await rm(timingFile, { force: true });
           if (codeFile !== undefined) await rm(codeFile, { force: true });
           const after = await snapshot(cwd);
-          const filesWritten = [...written.map((f) => f.path), ...changed(before, after)];
+          const filesWritten = changed(before, after);
           resolve({
             exitCode: timedOut ? TIMEOUT_EXIT_CODE : (code ?? 128 + signalNumber(signal)),
             executionTimeMs,

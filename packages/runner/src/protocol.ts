@@ -20,14 +20,15 @@ export type RunnerRequest =
       env: Record<string, string>;
       cwd: string;
       timeoutMs: number;
-      files?: FileInput[];
     }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'kill'; pid?: number }
   | { id: number; op: 'stats' }
-  | { id: number; op: 'writeFile'; path: string; content: string }
+  | { id: number; op: 'writeFiles'; files: FileInput[] }
   | { id: number; op: 'readFile'; path: string }
   | { id: number; op: 'listFiles'; path: string; limit: number }
+  | { id: number; op: 'missingPackages'; code: string; cwd: string }
+  | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   | { id: number; op: 'ping' };
 
 export interface ExecResultEvent {
@@ -51,10 +52,12 @@ export type RunnerEvent =
   | ({ id: number; ev: 'exec' } & ExecResultEvent)
   | { id: number; ev: 'killed'; pids: number[] }
   | { id: number; ev: 'stats'; filesCount: number; activeProcesses: number }
-  | { id: number; ev: 'written'; path: string; size: number }
+  | { id: number; ev: 'written'; files: { path: string; size: number }[] }
   | { id: number; ev: 'read'; size: number }
   | { id: number; ev: 'listed'; files: FileEntry[]; truncated: boolean }
   | { id: number; ev: 'pong'; pid: number }
+  | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
+  | { id: number; ev: 'installed' }
   | {
       id: number;
       ev: 'error';
@@ -63,17 +66,26 @@ export type RunnerEvent =
       details?: Record<string, unknown>;
     };
 
+/** Events that carry part of a request's output; every other event ends its request. */
+export type StreamEventName = 'stdout' | 'stderr' | 'chunk';
+export type FinalEventName = Exclude<RunnerEvent['ev'], StreamEventName>;
+
+/** One entry per final event: the compiler rejects a missing one. */
+const FINAL: Record<FinalEventName, true> = {
+  exec: true,
+  killed: true,
+  stats: true,
+  written: true,
+  read: true,
+  listed: true,
+  pong: true,
+  packages: true,
+  installed: true,
+  error: true,
+};
+
 /** The events that end a request. */
-export const FINAL_EVENTS = new Set([
-  'exec',
-  'killed',
-  'stats',
-  'written',
-  'read',
-  'listed',
-  'pong',
-  'error',
-]);
+export const FINAL_EVENTS: ReadonlySet<string> = new Set(Object.keys(FINAL));
 
 /** A failure the runner reports to the agent with a code of the service's table. */
 export class RunnerError extends Error {

@@ -1,7 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { startRun, type RunHandle } from './exec';
+import { startRun, workingDirectory, type RunHandle } from './exec';
+import { missingPackages } from './imports';
+import { extractBundle } from './packages';
 import { listFiles, readFileChunks, writeFiles } from './files';
 import {
   descendants,
@@ -103,9 +105,8 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         });
         return;
       }
-      case 'writeFile': {
-        const [file] = await writeFiles([{ path: request.path, content: request.content }]);
-        emit({ id, ev: 'written', path: request.path, size: file?.size ?? 0 });
+      case 'writeFiles': {
+        emit({ id, ev: 'written', files: await writeFiles(request.files) });
         return;
       }
       case 'readFile': {
@@ -113,6 +114,19 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
           emit({ id, ev: 'chunk', data: chunk.toString('base64') });
         });
         emit({ id, ev: 'read', size });
+        return;
+      }
+      case 'missingPackages': {
+        const cwd = await workingDirectory(request.cwd);
+        emit({ id, ev: 'packages', packages: await missingPackages(request.code, cwd) });
+        return;
+      }
+      case 'installBundle': {
+        await extractBundle(
+          await workingDirectory(request.cwd),
+          Buffer.from(request.bundle, 'base64'),
+        );
+        emit({ id, ev: 'installed' });
         return;
       }
       case 'listFiles': {

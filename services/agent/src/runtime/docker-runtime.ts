@@ -6,6 +6,7 @@ import { containerName, sandboxLabelKeys } from './docker-names';
 import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
 import { applyEgressFirewall, hostNameservers } from './egress-firewall';
+import { PackageInstaller } from './package-installer';
 import { RunnerPool } from './runner-pool';
 import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
 import type {
@@ -43,6 +44,7 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly labels: ReturnType<typeof sandboxLabelKeys>;
   private readonly runners: RunnerPool;
   private readonly workspaces: WorkspaceStore;
+  private readonly installer: PackageInstaller;
 
   constructor(options: DockerRuntimeOptions) {
     this.config = options.config;
@@ -50,6 +52,12 @@ export class DockerRuntime implements SandboxRuntime {
     this.docker = options.docker ?? new Docker({ socketPath: options.config.dockerSocket });
     this.labels = sandboxLabelKeys(options.config.labelPrefix);
     this.runners = new RunnerPool(this.docker, this.logger);
+    this.installer = new PackageInstaller({
+      cacheDir: options.config.packageCacheDir,
+      npmCommand: options.config.npmCommand,
+      extraCaCertsPath: options.config.extraCaCertsPath,
+      logger: this.logger,
+    });
     this.workspaces =
       options.config.diskQuota === 'loop'
         ? new LoopWorkspaces(options.config.workspaceDir, this.logger)
@@ -249,11 +257,14 @@ export class DockerRuntime implements SandboxRuntime {
   async exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<ExecOutcome> {
     const runner = await this.runnerOf(spec.sessionId);
     return runnerOps.exec(
-      runner,
+      {
+        runner,
+        installer: this.installer,
+        logger: this.logger.child({ sessionId: spec.sessionId }),
+      },
       spec,
       sink,
       signal,
-      this.logger.child({ sessionId: spec.sessionId }),
     );
   }
 

@@ -1,18 +1,87 @@
 import type { Logger } from '@sandbox/logger';
+import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
 import type { ByteSink, ExecOutcome, ExecSpec, FileContent, FileEntry } from './sandbox-runtime';
 
 /** How long past its own timeout a run may take before the agent gives up on the runner. */
 const RUN_GUARD_MS = 15_000;
+/** Exit code of a run ended by its timeout (as coreutils `timeout`). */
+const TIMEOUT_EXIT_CODE = 124;
 
-/** Runs a command or code through the sandbox's runner, streaming output to `sink`. */
+function failedRun(
+  exitCode: number,
+  started: number,
+  filesWritten: string[],
+  timedOut = false,
+): ExecOutcome {
+  return {
+    exitCode,
+    executionTimeMs: Date.now() - started,
+    memoryUsedBytes: 0,
+    cpuTimeMs: 0,
+    timedOut,
+    filesWritten,
+  };
+}
+
+export interface ExecDeps {
+  runner: RunnerClient;
+  installer: PackageInstaller;
+  logger: Logger;
+}
+
+/**
+ * One run: the request's files (all or none), then for code the packages it imports that are
+ * missing (installed from the node's cache), then the command or code itself, streaming its
+ * output to `sink`. Installing counts toward the run's timeout.
+ */
 export async function exec(
-  runner: RunnerClient,
+  { runner, installer, logger }: ExecDeps,
   spec: ExecSpec,
   sink: ByteSink,
   signal: AbortSignal,
-  logger: Logger,
 ): Promise<ExecOutcome> {
+  const started = Date.now();
+  const written =
+    spec.files.length === 0
+      ? []
+      : (
+          await runner.request(
+            {
+              op: 'writeFiles',
+              files: spec.files.map((f) => ({
+                path: f.path,
+                content: f.content.toString('base64'),
+              })),
+            },
+            'written',
+          )
+        ).files.map((f) => f.path);
+
+  if (spec.code !== undefined) {
+    const { packages } = await runner.request(
+      { op: 'missingPackages', code: spec.code, cwd: spec.workingDir },
+      'packages',
+    );
+    if (packages.length > 0) {
+      try {
+        const bundle = await installer.bundle(packages, spec.timeoutMs - (Date.now() - started));
+        await runner.request(
+          { op: 'installBundle', cwd: spec.workingDir, bundle: bundle.toString('base64') },
+          'installed',
+        );
+      } catch (err) {
+        if (!(err instanceof InstallFailed)) throw err;
+        sink.write('stderr', Buffer.from(err.message));
+        return err.timedOut
+          ? failedRun(TIMEOUT_EXIT_CODE, started, written, true)
+          : failedRun(1, started, written);
+      }
+    }
+  }
+  const remainingMs = spec.timeoutMs - (Date.now() - started);
+  if (remainingMs <= 0) return failedRun(TIMEOUT_EXIT_CODE, started, written, true);
+
   let runId: number | undefined;
   let resume = (): void => undefined;
   const cancel = (): void => {
@@ -25,7 +94,7 @@ export async function exec(
   const guard = setTimeout(() => {
     logger.error('the runner missed a run timeout; restarting it');
     runner.close();
-  }, spec.timeoutMs + RUN_GUARD_MS);
+  }, remainingMs + RUN_GUARD_MS);
   try {
     const result = await runner.request(
       {
@@ -33,8 +102,7 @@ export async function exec(
         ...(spec.code === undefined ? { command: spec.command ?? '' } : { code: spec.code }),
         env: spec.env,
         cwd: spec.workingDir,
-        timeoutMs: spec.timeoutMs,
-        files: spec.files.map((f) => ({ path: f.path, content: f.content.toString('base64') })),
+        timeoutMs: remainingMs,
       },
       'exec',
       (event) => {
@@ -51,11 +119,11 @@ export async function exec(
     );
     return {
       exitCode: result.exitCode,
-      executionTimeMs: result.executionTimeMs,
+      executionTimeMs: Date.now() - started,
       memoryUsedBytes: result.memoryUsedBytes,
       cpuTimeMs: result.cpuTimeMs,
       timedOut: result.timedOut,
-      filesWritten: result.filesWritten,
+      filesWritten: [...new Set([...written, ...result.filesWritten])],
     };
   } finally {
     clearTimeout(guard);
@@ -76,10 +144,10 @@ export async function writeFile(
   file: FileContent,
 ): Promise<{ path: string; size: number }> {
   const result = await runner.request(
-    { op: 'writeFile', path: file.path, content: file.content.toString('base64') },
+    { op: 'writeFiles', files: [{ path: file.path, content: file.content.toString('base64') }] },
     'written',
   );
-  return { path: result.path, size: result.size };
+  return { path: file.path, size: result.files[0]?.size ?? 0 };
 }
 
 export async function readFile(

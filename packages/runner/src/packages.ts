@@ -1,0 +1,22 @@
+import { spawn } from 'node:child_process';
+import { RunnerError } from './protocol';
+
+/**
+ * Unpacks a bundle of installed packages (a gzipped tar of `node_modules/…`, made by the
+ * agent's installer) into `cwd`, as the sandbox user.
+ */
+export function extractBundle(cwd: string, bundle: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const tar = spawn('tar', ['-xzf', '-', '-C', cwd, '--no-same-owner', '--no-same-permissions'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    tar.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    tar.on('error', reject);
+    tar.on('close', (code) => {
+      if (code === 0) resolve();
+      else reject(new RunnerError('internal_error', `Unpacking packages failed: ${stderr.trim()}`));
+    });
+    tar.stdin.end(bundle);
+  });
+}
