@@ -13,6 +13,7 @@ export default tseslint.config(
       'packages/proto/src/generated/**',
       'packages/sandboxctl/bin/**',
       'scripts/**/*.mjs',
+      'bench/**/*.mjs',
       'jest.config.js',
       'eslint.config.mjs',
     ],

@@ -7,6 +7,7 @@ import { CODE_FILE_PREFIX, codeSource } from './code-file';
 import { descendants, killAll, listProcesses } from './processes';
 import { RunnerError, type ExecResultEvent } from './protocol';
 import { readTiming, TIME_FORMAT } from './run-measure';
+import { transpileForNode } from './transpile';
 import { lexicalDir, resolveExisting, WORKSPACE } from './workspace-path';
 
 export interface RunSpec {
@@ -25,6 +26,8 @@ export interface RunSink {
 }
 
 export interface RunHandle {
+  /** The run's leader process. */
+  readonly pid: number;
   /**
    * Stops the run because its client went away: a hangup (SIGHUP) to its process group, as a
    * closing terminal would, so `nohup`ed and `setsid` background processes live on; what
@@ -95,9 +98,15 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   let codeFile: string | undefined;
   let argv: string[];
   if (spec.code !== undefined) {
-    codeFile = posix.join(cwd, `${CODE_FILE_PREFIX}${id}.mts`);
-    await writeFile(codeFile, codeSource(spec.code), { mode: 0o644 });
-    argv = ['/usr/local/bin/tsx', codeFile];
+    const source = codeSource(spec.code);
+    const name = `${CODE_FILE_PREFIX}${id}`;
+    const plain = await transpileForNode(source, `${name}.mts`);
+    codeFile = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
+    await writeFile(codeFile, plain ?? source, { mode: 0o644 });
+    argv =
+      plain === undefined
+        ? ['/usr/local/bin/tsx', codeFile]
+        : [process.execPath, '--enable-source-maps', codeFile];
   } else {
     argv = ['/bin/bash', '-c', spec.command ?? ''];
   }
@@ -124,6 +133,10 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   };
   forward(child.stdout, (c) => sink.stdout(c));
   forward(child.stderr, (c) => sink.stderr(c));
+  // Registered now: the pipes may close before the process's exit is reported.
+  const outputEnded = Promise.all(
+    [child.stdout, child.stderr].map((stream) => new Promise<void>((ok) => stream.once('end', ok))),
+  );
 
   let peakRss = 0;
   let lastCpuMs = 0;
@@ -162,11 +175,8 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
       clearTimeout(timer);
       clearInterval(poller);
       const executionTimeMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
-      const ended = [child.stdout, child.stderr].map(
-        (stream) => new Promise<void>((ok) => stream.once('end', ok)),
-      );
       const grace = new Promise<void>((ok) => setTimeout(ok, OUTPUT_GRACE_MS));
-      void Promise.race([Promise.all(ended), grace])
+      void Promise.race([outputEnded, grace])
         .then(async () => {
           finished = true;
           // Keep draining pipes held open by background processes, so they never block.
@@ -203,7 +213,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
       });
     }, HANGUP_GRACE_MS).unref();
   };
-  return { cancel: hangUp, done };
+  return { pid: leader, cancel: hangUp, done };
 }
 
 function signalNumber(signal: NodeJS.Signals | null): number {

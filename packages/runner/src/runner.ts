@@ -58,6 +58,13 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
   const keepAlive = await findKeepAlive(await listProcesses());
   if (keepAlive !== undefined) infrastructure.add(keepAlive);
 
+  /** The runner's own helpers (its children that are not runs, e.g. esbuild) and the rest. */
+  function infrastructureOf(all: readonly { pid: number; ppid: number }[]): Set<number> {
+    const leaders = new Set([...runs.values()].map((run) => run.pid));
+    const helpers = all.filter((p) => p.ppid === process.pid && !leaders.has(p.pid));
+    return new Set([...infrastructure, ...helpers.map((p) => p.pid)]);
+  }
+
   async function handle(request: RunnerRequest): Promise<void> {
     const { id } = request;
     switch (request.op) {
@@ -84,7 +91,7 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         return;
       case 'kill': {
         const all = await listProcesses();
-        const users = userProcesses(all, infrastructure);
+        const users = userProcesses(all, infrastructureOf(all));
         let targets: number[];
         if (request.pid === undefined) {
           targets = users.map((p) => p.pid);
@@ -101,7 +108,7 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
           id,
           ev: 'stats',
           filesCount: await countFiles(WORKSPACE),
-          activeProcesses: userProcesses(all, infrastructure).length,
+          activeProcesses: userProcesses(all, infrastructureOf(all)).length,
         });
         return;
       }

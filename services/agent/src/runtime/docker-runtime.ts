@@ -177,6 +177,20 @@ export class DockerRuntime implements SandboxRuntime {
       });
       await container.start();
       this.logger.info({ sessionId: spec.sessionId, containerId: container.id }, 'sandbox started');
+      // Start the runner now, without waiting for it: the first run finds it ready.
+      this.runners
+        .get(spec.sessionId, container.id)
+        .request({ op: 'ping' }, 'pong')
+        .catch((err: unknown) =>
+          this.logger.warn({ err, sessionId: spec.sessionId }, 'runner warm-up failed'),
+        );
+      return {
+        sessionId: spec.sessionId,
+        containerId: container.id,
+        status: 'running',
+        filesCount: 0,
+        activeProcesses: 0,
+      };
     } catch (err) {
       if (statusCode(err) === 409) return this.inspect(spec.sessionId); // created concurrently
       this.logger.error({ err, sessionId: spec.sessionId }, 'sandbox creation failed');
@@ -188,7 +202,6 @@ export class DockerRuntime implements SandboxRuntime {
         retryAfter: 5,
       });
     }
-    return this.inspect(spec.sessionId);
   }
 
   private async findContainer(sessionId: string): Promise<Docker.ContainerInspectInfo | undefined> {

@@ -1,0 +1,220 @@
+// pnpm bench: latency of the whole stack (HTTP → gateway → gRPC → agent → runner → process)
+// next to the baselines a bare `docker exec` and a direct spawn inside the container.
+// Needs what the tests need (./scripts/bench starts it): BENCH_DATABASE_URL, BENCH_REDIS_URL.
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { cpus, totalmem } from 'node:os';
+
+const require = createRequire(import.meta.url);
+const { DockerRuntime, startAgent } = require('../services/agent/dist/index.js');
+const { startGateway } = require('../services/gateway/dist/index.js');
+const { loadAgentConfig, loadGatewayConfig } = require('../packages/config/dist/index.js');
+const { createLogger } = require('../packages/logger/dist/index.js');
+const Docker = require('../services/agent/node_modules/dockerode');
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
+const logger = createLogger({ name: 'bench', level: 'silent' });
+const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+const nodeId = `bench-${randomBytes(4).toString('hex')}`;
+const token = randomBytes(16).toString('hex');
+const schema = `bench_${randomBytes(4).toString('hex')}`;
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function measure(name, rounds, fn) {
+  for (let i = 0; i < Math.min(5, rounds); i += 1) await fn(); // warm up
+  const times = [];
+  for (let i = 0; i < rounds; i += 1) {
+    const started = process.hrtime.bigint();
+    await fn();
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return { name, rounds, p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+async function api(url, key, path, body) {
+  const response = await fetch(`${url}/v1${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+/** Runs `cmd` in the container through the Engine API and waits for it to end. */
+async function dockerExec(containerId, cmd) {
+  const exec = await docker
+    .getContainer(containerId)
+    .exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, User: '1000:1000' });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  await new Promise((resolve) => {
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+    stream.resume();
+  });
+  return exec;
+}
+
+async function main() {
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  if (!databaseUrl || !redisUrl)
+    throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
+  const agentConfig = loadAgentConfig({
+    AGENT_PORT: '0',
+    AGENT_PREVIEW_PORT: '0',
+    NODE_ID: nodeId,
+    INTERNAL_TOKEN: token,
+    SANDBOX_WORKSPACE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}`,
+    PACKAGE_CACHE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-packages`,
+  });
+  const runtime = new DockerRuntime({ config: agentConfig, logger });
+  const agent = await startAgent({ config: agentConfig, logger, runtime });
+  const gateway = await startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      AGENT_NODES: `${nodeId}=${agent.address}`,
+      INTERNAL_TOKEN: token,
+      ADMIN_TOKEN: token,
+    }),
+    logger,
+    schema,
+  });
+  const url = gateway.url;
+  const admin = (path, body) =>
+    fetch(`${url}/admin/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
+  const account = await admin('/accounts', {
+    name: 'bench',
+    plan: 'enterprise',
+    limits: { requestsPerMinute: 1_000_000, maxConcurrentSessions: 10_000 },
+  });
+  const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'bench' });
+  const created = [];
+  const results = [];
+  try {
+    results.push(
+      await measure('session create', Math.min(ROUNDS, 40), async () => {
+        created.push(JSON.parse(await api(url, key, '/sessions/create', {})).sessionId);
+      }),
+    );
+    const sessionId = JSON.parse(await api(url, key, '/sessions/create', {})).sessionId;
+    const [container] = await docker.listContainers({
+      filters: { label: [`io.sandbox.session=${sessionId}`] },
+    });
+    const oneMb = 'x'.repeat(1024 * 1024);
+
+    const stackTrue = await measure('execute command "true" (whole stack)', ROUNDS, () =>
+      api(url, key, '/execute', { sessionId, command: 'true' }),
+    );
+    results.push(stackTrue);
+    results.push(
+      await measure('execute code console.log(1)', Math.min(ROUNDS, 40), () =>
+        api(url, key, '/execute', { sessionId, code: 'console.log(1)' }),
+      ),
+    );
+    results.push(
+      await measure('first streamed byte (echo)', ROUNDS, async () => {
+        const response = await fetch(`${url}/v1/execute`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ sessionId, command: 'echo hi; sleep 0.05', stream: true }),
+        });
+        const reader = response.body.getReader();
+        let text = '';
+        while (!text.includes('event: stdout')) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+        }
+        await reader.cancel();
+      }),
+    );
+    results.push(
+      await measure('file write 1 MB', ROUNDS, () =>
+        api(url, key, '/files/write', { sessionId, path: 'bench.txt', content: oneMb }),
+      ),
+    );
+    results.push(
+      await measure('file read 1 MB', ROUNDS, () =>
+        api(url, key, `/files/read?sessionId=${sessionId}&path=bench.txt`),
+      ),
+    );
+    const bare = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
+      dockerExec(container.Id, ['true']),
+    );
+    results.push(bare);
+    // A direct spawn inside the container: node spawning `true` ROUNDS times, timed in there.
+    const script = `const {spawnSync}=require('child_process');const t=[];for(let i=0;i<${ROUNDS};i++){const s=process.hrtime.bigint();spawnSync('true');t.push(Number(process.hrtime.bigint()-s)/1e6)}t.sort((a,b)=>a-b);console.log(JSON.stringify({p50:t[Math.floor(t.length/2)],p99:t[Math.min(t.length-1,Math.floor(t.length*0.99))]}))`;
+    const exec = await docker
+      .getContainer(container.Id)
+      .exec({ Cmd: ['node', '-e', script], AttachStdout: true, User: '1000:1000' });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    const chunks = [];
+    stream.on('data', (c) => chunks.push(c));
+    await new Promise((resolve) => stream.on('end', resolve));
+    const json = Buffer.concat(chunks)
+      .toString('latin1')
+      .replace(/[^\x20-\x7e]/g, '')
+      .match(/\{.*\}/)[0];
+    results.push({
+      name: 'baseline: direct spawn of "true" in the container',
+      rounds: ROUNDS,
+      ...JSON.parse(json),
+    });
+
+    const width = Math.max(...results.map((r) => r.name.length));
+    console.log(
+      `\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+    );
+    console.log(`${'operation'.padEnd(width)}  rounds    p50 ms    p99 ms   p50 vs docker exec`);
+    for (const r of results) {
+      const ratio = (r.p50 / bare.p50).toFixed(2);
+      console.log(
+        `${r.name.padEnd(width)}  ${String(r.rounds).padStart(6)}  ${r.p50.toFixed(1).padStart(8)}  ${r.p99.toFixed(1).padStart(8)}   ${ratio}×`,
+      );
+    }
+    const verdict = stackTrue.p50 < bare.p50 ? 'faster' : 'slower';
+    console.log(
+      `\nWhole-stack "true" is ${verdict} than a bare docker exec (p50 ${stackTrue.p50.toFixed(1)} ms vs ${bare.p50.toFixed(1)} ms).`,
+    );
+  } finally {
+    for (const id of created)
+      await fetch(`${url}/v1/sessions/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}` },
+      });
+    const all = await docker.listContainers({
+      all: true,
+      filters: { label: [`io.sandbox.node=${nodeId}`] },
+    });
+    for (const c of all) {
+      const id = c.Labels['io.sandbox.session'];
+      await runtime.destroy(id).catch(() => undefined);
+    }
+    await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await gateway.stop();
+    await agent.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
