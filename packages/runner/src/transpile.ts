@@ -23,6 +23,8 @@ function loadEsbuild(): Esbuild | null {
   esbuild = null;
   for (const path of ESBUILD_PATHS) {
     try {
+      // A path known only at run time, inside the sandbox image.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
       esbuild = require(path) as Esbuild;
       break;
     } catch {
