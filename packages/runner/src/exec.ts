@@ -28,6 +28,9 @@ export interface RunSink {
 export interface RunHandle {
   /** The run's leader process. */
   readonly pid: number;
+  /** Stops reading the run's output (its process blocks on a full pipe) / starts again. */
+  pauseOutput(): void;
+  resumeOutput(): void;
   /**
    * Stops the run because its client went away: a hangup (SIGHUP) to its process group, as a
    * closing terminal would, so `nohup`ed and `setsid` background processes live on; what
@@ -122,12 +125,27 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   if (leader === undefined) throw new RunnerError('internal_error', 'Could not start the process');
 
   let finished = false;
+  // Output flows unless the runner's own output is full or the agent asked for a pause.
+  let outputFull = false;
+  let pausedByAgent = false;
+  const applyFlow = (): void => {
+    for (const stream of [child.stdout, child.stderr]) {
+      if (finished)
+        stream.resume(); // after the run: drain and drop
+      else if (outputFull || pausedByAgent) stream.pause();
+      else stream.resume();
+    }
+  };
   const forward = (stream: NodeJS.ReadableStream, write: (chunk: Buffer) => boolean): void => {
     stream.on('data', (chunk: Buffer) => {
       if (finished) return; // late output of background processes is dropped
-      if (!write(chunk)) {
-        stream.pause();
-        sink.onDrain(() => stream.resume());
+      if (!write(chunk) && !outputFull) {
+        outputFull = true;
+        applyFlow();
+        sink.onDrain(() => {
+          outputFull = false;
+          applyFlow();
+        });
       }
     });
   };
@@ -180,8 +198,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
         .then(async () => {
           finished = true;
           // Keep draining pipes held open by background processes, so they never block.
-          child.stdout.resume();
-          child.stderr.resume();
+          applyFlow();
           const timing = await readTiming(timingFile);
           await rm(timingFile, { force: true });
           if (codeFile !== undefined) await rm(codeFile, { force: true });
@@ -213,7 +230,19 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
       });
     }, HANGUP_GRACE_MS).unref();
   };
-  return { pid: leader, cancel: hangUp, done };
+  return {
+    pid: leader,
+    cancel: hangUp,
+    done,
+    pauseOutput: () => {
+      pausedByAgent = true;
+      applyFlow();
+    },
+    resumeOutput: () => {
+      pausedByAgent = false;
+      applyFlow();
+    },
+  };
 }
 
 function signalNumber(signal: NodeJS.Signals | null): number {

@@ -22,6 +22,7 @@ export type RunnerRequest =
       timeoutMs: number;
     }
   | { id: number; op: 'cancel'; target: number }
+  | { id: number; op: 'pause' | 'resume'; target: number }
   | { id: number; op: 'kill'; pid?: number }
   | { id: number; op: 'stats' }
   | { id: number; op: 'writeFiles'; files: FileInput[] }
@@ -58,6 +59,7 @@ export type RunnerEvent =
   | { id: number; ev: 'pong'; pid: number }
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }
+  | { id: number; ev: 'flow' }
   | {
       id: number;
       ev: 'error';
@@ -81,6 +83,7 @@ const FINAL: Record<FinalEventName, true> = {
   pong: true,
   packages: true,
   installed: true,
+  flow: true,
   error: true,
 };
 

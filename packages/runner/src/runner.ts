@@ -89,6 +89,14 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         runs.get(request.target)?.cancel();
         emit({ id, ev: 'killed', pids: [] });
         return;
+      case 'pause':
+      case 'resume': {
+        const run = runs.get(request.target);
+        if (request.op === 'pause') run?.pauseOutput();
+        else run?.resumeOutput();
+        emit({ id, ev: 'flow' });
+        return;
+      }
       case 'kill': {
         const all = await listProcesses();
         const users = userProcesses(all, infrastructureOf(all));

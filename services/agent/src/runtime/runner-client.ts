@@ -16,8 +16,9 @@ type FinalEvent = Exclude<RunnerEvent, { ev: 'stdout' | 'stderr' | 'chunk' }>;
 type StreamEvent = Extract<RunnerEvent, { ev: 'stdout' | 'stderr' | 'chunk' }>;
 
 /**
- * Receives a request's streamed events; returning false asks the runner to slow down until
- * `resume` is called (backpressure all the way to the process's pipe).
+ * Receives a request's streamed events; returning false asks the runner to hold that
+ * request's output until `resume` is called (backpressure up to the process's pipe, for that
+ * run only).
  */
 export type EventHandler = (event: StreamEvent) => boolean | void;
 
@@ -30,7 +31,8 @@ interface Pending {
 class Connection {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private blocked = 0;
+  /** Requests whose consumer asked the runner to hold their output. */
+  private readonly held = new Set<number>();
   closed = false;
 
   constructor(
@@ -61,10 +63,11 @@ class Connection {
     const pending = this.pending.get(event.id);
     if (pending === undefined) return;
     if (!FINAL_EVENTS.has(event.ev)) {
-      if (pending.onEvent(event as StreamEvent) === false) this.pause();
+      if (pending.onEvent(event as StreamEvent) === false) this.hold(event.id);
       return;
     }
     this.pending.delete(event.id);
+    this.held.delete(event.id);
     if (event.ev === 'error') {
       pending.reject(
         new AppError(isErrorCode(event.code) ? event.code : 'internal_error', event.message, {
@@ -76,16 +79,20 @@ class Connection {
     }
   }
 
-  private pause(): void {
-    this.blocked += 1;
-    if (this.blocked === 1) this.stream.pause();
+  /**
+   * Asks the runner to stop reading one run's output (its process then blocks), leaving the
+   * connection free for every other request of the sandbox.
+   */
+  private hold(id: number): void {
+    if (this.held.has(id)) return;
+    this.held.add(id);
+    this.send({ op: 'pause', target: id }, () => undefined).result.catch(() => undefined);
   }
 
-  /** One consumer that returned false can take more again. */
-  resume(): void {
-    if (this.blocked === 0) return;
-    this.blocked -= 1;
-    if (this.blocked === 0) this.stream.resume();
+  /** The consumer of request `id` can take more output again. */
+  release(id: number): void {
+    if (!this.held.delete(id)) return;
+    this.send({ op: 'resume', target: id }, () => undefined).result.catch(() => undefined);
   }
 
   send(request: Request, onEvent: EventHandler): { id: number; result: Promise<FinalEvent> } {
@@ -158,7 +165,7 @@ export class RunnerClient {
   ): Promise<Extract<FinalEvent, { ev: E }>> {
     const connection = await this.connect();
     const { id, result } = connection.send(request, onEvent);
-    started?.(id, () => connection.resume());
+    started?.(id, () => connection.release(id));
     const event = await result;
     if (event.ev !== expected) {
       throw new AppError('internal_error', `Runner answered ${event.ev} to ${request.op}`);

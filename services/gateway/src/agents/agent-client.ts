@@ -26,9 +26,15 @@ export interface AgentClientOptions {
   fileTimeoutMs: number;
 }
 
+/** Pauses and resumes the flow of a run's events (backpressure up to the process). */
+export interface FlowControl {
+  pause(): void;
+  resume(): void;
+}
+
 /** Receives a running execution's events. */
 export interface ExecHandlers {
-  onEvent(event: ExecEvent__Output): void;
+  onEvent(event: ExecEvent__Output, flow: FlowControl): void;
 }
 
 /** The gateway's view of one agent; every failure comes back as an AppError. */
@@ -126,7 +132,8 @@ export class AgentClient {
       const call = this.client.exec(request, this.metadata(), this.options(deadlineMs));
       const cancel = (): void => call.cancel();
       signal.addEventListener('abort', cancel, { once: true });
-      call.on('data', (event: ExecEvent__Output) => handlers.onEvent(event));
+      const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
+      call.on('data', (event: ExecEvent__Output) => handlers.onEvent(event, flow));
       call.on('error', (err) => {
         signal.removeEventListener('abort', cancel);
         reject(

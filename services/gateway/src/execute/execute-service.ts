@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { ExecResult__Output } from '@sandbox/proto';
+import type { FlowControl } from '../agents/agent-client';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
 import type { SessionStore } from '../sessions/session-store';
@@ -49,13 +50,14 @@ export class ExecuteService {
   }
 
   /**
-   * Runs the execution, calling `onOutput` with each chunk as it arrives, and returns the
+   * Runs the execution, calling `onOutput` with each chunk as it arrives (returning false
+   * pauses the run's output until `flow.resume()`), and returns the
    * collected result (output capped at MAX_COLLECTED_OUTPUT_BYTES per stream).
    */
   async run(
     { plan, nodeId }: PreparedExecution,
     signal: AbortSignal,
-    onOutput?: (stream: 'stdout' | 'stderr', data: Buffer) => void,
+    onOutput?: (stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl) => void,
   ): Promise<ExecutionResult> {
     const stdout = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
@@ -70,13 +72,13 @@ export class ExecuteService {
         timeoutMs: plan.timeoutS * 1000,
       },
       {
-        onEvent: (event) => {
+        onEvent: (event, flow) => {
           if (event.stdout) {
             stdout.push(event.stdout.data);
-            onOutput?.('stdout', event.stdout.data);
+            onOutput?.('stdout', event.stdout.data, flow);
           } else if (event.stderr) {
             stderr.push(event.stderr.data);
-            onOutput?.('stderr', event.stderr.data);
+            onOutput?.('stderr', event.stderr.data, flow);
           } else if (event.result) {
             result = event.result;
           }

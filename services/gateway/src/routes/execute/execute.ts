@@ -35,16 +35,20 @@ async function stream(
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   let id = 0;
-  const send = (event: string, data: unknown): void => {
+  /** Writes one event; false when the client's buffer is full. */
+  const send = (event: string, data: unknown): boolean => {
     id += 1;
-    res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    return res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   try {
-    const result = await execute.run(prepared, clientGone(req, res), (type, data) => {
+    const result = await execute.run(prepared, clientGone(req, res), (type, data, flow) => {
       const text = decoders[type].write(data);
-      if (text !== '') send(type, { type, data: text });
+      if (text === '' || send(type, { type, data: text })) return;
+      // A slow reader: stop taking output (back to the process) until the client catches up.
+      flow.pause();
+      res.once('drain', () => flow.resume());
     });
     for (const type of ['stdout', 'stderr'] as const) {
       const rest = decoders[type].end();

@@ -1,0 +1,58 @@
+import { call, createAccount } from '../support/api';
+import { startStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('a slow stream reader slows the process instead of filling gateway or agent memory', async () => {
+  const account = await createAccount(stack, 'paid');
+  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: account.key,
+    body: { resourceLimits: { cpu: 2 } },
+  });
+  const sessionId = created.body.sessionId;
+  const controller = new AbortController();
+  // The gateway and the agent run in this process: its memory is theirs.
+  const rssBefore = process.memoryUsage().rss;
+  const response = await fetch(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      sessionId,
+      command: 'head -c 1500000000 /dev/zero | tr "\\0" x',
+      stream: true,
+      timeout: 120,
+    }),
+    signal: controller.signal,
+  });
+  expect(response.status).toBe(200);
+  // Read nothing for a while. Unthrottled, 1.5 GB would be produced in a couple of seconds.
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  const growth = process.memoryUsage().rss - rssBefore;
+  const check = await call(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, command: 'pgrep -x head >/dev/null && echo still-writing || echo done' },
+  });
+  expect(check.body.stdout).toBe('still-writing\n');
+  expect(growth).toBeLessThan(200 * 1024 * 1024);
+
+  // Reading resumes the flow.
+  const reader = response.body!.getReader();
+  let received = 0;
+  while (received < 50 * 1024 * 1024) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    received += value.length;
+  }
+  expect(received).toBeGreaterThanOrEqual(50 * 1024 * 1024);
+  controller.abort();
+});
