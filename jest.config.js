@@ -23,6 +23,11 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
     },
+    {
+      ...shared,
+      displayName: 'security',
+      testMatch: ['<rootDir>/test/security/**/*.test.ts'],
+    },
   ],
   // A global option (projects cannot set it): integration tests start containers and servers.
   testTimeout: 60_000,

@@ -25,6 +25,8 @@ export interface StackOptions {
   replicas?: number;
   /** Also start an edge proxy for previews under `preview.test`. */
   edge?: boolean;
+  /** Where every component's logs go (default: nowhere, unless TEST_LOG_LEVEL is set). */
+  logger?: Logger;
   /** The agent's runtime (default: the real Docker runtime). */
   runtime?: (config: AgentConfig, logger: Logger) => SandboxRuntime;
 }
@@ -93,7 +95,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const schema = `t_${random()}`;
   const internalToken = random(16);
   const adminToken = random(16);
-  const logger = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger =
+    options.logger ?? createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
   const agentConfig = loadAgentConfig({
     AGENT_PORT: '0',

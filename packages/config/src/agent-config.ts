@@ -18,6 +18,7 @@ const agentSchema = z
     SANDBOX_NETWORK: z.string().default('sandbox-net'),
     SANDBOX_RUNTIME: optionalString(),
     SANDBOX_PIDS_LIMIT: intVar(256, 16, 65536),
+    SANDBOX_NOFILE_LIMIT: intVar(8192, 256, 1_048_576),
     SANDBOX_EXTRA_CA_CERTS: optionalString(),
     SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
@@ -46,6 +47,8 @@ const agentSchema = z
     sandboxNetwork: env.SANDBOX_NETWORK,
     sandboxRuntime: env.SANDBOX_RUNTIME,
     pidsLimit: env.SANDBOX_PIDS_LIMIT,
+    /** Open files per sandbox process (must not exceed dockerd's own hard limit). */
+    nofileLimit: env.SANDBOX_NOFILE_LIMIT,
     extraCaCertsPath: env.SANDBOX_EXTRA_CA_CERTS,
     labelPrefix: env.SANDBOX_LABEL_PREFIX,
     /** `loop`: each workspace is its own ext4 filesystem of the session's disk size. */

@@ -4,7 +4,7 @@ import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
-import { descendants, killAll, listProcesses } from './processes';
+import { descendants, killAll, killUntilGone, listProcesses, runTree } from './processes';
 import { RunnerError, type ExecResultEvent } from './protocol';
 import { readTiming, TIME_FORMAT } from './run-measure';
 import { transpileForNode } from './transpile';
@@ -174,13 +174,12 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
 
   let timedOut = false;
   const killTree = async (): Promise<void> => {
-    const tree = descendants(await listProcesses(), leader).map((p) => p.pid);
-    killAll(tree);
     try {
       process.kill(-leader, 'SIGKILL');
     } catch {
       // group already gone
     }
+    await killUntilGone(async () => runTree(await listProcesses(), leader).map((p) => p.pid));
   };
   const timer = setTimeout(() => {
     timedOut = true;

@@ -4,6 +4,8 @@ import { RunnerError } from './protocol';
 export interface ProcessInfo {
   pid: number;
   ppid: number;
+  /** Process group. */
+  pgid: number;
   /** Resident memory, bytes. */
   rss: number;
   /** CPU used by the process and its reaped children, ms. */
@@ -23,9 +25,10 @@ async function readInfo(pid: number, procRoot: string): Promise<ProcessInfo | un
     const state = fields[0];
     if (state === 'Z' || state === 'X') return undefined; // exited, not yet reaped
     const ppid = Number(fields[1]);
+    const pgid = Number(fields[2]);
     const rssPages = Number(fields[21]);
     const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
-    return { pid, ppid, rss: rssPages * PAGE_SIZE, cpuMs: (ticks * 1000) / TICKS_PER_SECOND };
+    return { pid, ppid, pgid, rss: rssPages * PAGE_SIZE, cpuMs: (ticks * 1000) / TICKS_PER_SECOND };
   } catch {
     return undefined;
   }
@@ -78,6 +81,13 @@ export function userProcesses(
   return all.filter((info) => info.pid !== 1 && !infrastructure.has(info.pid));
 }
 
+/** A run's processes: its leader's descendants and every member of its process group. */
+export function runTree(all: readonly ProcessInfo[], leader: number): ProcessInfo[] {
+  const tree = new Map(descendants(all, leader).map((p) => [p.pid, p]));
+  for (const info of all) if (info.pgid === leader) tree.set(info.pid, info);
+  return [...tree.values()];
+}
+
 /** SIGKILLs each pid (its tree first collected by the caller); returns the ones signalled. */
 export function killAll(pids: readonly number[]): number[] {
   const killed: number[] = [];
@@ -90,6 +100,23 @@ export function killAll(pids: readonly number[]): number[] {
     }
   }
   return killed;
+}
+
+/**
+ * Kills what `select` lists, again and again until it lists nothing (a fork bomb keeps
+ * forking while it is being killed), at most `rounds` times; returns every pid killed.
+ */
+export async function killUntilGone(
+  select: () => Promise<number[]>,
+  rounds = 50,
+): Promise<number[]> {
+  const killed = new Set<number>();
+  for (let round = 0; round < rounds; round += 1) {
+    const targets = await select();
+    if (targets.length === 0) break;
+    for (const pid of killAll(targets)) killed.add(pid);
+  }
+  return [...killed];
 }
 
 export function processNotFound(pid: number): RunnerError {

@@ -8,10 +8,11 @@ import { listFiles, readFileChunks, writeFiles } from './files';
 import {
   descendants,
   findKeepAlive,
-  killAll,
+  killUntilGone,
   listProcesses,
   processNotFound,
   userProcesses,
+  type ProcessInfo,
 } from './processes';
 import { FINAL_EVENTS, RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
 import { WORKSPACE } from './workspace-path';
@@ -98,16 +99,20 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         return;
       }
       case 'kill': {
-        const all = await listProcesses();
-        const users = userProcesses(all, infrastructureOf(all));
-        let targets: number[];
+        const users = async (): Promise<ProcessInfo[]> => {
+          const all = await listProcesses();
+          return userProcesses(all, infrastructureOf(all));
+        };
+        let select: () => Promise<number[]>;
         if (request.pid === undefined) {
-          targets = users.map((p) => p.pid);
+          select = async () => (await users()).map((p) => p.pid);
         } else {
-          if (!users.some((p) => p.pid === request.pid)) throw processNotFound(request.pid);
-          targets = descendants(users, request.pid).map((p) => p.pid);
+          const pid = request.pid;
+          if (!(await users()).some((p) => p.pid === pid)) throw processNotFound(pid);
+          select = async () => descendants(await users(), pid).map((p) => p.pid);
         }
-        emit({ id, ev: 'killed', pids: killAll(targets).sort((a, b) => a - b) });
+        const pids = await killUntilGone(select);
+        emit({ id, ev: 'killed', pids: pids.sort((a, b) => a - b) });
         return;
       }
       case 'stats': {

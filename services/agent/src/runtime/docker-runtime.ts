@@ -6,6 +6,7 @@ import { containerName, sandboxLabelKeys } from './docker-names';
 import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
 import { applyEgressFirewall, hostNameservers } from './egress-firewall';
+import { killAllInContainer } from './kill-all';
 import { PackageInstaller } from './package-installer';
 import { RunnerPool } from './runner-pool';
 import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
@@ -167,6 +168,10 @@ export class DockerRuntime implements SandboxRuntime {
           MemorySwap: memoryBytes,
           NanoCpus: Math.round(spec.limits.cpu * 1e9),
           PidsLimit: spec.limits.pids > 0 ? spec.limits.pids : this.config.pidsLimit,
+          // Open files per process: plenty for real work, not enough to exhaust kernel memory.
+          Ulimits: [
+            { Name: 'nofile', Soft: this.config.nofileLimit, Hard: this.config.nofileLimit },
+          ],
           IpcMode: 'private',
           NetworkMode: this.config.sandboxNetwork,
           RestartPolicy: { Name: 'no' },
@@ -282,6 +287,10 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   async kill(sessionId: string, pid: number | undefined): Promise<number[]> {
+    if (pid === undefined) {
+      const info = await this.requireRunning(sessionId);
+      return killAllInContainer(this.docker, info.Id);
+    }
     return runnerOps.kill(await this.runnerOf(sessionId), pid);
   }
 

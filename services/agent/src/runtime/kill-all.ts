@@ -1,0 +1,72 @@
+import { readFile } from 'node:fs/promises';
+import type Docker from 'dockerode';
+
+const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
+
+interface HostProcess {
+  pid: number;
+  ppid: number;
+  args: string;
+}
+
+/** The process's pid inside its container (last NSpid entry), from the host's /proc. */
+async function containerPid(hostPid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${hostPid}/status`, 'utf8').catch(() => '');
+  const line = status.split('\n').find((l) => l.startsWith('NSpid:'));
+  const last = line?.trim().split(/\s+/).pop();
+  return last === undefined ? undefined : Number(last);
+}
+
+/**
+ * The processes of a sandbox that belong to its user: all but its init, the keep-alive, the
+ * runners and their helpers (e.g. esbuild).
+ */
+export function userProcessesOf(processes: readonly HostProcess[], initPid: number): HostProcess[] {
+  const keepAlive = processes
+    .filter((p) => p.ppid === initPid && p.args === 'sleep infinity')
+    .sort((a, b) => a.pid - b.pid)[0]?.pid;
+  const runners = new Set(processes.filter((p) => p.args === RUNNER_ARGS).map((p) => p.pid));
+  return processes.filter(
+    (p) =>
+      p.pid !== initPid &&
+      p.pid !== keepAlive &&
+      !runners.has(p.pid) &&
+      !(runners.has(p.ppid) && p.args.includes('esbuild')),
+  );
+}
+
+/**
+ * Kills every user process of a sandbox at once, from the host: the container is frozen
+ * (nothing can fork), every user process gets SIGKILL, and it is thawed. A fork bomb that
+ * starves the sandbox's own CPU cannot slow this down. Returns the killed pids as the sandbox
+ * sees them.
+ */
+export async function killAllInContainer(docker: Docker, containerId: string): Promise<number[]> {
+  const container = docker.getContainer(containerId);
+  const info = await container.inspect();
+  await container.pause();
+  try {
+    const top = (await container.top({ ps_args: '-o pid,ppid,args' })) as {
+      Processes?: string[][];
+    };
+    const processes = (top.Processes ?? []).map(([pid, ppid, ...args]) => ({
+      pid: Number(pid),
+      ppid: Number(ppid),
+      args: args.join(' '),
+    }));
+    const targets = userProcessesOf(processes, info.State.Pid);
+    const killed: number[] = [];
+    for (const target of targets) {
+      const inside = await containerPid(target.pid);
+      try {
+        process.kill(target.pid, 'SIGKILL');
+        if (inside !== undefined) killed.push(inside);
+      } catch {
+        // gone already
+      }
+    }
+    return killed.sort((a, b) => a - b);
+  } finally {
+    await container.unpause();
+  }
+}

@@ -1,0 +1,108 @@
+import { call, createAccount, type TestAccount } from '../support/api';
+import { startStack, type TestStack } from '../support/stack';
+
+/**
+ * Escape attempts from inside a session. Each command prints what it achieved; the sandbox
+ * must refuse every one of them.
+ */
+
+let stack: TestStack;
+let account: TestAccount;
+let sessionId: string;
+
+beforeAll(async () => {
+  stack = await startStack();
+  account = await createAccount(stack, 'paid');
+  sessionId = (
+    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: {},
+    })
+  ).body.sessionId;
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function run(command: string): Promise<string> {
+  const response = await call<{ stdout: string; stderr: string }>(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, command },
+  });
+  return response.body.stdout;
+}
+
+/** `ok` when `attempt` succeeded, `refused` when it failed. */
+const attempt = (command: string) => `(${command}) >/dev/null 2>&1 && echo ok || echo refused`;
+
+describe('escape attempts from inside a session', () => {
+  it('has no capabilities at all, and cannot gain any', async () => {
+    const status = await run(
+      'grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):" /proc/self/status',
+    );
+    expect(status).toBe(
+      [
+        'CapInh:\t0000000000000000',
+        'CapPrm:\t0000000000000000',
+        'CapEff:\t0000000000000000',
+        'CapBnd:\t0000000000000000',
+        'CapAmb:\t0000000000000000',
+        'NoNewPrivs:\t1',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it.each([
+    ['mount a filesystem', 'mount -t tmpfs none /tmp'],
+    ['unshare into a new user namespace with root', 'unshare -r true'],
+    ['load a kernel module', 'echo x > /proc/sys/kernel/modprobe'],
+    ['create a device node', 'mknod /tmp/disk b 8 0'],
+    ['read the host disk', 'cat /dev/sda'],
+    ['read kernel memory', 'head -c 1 /proc/kcore'],
+    ['write a kernel setting', 'echo 1 > /proc/sys/kernel/sysrq'],
+    ['trigger sysrq', 'echo b > /proc/sysrq-trigger'],
+    ['read password hashes', 'cat /etc/shadow'],
+    ['raise its memory limit', 'echo 999999999999 > /sys/fs/cgroup/memory/memory.limit_in_bytes'],
+    ['raise its process limit', 'echo max > /sys/fs/cgroup/pids/pids.max'],
+    ['write the root filesystem', 'touch /usr/bin/evil'],
+    ['reach the Docker socket', 'test -e /var/run/docker.sock || test -e /run/docker.sock'],
+    ['become root with su', 'su -c id root </dev/null'],
+    ['change the clock', 'date -s "2000-01-01"'],
+    ['set the hostname', 'hostname evil'],
+  ])('cannot %s', async (_what, command) => {
+    expect(await run(attempt(command))).toBe('refused\n');
+  });
+
+  it('holds no control-plane secret in its environment', async () => {
+    const environment = await run('env; tr "\\0" "\\n" < /proc/1/environ');
+    for (const secret of [
+      'TOKEN',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'ADMIN',
+      'sk_live_',
+      'postgres://',
+    ]) {
+      expect(environment).not.toContain(secret);
+    }
+  });
+
+  it('sees only its own processes', async () => {
+    const processes = await run('ps -e -o comm= | sort -u | tr "\\n" " "');
+    for (const host of ['dockerd', 'containerd', 'postgres', 'redis-server', 'systemd', 'sshd']) {
+      expect(processes).not.toContain(host);
+    }
+  });
+
+  it('runs as uid 1000 and stays there', async () => {
+    expect(
+      await run(
+        'id -u; find / -xdev -perm -4000 -type f 2>/dev/null | head -5 | while read f; do "$f" --help >/dev/null 2>&1; done; id -u',
+      ),
+    ).toBe('1000\n1000\n');
+  });
+});

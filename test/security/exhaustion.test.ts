@@ -1,0 +1,126 @@
+import { call, createAccount, type TestAccount } from '../support/api';
+import { startStack, type TestStack } from '../support/stack';
+
+/**
+ * Resource exhaustion inside one session stays inside it: the neighbour keeps answering, and
+ * the attacker gets a clear result.
+ */
+
+let stack: TestStack;
+let account: TestAccount;
+
+beforeAll(async () => {
+  stack = await startStack();
+  account = await createAccount(stack, 'paid');
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function session(body: Record<string, unknown> = {}): Promise<string> {
+  return (
+    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body,
+    })
+  ).body.sessionId;
+}
+
+const execute = (sessionId: string, body: Record<string, unknown>) =>
+  call<{ stdout: string; stderr: string; exitCode: number; timedOut?: boolean }>(
+    `${stack.url}/v1/execute`,
+    { method: 'POST', key: account.key, body: { sessionId, ...body } },
+  );
+
+/** The neighbour's `echo` while `attack` runs: answered, and within a few seconds. */
+async function neighbourDuring(attack: Promise<unknown>): Promise<number[]> {
+  const neighbour = await session();
+  const times: number[] = [];
+  for (let i = 0; i < 3; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = Date.now();
+    const response = await execute(neighbour, { command: 'echo alive' });
+    expect(response.body.stdout).toBe('alive\n');
+    times.push(Date.now() - started);
+  }
+  await attack;
+  return times;
+}
+
+describe('exhaustion stays in its session', () => {
+  it('contains a fork bomb by the process limit', async () => {
+    const attacker = await session();
+    const attack = execute(attacker, { command: ':(){ :|:& };:', timeout: 6 });
+    const times = await neighbourDuring(attack);
+    expect(Math.max(...times)).toBeLessThan(5000);
+    // The bomb lives on in the background, capped by the process limit, until it is killed.
+    const kill = await call<{ killed: number }>(`${stack.url}/v1/execution/kill`, {
+      method: 'POST',
+      key: account.key,
+      body: { sessionId: attacker },
+    });
+    expect(kill.status).toBe(200);
+    expect(kill.body.killed).toBeGreaterThan(0);
+    const after = await execute(attacker, {
+      command: 'echo recovered; ps -e --no-headers | wc -l',
+    });
+    if (after.body.stdout === undefined) throw new Error(after.text);
+    const [word, count] = after.body.stdout.trim().split('\n');
+    expect(word).toBe('recovered');
+    expect(Number(count)).toBeLessThan(10);
+  });
+
+  it('kills a memory bomb at the session limit', async () => {
+    const attacker = await session({ resourceLimits: { memory: 256 } });
+    const attack = execute(attacker, {
+      code: 'const chunks = []; for (;;) chunks.push(Buffer.alloc(16 * 1024 * 1024, 1));',
+      timeout: 30,
+    });
+    const times = await neighbourDuring(attack);
+    expect(Math.max(...times)).toBeLessThan(5000);
+    const result = await attack;
+    expect(result.status).toBe(200);
+    expect(result.body.exitCode).not.toBe(0);
+    expect((await execute(attacker, { command: 'echo still-usable' })).body.stdout).toBe(
+      'still-usable\n',
+    );
+  });
+
+  it('contains CPU spinning in many processes', async () => {
+    const attacker = await session();
+    const attack = execute(attacker, {
+      command: 'for i in $(seq 8); do (while :; do :; done) & done; sleep 4; kill 0',
+      timeout: 10,
+    });
+    const times = await neighbourDuring(attack);
+    expect(Math.max(...times)).toBeLessThan(5000);
+  });
+
+  it('answers 507 when the inodes run out, and the session stays usable', async () => {
+    const attacker = await session();
+    await execute(attacker, {
+      command:
+        'mkdir -p f && cd f && for b in $(seq 0 70); do touch $(seq -f "$b-%g" 1 1000) 2>/dev/null || break; done; true',
+      timeout: 60,
+    });
+    const write = await call(`${stack.url}/v1/files/write`, {
+      method: 'POST',
+      key: account.key,
+      body: { sessionId: attacker, path: 'one-more.txt', content: 'x' },
+    });
+    expect(write.status).toBe(507);
+    expect(write.body).toMatchObject({ error: { code: 'disk_full' } });
+    await execute(attacker, { command: 'rm -rf f', timeout: 60 });
+    expect(
+      (await execute(attacker, { command: 'echo ok > again.txt && cat again.txt' })).body.stdout,
+    ).toBe('ok\n');
+  });
+
+  it('limits open files per process', async () => {
+    const attacker = await session();
+    const result = await execute(attacker, { command: 'ulimit -n; ulimit -Hn' });
+    expect(result.body.stdout).toBe('8192\n8192\n');
+  });
+});
