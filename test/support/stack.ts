@@ -40,6 +40,8 @@ export interface TestStack {
   edge: RunningEdgeProxy | undefined;
   agentConfig: AgentConfig;
   adminToken: string;
+  /** The shared secret of gateway, agent and edge proxy. */
+  internalToken: string;
   nodeId: string;
   schema: string;
   logger: Logger;
@@ -82,6 +84,7 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
   for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
   await rm(dir, { recursive: true, force: true });
   await rm(`${dir}-packages`, { recursive: true, force: true });
+  await rm(`${dir}-blobs`, { recursive: true, force: true });
 }
 
 /**
@@ -106,6 +109,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     SANDBOX_IMAGE,
     SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
     PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
+    BLOB_STORE_DIR: `${testWorkspaceDir(nodeId)}-blobs`,
     // The operator's extra CA bundle (here: the npm proxy's), as ./scripts/up passes it.
     ...(process.env.NODE_EXTRA_CA_CERTS
       ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
@@ -151,6 +155,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     edge,
     agentConfig,
     adminToken,
+    internalToken,
     nodeId,
     schema,
     logger,

@@ -24,6 +24,7 @@ const agentSchema = z
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
     SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
+    BLOB_STORE_DIR: z.string().default('/var/lib/sandbox-agent/blobs'),
     NPM_COMMAND: z.string().default('npm'),
     SANDBOX_EGRESS_ALLOW: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
@@ -56,6 +57,8 @@ const agentSchema = z
     workspaceDir: env.SANDBOX_WORKSPACE_DIR,
     /** The node's package cache: npm's cache and installed bundles, shared by all sessions. */
     packageCacheDir: env.PACKAGE_CACHE_DIR,
+    /** Where deep-sleeping sessions' workspaces are kept (a local directory). */
+    blobStoreDir: env.BLOB_STORE_DIR,
     npmCommand: env.NPM_COMMAND,
     /** `on`: sandboxes reach the internet only: not this host, private ranges or metadata. */
     egressFirewall: env.SANDBOX_EGRESS_FIREWALL === 'on',

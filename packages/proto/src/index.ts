@@ -18,6 +18,7 @@ export type { NodeInfo, NodeInfo__Output } from './generated/agent/v1/NodeInfo';
 export type { ResourceLimits, ResourceLimits__Output } from './generated/agent/v1/ResourceLimits';
 export type { Sandbox, Sandbox__Output } from './generated/agent/v1/Sandbox';
 export type { FileChunk, FileChunk__Output } from './generated/agent/v1/FileChunk';
+export type { HibernateResponse__Output } from './generated/agent/v1/HibernateResponse';
 export type { FileEntry__Output } from './generated/agent/v1/FileEntry';
 export type { KillProcessesResponse__Output } from './generated/agent/v1/KillProcessesResponse';
 export type { ListFilesResponse__Output } from './generated/agent/v1/ListFilesResponse';

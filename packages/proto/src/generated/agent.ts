@@ -13,6 +13,7 @@ import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_F
 import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from './agent/v1/FileInput';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from './agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from './agent/v1/GetSandboxRequest';
+import type { HibernateResponse as _agent_v1_HibernateResponse, HibernateResponse__Output as _agent_v1_HibernateResponse__Output } from './agent/v1/HibernateResponse';
 import type { KillProcessesRequest as _agent_v1_KillProcessesRequest, KillProcessesRequest__Output as _agent_v1_KillProcessesRequest__Output } from './agent/v1/KillProcessesRequest';
 import type { KillProcessesResponse as _agent_v1_KillProcessesResponse, KillProcessesResponse__Output as _agent_v1_KillProcessesResponse__Output } from './agent/v1/KillProcessesResponse';
 import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__Output as _agent_v1_ListFilesRequest__Output } from './agent/v1/ListFilesRequest';
@@ -44,6 +45,7 @@ export interface ProtoGrpcType {
       FileInput: MessageTypeDefinition<_agent_v1_FileInput, _agent_v1_FileInput__Output>
       GetNodeInfoRequest: MessageTypeDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_GetNodeInfoRequest__Output>
       GetSandboxRequest: MessageTypeDefinition<_agent_v1_GetSandboxRequest, _agent_v1_GetSandboxRequest__Output>
+      HibernateResponse: MessageTypeDefinition<_agent_v1_HibernateResponse, _agent_v1_HibernateResponse__Output>
       KillProcessesRequest: MessageTypeDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesRequest__Output>
       KillProcessesResponse: MessageTypeDefinition<_agent_v1_KillProcessesResponse, _agent_v1_KillProcessesResponse__Output>
       ListFilesRequest: MessageTypeDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesRequest__Output>

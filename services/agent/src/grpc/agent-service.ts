@@ -1,8 +1,20 @@
 import type * as grpc from '@grpc/grpc-js';
 import { AppError, toAppError, toGrpcStatus } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { AgentHandlers, ExecEvent, ExecRequest__Output, Sandbox } from '@sandbox/proto';
-import type { ByteSink, ExecSpec, SandboxInfo, SandboxRuntime } from '../runtime/sandbox-runtime';
+import type {
+  AgentHandlers,
+  CreateSandboxRequest__Output,
+  ExecEvent,
+  ExecRequest__Output,
+  Sandbox,
+} from '@sandbox/proto';
+import type {
+  ByteSink,
+  ExecSpec,
+  SandboxInfo,
+  SandboxRuntime,
+  SandboxSpec,
+} from '../runtime/sandbox-runtime';
 import { checkInternalToken } from './auth';
 
 export interface AgentServiceDeps {
@@ -40,6 +52,23 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
   throw new AppError('invalid_request', 'Either code or command is required', {
     details: { field: 'command' },
   });
+}
+
+function sandboxSpec(request: CreateSandboxRequest__Output): SandboxSpec {
+  const limits = request.limits;
+  if (limits === null || !request.sessionId) {
+    throw new AppError('invalid_request', 'sessionId and limits are required');
+  }
+  return {
+    sessionId: request.sessionId,
+    accountId: request.accountId,
+    limits: {
+      memoryMb: limits.memoryMb,
+      cpu: limits.cpu,
+      diskMb: limits.diskMb,
+      pids: limits.pids,
+    },
+  };
 }
 
 /** The agent's gRPC handlers over a sandbox runtime; errors leave as gRPC statuses. */
@@ -108,20 +137,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     })),
 
     CreateSandbox: unary('CreateSandbox', async (request, call) => {
-      const limits = request.limits;
-      if (limits === null || !request.sessionId) {
-        throw new AppError('invalid_request', 'sessionId and limits are required');
-      }
-      const info = await runtime.create({
-        sessionId: request.sessionId,
-        accountId: request.accountId,
-        limits: {
-          memoryMb: limits.memoryMb,
-          cpu: limits.cpu,
-          diskMb: limits.diskMb,
-          pids: limits.pids,
-        },
-      });
+      const info = await runtime.create(sandboxSpec(request));
       if (call.cancelled) {
         // The caller gave up (deadline passed) and has ended the session: leave nothing behind.
         logger.warn({ sessionId: request.sessionId }, 'create cancelled by caller; removing');
@@ -162,6 +178,22 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
         await runtime.readFile(request.sessionId, request.path, sink);
         return undefined;
       },
+    ),
+
+    PauseSandbox: unary('PauseSandbox', async (request) =>
+      toSandbox(await runtime.pause(request.sessionId)),
+    ),
+
+    ResumeSandbox: unary('ResumeSandbox', async (request) =>
+      toSandbox(await runtime.resume(request.sessionId)),
+    ),
+
+    HibernateSandbox: unary('HibernateSandbox', async (request) =>
+      runtime.hibernate(request.sessionId),
+    ),
+
+    RestoreSandbox: unary('RestoreSandbox', async (request) =>
+      toSandbox(await runtime.restore(sandboxSpec(request))),
     ),
 
     ListFiles: unary('ListFiles', async (request) =>

@@ -7,6 +7,7 @@ import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
 import { applyEgressFirewall, hostNameservers } from './egress-firewall';
 import { killAllInContainer } from './kill-all';
+import { LocalBlobStore } from './blob-store';
 import { PackageInstaller } from './package-installer';
 import { RunnerPool } from './runner-pool';
 import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
@@ -46,6 +47,9 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly runners: RunnerPool;
   private readonly workspaces: WorkspaceStore;
   private readonly installer: PackageInstaller;
+  private readonly blobs: LocalBlobStore;
+  /** Lifecycle transitions of one session never overlap. */
+  private readonly transitions = new Map<string, Promise<unknown>>();
 
   constructor(options: DockerRuntimeOptions) {
     this.config = options.config;
@@ -53,6 +57,7 @@ export class DockerRuntime implements SandboxRuntime {
     this.docker = options.docker ?? new Docker({ socketPath: options.config.dockerSocket });
     this.labels = sandboxLabelKeys(options.config.labelPrefix);
     this.runners = new RunnerPool(this.docker, this.logger);
+    this.blobs = new LocalBlobStore(options.config.blobStoreDir);
     this.installer = new PackageInstaller({
       cacheDir: options.config.packageCacheDir,
       npmCommand: options.config.npmCommand,
@@ -123,17 +128,21 @@ export class DockerRuntime implements SandboxRuntime {
     this.logger.info({ bridge }, 'sandbox egress firewall applied');
   }
 
-  async create(spec: SandboxSpec): Promise<SandboxInfo> {
-    const name = containerName(spec.sessionId);
-    const existing = await this.findContainer(spec.sessionId);
-    if (existing !== undefined) return this.inspect(spec.sessionId);
-
-    const labels = {
+  private sandboxLabels(spec: SandboxSpec): Record<string, string> {
+    return {
       [this.labels.managed]: 'true',
       [this.labels.session]: spec.sessionId,
       [this.labels.account]: spec.accountId,
       [this.labels.node]: this.config.nodeId,
     };
+  }
+
+  async create(spec: SandboxSpec): Promise<SandboxInfo> {
+    const name = containerName(spec.sessionId);
+    const existing = await this.findContainer(spec.sessionId);
+    if (existing !== undefined) return this.inspect(spec.sessionId);
+
+    const labels = this.sandboxLabels(spec);
     const workspace = await this.workspaces.create(spec.sessionId, spec.limits.diskMb, labels);
 
     const env = ['HOME=/home/sandbox'];
@@ -199,7 +208,7 @@ export class DockerRuntime implements SandboxRuntime {
     } catch (err) {
       if (statusCode(err) === 409) return this.inspect(spec.sessionId); // created concurrently
       this.logger.error({ err, sessionId: spec.sessionId }, 'sandbox creation failed');
-      await this.destroy(spec.sessionId).catch((cleanupErr: unknown) =>
+      await this.removeSandbox(spec.sessionId).catch((cleanupErr: unknown) =>
         this.logger.error({ err: cleanupErr, sessionId: spec.sessionId }, 'cleanup failed'),
       );
       throw new AppError('service_unavailable', 'Could not start the session sandbox', {
@@ -219,8 +228,16 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   private async requireRunning(sessionId: string): Promise<Docker.ContainerInspectInfo> {
-    const info = await this.findContainer(sessionId);
-    if (info === undefined || !info.State.Running) {
+    let info = await this.findContainer(sessionId);
+    if (info?.State.Paused) {
+      // A request for an idle sandbox wakes it.
+      await this.docker
+        .getContainer(info.Id)
+        .unpause()
+        .catch(() => undefined);
+      info = await this.findContainer(sessionId);
+    }
+    if (info === undefined || !info.State.Running || info.State.Paused) {
       throw new AppError('session_not_found', 'Session sandbox not found', {
         details: { sessionId },
       });
@@ -252,7 +269,15 @@ export class DockerRuntime implements SandboxRuntime {
     };
   }
 
+  /** Removes the session and every byte of its data, saved workspace included. */
   async destroy(sessionId: string): Promise<boolean> {
+    const saved = await this.blobs.manifest(sessionId);
+    await this.blobs.remove(sessionId);
+    return (await this.removeSandbox(sessionId)) || saved !== undefined;
+  }
+
+  /** Removes the container and its workspace (not a saved copy of it). */
+  private async removeSandbox(sessionId: string): Promise<boolean> {
     this.runners.close(sessionId);
     let existed = false;
     try {
@@ -319,6 +344,72 @@ export class DockerRuntime implements SandboxRuntime {
       });
     }
     return address;
+  }
+
+  private serialized<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.transitions.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.transitions.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.transitions.get(sessionId) === settled) this.transitions.delete(sessionId);
+    });
+    return next;
+  }
+
+  pause(sessionId: string): Promise<SandboxInfo> {
+    return this.serialized(sessionId, async () => {
+      const info = await this.findContainer(sessionId);
+      if (info === undefined) throw new AppError('session_not_found', 'Session sandbox not found');
+      if (!info.State.Paused) await this.docker.getContainer(info.Id).pause();
+      return this.inspect(sessionId);
+    });
+  }
+
+  resume(sessionId: string): Promise<SandboxInfo> {
+    return this.serialized(sessionId, async () => {
+      await this.requireRunning(sessionId);
+      return this.inspect(sessionId);
+    });
+  }
+
+  hibernate(sessionId: string): Promise<{ filesCount: number; bytes: number }> {
+    return this.serialized(sessionId, async () => {
+      const info = await this.findContainer(sessionId);
+      if (info === undefined) {
+        const saved = await this.blobs.manifest(sessionId);
+        if (saved !== undefined) return { filesCount: saved.filesCount, bytes: saved.bytes };
+        throw new AppError('session_not_found', 'Nothing to put to sleep for this session');
+      }
+      // Frozen processes cannot change files while they are saved.
+      if (!info.State.Paused && info.State.Running) await this.docker.getContainer(info.Id).pause();
+      const saved = await this.blobs.save(sessionId, await this.workspaces.hostPath(sessionId));
+      await this.removeSandbox(sessionId);
+      this.logger.info({ sessionId, ...saved }, 'sandbox in deep sleep');
+      return { filesCount: saved.filesCount, bytes: saved.bytes };
+    });
+  }
+
+  restore(spec: SandboxSpec): Promise<SandboxInfo> {
+    return this.serialized(spec.sessionId, async () => {
+      const existing = await this.findContainer(spec.sessionId);
+      if (existing !== undefined) {
+        await this.requireRunning(spec.sessionId);
+        return this.inspect(spec.sessionId);
+      }
+      const saved = await this.blobs.manifest(spec.sessionId);
+      if (saved === undefined) {
+        throw new AppError('session_not_found', 'No saved workspace for this session');
+      }
+      // The workspace first (so that no process sees it half-restored), then the container.
+      const labels = this.sandboxLabels(spec);
+      await this.workspaces.create(spec.sessionId, spec.limits.diskMb, labels);
+      await this.blobs.restore(spec.sessionId, await this.workspaces.hostPath(spec.sessionId));
+      const info = await this.create(spec);
+      await this.blobs.remove(spec.sessionId);
+      this.logger.info({ sessionId: spec.sessionId }, 'sandbox woke from deep sleep');
+      return info;
+    });
   }
 
   async count(): Promise<number> {

@@ -84,6 +84,14 @@ export interface SandboxRuntime {
     limit: number,
   ): Promise<{ files: FileEntry[]; truncated: boolean }>;
   count(): Promise<number>;
+  /** Idle: freezes the sandbox's processes. */
+  pause(sessionId: string): Promise<SandboxInfo>;
+  /** Thaws a paused sandbox (a no-op for a running one). */
+  resume(sessionId: string): Promise<SandboxInfo>;
+  /** Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. */
+  hibernate(sessionId: string): Promise<{ filesCount: number; bytes: number }>;
+  /** A fresh sandbox with the saved workspace (or the running one). Idempotent. */
+  restore(spec: SandboxSpec): Promise<SandboxInfo>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */
   previewHost(sessionId: string): Promise<string>;
 }

@@ -17,6 +17,8 @@ export interface WorkspaceStore {
   create(sessionId: string, sizeMb: number, labels: Record<string, string>): Promise<string>;
   /** Removes the workspace and every byte in it (its container must be gone). */
   destroy(sessionId: string): Promise<boolean>;
+  /** Where the workspace's files are on the host. */
+  hostPath(sessionId: string): Promise<string>;
 }
 
 function statusCode(err: unknown): number | undefined {
@@ -37,6 +39,11 @@ export class VolumeWorkspaces implements WorkspaceStore {
     const name = workspaceVolumeName(sessionId);
     await this.docker.createVolume({ Name: name, Labels: labels });
     return `${name}:/workspace:rw`;
+  }
+
+  async hostPath(sessionId: string): Promise<string> {
+    const info = await this.docker.getVolume(workspaceVolumeName(sessionId)).inspect();
+    return info.Mountpoint;
   }
 
   async destroy(sessionId: string): Promise<boolean> {
@@ -66,6 +73,10 @@ export class LoopWorkspaces implements WorkspaceStore {
       image: join(this.dir, `${sessionId}.ext4`),
       mount: join(this.dir, sessionId),
     };
+  }
+
+  hostPath(sessionId: string): Promise<string> {
+    return Promise.resolve(this.paths(sessionId).mount);
   }
 
   private async isMounted(path: string): Promise<boolean> {

@@ -10,6 +10,7 @@ import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agen
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from '../../agent/v1/FileChunk';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from '../../agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from '../../agent/v1/GetSandboxRequest';
+import type { HibernateResponse as _agent_v1_HibernateResponse, HibernateResponse__Output as _agent_v1_HibernateResponse__Output } from '../../agent/v1/HibernateResponse';
 import type { KillProcessesRequest as _agent_v1_KillProcessesRequest, KillProcessesRequest__Output as _agent_v1_KillProcessesRequest__Output } from '../../agent/v1/KillProcessesRequest';
 import type { KillProcessesResponse as _agent_v1_KillProcessesResponse, KillProcessesResponse__Output as _agent_v1_KillProcessesResponse__Output } from '../../agent/v1/KillProcessesResponse';
 import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__Output as _agent_v1_ListFilesRequest__Output } from '../../agent/v1/ListFilesRequest';
@@ -62,6 +63,15 @@ export interface AgentClient extends grpc.Client {
   getSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   getSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   
+  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  
   KillProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
   KillProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
   KillProcesses(argument: _agent_v1_KillProcessesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
@@ -80,10 +90,37 @@ export interface AgentClient extends grpc.Client {
   listFiles(argument: _agent_v1_ListFilesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   listFiles(argument: _agent_v1_ListFilesRequest, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   
+  PauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  PauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  PauseSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  PauseSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  
   ReadFile(argument: _agent_v1_ReadFileRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
   ReadFile(argument: _agent_v1_ReadFileRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
   readFile(argument: _agent_v1_ReadFileRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
   readFile(argument: _agent_v1_ReadFileRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
+  
+  RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  restoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  restoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  restoreSandbox(argument: _agent_v1_CreateSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  restoreSandbox(argument: _agent_v1_CreateSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  
+  ResumeSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  ResumeSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  ResumeSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  ResumeSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  resumeSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  resumeSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  resumeSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  resumeSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   
   WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
   WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
@@ -107,11 +144,19 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   GetSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
   
+  HibernateSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_HibernateResponse>;
+  
   KillProcesses: grpc.handleUnaryCall<_agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse>;
   
   ListFiles: grpc.handleUnaryCall<_agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse>;
   
+  PauseSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
+  
   ReadFile: grpc.handleServerStreamingCall<_agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk>;
+  
+  RestoreSandbox: grpc.handleUnaryCall<_agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox>;
+  
+  ResumeSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
   
   WriteFile: grpc.handleUnaryCall<_agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse>;
   
@@ -123,8 +168,12 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   Exec: MethodDefinition<_agent_v1_ExecRequest, _agent_v1_ExecEvent, _agent_v1_ExecRequest__Output, _agent_v1_ExecEvent__Output>
   GetNodeInfo: MethodDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_NodeInfo, _agent_v1_GetNodeInfoRequest__Output, _agent_v1_NodeInfo__Output>
   GetSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
+  HibernateSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_HibernateResponse, _agent_v1_GetSandboxRequest__Output, _agent_v1_HibernateResponse__Output>
   KillProcesses: MethodDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesResponse, _agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse__Output>
   ListFiles: MethodDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesResponse, _agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse__Output>
+  PauseSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
   ReadFile: MethodDefinition<_agent_v1_ReadFileRequest, _agent_v1_FileChunk, _agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk__Output>
+  RestoreSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
+  ResumeSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
   WriteFile: MethodDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileResponse, _agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse__Output>
 }

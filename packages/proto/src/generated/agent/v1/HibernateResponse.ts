@@ -1,0 +1,13 @@
+// Original file: proto/agent/v1/agent.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface HibernateResponse {
+  'filesCount'?: (number);
+  'bytes'?: (number | string | Long);
+}
+
+export interface HibernateResponse__Output {
+  'filesCount': (number);
+  'bytes': (number);
+}

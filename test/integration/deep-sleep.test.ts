@@ -1,0 +1,148 @@
+import { existsSync } from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
+import { INTERNAL_TOKEN_METADATA_KEY, loadAgentProto, type AgentClient } from '@sandbox/proto';
+import { call, createAccount, type TestAccount } from '../support/api';
+import { docker, startStack, testWorkspaceDir, type TestStack } from '../support/stack';
+
+/**
+ * The agent's lifecycle primitives: idle (pause), deep sleep (save, verify, remove) and wake
+ * (restore), with every byte of the workspace compared.
+ */
+
+let stack: TestStack;
+let account: TestAccount;
+let client: AgentClient;
+
+beforeAll(async () => {
+  stack = await startStack();
+  account = await createAccount(stack, 'paid');
+  client = new (loadAgentProto().agent.v1.Agent)(
+    stack.agent.address,
+    grpc.credentials.createInsecure(),
+  );
+});
+
+afterAll(async () => {
+  client?.close();
+  await stack?.stop();
+});
+
+function unary<Res>(
+  method: 'pauseSandbox' | 'resumeSandbox' | 'hibernateSandbox' | 'restoreSandbox',
+  request: object,
+): Promise<Res> {
+  const metadata = new grpc.Metadata();
+  metadata.set(INTERNAL_TOKEN_METADATA_KEY, `Bearer ${stack.internalToken}`);
+  return new Promise((resolve, reject) => {
+    (
+      client[method] as unknown as (
+        r: object,
+        m: grpc.Metadata,
+        cb: (e: Error | null, r?: Res) => void,
+      ) => void
+    ).call(client, request, metadata, (err, response) =>
+      err || response === undefined ? reject(err ?? new Error('empty')) : resolve(response),
+    );
+  });
+}
+
+const execute = (sessionId: string, command: string) =>
+  call<{ stdout: string; exitCode: number }>(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, command, timeout: 60 },
+  });
+
+const FINGERPRINT =
+  'find . -printf "%y %m %u %p %l\\n" | sort; find . -type f -print0 | sort -z | xargs -0 sha256sum';
+
+it('saves a workspace byte for byte in deep sleep and brings it back', async () => {
+  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: account.key,
+    body: {},
+  });
+  const sessionId = created.body.sessionId;
+  const limits = { memoryMb: 1024, cpu: 0.25, diskMb: 1024, pids: 0 };
+  await execute(
+    sessionId,
+    [
+      'mkdir -p a/b/c empty-dir',
+      'head -c 5000000 /dev/urandom > a/big.bin',
+      'for i in $(seq 1 50); do head -c $((i * 97)) /dev/urandom > a/b/c/f$i; done',
+      ': > empty.txt',
+      'printf "héllo\\n" > "name with spaces.txt"',
+      'ln -s a/big.bin link-to-big',
+      'chmod 600 a/b/c/f1',
+    ].join(' && ') + '; nohup sleep 1000 >/dev/null 2>&1 &',
+  );
+  const before = (await execute(sessionId, FINGERPRINT)).body.stdout;
+  expect(before).toContain('link-to-big a/big.bin');
+
+  // Idle: frozen, and any request wakes it.
+  const paused = await unary<{ status: string }>('pauseSandbox', { sessionId });
+  expect(paused.status).toBe('paused');
+  expect((await execute(sessionId, 'echo awake')).body.stdout).toBe('awake\n');
+
+  // Deep sleep: saved, verified, then nothing is left running.
+  const saved = await unary<{ filesCount: number; bytes: number }>('hibernateSandbox', {
+    sessionId,
+  });
+  expect(saved.filesCount).toBe(53);
+  expect(saved.bytes).toBeGreaterThan(5_000_000);
+  const left = await docker.listContainers({
+    all: true,
+    filters: { label: [`io.sandbox.session=${sessionId}`] },
+  });
+  expect(left).toHaveLength(0);
+  expect(existsSync(`${testWorkspaceDir(stack.nodeId)}/${sessionId}.ext4`)).toBe(false);
+  // Asking again changes nothing.
+  expect(await unary('hibernateSandbox', { sessionId })).toEqual(saved);
+
+  // Wake: every byte, mode, owner and link as before; processes did not survive.
+  const woken = await unary<{ status: string }>('restoreSandbox', {
+    sessionId,
+    accountId: account.accountId,
+    limits,
+  });
+  expect(woken.status).toBe('running');
+  const after = (await execute(sessionId, FINGERPRINT)).body.stdout;
+  expect(after).toBe(before);
+  expect((await execute(sessionId, 'pgrep -f "sleep 100[0]" || echo none')).body.stdout).toBe(
+    'none\n',
+  );
+  // Waking again is harmless.
+  expect(
+    (
+      await unary<{ status: string }>('restoreSandbox', {
+        sessionId,
+        accountId: account.accountId,
+        limits,
+      })
+    ).status,
+  ).toBe('running');
+  expect((await execute(sessionId, FINGERPRINT)).body.stdout).toBe(before);
+});
+
+it('destroys a sleeping session completely', async () => {
+  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    key: account.key,
+    body: {},
+  });
+  const sessionId = created.body.sessionId;
+  await execute(sessionId, 'echo secret > s.txt');
+  await unary('hibernateSandbox', { sessionId });
+  const deleted = await call(`${stack.url}/v1/sessions/${sessionId}`, {
+    method: 'DELETE',
+    key: account.key,
+  });
+  expect(deleted.status).toBe(200);
+  await expect(
+    unary('restoreSandbox', {
+      sessionId,
+      accountId: account.accountId,
+      limits: { memoryMb: 256, cpu: 0.25, diskMb: 1024, pids: 0 },
+    }),
+  ).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+});
