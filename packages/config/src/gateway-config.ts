@@ -17,6 +17,8 @@ const gatewaySchema = z
     SESSION_OP_TIMEOUT_MS: intVar(10_000, 100),
     FILE_OP_TIMEOUT_MS: intVar(30_000, 100),
     SESSION_SWEEP_INTERVAL_S: intVar(30, 1),
+    SESSION_IDLE_AFTER_S: intVar(300, 1),
+    SESSION_DEEP_SLEEP_AFTER_S: intVar(1800, 1),
     BODY_LIMIT_MB: intVar(100, 1, 1024),
     LOG_LEVEL: logLevel(),
   })
@@ -34,6 +36,9 @@ const gatewaySchema = z
     sessionOpTimeoutMs: env.SESSION_OP_TIMEOUT_MS,
     fileOpTimeoutMs: env.FILE_OP_TIMEOUT_MS,
     sessionSweepIntervalS: env.SESSION_SWEEP_INTERVAL_S,
+    /** Both count from the session's last request (decisions.md). */
+    idleAfterS: env.SESSION_IDLE_AFTER_S,
+    deepSleepAfterS: env.SESSION_DEEP_SLEEP_AFTER_S,
     bodyLimitBytes: env.BODY_LIMIT_MB * 1024 * 1024,
     logLevel: env.LOG_LEVEL,
   }));

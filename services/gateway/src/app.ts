@@ -25,6 +25,7 @@ import { createSession } from './routes/sessions/create-session';
 import { deleteSession } from './routes/sessions/delete-session';
 import { getSession } from './routes/sessions/get-session';
 import { listSessions } from './routes/sessions/list-sessions';
+import type { SessionLifecycle } from './sessions/session-lifecycle';
 import type { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
 
@@ -33,6 +34,7 @@ export interface AppDeps {
   accounts: AccountStore;
   sessionStore: SessionStore;
   sessions: SessionService;
+  lifecycle: SessionLifecycle;
   idempotency: IdempotencyOptions;
   execute: ExecuteService;
   files: FilesService;
@@ -62,7 +64,7 @@ export function createApp(deps: AppDeps): Express {
   app.get(
     '/internal/v1/previews/:sessionId',
     tokenAuth(deps.internalToken, 'INTERNAL_TOKEN'),
-    resolvePreview(deps.sessionStore, deps.agents),
+    resolvePreview(deps.sessionStore, deps.agents, deps.lifecycle),
   );
 
   const openApiDocument = buildOpenApiDocument();

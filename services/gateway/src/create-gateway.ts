@@ -15,6 +15,7 @@ import { IdempotencyStore } from './idempotency/idempotency-store';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter';
 import type { RateLimiter } from './limits/rate-limiter';
 import { RedisRateLimiter } from './limits/redis-rate-limiter';
+import { SessionLifecycle } from './sessions/session-lifecycle';
 import { SessionService } from './sessions/session-service';
 import { SessionStore } from './sessions/session-store';
 import { SessionSweeper } from './sessions/session-sweeper';
@@ -94,13 +95,20 @@ export async function startGateway({
     previewDomain: config.previewDomain,
     previewUrlScheme: config.previewUrlScheme,
   });
-  const execute = new ExecuteService(sessionStore, agents);
-  const files = new FilesService(sessionStore, agents);
-  const processes = new ProcessesService(sessionStore, agents);
+  const lifecycle = new SessionLifecycle(
+    sessionStore,
+    agents,
+    { idleAfterS: config.idleAfterS, deepSleepAfterS: config.deepSleepAfterS },
+    logger,
+  );
+  const execute = new ExecuteService(sessionStore, agents, lifecycle);
+  const files = new FilesService(sessionStore, agents, lifecycle);
+  const processes = new ProcessesService(sessionStore, agents, lifecycle);
   const idempotency = new IdempotencyStore(db);
   const sweeper = new SessionSweeper({
     store: sessionStore,
     sessions,
+    lifecycle,
     idempotency,
     logger,
     intervalMs: config.sessionSweepIntervalS * 1000,
@@ -111,6 +119,7 @@ export async function startGateway({
     accounts,
     sessionStore,
     sessions,
+    lifecycle,
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
     files,

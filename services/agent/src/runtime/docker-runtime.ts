@@ -6,8 +6,8 @@ import { containerName, sandboxLabelKeys } from './docker-names';
 import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
 import { applyEgressFirewall, hostNameservers } from './egress-firewall';
-import { killAllInContainer } from './kill-all';
-import { LocalBlobStore } from './blob-store';
+import { killAllInContainer, userProcessesOf } from './kill-all';
+import { countFiles, LocalBlobStore } from './blob-store';
 import { PackageInstaller } from './package-installer';
 import { RunnerPool } from './runner-pool';
 import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
@@ -250,11 +250,31 @@ export class DockerRuntime implements SandboxRuntime {
     if (info === undefined) {
       return { sessionId, containerId: '', status: 'missing', filesCount: 0, activeProcesses: 0 };
     }
-    if (info.State.Paused || !info.State.Running) {
+    if (info.State.Paused) {
+      // Idle: the runner is frozen too; count from the host, without waking anything.
+      const top = (await this.docker
+        .getContainer(info.Id)
+        .top({ ps_args: '-o pid,ppid,args' })) as {
+        Processes?: string[][];
+      };
+      const processes = (top.Processes ?? []).map(([pid, ppid, ...args]) => ({
+        pid: Number(pid),
+        ppid: Number(ppid),
+        args: args.join(' '),
+      }));
       return {
         sessionId,
         containerId: info.Id,
-        status: info.State.Paused ? 'paused' : 'missing',
+        status: 'paused',
+        filesCount: await countFiles(await this.workspaces.hostPath(sessionId)),
+        activeProcesses: userProcessesOf(processes, info.State.Pid).length,
+      };
+    }
+    if (!info.State.Running) {
+      return {
+        sessionId,
+        containerId: info.Id,
+        status: 'missing',
         filesCount: 0,
         activeProcesses: 0,
       };

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type Docker from 'dockerode';
 
 const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
@@ -65,8 +65,29 @@ export async function killAllInContainer(docker: Docker, containerId: string): P
         // gone already
       }
     }
-    return killed.sort((a, b) => a - b);
-  } finally {
     await container.unpause();
+    await waitUntilGone(targets.map((t) => t.pid));
+    return killed.sort((a, b) => a - b);
+  } catch (err) {
+    await container.unpause().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Waits (up to 3 s) until the killed processes are reaped, so that a next run can fork. */
+async function waitUntilGone(hostPids: readonly number[]): Promise<void> {
+  const deadline = Date.now() + 3000;
+  let remaining = [...hostPids];
+  while (remaining.length > 0 && Date.now() < deadline) {
+    const alive = await Promise.all(
+      remaining.map((pid) =>
+        stat(`/proc/${pid}`).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    remaining = remaining.filter((_pid, i) => alive[i]);
+    if (remaining.length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

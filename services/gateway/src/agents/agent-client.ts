@@ -7,6 +7,7 @@ import {
   type DestroySandboxResponse__Output,
   type ExecEvent__Output,
   type FileChunk__Output,
+  type HibernateResponse__Output,
   type KillProcessesResponse__Output,
   type ListFilesResponse__Output,
   type WriteFileResponse__Output,
@@ -25,6 +26,8 @@ export interface AgentClientOptions {
   /** Deadline of file operations (spec 8.2: 30 s). */
   fileTimeoutMs: number;
 }
+
+const HIBERNATE_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** Pauses and resumes the flow of a run's events (backpressure up to the process). */
 export interface FlowControl {
@@ -145,6 +148,37 @@ export class AgentClient {
         resolve();
       });
     });
+  }
+
+  pauseSandbox(sessionId: string): Promise<Sandbox__Output> {
+    return this.unary((md, options, cb) =>
+      this.client.pauseSandbox({ sessionId }, md, options, cb),
+    );
+  }
+
+  resumeSandbox(sessionId: string): Promise<Sandbox__Output> {
+    return this.unary((md, options, cb) =>
+      this.client.resumeSandbox({ sessionId }, md, options, cb),
+    );
+  }
+
+  /** Saving a large workspace takes time: this is no user's request, so the deadline is long. */
+  hibernateSandbox(sessionId: string): Promise<HibernateResponse__Output> {
+    return this.unary<HibernateResponse__Output>(
+      (md, options, cb) => this.client.hibernateSandbox({ sessionId }, md, options, cb),
+      HIBERNATE_TIMEOUT_MS,
+    );
+  }
+
+  restoreSandbox(input: {
+    sessionId: string;
+    accountId: string;
+    limits: ResourceLimits;
+  }): Promise<Sandbox__Output> {
+    return this.unary(
+      (md, options, cb) => this.client.restoreSandbox(input, md, options, cb),
+      this.fileTimeoutMs,
+    );
   }
 
   async killProcesses(sessionId: string, pid: number | undefined): Promise<number[]> {

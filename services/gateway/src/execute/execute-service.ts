@@ -3,6 +3,7 @@ import type { ExecResult__Output } from '@sandbox/proto';
 import type { FlowControl } from '../agents/agent-client';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
+import type { SessionLifecycle } from '../sessions/session-lifecycle';
 import type { SessionStore } from '../sessions/session-store';
 import { planExecution, type ExecuteBody, type ExecutePlan } from './execute-request';
 import { OutputBuffer } from './output-buffer';
@@ -40,12 +41,14 @@ export class ExecuteService {
   constructor(
     private readonly store: SessionStore,
     private readonly agents: AgentPool,
+    private readonly lifecycle: SessionLifecycle,
   ) {}
 
   /** Validates the request and finds the session (counting as activity). */
   async prepare(principal: Principal, body: ExecuteBody): Promise<PreparedExecution> {
     const session = await this.store.touch(principal.accountId, body.sessionId);
     const plan = planExecution(body, principal.limits, session.resourceLimits.timeout);
+    await this.lifecycle.ensureAwake(session);
     return { plan, nodeId: session.nodeId };
   }
 

@@ -1,6 +1,7 @@
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
-import type { SessionStore } from '../sessions/session-store';
+import type { SessionLifecycle } from '../sessions/session-lifecycle';
+import type { SessionRecord, SessionStore } from '../sessions/session-store';
 import { decodeFile, type FileInputBody } from './file-content';
 import { workspaceRelativePath } from './workspace-path';
 
@@ -21,11 +22,19 @@ export class FilesService {
   constructor(
     private readonly store: SessionStore,
     private readonly agents: AgentPool,
+    private readonly lifecycle: SessionLifecycle,
   ) {}
+
+  /** The caller's session, recorded as activity and awake. */
+  private async awake(principal: Principal, sessionId: string): Promise<SessionRecord> {
+    const session = await this.store.touch(principal.accountId, sessionId);
+    await this.lifecycle.ensureAwake(session);
+    return session;
+  }
 
   async write(principal: Principal, sessionId: string, file: FileInputBody) {
     const decoded = decodeFile(file, principal.limits);
-    const session = await this.store.touch(principal.accountId, sessionId);
+    const session = await this.awake(principal, sessionId);
     const written = await this.agents
       .forNode(session.nodeId)
       .writeFile(session.id, decoded.path, decoded.content);
@@ -34,7 +43,7 @@ export class FilesService {
 
   async read(principal: Principal, sessionId: string, path: string): Promise<Buffer> {
     const relative = workspaceRelativePath(path);
-    const session = await this.store.touch(principal.accountId, sessionId);
+    const session = await this.awake(principal, sessionId);
     return this.agents.forNode(session.nodeId).readFile(session.id, relative, MAX_READ_BYTES);
   }
 
@@ -44,7 +53,7 @@ export class FilesService {
     path: string | undefined,
   ): Promise<{ files: FileEntryView[]; truncated: boolean }> {
     const relative = path === undefined ? '' : workspaceRelativePath(path, { allowRoot: true });
-    const session = await this.store.touch(principal.accountId, sessionId);
+    const session = await this.awake(principal, sessionId);
     const listing = await this.agents
       .forNode(session.nodeId)
       .listFiles(session.id, relative, MAX_LIST_ENTRIES);

@@ -100,7 +100,11 @@ export class SessionService {
   /** Session info with live counts from the node; reading does not count as activity. */
   async info(principal: Principal, sessionId: string): Promise<SessionInfoView> {
     const record = await this.deps.store.get(principal.accountId, sessionId);
-    const sandbox = await this.deps.agents.forNode(record.nodeId).getSandbox(record.id);
+    // A sleeping session has no sandbox to ask: its files were counted when it was saved.
+    const sandbox =
+      record.state === 'deep-sleep'
+        ? { filesCount: record.sleepFilesCount ?? 0, activeProcesses: 0 }
+        : await this.deps.agents.forNode(record.nodeId).getSandbox(record.id);
     return {
       sessionId: record.id,
       createdAt: record.createdAt.toISOString(),

@@ -15,6 +15,8 @@ export interface SessionRecord {
   createdAt: Date;
   expiresAt: Date;
   lastActiveAt: Date;
+  /** Files saved when the session went to deep sleep. */
+  sleepFilesCount: number | null;
 }
 
 interface SessionRow {
@@ -27,10 +29,11 @@ interface SessionRow {
   created_at: Date;
   expires_at: Date;
   last_active_at: Date;
+  sleep_files_count: number | null;
 }
 
 const COLUMNS =
-  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at';
+  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count';
 
 /** A session the API can see: not deleted, not expired, not half-created. */
 const LIVE = `deleted_at IS NULL AND expires_at > now() AND state <> 'creating'`;
@@ -45,6 +48,7 @@ const toRecord = (row: SessionRow): SessionRecord => ({
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   lastActiveAt: row.last_active_at,
+  sleepFilesCount: row.sleep_files_count,
 });
 
 export function sessionNotFound(sessionId: string): AppError {
@@ -219,6 +223,67 @@ export class SessionStore {
       [stuckCreatingAfterS, batch],
     );
     return rows.map((row) => row.id);
+  }
+
+  /**
+   * Marks sessions without a request for `idleS` as idle, before their sandbox is paused (a
+   * request from then on wakes it). Returns what the caller must pause.
+   */
+  async markIdleDue(idleS: number, batch = 20): Promise<PendingDestroy[]> {
+    const { rows } = await this.db.query<{ id: string; node_id: string }>(
+      `UPDATE sessions SET state = 'idle'
+        WHERE id IN (
+          SELECT id FROM sessions
+           WHERE ${LIVE} AND state = 'active'
+             AND last_active_at < now() - make_interval(secs => $1)
+           LIMIT $2
+           FOR UPDATE SKIP LOCKED)
+        RETURNING id, node_id`,
+      [idleS, batch],
+    );
+    return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
+  }
+
+  /**
+   * Marks sessions without a request for `deepS` as in deep sleep (before their workspace is
+   * saved), and claims again those whose sleep the node has not confirmed, under a lease.
+   */
+  async markDeepSleepDue(deepS: number, leaseS: number, batch = 10): Promise<PendingDestroy[]> {
+    const { rows } = await this.db.query<{ id: string; node_id: string }>(
+      `UPDATE sessions
+          SET state = 'deep-sleep', lifecycle_lease_until = now() + make_interval(secs => $2)
+        WHERE id IN (
+          SELECT id FROM sessions
+           WHERE ${LIVE}
+             AND ((state IN ('active', 'idle') AND last_active_at < now() - make_interval(secs => $1))
+                  OR (state = 'deep-sleep' AND sleep_confirmed_at IS NULL
+                      AND (lifecycle_lease_until IS NULL OR lifecycle_lease_until < now())))
+           LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+        RETURNING id, node_id`,
+      [deepS, leaseS, batch],
+    );
+    return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
+  }
+
+  /** The node saved the workspace and removed the sandbox. */
+  async confirmSleep(sessionId: string, filesCount: number): Promise<void> {
+    await this.db.query(
+      `UPDATE sessions SET sleep_confirmed_at = now(), sleep_files_count = $2,
+              lifecycle_lease_until = NULL
+        WHERE id = $1 AND state = 'deep-sleep'`,
+      [sessionId, filesCount],
+    );
+  }
+
+  /** Back to active after a wake from `from`. */
+  async markAwake(sessionId: string, from: SessionState): Promise<void> {
+    await this.db.query(
+      `UPDATE sessions SET state = 'active', sleep_confirmed_at = NULL, sleep_files_count = NULL,
+              lifecycle_lease_until = NULL
+        WHERE id = $1 AND state = $2`,
+      [sessionId, from],
+    );
   }
 
   /** Claims ended sessions whose sandbox is not yet removed, under a lease of `leaseS`. */

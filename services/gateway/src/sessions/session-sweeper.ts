@@ -1,5 +1,6 @@
 import type { Logger } from '@sandbox/logger';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import type { SessionLifecycle } from './session-lifecycle';
 import type { SessionService } from './session-service';
 import type { SessionStore } from './session-store';
 
@@ -7,6 +8,7 @@ export interface SessionSweeperDeps {
   store: SessionStore;
   sessions: SessionService;
   idempotency: IdempotencyStore;
+  lifecycle: SessionLifecycle;
   logger: Logger;
   intervalMs: number;
 }
@@ -43,8 +45,13 @@ export class SessionSweeper {
     await this.running;
   }
 
-  /** One pass: returns the ids it ended and the ids whose sandbox it removed. */
-  async sweep(): Promise<{ expired: string[]; destroyed: string[] }> {
+  /** One pass: expiry, removal of ended sandboxes, then idle and deep sleep. */
+  async sweep(): Promise<{
+    expired: string[];
+    destroyed: string[];
+    idled: string[];
+    slept: string[];
+  }> {
     const expired = await this.deps.store.expireDue(STUCK_CREATING_AFTER_S);
     for (const id of expired) this.deps.logger.info({ sessionId: id }, 'session expired');
     const destroyed: string[] = [];
@@ -52,6 +59,7 @@ export class SessionSweeper {
       if (await this.deps.sessions.destroy(pending.id, pending.nodeId)) destroyed.push(pending.id);
     }
     await this.deps.idempotency.purgeExpired();
-    return { expired, destroyed };
+    const { idled, slept } = await this.deps.lifecycle.pass();
+    return { expired, destroyed, idled, slept };
   }
 }

@@ -1,0 +1,80 @@
+import type { Logger } from '@sandbox/logger';
+import type { AgentPool } from '../agents/agent-pool';
+import type { SessionRecord, SessionStore } from './session-store';
+
+export interface LifecycleSettings {
+  idleAfterS: number;
+  deepSleepAfterS: number;
+}
+
+/** How long one replica may spend putting a session to deep sleep before another retries. */
+const SLEEP_LEASE_S = 600;
+
+/**
+ * Spec part 3: active → idle (the sandbox is paused) → deep sleep (its workspace is saved and
+ * the sandbox removed), and back to active on any request that names the session. The state
+ * is changed in Postgres first, so that a request arriving during a transition always wakes
+ * the session; the node serializes a session's transitions and makes each one idempotent, so
+ * a crash at any point converges on the next pass or request.
+ */
+export class SessionLifecycle {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly agents: AgentPool,
+    private readonly settings: LifecycleSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Wakes an idle or sleeping session before a request uses it. */
+  async ensureAwake(session: SessionRecord): Promise<void> {
+    const agent = this.agents.forNode(session.nodeId);
+    if (session.state === 'idle') {
+      await agent.resumeSandbox(session.id);
+      await this.store.markAwake(session.id, 'idle');
+    } else if (session.state === 'deep-sleep') {
+      const started = Date.now();
+      await agent.restoreSandbox({
+        sessionId: session.id,
+        accountId: session.accountId,
+        limits: {
+          memoryMb: session.resourceLimits.memory,
+          cpu: session.resourceLimits.cpu,
+          diskMb: session.resourceLimits.disk,
+          pids: 0,
+        },
+      });
+      await this.store.markAwake(session.id, 'deep-sleep');
+      this.logger.info(
+        { sessionId: session.id, ms: Date.now() - started },
+        'session woke from deep sleep',
+      );
+    }
+  }
+
+  /** One pass: pauses sessions idle long enough, puts to deep sleep those idle longer. */
+  async pass(): Promise<{ idled: string[]; slept: string[] }> {
+    const slept: string[] = [];
+    for (const due of await this.store.markDeepSleepDue(
+      this.settings.deepSleepAfterS,
+      SLEEP_LEASE_S,
+    )) {
+      try {
+        const saved = await this.agents.forNode(due.nodeId).hibernateSandbox(due.id);
+        await this.store.confirmSleep(due.id, saved.filesCount);
+        slept.push(due.id);
+      } catch (err) {
+        this.logger.warn({ err, sessionId: due.id }, 'deep sleep failed; will retry');
+      }
+    }
+    const idled: string[] = [];
+    for (const due of await this.store.markIdleDue(this.settings.idleAfterS)) {
+      try {
+        await this.agents.forNode(due.nodeId).pauseSandbox(due.id);
+        idled.push(due.id);
+      } catch (err) {
+        this.logger.warn({ err, sessionId: due.id }, 'pausing an idle session failed');
+      }
+    }
+    return { idled, slept };
+  }
+}

@@ -1,0 +1,134 @@
+import { call, createAccount, type TestAccount } from '../support/api';
+import { docker, startStack, type TestStack } from '../support/stack';
+
+/** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
+
+let stack: TestStack;
+let account: TestAccount;
+
+beforeAll(async () => {
+  stack = await startStack({
+    gatewayEnv: {
+      SESSION_IDLE_AFTER_S: '1',
+      SESSION_DEEP_SLEEP_AFTER_S: '3',
+      // The test drives the passes itself.
+      SESSION_SWEEP_INTERVAL_S: '3600',
+    },
+  });
+  account = await createAccount(stack, 'free');
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sweep = () => stack.gateways[0]!.sweeper.sweep();
+const info = (id: string) =>
+  call<{ state: string; filesCount: number; lastActive: string; activeProcesses: number }>(
+    `${stack.url}/v1/sessions/${id}`,
+    { key: account.key },
+  );
+const execute = (sessionId: string, command: string) =>
+  call<{ stdout: string }>(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, command },
+  });
+const container = async (id: string) => {
+  const [found] = await docker.listContainers({
+    all: true,
+    filters: { label: [`io.sandbox.session=${id}`] },
+  });
+  return found === undefined ? undefined : docker.getContainer(found.Id).inspect();
+};
+
+const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
+
+it('goes idle, then to deep sleep, and wakes on requests with every byte intact', async () => {
+  const id = (
+    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: {},
+    })
+  ).body.sessionId;
+  await execute(
+    id,
+    'mkdir -p d && for i in $(seq 1 20); do head -c $((i * 1000)) /dev/urandom > d/f$i; done; nohup sleep 600 >/dev/null 2>&1 &',
+  );
+  const before = (await execute(id, FINGERPRINT)).body.stdout;
+
+  // Idle: paused; reading info does not wake it nor count as activity.
+  await sleep(1200);
+  expect((await sweep()).idled).toEqual([id]);
+  const idle = await info(id);
+  expect(idle.body).toMatchObject({ state: 'idle', filesCount: 20, activeProcesses: 1 });
+  expect((await container(id))?.State.Paused).toBe(true);
+  expect((await info(id)).body.lastActive).toBe(idle.body.lastActive);
+
+  // A request wakes it at once; its processes were frozen, not ended.
+  expect((await execute(id, 'pgrep -f "sleep 60[0]" >/dev/null && echo alive')).body.stdout).toBe(
+    'alive\n',
+  );
+  expect((await info(id)).body.state).toBe('active');
+
+  // Deep sleep after its own delay: saved, the container removed.
+  await sleep(3200);
+  expect((await sweep()).slept).toEqual([id]);
+  expect((await info(id)).body).toMatchObject({
+    state: 'deep-sleep',
+    filesCount: 20,
+    activeProcesses: 0,
+  });
+  expect(await container(id)).toBeUndefined();
+
+  // Any request restores it: files identical, processes gone.
+  expect((await execute(id, FINGERPRINT)).body.stdout).toBe(before);
+  expect((await info(id)).body.state).toBe('active');
+  expect((await execute(id, 'pgrep -f "sleep 60[0]" || echo gone')).body.stdout).toBe('gone\n');
+});
+
+it('wakes on preview traffic and on file requests', async () => {
+  const id = (
+    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: {},
+    })
+  ).body.sessionId;
+  await call(`${stack.url}/v1/files/write`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId: id, path: 'keep.txt', content: 'kept' },
+  });
+  await sleep(3200);
+  expect((await sweep()).slept).toContain(id);
+  const route = await call(`${stack.url}/internal/v1/previews/${id}`, { key: stack.internalToken });
+  expect(route.status).toBe(200);
+  expect((await info(id)).body.state).toBe('active');
+  expect((await container(id))?.State.Running).toBe(true);
+
+  await sleep(3200);
+  expect((await sweep()).slept).toContain(id);
+  const read = await fetch(`${stack.url}/v1/files/read?sessionId=${id}&path=keep.txt`, {
+    headers: { authorization: `Bearer ${account.key}` },
+  });
+  expect(await read.text()).toBe('kept');
+});
+
+it('deletes a sleeping session with its saved files', async () => {
+  const id = (
+    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: {},
+    })
+  ).body.sessionId;
+  await sleep(3200);
+  expect((await sweep()).slept).toContain(id);
+  expect(
+    (await call(`${stack.url}/v1/sessions/${id}`, { method: 'DELETE', key: account.key })).status,
+  ).toBe(200);
+  expect((await info(id)).status).toBe(404);
+});
