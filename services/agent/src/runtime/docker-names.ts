@@ -22,3 +22,10 @@ export function sandboxLabelKeys(prefix: string): SandboxLabels {
     node: `${prefix}.node`,
   };
 }
+
+/** The HTTP status of a failed Docker Engine API call (404 missing, 409 conflict...). */
+export function statusCode(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null && 'statusCode' in err
+    ? (err as { statusCode?: number }).statusCode
+    : undefined;
+}

@@ -2,7 +2,7 @@ import Docker from 'dockerode';
 import { AppError } from '@sandbox/errors';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import { containerName, sandboxLabelKeys } from './docker-names';
+import { containerName, sandboxLabelKeys, statusCode } from './docker-names';
 import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
 import { applyEgressFirewall, hostNameservers } from './egress-firewall';
@@ -25,12 +25,6 @@ import type {
 const MIB = 1024 * 1024;
 const SANDBOX_USER = '1000:1000';
 const EXTRA_CA_IN_SANDBOX = '/etc/sandbox/extra-ca-certificates.pem';
-
-function statusCode(err: unknown): number | undefined {
-  return typeof err === 'object' && err !== null && 'statusCode' in err
-    ? (err as { statusCode?: number }).statusCode
-    : undefined;
-}
 
 export interface DockerRuntimeOptions {
   config: AgentConfig;

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { workspaceVolumeName } from './docker-names';
+import { statusCode, workspaceVolumeName } from './docker-names';
 
 const run = promisify(execFile);
 const SANDBOX_UID = 1000;
@@ -19,12 +19,6 @@ export interface WorkspaceStore {
   destroy(sessionId: string): Promise<boolean>;
   /** Where the workspace's files are on the host. */
   hostPath(sessionId: string): Promise<string>;
-}
-
-function statusCode(err: unknown): number | undefined {
-  return typeof err === 'object' && err !== null && 'statusCode' in err
-    ? (err as { statusCode?: number }).statusCode
-    : undefined;
 }
 
 /** Named Docker volumes: no size limit (for hosts where loop devices are not available). */
