@@ -117,6 +117,15 @@ describe('write and read', () => {
 });
 
 describe('paths never leave /workspace', () => {
+  it('refuses to write a file at a path that names a directory', async () => {
+    const response = await write('newdir/', 'x');
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ error: { code: 'invalid_path' } });
+    expect((await execute('test -e newdir && echo exists || echo absent')).body.stdout).toBe(
+      'absent\n',
+    );
+  });
+
   it.each(['../etc/passwd', '/etc/passwd', 'a/../../x', 'nul\u0000byte', '..', '/workspace/x'])(
     'refuses %j everywhere',
     async (path) => {

@@ -58,6 +58,7 @@ export async function resolveExisting(path: string, root = WORKSPACE): Promise<s
  * workspace, and returns the absolute target path (which may itself not exist yet).
  */
 export async function prepareParent(path: string, root = WORKSPACE): Promise<string> {
+  if (path.endsWith('/')) throw invalid(path, 'names a directory');
   const target = lexicalPath(path, root);
   if (target === root) throw invalid(path, 'is the workspace itself');
   const realRoot = await realpath(root);

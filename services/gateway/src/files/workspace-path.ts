@@ -14,6 +14,7 @@ function invalidPath(path: string, why: string): AppError {
 export function workspaceRelativePath(path: string, { allowRoot = false } = {}): string {
   if (path.includes('\0')) throw invalidPath(path, 'contains a NUL byte');
   if (posix.isAbsolute(path)) throw invalidPath(path, 'must be relative to /workspace');
+  if (!allowRoot && path.endsWith('/')) throw invalidPath(path, 'names a directory');
   const resolved = posix.resolve(WORKSPACE, path);
   if (resolved !== WORKSPACE && !resolved.startsWith(WORKSPACE + '/')) {
     throw invalidPath(path, 'leaves /workspace');
