@@ -202,7 +202,9 @@ describe('processes', () => {
     });
     expect(run.body.stdout).toBe('started\n');
     expect(Date.now() - started).toBeLessThan(3000);
-    const later = await execute({ command: 'curl -s localhost:8000' });
+    const later = await execute({
+      command: 'for i in $(seq 100); do curl -s localhost:8000 && break; sleep 0.1; done',
+    });
     expect(later.body.stdout).toBe('pong');
   });
 

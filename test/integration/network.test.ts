@@ -127,7 +127,7 @@ describe('sandbox networking', () => {
     const target = await session();
     await execute(
       target,
-      `nohup node -e "require('http').createServer((q, s) => s.end('reached')).listen(8000)" >/dev/null 2>&1 & sleep 0.5`,
+      `nohup node -e "require('http').createServer((q, s) => s.end('reached')).listen(8000)" >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null && break; sleep 0.1; done`,
     );
     expect((await execute(target, probe('127.0.0.1', 8000))).stdout).toBe('reached');
     const [container] = await docker.listContainers({

@@ -47,7 +47,7 @@ beforeAll(async () => {
     key: account.key,
     body: {
       sessionId,
-      command: `${server(3000)} ${server(5173)} for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/5173) 2>/dev/null && break; sleep 0.1; done`,
+      command: `${server(3000)} ${server(5173)} for port in 3000 5173; do for i in $(seq 150); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done; done`,
     },
   });
   expect(started.status).toBe(200);
