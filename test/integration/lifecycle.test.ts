@@ -1,4 +1,4 @@
-import { call, createAccount, type TestAccount } from '../support/api';
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { docker, startStack, type TestStack } from '../support/stack';
 
 /** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
@@ -46,13 +46,7 @@ const container = async (id: string) => {
 const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
 
 it('goes idle, then to deep sleep, and wakes on requests with every byte intact', async () => {
-  const id = (
-    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    })
-  ).body.sessionId;
+  const id = await createSession(stack.url, account.key);
   await execute(
     id,
     'mkdir -p d && for i in $(seq 1 20); do head -c $((i * 1000)) /dev/urandom > d/f$i; done; nohup sleep 600 >/dev/null 2>&1 &',
@@ -90,13 +84,7 @@ it('goes idle, then to deep sleep, and wakes on requests with every byte intact'
 });
 
 it('wakes on preview traffic and on file requests', async () => {
-  const id = (
-    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    })
-  ).body.sessionId;
+  const id = await createSession(stack.url, account.key);
   await call(`${stack.url}/v1/files/write`, {
     method: 'POST',
     key: account.key,
@@ -118,13 +106,7 @@ it('wakes on preview traffic and on file requests', async () => {
 });
 
 it('deletes a sleeping session with its saved files', async () => {
-  const id = (
-    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    })
-  ).body.sessionId;
+  const id = await createSession(stack.url, account.key);
   await sleep(3200);
   expect((await sweep()).slept).toContain(id);
   expect(

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import { call, createAccount, type TestAccount } from '../support/api';
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { startStack, type TestStack } from '../support/stack';
 
 /** Hostile or odd input: always a 4xx in the spec's error shape, never a 500. */
@@ -11,13 +11,7 @@ let sessionId: string;
 beforeAll(async () => {
   stack = await startStack();
   account = await createAccount(stack, 'paid');
-  sessionId = (
-    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    })
-  ).body.sessionId;
+  sessionId = await createSession(stack.url, account.key);
 });
 
 afterAll(async () => {

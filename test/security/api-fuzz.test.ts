@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { call, createAccount, type TestAccount } from '../support/api';
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { startStack, type TestStack } from '../support/stack';
 
 /**
@@ -16,13 +16,7 @@ beforeAll(async () => {
   account = await createAccount(stack, 'enterprise', {
     limits: { requestsPerMinute: 100_000, maxConcurrentSessions: 1000 },
   });
-  sessionId = (
-    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    })
-  ).body.sessionId;
+  sessionId = await createSession(stack.url, account.key);
 });
 
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { call, createAccount, type TestAccount } from '../support/api';
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { startStack, type TestStack } from '../support/stack';
 
 /**
@@ -13,13 +13,7 @@ let sessionId: string;
 beforeAll(async () => {
   stack = await startStack();
   account = await createAccount(stack, 'paid');
-  sessionId = (
-    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    })
-  ).body.sessionId;
+  sessionId = await createSession(stack.url, account.key);
 });
 
 afterAll(async () => {

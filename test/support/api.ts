@@ -66,3 +66,18 @@ export async function createAccount(
   if (key.status !== 201) throw new Error(`key creation failed: ${key.text}`);
   return { accountId: account.body.id, key: key.body.key, keyId: key.body.id };
 }
+
+/** A new session of `key`'s account; returns its id (throws unless created). */
+export async function createSession(
+  url: string,
+  key: string,
+  body: Record<string, unknown> = {},
+): Promise<string> {
+  const created = await call<{ sessionId: string }>(`${url}/v1/sessions/create`, {
+    method: 'POST',
+    key,
+    body,
+  });
+  if (created.status !== 200) throw new Error(`session creation failed: ${created.text}`);
+  return created.body.sessionId;
+}
