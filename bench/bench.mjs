@@ -13,6 +13,7 @@ const { createLogger } = require('../packages/logger/dist/index.js');
 const Docker = require('../services/agent/node_modules/dockerode');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
+const WAKE_ROUNDS = Number(process.env.BENCH_WAKE_ROUNDS ?? 8);
 const logger = createLogger({ name: 'bench', level: 'silent' });
 const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const nodeId = `bench-${randomBytes(4).toString('hex')}`;
@@ -86,6 +87,10 @@ async function main() {
       AGENT_NODES: `${nodeId}=${agent.address}`,
       INTERNAL_TOKEN: token,
       ADMIN_TOKEN: token,
+      // The bench drives the lifecycle passes itself.
+      SESSION_IDLE_AFTER_S: '1',
+      SESSION_DEEP_SLEEP_AFTER_S: '2',
+      SESSION_SWEEP_INTERVAL_S: '3600',
     }),
     logger,
     schema,
@@ -175,6 +180,42 @@ async function main() {
       rounds: ROUNDS,
       ...JSON.parse(json),
     });
+
+    // Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB).
+    // Only the measured session may be due meanwhile.
+    for (const id of created.splice(0)) {
+      await fetch(`${url}/v1/sessions/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}` },
+      });
+    }
+    await fetch(`${url}/v1/sessions/${sessionId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const sleepy = JSON.parse(await api(url, key, '/sessions/create', {})).sessionId;
+    await api(url, key, '/execute', {
+      sessionId: sleepy,
+      command: 'head -c 100000000 /dev/urandom > data.bin',
+    });
+    const wake = async (name, waitMs, expectField) => {
+      const times = [];
+      for (let i = 0; i < WAKE_ROUNDS; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+        const pass = await gateway.sweeper.sweep();
+        if (!pass[expectField].includes(sleepy))
+          throw new Error(
+            `${name}: session did not go to ${expectField}: ${JSON.stringify(pass)} ${sleepy}`,
+          );
+        const started = process.hrtime.bigint();
+        await api(url, key, '/execute', { sessionId: sleepy, command: 'true' });
+        times.push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+      times.sort((a, b) => a - b);
+      return { name, rounds: WAKE_ROUNDS, p50: percentile(times, 50), p99: percentile(times, 99) };
+    };
+    results.push(await wake('wake from idle (first request)', 1100, 'idled'));
+    results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
 
     const width = Math.max(...results.map((r) => r.name.length));
     console.log(

@@ -94,11 +94,16 @@ export class LocalBlobStore {
     }
     const sha256 = await sha256Of(temp);
     const bytes = (await lstat(temp)).size;
-    await tar(['-tzf', '-'], { stdin: (await open(temp, 'r')).fd }).catch((err: unknown) => {
+    const check = await open(temp, 'r');
+    try {
+      await tar(['-tzf', '-'], { stdin: check.fd });
+    } catch (err) {
       throw new AppError('internal_error', 'The saved workspace does not read back', {
         cause: err,
       });
-    });
+    } finally {
+      await check.close();
+    }
     await rename(temp, archive);
     const result: ArchiveManifest = { sha256, bytes, filesCount: await countFiles(source) };
     await writeFile(`${manifest}.tmp`, JSON.stringify(result), { mode: 0o600 });

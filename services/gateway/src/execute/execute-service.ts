@@ -26,6 +26,8 @@ export interface ExecutionResult {
 export const MAX_COLLECTED_OUTPUT_BYTES = 16 * 1024 * 1024;
 /** Time the agent gets beyond the run's own timeout before the call is abandoned. */
 const EXEC_DEADLINE_MARGIN_MS = 10_000;
+/** How often a long run records activity on its session. */
+const ACTIVITY_HEARTBEAT_MS = 30_000;
 
 export type StreamEvent =
   | { type: 'stdout'; data: string }
@@ -65,6 +67,41 @@ export class ExecuteService {
     const stdout = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     let result: ExecResult__Output | undefined;
+    // A running execution is activity: the session must not go idle under it.
+    const keepActive = (): void => {
+      this.store.keepActive(plan.sessionId).catch(() => undefined);
+    };
+    const heartbeat = setInterval(keepActive, ACTIVITY_HEARTBEAT_MS);
+    try {
+      await this.exec(nodeId, plan, signal, stdout, stderr, onOutput, (r) => (result = r));
+    } finally {
+      clearInterval(heartbeat);
+      keepActive();
+    }
+    if (result === undefined)
+      throw new AppError('internal_error', 'The run ended without a result');
+    return {
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      exitCode: result.exitCode,
+      executionTime: result.executionTimeMs,
+      memoryUsed: result.memoryUsedBytes,
+      cpuTime: result.cpuTimeMs,
+      timedOut: result.timedOut,
+      filesWritten: result.filesWritten,
+      ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
+    };
+  }
+
+  private async exec(
+    nodeId: string,
+    plan: ExecutePlan,
+    signal: AbortSignal,
+    stdout: OutputBuffer,
+    stderr: OutputBuffer,
+    onOutput: ((stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl) => void) | undefined,
+    onResult: (result: ExecResult__Output) => void,
+  ): Promise<void> {
     await this.agents.forNode(nodeId).exec(
       {
         sessionId: plan.sessionId,
@@ -83,26 +120,13 @@ export class ExecuteService {
             stderr.push(event.stderr.data);
             onOutput?.('stderr', event.stderr.data, flow);
           } else if (event.result) {
-            result = event.result;
+            onResult(event.result);
           }
         },
       },
       plan.timeoutS * 1000 + EXEC_DEADLINE_MARGIN_MS,
       signal,
     );
-    if (result === undefined)
-      throw new AppError('internal_error', 'The run ended without a result');
-    return {
-      stdout: stdout.text(),
-      stderr: stderr.text(),
-      exitCode: result.exitCode,
-      executionTime: result.executionTimeMs,
-      memoryUsed: result.memoryUsedBytes,
-      cpuTime: result.cpuTimeMs,
-      timedOut: result.timedOut,
-      filesWritten: result.filesWritten,
-      ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
-    };
   }
 }
 

@@ -144,6 +144,13 @@ export class SessionStore {
     return toRecord(row);
   }
 
+  /** Records activity on a session a request is still using (a long run). */
+  async keepActive(sessionId: string): Promise<void> {
+    await this.db.query(`UPDATE sessions SET last_active_at = now() WHERE id = $1 AND ${LIVE}`, [
+      sessionId,
+    ]);
+  }
+
   /** Any account's live session by id, recorded as activity (preview traffic). */
   async touchById(sessionId: string): Promise<SessionRecord> {
     requireSessionId(sessionId);
@@ -236,6 +243,7 @@ export class SessionStore {
           SELECT id FROM sessions
            WHERE ${LIVE} AND state = 'active'
              AND last_active_at < now() - make_interval(secs => $1)
+           ORDER BY last_active_at
            LIMIT $2
            FOR UPDATE SKIP LOCKED)
         RETURNING id, node_id`,
