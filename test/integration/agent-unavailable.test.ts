@@ -1,18 +1,9 @@
-import { createServer } from 'node:net';
 import { loadGatewayConfig } from '@sandbox/config';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { createLogger } from '@sandbox/logger';
 import { call } from '../support/api';
 import { requiredEnv } from '../support/env';
-
-/** A loopback port that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { closedPort } from '../support/net';
 
 let gateway: RunningGateway;
 const schema = `t_noagent_${Date.now()}`;

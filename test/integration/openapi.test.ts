@@ -1,10 +1,10 @@
-import { createServer } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020';
 import { DockerRuntime } from '@sandbox/agent';
 import { loadGatewayConfig } from '@sandbox/config';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { call, createAccount, type ApiResponse, type TestAccount } from '../support/api';
 import { requiredEnv } from '../support/env';
+import { closedPort } from '../support/net';
 import { startStack, type TestStack } from '../support/stack';
 
 /**
@@ -44,14 +44,6 @@ let componentHeaders: OpenApiDoc['components']['headers'];
 let account: TestAccount;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 const seen = new Set<string>();
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Asserts `response` is documented for `method path` and matches its schema. */
 function expectDocumented(method: string, path: string, response: ApiResponse<unknown>): void {

@@ -23,7 +23,7 @@ export type RunnerRequest =
     }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'pause' | 'resume'; target: number }
-  | { id: number; op: 'kill'; pid?: number }
+  | { id: number; op: 'kill'; pid: number }
   | { id: number; op: 'stats' }
   | { id: number; op: 'writeFiles'; files: FileInput[] }
   | { id: number; op: 'readFile'; path: string }

@@ -14,7 +14,7 @@ import {
   userProcesses,
   type ProcessInfo,
 } from './processes';
-import { FINAL_EVENTS, RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
+import { RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
 import { WORKSPACE } from './workspace-path';
 
 const MAX_COUNTED_FILES = 1_000_000;
@@ -103,15 +103,12 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
           const all = await listProcesses();
           return userProcesses(all, infrastructureOf(all));
         };
-        let select: () => Promise<number[]>;
-        if (request.pid === undefined) {
-          select = async () => (await users()).map((p) => p.pid);
-        } else {
-          const pid = request.pid;
-          if (!(await users()).some((p) => p.pid === pid)) throw processNotFound(pid);
-          select = async () => descendants(await users(), pid).map((p) => p.pid);
-        }
-        const pids = await killUntilGone(select);
+        // One process and its descendants (killing all is done by the agent, from the host).
+        const { pid } = request;
+        if (!(await users()).some((p) => p.pid === pid)) throw processNotFound(pid);
+        const pids = await killUntilGone(async () =>
+          descendants(await users(), pid).map((p) => p.pid),
+        );
         emit({ id, ev: 'killed', pids: pids.sort((a, b) => a - b) });
         return;
       }
@@ -173,5 +170,3 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
   // The agent went away: foreground runs stop; background processes live on.
   for (const run of runs.values()) run.cancel();
 }
-
-export { FINAL_EVENTS };

@@ -131,11 +131,9 @@ export async function exec(
   }
 }
 
-export async function kill(runner: RunnerClient, pid: number | undefined): Promise<number[]> {
-  const result = await runner.request(
-    pid === undefined ? { op: 'kill' } : { op: 'kill', pid },
-    'killed',
-  );
+/** Kills one process of the sandbox and its descendants. */
+export async function kill(runner: RunnerClient, pid: number): Promise<number[]> {
+  const result = await runner.request({ op: 'kill', pid }, 'killed');
   return result.pids;
 }
 
