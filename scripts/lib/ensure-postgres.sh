@@ -6,7 +6,14 @@ PG_USER=${PG_USER:-sandbox}
 PG_PASSWORD=${PG_PASSWORD:-sandbox}
 PG_PORT=${PG_PORT:-5432}
 
+# Everything but the URL goes to stderr: callers capture stdout, and pg_ctlcluster prints
+# notes such as "Removed stale pid file." there.
 ensure_postgres() {
+  start_postgres "$1" >&2 || return 1
+  echo "postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$1"
+}
+
+start_postgres() {
   local db=$1
   apt_install postgresql
   local version
@@ -31,5 +38,4 @@ SQL
       "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1; then
     as_root runuser -u postgres -- createdb -p "$PG_PORT" -O "$PG_USER" "$db"
   fi
-  echo "postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$db"
 }

@@ -4,7 +4,13 @@
 
 REDIS_PORT=${REDIS_PORT:-6379}
 
+# Everything but the URL goes to stderr: callers capture stdout.
 ensure_redis() {
+  start_redis >&2 || return 1
+  echo "redis://127.0.0.1:$REDIS_PORT"
+}
+
+start_redis() {
   apt_install redis-server
   if ! redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; then
     log "starting Redis on port $REDIS_PORT"
@@ -12,5 +18,4 @@ ensure_redis() {
       --save '' --appendonly no --logfile /var/log/sandbox-redis.log >/dev/null
     wait_for 20 sh -c "redis-cli -p $REDIS_PORT ping | grep -q PONG" || die "Redis did not start"
   fi
-  echo "redis://127.0.0.1:$REDIS_PORT"
 }
