@@ -12,6 +12,8 @@ export default tseslint.config(
       '.data/**',
       'packages/proto/src/generated/**',
       'packages/sandboxctl/bin/**',
+      // Run inside sandboxes by the tests, as plain Node.
+      'test/fixtures/**',
       'scripts/**/*.mjs',
       'bench/**/*.mjs',
       'jest.config.js',

@@ -348,6 +348,43 @@ describe('every operation answers as documented', () => {
     expectDocumented('delete', path, await del(account.key));
   });
 
+  it('createWebhook, listWebhooks and deleteWebhook', async () => {
+    const hooks = '/webhooks';
+    const body = { url: 'http://127.0.0.1:9/hook', events: ['execution.completed'] };
+    const created = await post(hooks, account.key, body);
+    expectDocumented('post', hooks, created);
+    expectDocumented('post', hooks, await post(hooks, account.key, { ...body, events: ['x'] }));
+    expectDocumented('post', hooks, await post(hooks, undefined, body));
+    const sessionsOnly = await createAccount(stack, 'free', { scopes: ['sessions'] });
+    expectDocumented('post', hooks, await post(hooks, sessionsOnly.key, body));
+    expectDocumented(
+      'post',
+      hooks,
+      await post(hooks, account.key, {
+        ...body,
+        url: `https://x.example/${'a'.repeat(1_100_000)}`,
+      }),
+    );
+    // A gateway without SECRETS_KEY cannot seal secrets: 503.
+    const publicUrl = { ...body, url: 'https://hooks.example.com/x' };
+    expectDocumented('post', hooks, await post(hooks, account.key, publicUrl, noAgent.url));
+
+    expectDocumented('get', hooks, await call(v1(hooks), { key: account.key }));
+    expectDocumented('get', hooks, await call(v1(hooks)));
+    expectDocumented('get', hooks, await call(v1(hooks), { key: sessionsOnly.key }));
+
+    const one = '/webhooks/{webhookId}';
+    const del = (key?: string) =>
+      call(v1(`/webhooks/${String(created.body.id)}`), {
+        method: 'DELETE',
+        ...(key ? { key } : {}),
+      });
+    expectDocumented('delete', one, await del());
+    expectDocumented('delete', one, await del(sessionsOnly.key));
+    expectDocumented('delete', one, await del(account.key));
+    expectDocumented('delete', one, await del(account.key));
+  });
+
   it('rate limits every operation', async () => {
     const limited = await createAccount(stack, 'enterprise', { limits: { requestsPerMinute: 1 } });
     const id = `ses_${'3'.repeat(24)}`;
@@ -373,6 +410,13 @@ describe('every operation answers as documented', () => {
         () => call(v1(`/files/read?sessionId=${id}&path=a`), { key: limited.key }),
       ],
       ['get', '/files/list', () => call(v1(`/files/list?sessionId=${id}`), { key: limited.key })],
+      ['post', '/webhooks', () => post('/webhooks', limited.key, {})],
+      ['get', '/webhooks', () => call(v1('/webhooks'), { key: limited.key })],
+      [
+        'delete',
+        '/webhooks/{webhookId}',
+        () => call(v1(`/webhooks/wh_${'0'.repeat(24)}`), { method: 'DELETE', key: limited.key }),
+      ],
     ];
     await attempts[1]![2](); // uses the one request of the minute
     for (const [method, path, attempt] of attempts) {

@@ -1,5 +1,8 @@
-import { request } from 'node:http';
-import { call, createAccount, type TestAccount } from '../support/api';
+import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import type { Socket } from 'node:net';
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
+import { startPreviewApp } from '../support/preview-app';
 import { startStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -10,11 +13,12 @@ let sessionId: string;
 function preview(
   host: string,
   path = '/',
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: string; type: string | undefined }> {
   const edge = new URL(stack.edge?.url ?? '');
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: edge.hostname, port: edge.port, path, headers: { host } },
+      { host: edge.hostname, port: edge.port, path, headers: { ...headers, host } },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -92,5 +96,174 @@ describe('previews through the edge proxy', () => {
       key: account.key,
     });
     expect((await preview(`${label(other.body.sessionId)}.preview.test`)).status).toBe(404);
+  });
+});
+
+describe('private previews', () => {
+  it('need the X-Preview-Token given at creation, which the app never sees', async () => {
+    const created = await call<{ sessionId: string; previewToken: string }>(
+      `${stack.url}/v1/sessions/create`,
+      { method: 'POST', key: account.key, body: { preview: { private: true } } },
+    );
+    expect(created.status).toBe(200);
+    const { sessionId: id, previewToken } = created.body;
+    expect(previewToken).toMatch(/^pvt_[A-Za-z0-9_-]{32}$/);
+    await startPreviewApp(stack.url, account.key, id);
+    const host = `${label(id)}.preview.test`;
+    const lastActive = async () =>
+      (await call<{ lastActive: string }>(`${stack.url}/v1/sessions/${id}`, { key: account.key }))
+        .body.lastActive;
+
+    const before = await lastActive();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const missing = await preview(host, '/api');
+    expect(missing.status).toBe(403);
+    expect(missing.type).toMatch(/^text\/html/);
+    expect(missing.body).toContain('X-Preview-Token');
+    const wrong = await preview(host, '/api', { 'x-preview-token': `pvt_${'A'.repeat(32)}` });
+    expect(wrong.status).toBe(403);
+    // Refused visits neither wake the session nor count as its activity.
+    expect(await lastActive()).toBe(before);
+
+    const allowed = await preview(host, '/headers', { 'x-preview-token': previewToken });
+    expect(allowed.status).toBe(200);
+    const seen = JSON.parse(allowed.body) as Record<string, string>;
+    expect(seen.host).toBe(host);
+    expect(Object.keys(seen).filter((name) => /preview|sandbox/i.test(name))).toEqual([]);
+    expect(await lastActive()).not.toBe(before);
+
+    // Sessions without the option stay public and never show a token.
+    const open = await call(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: { preview: { private: false } },
+    });
+    expect(open.body).not.toHaveProperty('previewToken');
+    const bad = await call(`${stack.url}/v1/sessions/create`, {
+      method: 'POST',
+      key: account.key,
+      body: { preview: { private: 'yes' } },
+    });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('streaming and upgrades through the edge proxy', () => {
+  let appSession: string;
+  let host: string;
+
+  beforeAll(async () => {
+    appSession = await createSession(stack.url, account.key);
+    await startPreviewApp(stack.url, account.key, appSession);
+    host = `${label(appSession)}.preview.test`;
+  });
+
+  it('streams Server-Sent Events as the app sends them', async () => {
+    const edge = new URL(stack.edge?.url ?? '');
+    const arrivals: { at: number; text: string }[] = [];
+    const started = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const req = request(
+        { host: edge.hostname, port: edge.port, path: '/events', headers: { host } },
+        (res) => {
+          expect(res.headers['content-type']).toBe('text/event-stream');
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) =>
+            arrivals.push({ at: Date.now() - started, text: chunk }),
+          );
+          res.on('end', resolve);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    const text = arrivals.map((a) => a.text).join('');
+    expect(text).toBe([1, 2, 3, 4, 5].map((n) => `data: event ${n}\n\n`).join(''));
+    // Not buffered to the end: the first event arrived well before the last (300 ms apart).
+    expect(arrivals.length).toBeGreaterThanOrEqual(3);
+    expect(arrivals[arrivals.length - 1]!.at - arrivals[0]!.at).toBeGreaterThan(800);
+  });
+
+  it('keeps client connections alive across requests', async () => {
+    const edge = new URL(stack.edge?.url ?? '');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      await new Promise<void>((resolve, reject) => {
+        const req = request(
+          { host: edge.hostname, port: edge.port, path: '/api', headers: { host }, agent },
+          (res) => {
+            res.resume();
+            res.on('end', resolve);
+          },
+        );
+        req.on('socket', (socket: Socket) => sockets.push(socket));
+        req.on('error', reject);
+        req.end();
+      });
+    }
+    agent.destroy();
+    expect(new Set(sockets).size).toBe(1);
+  });
+
+  it('carries WebSocket upgrades both ways', async () => {
+    const edge = new URL(stack.edge?.url ?? '');
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const req = request({
+        host: edge.hostname,
+        port: edge.port,
+        path: '/socket',
+        headers: {
+          host,
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+        },
+      });
+      req.on('upgrade', (_res, upgraded: Socket) => resolve(upgraded));
+      req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+      req.on('error', reject);
+      req.end();
+    });
+    const reply = new Promise<string>((resolve) => {
+      socket.once('data', (frame: Buffer) =>
+        resolve(frame.subarray(2, 2 + (frame[1]! & 0x7f)).toString()),
+      );
+    });
+    const payload = Buffer.from('hello through the edge');
+    const mask = randomBytes(4);
+    socket.write(
+      Buffer.concat([
+        Buffer.from([0x81, 0x80 | payload.length]),
+        mask,
+        Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]!)),
+      ]),
+    );
+    expect(await reply).toBe('echo: hello through the edge');
+    socket.destroy();
+  });
+
+  it('refuses WebSocket upgrades of unknown sessions', async () => {
+    const edge = new URL(stack.edge?.url ?? '');
+    const outcome = await new Promise<string>((resolve) => {
+      const req = request({
+        host: edge.hostname,
+        port: edge.port,
+        path: '/socket',
+        headers: {
+          host: `ses-${'0'.repeat(24)}.preview.test`,
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+        },
+      });
+      req.on('upgrade', () => resolve('upgraded'));
+      req.on('response', (res) => resolve(`status ${res.statusCode}`));
+      req.on('error', () => resolve('closed'));
+      req.end();
+    });
+    expect(outcome).not.toBe('upgraded');
   });
 });

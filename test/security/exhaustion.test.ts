@@ -1,5 +1,10 @@
 import { call, createAccount, type TestAccount } from '../support/api';
 import { startStack, type TestStack } from '../support/stack';
+import {
+  startWebhookReceiver,
+  verifySignature,
+  type WebhookReceiver,
+} from '../support/webhook-receiver';
 
 /**
  * Resource exhaustion inside one session stays inside it: the neighbour keeps answering, and
@@ -8,15 +13,39 @@ import { startStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 let account: TestAccount;
+/** Receives the account's resource_limit.exceeded events. */
+let limits: WebhookReceiver;
+let limitsSecret: string;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ gatewayEnv: { WEBHOOK_POLL_INTERVAL_MS: '100' } });
   account = await createAccount(stack, 'paid');
+  limits = await startWebhookReceiver();
+  const hook = await call<{ secret: string }>(`${stack.url}/v1/webhooks`, {
+    method: 'POST',
+    key: account.key,
+    body: { url: limits.url, events: ['resource_limit.exceeded'] },
+  });
+  limitsSecret = hook.body.secret;
 });
 
 afterAll(async () => {
+  await limits?.close();
   await stack?.stop();
 });
+
+/** Waits for the resource_limit.exceeded event of `sessionId` about `limit`, signed. */
+async function limitEvent(sessionId: string, limit: string): Promise<Record<string, unknown>> {
+  const matches = () =>
+    limits.received.filter((r) => {
+      const payload = JSON.parse(r.body) as { data: { sessionId: string; limit: string } };
+      return payload.data.sessionId === sessionId && payload.data.limit === limit;
+    });
+  await limits.waitFor(() => matches().length > 0);
+  const [event] = matches();
+  expect(verifySignature(limitsSecret, event!)).toBe(true);
+  return JSON.parse(event!.body) as Record<string, unknown>;
+}
 
 async function session(body: Record<string, unknown> = {}): Promise<string> {
   return (
@@ -70,6 +99,11 @@ describe('exhaustion stays in its session', () => {
     const [word, count] = after.body.stdout.trim().split('\n');
     expect(word).toBe('recovered');
     expect(Number(count)).toBeLessThan(10);
+    expect(await limitEvent(attacker, 'processes')).toEqual({
+      type: 'resource_limit.exceeded',
+      timestamp: expect.any(String),
+      data: { sessionId: attacker, limit: 'processes', max: 256 },
+    });
   });
 
   it('kills a memory bomb at the session limit', async () => {
@@ -86,6 +120,11 @@ describe('exhaustion stays in its session', () => {
     expect((await execute(attacker, { command: 'echo still-usable' })).body.stdout).toBe(
       'still-usable\n',
     );
+    expect((await limitEvent(attacker, 'memory')).data).toEqual({
+      sessionId: attacker,
+      limit: 'memory',
+      max: 256,
+    });
   });
 
   it('contains CPU spinning in many processes', async () => {
@@ -112,6 +151,11 @@ describe('exhaustion stays in its session', () => {
     });
     expect(write.status).toBe(507);
     expect(write.body).toMatchObject({ error: { code: 'disk_full' } });
+    expect((await limitEvent(attacker, 'disk')).data).toEqual({
+      sessionId: attacker,
+      limit: 'disk',
+      max: 1024,
+    });
     await execute(attacker, { command: 'rm -rf f', timeout: 60 });
     expect(
       (await execute(attacker, { command: 'echo ok > again.txt && cat again.txt' })).body.stdout,

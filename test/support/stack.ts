@@ -9,6 +9,7 @@ import {
   loadEdgeProxyConfig,
   loadGatewayConfig,
   type AgentConfig,
+  type GatewayConfig,
 } from '@sandbox/config';
 import { startEdgeProxy, type RunningEdgeProxy } from '@sandbox/edge-proxy';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
@@ -39,6 +40,8 @@ export interface TestStack {
   agent: RunningAgent;
   edge: RunningEdgeProxy | undefined;
   agentConfig: AgentConfig;
+  /** What every replica was started with (to start another one, e.g. after a stop). */
+  gatewayConfig: GatewayConfig;
   adminToken: string;
   /** The shared secret of gateway, agent and edge proxy. */
   internalToken: string;
@@ -129,6 +132,9 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     INTERNAL_TOKEN: internalToken,
     ADMIN_TOKEN: adminToken,
     PREVIEW_DOMAIN: 'preview.test',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    // Test receivers listen on loopback.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     ...options.gatewayEnv,
   });
   const gateways: RunningGateway[] = [];
@@ -154,6 +160,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     agent,
     edge,
     agentConfig,
+    gatewayConfig,
     adminToken,
     internalToken,
     nodeId,

@@ -2,6 +2,50 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
 
+/** Where deep-sleeping sessions' workspaces go: a local directory, or an S3(-compatible) bucket. */
+export type BlobStoreSettings =
+  | { kind: 'local' }
+  | {
+      kind: 's3';
+      bucket: string;
+      /** Prepended to every object key: empty, or ending with `/`. */
+      prefix: string;
+      region: string;
+      /** An S3-compatible service's URL; absent for AWS itself. */
+      endpoint: string | undefined;
+      forcePathStyle: boolean;
+    };
+
+interface BlobStoreEnv {
+  BLOB_STORE: 'local' | 's3';
+  BLOB_STORE_S3_BUCKET?: string | undefined;
+  BLOB_STORE_S3_PREFIX: string;
+  BLOB_STORE_S3_REGION: string;
+  BLOB_STORE_S3_ENDPOINT?: string | undefined;
+  BLOB_STORE_S3_FORCE_PATH_STYLE: 'true' | 'false';
+}
+
+/** The blob store settings; `s3` without a bucket is reported as an issue of the schema. */
+function blobStoreSettings(env: BlobStoreEnv, ctx: z.RefinementCtx): BlobStoreSettings {
+  if (env.BLOB_STORE === 'local') return { kind: 'local' };
+  if (env.BLOB_STORE_S3_BUCKET === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['BLOB_STORE_S3_BUCKET'],
+      message: 'required when BLOB_STORE=s3',
+    });
+    return z.NEVER;
+  }
+  return {
+    kind: 's3',
+    bucket: env.BLOB_STORE_S3_BUCKET,
+    prefix: env.BLOB_STORE_S3_PREFIX,
+    region: env.BLOB_STORE_S3_REGION,
+    endpoint: env.BLOB_STORE_S3_ENDPOINT,
+    forcePathStyle: env.BLOB_STORE_S3_FORCE_PATH_STYLE === 'true',
+  };
+}
+
 const agentSchema = z
   .object({
     AGENT_HOST: z.string().default('127.0.0.1'),
@@ -24,13 +68,22 @@ const agentSchema = z
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
     SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
+    BLOB_STORE: z.enum(['local', 's3']).default('local'),
     BLOB_STORE_DIR: z.string().default('/var/lib/sandbox-agent/blobs'),
+    BLOB_STORE_S3_BUCKET: optionalString(),
+    BLOB_STORE_S3_PREFIX: z
+      .string()
+      .regex(/^(?!\/)(.*\/)?$/, 'must be empty or end with "/", and not start with "/"')
+      .default('sandbox-workspaces/'),
+    BLOB_STORE_S3_REGION: z.string().trim().min(1).default('us-east-1'),
+    BLOB_STORE_S3_ENDPOINT: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
+    BLOB_STORE_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
     NPM_COMMAND: z.string().default('npm'),
     SANDBOX_EGRESS_ALLOW: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
     LOG_LEVEL: logLevel(),
   })
-  .transform((env) => ({
+  .transform((env, ctx) => ({
     host: env.AGENT_HOST,
     port: env.AGENT_PORT,
     previewPort: env.AGENT_PREVIEW_PORT,
@@ -57,7 +110,9 @@ const agentSchema = z
     workspaceDir: env.SANDBOX_WORKSPACE_DIR,
     /** The node's package cache: npm's cache and installed bundles, shared by all sessions. */
     packageCacheDir: env.PACKAGE_CACHE_DIR,
-    /** Where deep-sleeping sessions' workspaces are kept (a local directory). */
+    /** Where deep-sleeping sessions' workspaces are kept. */
+    blobStore: blobStoreSettings(env, ctx),
+    /** The local blob store's directory; with `s3`, where archives are staged on their way. */
     blobStoreDir: env.BLOB_STORE_DIR,
     npmCommand: env.NPM_COMMAND,
     /** `on`: sandboxes reach the internet only: not this host, private ranges or metadata. */

@@ -37,6 +37,57 @@ describe('loadAgentConfig', () => {
   it('rejects a node id that is not a DNS label', () => {
     expect(() => loadAgentConfig({ NODE_ID: 'Bad_Node' })).toThrow(/NODE_ID/);
   });
+
+  it('keeps deep-sleeping workspaces in a local directory by default', () => {
+    const config = loadAgentConfig({ BLOB_STORE_DIR: '/data/blobs' });
+    expect(config.blobStore).toEqual({ kind: 'local' });
+    expect(config.blobStoreDir).toBe('/data/blobs');
+  });
+
+  it('reads the S3 blob store settings', () => {
+    const config = loadAgentConfig({
+      BLOB_STORE: 's3',
+      BLOB_STORE_S3_BUCKET: 'workspaces',
+      BLOB_STORE_S3_ENDPOINT: 'http://minio.internal:9000',
+      BLOB_STORE_S3_FORCE_PATH_STYLE: 'true',
+    });
+    expect(config.blobStore).toEqual({
+      kind: 's3',
+      bucket: 'workspaces',
+      prefix: 'sandbox-workspaces/',
+      region: 'us-east-1',
+      endpoint: 'http://minio.internal:9000',
+      forcePathStyle: true,
+    });
+    const aws = loadAgentConfig({
+      BLOB_STORE: 's3',
+      BLOB_STORE_S3_BUCKET: 'workspaces',
+      BLOB_STORE_S3_PREFIX: '',
+      BLOB_STORE_S3_REGION: 'eu-central-1',
+    }).blobStore;
+    expect(aws).toMatchObject({ prefix: '', region: 'eu-central-1', forcePathStyle: false });
+    expect(aws).toHaveProperty('endpoint', undefined);
+  });
+
+  it('requires a bucket for the S3 blob store', () => {
+    expect(() => loadAgentConfig({ BLOB_STORE: 's3' })).toThrow(
+      /BLOB_STORE_S3_BUCKET: required when BLOB_STORE=s3/,
+    );
+    expect(() => loadAgentConfig({ BLOB_STORE: 's3', BLOB_STORE_S3_BUCKET: ' ' })).toThrow(
+      AppError,
+    );
+  });
+
+  it.each([
+    { BLOB_STORE: 'gcs' },
+    { BLOB_STORE: 's3', BLOB_STORE_S3_BUCKET: 'b', BLOB_STORE_S3_ENDPOINT: 'minio:9000' },
+    { BLOB_STORE: 's3', BLOB_STORE_S3_BUCKET: 'b', BLOB_STORE_S3_FORCE_PATH_STYLE: 'yes' },
+    { BLOB_STORE: 's3', BLOB_STORE_S3_BUCKET: 'b', BLOB_STORE_S3_PREFIX: 'no-slash' },
+    { BLOB_STORE: 's3', BLOB_STORE_S3_BUCKET: 'b', BLOB_STORE_S3_PREFIX: '/abs/' },
+  ])('rejects blob store settings %j, naming the variable', (env) => {
+    const variable = Object.keys(env).at(-1) as string;
+    expect(() => loadAgentConfig(env)).toThrow(new RegExp(`${variable}:`));
+  });
 });
 
 describe('parseAgentNodes', () => {

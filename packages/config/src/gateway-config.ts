@@ -2,6 +2,12 @@ import { z } from 'zod';
 import { parseAgentNodes } from './agent-nodes';
 import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
 
+/** 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`). */
+const secretsKey = z
+  .string()
+  .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes in base64')
+  .transform((value) => Buffer.from(value, 'base64'));
+
 const gatewaySchema = z
   .object({
     GATEWAY_HOST: z.string().default('127.0.0.1'),
@@ -20,6 +26,25 @@ const gatewaySchema = z
     SESSION_IDLE_AFTER_S: intVar(300, 1),
     SESSION_DEEP_SLEEP_AFTER_S: intVar(1800, 1),
     BODY_LIMIT_MB: intVar(100, 1, 1024),
+    SECRETS_KEY: optionalString().pipe(secretsKey.optional()),
+    SECRETS_PREVIOUS_KEYS: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((key) => key.trim())
+          .filter((key) => key !== ''),
+      )
+      .pipe(z.array(secretsKey)),
+    WEBHOOK_POLL_INTERVAL_MS: intVar(1000, 50),
+    WEBHOOK_TIMEOUT_MS: intVar(10_000, 100, 60_000),
+    WEBHOOK_RETRY_SCHEDULE_S: z
+      .string()
+      .default('5,300,1800,7200,18000,36000,36000')
+      .transform((list) => list.split(',').map((item) => Number(item.trim())))
+      .pipe(z.array(z.number().int().min(1).max(86_400)).min(1).max(20)),
+    WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
     LOG_LEVEL: logLevel(),
   })
   .transform((env) => ({
@@ -40,6 +65,18 @@ const gatewaySchema = z
     idleAfterS: env.SESSION_IDLE_AFTER_S,
     deepSleepAfterS: env.SESSION_DEEP_SLEEP_AFTER_S,
     bodyLimitBytes: env.BODY_LIMIT_MB * 1024 * 1024,
+    /** AES-256-GCM key for secrets stored at rest (webhook signing secrets). */
+    secretsKey: env.SECRETS_KEY,
+    /** Older keys, for opening values sealed before a rotation (docs/security.md). */
+    secretsPreviousKeys: env.SECRETS_PREVIOUS_KEYS,
+    webhooks: {
+      pollIntervalMs: env.WEBHOOK_POLL_INTERVAL_MS,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      /** Seconds before each retry; when they run out the delivery is marked failed. */
+      retryScheduleS: env.WEBHOOK_RETRY_SCHEDULE_S,
+      /** For development and tests only: lets webhooks reach loopback and private ranges. */
+      allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
+    },
     logLevel: env.LOG_LEVEL,
   }));
 

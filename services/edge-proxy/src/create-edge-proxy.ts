@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { Agent, createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import httpProxy from 'http-proxy';
@@ -21,6 +21,27 @@ function messageFor(code: string): string {
   }
 }
 
+/** Hop-by-hop headers (RFC 9110 7.6.1) describe one connection and are not passed on. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+]);
+
+/** The upstream response's raw header list without its hop-by-hop headers. */
+function endToEndHeaders(raw: string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (!HOP_BY_HOP.has(name.toLowerCase())) kept.push(name, raw[i + 1] as string);
+  }
+  return kept;
+}
+
 export interface EdgeProxyDeps {
   config: EdgeProxyConfig;
   logger: Logger;
@@ -38,7 +59,14 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     config.internalToken,
     config.upstreamTimeoutMs,
   );
-  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, selfHandleResponse: true });
+  // Connections to the agents are reused (keep-alive), as the visitors' are.
+  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const proxy = httpProxy.createProxyServer({
+    ws: true,
+    xfwd: true,
+    selfHandleResponse: true,
+    agent: upstreamAgent,
+  });
 
   // The agent's own errors (no such session, nothing on that port) become pages; everything
   // else is the app's response, streamed through untouched.
@@ -49,7 +77,11 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       sendErrorPage(res, new AppError(isErrorCode(code) ? code : 'bad_gateway', messageFor(code)));
       return;
     }
-    res.writeHead(proxyRes.statusCode ?? 502, proxyRes.statusMessage, proxyRes.rawHeaders);
+    res.writeHead(
+      proxyRes.statusCode ?? 502,
+      proxyRes.statusMessage,
+      endToEndHeaders(proxyRes.rawHeaders),
+    );
     proxyRes.pipe(res);
   });
 
@@ -58,9 +90,15 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     if (address === undefined) {
       throw new AppError('not_found', 'This host is not a session preview');
     }
-    // Whatever the client sent under our internal header names is dropped.
+    // Whatever the client sent under our internal header names is dropped, and the preview
+    // token goes to the gateway only, not on to the app.
     for (const header of Object.values(PREVIEW_HEADERS)) delete req.headers[header];
-    const route = await resolver.resolve(address.sessionId);
+    const token = req.headers['x-preview-token'];
+    delete req.headers['x-preview-token'];
+    const route = await resolver.resolve(
+      address.sessionId,
+      typeof token === 'string' ? token : undefined,
+    );
     req.headers[PREVIEW_HEADERS.session] = route.sessionId;
     req.headers[PREVIEW_HEADERS.port] = String(address.port);
     if (config.internalToken !== undefined)
@@ -85,7 +123,11 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       (err: unknown) => sendErrorPage(res, err),
     );
   });
+  // Node's server forgets upgraded (WebSocket) connections: stopping must end them too.
+  const upgraded = new Set<Duplex>();
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
     socket.on('error', () => socket.destroy());
     upstream(req).then(
       (target) => proxy.ws(req, socket, head, { target }),
@@ -108,6 +150,8 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
+        upstreamAgent.destroy();
       }),
   };
 }

@@ -5,6 +5,7 @@ const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const TITLES: Record<number, string> = {
+  403: 'Private preview',
   404: 'Preview not found',
   502: 'Nothing is listening',
   503: 'Preview temporarily unavailable',

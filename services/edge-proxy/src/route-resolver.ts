@@ -14,18 +14,16 @@ export class RouteResolver {
     private readonly timeoutMs: number,
   ) {}
 
-  async resolve(sessionId: string): Promise<PreviewRoute> {
+  /** `previewToken`: what the visitor sent as X-Preview-Token (private previews need it). */
+  async resolve(sessionId: string, previewToken: string | undefined): Promise<PreviewRoute> {
+    const headers: Record<string, string> = {};
+    if (this.internalToken !== undefined) headers.authorization = `Bearer ${this.internalToken}`;
+    if (previewToken !== undefined) headers['x-preview-token'] = previewToken;
     let response: Response;
     try {
       response = await fetch(
         `${this.gatewayUrl}/internal/v1/previews/${encodeURIComponent(sessionId)}`,
-        {
-          headers:
-            this.internalToken === undefined
-              ? {}
-              : { authorization: `Bearer ${this.internalToken}` },
-          signal: AbortSignal.timeout(this.timeoutMs),
-        },
+        { headers, signal: AbortSignal.timeout(this.timeoutMs) },
       );
     } catch (err) {
       throw new AppError('service_unavailable', 'The control plane did not answer', {
@@ -35,6 +33,11 @@ export class RouteResolver {
     }
     if (response.status === 404) {
       throw new AppError('session_not_found', 'Session not found', { details: { sessionId } });
+    }
+    if (response.status === 403) {
+      throw new AppError('forbidden', 'This preview is private: send its X-Preview-Token header.', {
+        details: { sessionId },
+      });
     }
     if (!response.ok) {
       throw new AppError('service_unavailable', `Preview routing failed (${response.status})`, {

@@ -28,6 +28,8 @@ import { listSessions } from './routes/sessions/list-sessions';
 import type { SessionLifecycle } from './sessions/session-lifecycle';
 import type { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
+import { createWebhook, deleteWebhook, listWebhooks } from './routes/webhooks/webhooks';
+import type { WebhookService } from './webhooks/webhook-service';
 
 export interface AppDeps {
   logger: Logger;
@@ -39,6 +41,7 @@ export interface AppDeps {
   execute: ExecuteService;
   files: FilesService;
   processes: ProcessesService;
+  webhooks: WebhookService;
   rateLimiter: RateLimiter;
   agents: AgentPool;
   adminToken: string | undefined;
@@ -83,6 +86,9 @@ export function createApp(deps: AppDeps): Express {
     writeFile: writeFile(deps.files),
     readFile: readFile(deps.files),
     listFiles: listFiles(deps.files),
+    createWebhook: createWebhook(deps.webhooks),
+    listWebhooks: listWebhooks(deps.webhooks),
+    deleteWebhook: deleteWebhook(deps.webhooks),
   };
   const v1 = express.Router();
   v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter), json);

@@ -19,6 +19,10 @@ import { SessionLifecycle } from './sessions/session-lifecycle';
 import { SessionService } from './sessions/session-service';
 import { SessionStore } from './sessions/session-store';
 import { SessionSweeper } from './sessions/session-sweeper';
+import { SecretBox } from './secrets/secret-box';
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { WebhookService } from './webhooks/webhook-service';
+import { WebhookStore } from './webhooks/webhook-store';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -32,6 +36,8 @@ export interface RunningGateway {
   readonly url: string;
   readonly db: Database;
   readonly sweeper: SessionSweeper;
+  /** Absent when no SECRETS_KEY is configured. */
+  readonly webhookDispatcher: WebhookDispatcher | undefined;
   stop(): Promise<void>;
 }
 
@@ -71,6 +77,14 @@ function openRateLimiter(config: GatewayConfig, logger: Logger): RateLimiter {
   return new RedisRateLimiter(redis);
 }
 
+function openSecretBox(config: GatewayConfig, logger: Logger): SecretBox | undefined {
+  if (config.secretsKey === undefined) {
+    logger.warn('no SECRETS_KEY: webhooks cannot be registered or delivered');
+    return undefined;
+  }
+  return new SecretBox(config.secretsKey, config.secretsPreviousKeys);
+}
+
 /** Wires the real dependencies, migrates the schema and serves the public API. */
 export async function startGateway({
   config,
@@ -101,8 +115,22 @@ export async function startGateway({
     { idleAfterS: config.idleAfterS, deepSleepAfterS: config.deepSleepAfterS },
     logger,
   );
-  const execute = new ExecuteService(sessionStore, agents, lifecycle);
-  const files = new FilesService(sessionStore, agents, lifecycle);
+  const webhookStore = new WebhookStore(db);
+  const box = openSecretBox(config, logger);
+  if (box !== undefined) {
+    const resealed = await webhookStore.resealSecrets(
+      (sealed) => box.isStale(sealed),
+      (sealed) => box.seal(box.open(sealed)),
+    );
+    if (resealed > 0) logger.info({ resealed }, 'webhook secrets sealed with the current key');
+  }
+  const webhooks = new WebhookService(webhookStore, box, config.webhooks.allowPrivateUrls);
+  const webhookDispatcher =
+    box === undefined
+      ? undefined
+      : new WebhookDispatcher({ store: webhookStore, box, logger, ...config.webhooks });
+  const execute = new ExecuteService(sessionStore, agents, lifecycle, webhookStore, logger);
+  const files = new FilesService(sessionStore, agents, lifecycle, webhookStore, logger);
   const processes = new ProcessesService(sessionStore, agents, lifecycle);
   const idempotency = new IdempotencyStore(db);
   const sweeper = new SessionSweeper({
@@ -124,6 +152,7 @@ export async function startGateway({
     execute,
     files,
     processes,
+    webhooks,
     rateLimiter,
     agents,
     adminToken: config.adminToken,
@@ -138,6 +167,7 @@ export async function startGateway({
   // Receiving a request (not answering it: runs stream for minutes) must not stall forever.
   server.requestTimeout = Math.max(config.sessionOpTimeoutMs, config.fileOpTimeoutMs);
   sweeper.start();
+  webhookDispatcher?.start();
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
   logger.info({ url }, 'gateway listening');
@@ -146,8 +176,10 @@ export async function startGateway({
     url,
     db,
     sweeper,
+    webhookDispatcher,
     async stop() {
       await sweeper.stop();
+      await webhookDispatcher?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -16,6 +16,7 @@ import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxReques
 import type { HibernateResponse as _agent_v1_HibernateResponse, HibernateResponse__Output as _agent_v1_HibernateResponse__Output } from './agent/v1/HibernateResponse';
 import type { KillProcessesRequest as _agent_v1_KillProcessesRequest, KillProcessesRequest__Output as _agent_v1_KillProcessesRequest__Output } from './agent/v1/KillProcessesRequest';
 import type { KillProcessesResponse as _agent_v1_KillProcessesResponse, KillProcessesResponse__Output as _agent_v1_KillProcessesResponse__Output } from './agent/v1/KillProcessesResponse';
+import type { LimitExceeded as _agent_v1_LimitExceeded, LimitExceeded__Output as _agent_v1_LimitExceeded__Output } from './agent/v1/LimitExceeded';
 import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__Output as _agent_v1_ListFilesRequest__Output } from './agent/v1/ListFilesRequest';
 import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesResponse__Output as _agent_v1_ListFilesResponse__Output } from './agent/v1/ListFilesResponse';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from './agent/v1/NodeInfo';
@@ -48,6 +49,7 @@ export interface ProtoGrpcType {
       HibernateResponse: MessageTypeDefinition<_agent_v1_HibernateResponse, _agent_v1_HibernateResponse__Output>
       KillProcessesRequest: MessageTypeDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesRequest__Output>
       KillProcessesResponse: MessageTypeDefinition<_agent_v1_KillProcessesResponse, _agent_v1_KillProcessesResponse__Output>
+      LimitExceeded: MessageTypeDefinition<_agent_v1_LimitExceeded, _agent_v1_LimitExceeded__Output>
       ListFilesRequest: MessageTypeDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesRequest__Output>
       ListFilesResponse: MessageTypeDefinition<_agent_v1_ListFilesResponse, _agent_v1_ListFilesResponse__Output>
       NodeInfo: MessageTypeDefinition<_agent_v1_NodeInfo, _agent_v1_NodeInfo__Output>

@@ -78,7 +78,16 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
       (err: unknown) => fail(res, err),
     );
   });
+  // Node's server forgets upgraded (WebSocket) connections: closing all must end them too.
+  const upgraded = new Set<Duplex>();
+  const closeAllConnections = server.closeAllConnections.bind(server);
+  server.closeAllConnections = () => {
+    closeAllConnections();
+    for (const socket of upgraded) socket.destroy();
+  };
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
     socket.on('error', () => socket.destroy());
     target(req).then(
       ({ url }) => proxy.ws(req, socket, head, { target: url }),

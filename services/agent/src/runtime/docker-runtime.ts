@@ -7,10 +7,12 @@ import type { RunnerClient } from './runner-client';
 import * as runnerOps from './runner-operations';
 import { applyEgressFirewall, hostNameservers } from './egress-firewall';
 import { killAllInContainer, userProcessesOf } from './kill-all';
-import { countFiles, LocalBlobStore } from './blob-store';
+import { createBlobStore, type BlobStore } from './blob-store';
+import { isFull, limitsExceeded, readLimitCounters } from './limit-watch';
 import { PackageInstaller } from './package-installer';
 import { RunnerPool } from './runner-pool';
 import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
+import { countFiles } from './workspace-archive';
 import type {
   ByteSink,
   ExecOutcome,
@@ -41,7 +43,7 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly runners: RunnerPool;
   private readonly workspaces: WorkspaceStore;
   private readonly installer: PackageInstaller;
-  private readonly blobs: LocalBlobStore;
+  private readonly blobs: BlobStore;
   /** Lifecycle transitions of one session never overlap. */
   private readonly transitions = new Map<string, Promise<unknown>>();
 
@@ -51,7 +53,7 @@ export class DockerRuntime implements SandboxRuntime {
     this.docker = options.docker ?? new Docker({ socketPath: options.config.dockerSocket });
     this.labels = sandboxLabelKeys(options.config.labelPrefix);
     this.runners = new RunnerPool(this.docker, this.logger);
-    this.blobs = new LocalBlobStore(options.config.blobStoreDir);
+    this.blobs = createBlobStore(options.config);
     this.installer = new PackageInstaller({
       cacheDir: options.config.packageCacheDir,
       npmCommand: options.config.npmCommand,
@@ -312,8 +314,10 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   async exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<ExecOutcome> {
-    const runner = await this.runnerOf(spec.sessionId);
-    return runnerOps.exec(
+    const info = await this.requireRunning(spec.sessionId);
+    const runner = this.runners.get(spec.sessionId, info.Id);
+    const before = await readLimitCounters(info.State.Pid);
+    const outcome = await runnerOps.exec(
       {
         runner,
         installer: this.installer,
@@ -323,6 +327,18 @@ export class DockerRuntime implements SandboxRuntime {
       sink,
       signal,
     );
+    const after = await readLimitCounters(info.State.Pid);
+    const disk =
+      this.config.diskQuota === 'loop'
+        ? await isFull(await this.workspaces.hostPath(spec.sessionId)).catch(() => undefined)
+        : undefined;
+    const exceeded = limitsExceeded(before, after, disk, {
+      memoryMb: Math.round((info.HostConfig.Memory ?? 0) / (1024 * 1024)),
+      processes: info.HostConfig.PidsLimit ?? 0,
+    });
+    if (exceeded.length > 0)
+      this.logger.info({ sessionId: spec.sessionId, exceeded }, 'run hit limits');
+    return { ...outcome, limitsExceeded: exceeded };
   }
 
   async kill(sessionId: string, pid: number | undefined): Promise<number[]> {

@@ -1,3 +1,4 @@
+import type { LimitExceeded } from './limit-watch';
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 
 export interface SandboxLimits {
@@ -47,6 +48,8 @@ export interface ExecOutcome {
   cpuTimeMs: number;
   timedOut: boolean;
   filesWritten: string[];
+  /** Session limits the run ran into (memory, disk, processes). */
+  limitsExceeded?: LimitExceeded[];
 }
 
 /**

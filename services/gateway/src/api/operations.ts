@@ -8,7 +8,11 @@ import { writeFileBody } from '../routes/files/write-file';
 import { killBody } from '../routes/processes/kill-processes';
 import { createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
+import { createWebhookBody } from '../routes/webhooks/webhooks';
 import {
+  createdWebhookSchema,
+  deletedWebhookSchema,
+  webhookListSchema,
   deleteResultSchema,
   executionResultSchema,
   fileListSchema,
@@ -171,6 +175,34 @@ export const operations = {
     query: listFilesQuery,
     success: { status: 200, schema: fileListSchema, description: 'The files' },
     errors: ['invalid_request', 'invalid_path', 'forbidden', 'session_not_found', 'file_not_found'],
+  },
+  createWebhook: {
+    method: 'post',
+    path: '/webhooks',
+    operationId: 'createWebhook',
+    summary: 'Register a webhook endpoint (Standard Webhooks signing; the secret is shown once)',
+    scope: 'webhooks',
+    body: createWebhookBody,
+    success: { status: 201, schema: createdWebhookSchema, description: 'The new webhook' },
+    errors: ['invalid_request', 'forbidden', 'payload_too_large', 'service_unavailable'],
+  },
+  listWebhooks: {
+    method: 'get',
+    path: '/webhooks',
+    operationId: 'listWebhooks',
+    summary: "The account's webhook endpoints",
+    scope: 'webhooks',
+    success: { status: 200, schema: webhookListSchema, description: 'The webhooks' },
+    errors: ['forbidden'],
+  },
+  deleteWebhook: {
+    method: 'delete',
+    path: '/webhooks/:webhookId',
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook endpoint and drop its pending deliveries',
+    scope: 'webhooks',
+    success: { status: 200, schema: deletedWebhookSchema, description: 'Deleted' },
+    errors: ['forbidden', 'not_found'],
   },
 } as const satisfies Record<string, ApiOperation>;
 

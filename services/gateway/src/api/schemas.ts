@@ -17,6 +17,10 @@ export const sessionSchema = z.strictObject({
   previewUrl: z.string(),
   createdAt: isoTimestamp,
   resourceLimits: resourceLimitsSchema,
+  previewToken: z
+    .string()
+    .optional()
+    .describe('only for "preview": {"private": true}: send it as X-Preview-Token; shown once'),
 });
 
 export const sessionStateSchema = z.enum(['active', 'idle', 'deep-sleep']);
@@ -109,3 +113,25 @@ export const killResultSchema = z.strictObject({
 
 /** Raw file bytes. */
 export const rawBytesSchema = z.string().describe('the raw bytes of the file');
+
+const webhookEvents = z.array(
+  z.enum(['execution.completed', 'session.expired', 'resource_limit.exceeded']),
+);
+
+export const webhookSchema = z.strictObject({
+  id: z.string().regex(/^wh_[a-z0-9]{24}$/),
+  url: z.string(),
+  events: webhookEvents,
+  createdAt: isoTimestamp,
+});
+
+export const createdWebhookSchema = webhookSchema.extend({
+  secret: z.string().describe('Standard Webhooks signing secret (whsec_…), shown only here'),
+});
+
+export const webhookListSchema = z.strictObject({ data: z.array(webhookSchema) });
+
+export const deletedWebhookSchema = z.strictObject({
+  deleted: z.literal(true),
+  webhookId: z.string(),
+});

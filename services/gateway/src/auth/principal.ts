@@ -1,8 +1,14 @@
 import type { PlanLimits, PlanName } from '../limits/plans';
 
 /** Operations a key may be allowed; a key lacking one gets 403 forbidden. */
-export type Scope = 'sessions' | 'execute' | 'files' | 'processes';
-export const ALL_SCOPES: readonly Scope[] = ['sessions', 'execute', 'files', 'processes'];
+export type Scope = 'sessions' | 'execute' | 'files' | 'processes' | 'webhooks';
+export const ALL_SCOPES: readonly Scope[] = [
+  'sessions',
+  'execute',
+  'files',
+  'processes',
+  'webhooks',
+];
 
 /** Who is calling: resolved from the API key on every request. */
 export interface Principal {

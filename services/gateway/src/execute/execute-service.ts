@@ -4,9 +4,16 @@ import type { FlowControl } from '../agents/agent-client';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
 import type { SessionLifecycle } from '../sessions/session-lifecycle';
+import type { SessionResourceLimits } from '../sessions/session-limits';
 import type { SessionStore } from '../sessions/session-store';
+import type { Logger } from '@sandbox/logger';
+import { announcingDiskFull } from '../webhooks/disk-full';
+import type { WebhookEventData } from '../webhooks/events';
+import type { WebhookStore } from '../webhooks/webhook-store';
 import { planExecution, type ExecuteBody, type ExecutePlan } from './execute-request';
 import { OutputBuffer } from './output-buffer';
+
+type LimitName = WebhookEventData['resource_limit.exceeded']['limit'];
 
 /** Spec 2.6 */
 export interface ExecutionResult {
@@ -37,6 +44,8 @@ export type StreamEvent =
 export interface PreparedExecution {
   plan: ExecutePlan;
   nodeId: string;
+  accountId: string;
+  limits: SessionResourceLimits;
 }
 
 export class ExecuteService {
@@ -44,6 +53,8 @@ export class ExecuteService {
     private readonly store: SessionStore,
     private readonly agents: AgentPool,
     private readonly lifecycle: SessionLifecycle,
+    private readonly webhooks: WebhookStore,
+    private readonly logger: Logger,
   ) {}
 
   /** Validates the request and finds the session (counting as activity). */
@@ -51,7 +62,12 @@ export class ExecuteService {
     const session = await this.store.touch(principal.accountId, body.sessionId);
     const plan = planExecution(body, principal.limits, session.resourceLimits.timeout);
     await this.lifecycle.ensureAwake(session);
-    return { plan, nodeId: session.nodeId };
+    return {
+      plan,
+      nodeId: session.nodeId,
+      accountId: principal.accountId,
+      limits: session.resourceLimits,
+    };
   }
 
   /**
@@ -60,7 +76,7 @@ export class ExecuteService {
    * collected result (output capped at MAX_COLLECTED_OUTPUT_BYTES per stream).
    */
   async run(
-    { plan, nodeId }: PreparedExecution,
+    { plan, nodeId, accountId, limits }: PreparedExecution,
     signal: AbortSignal,
     onOutput?: (stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl) => void,
   ): Promise<ExecutionResult> {
@@ -73,13 +89,19 @@ export class ExecuteService {
     };
     const heartbeat = setInterval(keepActive, ACTIVITY_HEARTBEAT_MS);
     try {
-      await this.exec(nodeId, plan, signal, stdout, stderr, onOutput, (r) => (result = r));
+      await announcingDiskFull(
+        this.webhooks,
+        this.logger,
+        { accountId, id: plan.sessionId, diskMb: limits.disk },
+        () => this.exec(nodeId, plan, signal, stdout, stderr, onOutput, (r) => (result = r)),
+      );
     } finally {
       clearInterval(heartbeat);
       keepActive();
     }
     if (result === undefined)
       throw new AppError('internal_error', 'The run ended without a result');
+    await this.announce(accountId, plan.sessionId, limits, result);
     return {
       stdout: stdout.text(),
       stderr: stderr.text(),
@@ -91,6 +113,40 @@ export class ExecuteService {
       filesWritten: result.filesWritten,
       ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
     };
+  }
+
+  /** Webhook events of a finished run; a failure to record them does not fail the run. */
+  private async announce(
+    accountId: string,
+    sessionId: string,
+    limits: SessionResourceLimits,
+    result: ExecResult__Output,
+  ): Promise<void> {
+    try {
+      await this.webhooks.enqueue(accountId, 'execution.completed', {
+        sessionId,
+        exitCode: result.exitCode,
+        timedOut: result.timedOut,
+        executionTime: result.executionTimeMs,
+        memoryUsed: result.memoryUsedBytes,
+        cpuTime: result.cpuTimeMs,
+      });
+      for (const exceeded of result.limitsExceeded) {
+        await this.webhooks.enqueue(accountId, 'resource_limit.exceeded', {
+          sessionId,
+          limit: exceeded.limit as LimitName,
+          // The session's own numbers (the agent sees the disk's usable size, a bit less).
+          max:
+            exceeded.limit === 'memory'
+              ? limits.memory
+              : exceeded.limit === 'disk'
+                ? limits.disk
+                : Number(exceeded.max),
+        });
+      }
+    } catch (err) {
+      this.logger.error({ err, sessionId }, 'could not record webhook events of a run');
+    }
   }
 
   private async exec(

@@ -1,8 +1,11 @@
+import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
 import type { SessionLifecycle } from '../sessions/session-lifecycle';
 import type { SessionRecord, SessionStore } from '../sessions/session-store';
 import { decodeFile, type FileInputBody } from './file-content';
+import { announcingDiskFull } from '../webhooks/disk-full';
+import type { WebhookStore } from '../webhooks/webhook-store';
 import { workspaceRelativePath } from './workspace-path';
 
 /** Largest file the read endpoint returns. */
@@ -23,6 +26,8 @@ export class FilesService {
     private readonly store: SessionStore,
     private readonly agents: AgentPool,
     private readonly lifecycle: SessionLifecycle,
+    private readonly webhooks: WebhookStore,
+    private readonly logger: Logger,
   ) {}
 
   /** The caller's session, recorded as activity and awake. */
@@ -35,9 +40,13 @@ export class FilesService {
   async write(principal: Principal, sessionId: string, file: FileInputBody) {
     const decoded = decodeFile(file, principal.limits);
     const session = await this.awake(principal, sessionId);
-    const written = await this.agents
-      .forNode(session.nodeId)
-      .writeFile(session.id, decoded.path, decoded.content);
+    const written = await announcingDiskFull(
+      this.webhooks,
+      this.logger,
+      { accountId: principal.accountId, id: session.id, diskMb: session.resourceLimits.disk },
+      () =>
+        this.agents.forNode(session.nodeId).writeFile(session.id, decoded.path, decoded.content),
+    );
     return { path: file.path, size: written.size };
   }
 

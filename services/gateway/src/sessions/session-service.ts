@@ -1,6 +1,7 @@
 import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
+import { hashPreviewToken, newPreviewToken } from './preview-token';
 import { newSessionId, previewUrl } from './session-id';
 import {
   checkMetadata,
@@ -13,6 +14,7 @@ import type { SessionRecord, SessionStore } from './session-store';
 
 export interface CreateSessionInput {
   ttl?: unknown;
+  preview?: { private?: boolean | undefined } | undefined;
   metadata?: Record<string, unknown> | undefined;
   resourceLimits?: ResourceLimitsInput | undefined;
 }
@@ -24,6 +26,8 @@ export interface SessionView {
   previewUrl: string;
   createdAt: string;
   resourceLimits: SessionResourceLimits;
+  /** Only in the creation response of a session with a private preview. */
+  previewToken?: string;
 }
 
 /** Spec 2.3 */
@@ -67,6 +71,7 @@ export class SessionService {
     const metadata = input.metadata ?? {};
     checkMetadata(metadata);
 
+    const previewToken = input.preview?.private ? newPreviewToken() : undefined;
     const agent = this.deps.agents.place();
     const record = await this.deps.store.insert({
       id: newSessionId(),
@@ -76,6 +81,7 @@ export class SessionService {
       resourceLimits,
       ttlS,
       maxConcurrent: principal.limits.maxConcurrentSessions,
+      ...(previewToken === undefined ? {} : { previewTokenHash: hashPreviewToken(previewToken) }),
     });
     try {
       await agent.createSandbox({
@@ -94,7 +100,8 @@ export class SessionService {
       throw err;
     }
     await this.deps.store.markActive(record.id);
-    return this.view({ ...record, state: 'active' });
+    const view = this.view({ ...record, state: 'active' });
+    return previewToken === undefined ? view : { ...view, previewToken };
   }
 
   /** Session info with live counts from the node; reading does not count as activity. */

@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Database, Queryable } from '../db/database';
+import { enqueueFromSql, isoSql, NEW_EVENT_ID_SQL } from '../webhooks/events';
 import { isSessionId } from './session-id';
 import type { SessionResourceLimits } from './session-limits';
 
@@ -17,6 +18,8 @@ export interface SessionRecord {
   lastActiveAt: Date;
   /** Files saved when the session went to deep sleep. */
   sleepFilesCount: number | null;
+  /** Its preview needs the X-Preview-Token given at creation. */
+  previewPrivate: boolean;
 }
 
 interface SessionRow {
@@ -30,10 +33,11 @@ interface SessionRow {
   expires_at: Date;
   last_active_at: Date;
   sleep_files_count: number | null;
+  preview_private: boolean;
 }
 
 const COLUMNS =
-  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count';
+  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private';
 
 /** A session the API can see: not deleted, not expired, not half-created. */
 const LIVE = `deleted_at IS NULL AND expires_at > now() AND state <> 'creating'`;
@@ -49,6 +53,7 @@ const toRecord = (row: SessionRow): SessionRecord => ({
   expiresAt: row.expires_at,
   lastActiveAt: row.last_active_at,
   sleepFilesCount: row.sleep_files_count,
+  previewPrivate: row.preview_private,
 });
 
 export function sessionNotFound(sessionId: string): AppError {
@@ -68,6 +73,8 @@ export interface NewSession {
   resourceLimits: SessionResourceLimits;
   ttlS: number;
   maxConcurrent: number;
+  /** sha256 of the preview token of a private preview. */
+  previewTokenHash?: Buffer;
 }
 
 export interface PendingDestroy {
@@ -98,8 +105,9 @@ export class SessionStore {
         });
       }
       const { rows } = await tx.query<SessionRow>(
-        `INSERT INTO sessions (id, account_id, node_id, metadata, resource_limits, expires_at)
-         VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))
+        `INSERT INTO sessions
+           (id, account_id, node_id, metadata, resource_limits, expires_at, preview_token_hash)
+         VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6), $7)
          RETURNING ${COLUMNS}`,
         [
           session.id,
@@ -108,6 +116,7 @@ export class SessionStore {
           session.metadata,
           session.resourceLimits,
           session.ttlS,
+          session.previewTokenHash ?? null,
         ],
       );
       return toRecord(rows[0] as SessionRow);
@@ -152,6 +161,21 @@ export class SessionStore {
   }
 
   /** Any account's live session by id, recorded as activity (preview traffic). */
+  /**
+   * For preview traffic, before anything counts as activity: whether the live session exists,
+   * and the hash of its preview token when its preview is private.
+   */
+  async previewAccess(sessionId: string): Promise<{ tokenHash: Buffer | null }> {
+    requireSessionId(sessionId);
+    const { rows } = await this.db.query<{ preview_token_hash: Buffer | null }>(
+      `SELECT preview_token_hash FROM sessions WHERE id = $1 AND ${LIVE}`,
+      [sessionId],
+    );
+    const row = rows[0];
+    if (row === undefined) throw sessionNotFound(sessionId);
+    return { tokenHash: row.preview_token_hash };
+  }
+
   async touchById(sessionId: string): Promise<SessionRecord> {
     requireSessionId(sessionId);
     const { rows } = await this.db.query<SessionRow>(
@@ -216,17 +240,28 @@ export class SessionStore {
    * Safe on every replica at once: each row is claimed by one of them.
    */
   async expireDue(stuckCreatingAfterS: number, batch = 100): Promise<string[]> {
+    // The session.expired events are recorded in the same statement: none is lost or doubled.
     const { rows } = await this.db.query<{ id: string }>(
-      `UPDATE sessions SET deleted_at = now()
-        WHERE id IN (
-          SELECT id FROM sessions
-           WHERE deleted_at IS NULL
-             AND (expires_at <= now()
-                  OR (state = 'creating' AND created_at < now() - make_interval(secs => $1)))
-           ORDER BY expires_at
-           LIMIT $2
-           FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
+      `WITH expired AS (
+         UPDATE sessions SET deleted_at = now()
+          WHERE id IN (
+            SELECT id FROM sessions
+             WHERE deleted_at IS NULL
+               AND (expires_at <= now()
+                    OR (state = 'creating' AND created_at < now() - make_interval(secs => $1)))
+             ORDER BY expires_at
+             LIMIT $2
+             FOR UPDATE SKIP LOCKED)
+          RETURNING id, account_id, state, created_at, expires_at, metadata),
+       events AS (
+         ${enqueueFromSql(
+           'session.expired',
+           `(SELECT account_id, ${NEW_EVENT_ID_SQL} AS event_id,
+                    json_build_object('sessionId', id, 'createdAt', ${isoSql('created_at')},
+                                      'expiresAt', ${isoSql('expires_at')}, 'metadata', metadata) AS data
+               FROM expired WHERE state <> 'creating')`,
+         )})
+       SELECT id FROM expired`,
       [stuckCreatingAfterS, batch],
     );
     return rows.map((row) => row.id);

@@ -1,6 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { AgentPool } from '../../agents/agent-pool';
+import { AppError } from '@sandbox/errors';
 import { pathParam } from '../../http/validate';
+import { PREVIEW_TOKEN_HEADER, previewTokenMatches } from '../../sessions/preview-token';
 import type { SessionLifecycle } from '../../sessions/session-lifecycle';
 import type { SessionStore } from '../../sessions/session-store';
 
@@ -14,7 +16,18 @@ export function resolvePreview(
   lifecycle: SessionLifecycle,
 ): RequestHandler {
   return async (req, res) => {
-    const session = await store.touchById(pathParam(req.params, 'sessionId'));
+    const sessionId = pathParam(req.params, 'sessionId');
+    // A private preview is checked before anything else: a stranger can neither wake the
+    // session nor keep it active.
+    const { tokenHash } = await store.previewAccess(sessionId);
+    const presented = req.headers[PREVIEW_TOKEN_HEADER];
+    if (
+      tokenHash !== null &&
+      !previewTokenMatches(typeof presented === 'string' ? presented : undefined, tokenHash)
+    ) {
+      throw new AppError('forbidden', 'This preview is private: send its X-Preview-Token');
+    }
+    const session = await store.touchById(sessionId);
     await lifecycle.ensureAwake(session);
     const previewAddress = await agents.forNode(session.nodeId).previewAddress();
     res.json({ sessionId: session.id, nodeId: session.nodeId, previewAddress });

@@ -19,6 +19,14 @@ export const createSessionBody = z.object({
     .optional()
     .describe('free-form JSON object, at most 16 KB, returned unchanged'),
   resourceLimits: resourceLimitsInput.optional(),
+  preview: z
+    .strictObject({
+      private: z
+        .boolean()
+        .optional()
+        .describe('true: the preview needs the X-Preview-Token header (previewToken, shown once)'),
+    })
+    .optional(),
 });
 
 /** POST /v1/sessions/create (spec 4.1), idempotent under `Idempotency-Key`. */

@@ -1,5 +1,6 @@
 // Original file: proto/agent/v1/agent.proto
 
+import type { LimitExceeded as _agent_v1_LimitExceeded, LimitExceeded__Output as _agent_v1_LimitExceeded__Output } from '../../agent/v1/LimitExceeded';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ExecResult {
@@ -9,6 +10,7 @@ export interface ExecResult {
   'cpuTimeMs'?: (number | string | Long);
   'timedOut'?: (boolean);
   'filesWritten'?: (string)[];
+  'limitsExceeded'?: (_agent_v1_LimitExceeded)[];
 }
 
 export interface ExecResult__Output {
@@ -18,4 +20,5 @@ export interface ExecResult__Output {
   'cpuTimeMs': (number);
   'timedOut': (boolean);
   'filesWritten': (string)[];
+  'limitsExceeded': (_agent_v1_LimitExceeded__Output)[];
 }

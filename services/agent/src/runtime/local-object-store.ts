@@ -1,0 +1,96 @@
+import { chmod, copyFile, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AppError } from '@sandbox/errors';
+import { checkObjectKey, type ObjectStore, type StoredObject } from './object-store';
+
+const isNotFound = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+function failed(action: string, err: unknown): AppError {
+  return new AppError('internal_error', `The blob store could not ${action}`, { cause: err });
+}
+
+/** Flushes a file's or a directory's entries to disk. */
+async function sync(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Objects as files of one directory (mode 0700, files 0600), known only to the agent. Each is
+ * written to a temporary file, synced and renamed into place, so that a reader sees the whole
+ * object or none.
+ */
+export class LocalObjectStore implements ObjectStore {
+  constructor(private readonly dir: string) {}
+
+  private path(key: string): string {
+    return join(this.dir, checkObjectKey(key));
+  }
+
+  put(key: string, localFile: string): Promise<void> {
+    return this.write(key, (temp) => copyFile(localFile, temp));
+  }
+
+  putText(key: string, text: string): Promise<void> {
+    return this.write(key, (temp) => writeFile(temp, text, { mode: 0o600 }));
+  }
+
+  private async write(key: string, fill: (temp: string) => Promise<void>): Promise<void> {
+    const path = this.path(key);
+    const temp = `${path}.tmp`;
+    try {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await fill(temp);
+      await chmod(temp, 0o600);
+      await sync(temp);
+      await rename(temp, path);
+      await sync(this.dir);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw failed('write an object', err);
+    }
+  }
+
+  async read(key: string): Promise<StoredObject | undefined> {
+    const path = this.path(key);
+    try {
+      const handle = await open(path, 'r');
+      try {
+        const { size } = await handle.stat();
+        return { size, body: handle.createReadStream() };
+      } catch (err) {
+        await handle.close();
+        throw err;
+      }
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw failed('read an object', err);
+    }
+  }
+
+  async getText(key: string): Promise<string | undefined> {
+    const path = this.path(key);
+    try {
+      return await readFile(path, 'utf8');
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw failed('read an object', err);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const path = this.path(key);
+    try {
+      await rm(path, { force: true });
+      await rm(`${path}.tmp`, { force: true });
+      await sync(this.dir);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw failed('delete an object', err);
+    }
+  }
+}

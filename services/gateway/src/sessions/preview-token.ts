@@ -1,0 +1,18 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** The header a private preview needs (decisions.md). */
+export const PREVIEW_TOKEN_HEADER = 'x-preview-token';
+
+export function newPreviewToken(): string {
+  return 'pvt_' + randomBytes(24).toString('base64url');
+}
+
+export function hashPreviewToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** Whether `presented` is the token whose hash is `expected`, in constant time. */
+export function previewTokenMatches(presented: string | undefined, expected: Buffer): boolean {
+  if (presented === undefined || presented.length > 256) return false;
+  return timingSafeEqual(hashPreviewToken(presented), expected);
+}

@@ -1,0 +1,203 @@
+import { AppError } from '@sandbox/errors';
+import type { Database, Queryable } from '../db/database';
+import {
+  enqueueFromSql,
+  NEW_EVENT_ID_SQL,
+  type WebhookEvent,
+  type WebhookEventData,
+} from './events';
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  createdAt: Date;
+}
+
+export interface DueDelivery {
+  eventId: string;
+  endpointId: string;
+  url: string;
+  sealedSecret: string;
+  payload: string;
+  /** This attempt's number, from 1. */
+  attempt: number;
+}
+
+/** Endpoints an account may register. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
+/** Delivered and failed deliveries are kept this long, then purged. */
+const KEEP_FINISHED_DAYS = 7;
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  created_at: Date;
+}
+
+const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
+  id: row.id,
+  url: row.url,
+  events: row.events,
+  createdAt: row.created_at,
+});
+
+export function webhookNotFound(webhookId: string): AppError {
+  return new AppError('not_found', 'Webhook not found', { details: { webhookId } });
+}
+
+/** Webhook endpoints and the outbox of their deliveries, in Postgres. */
+export class WebhookStore {
+  constructor(private readonly db: Database) {}
+
+  async create(
+    accountId: string,
+    input: { id: string; url: string; events: WebhookEvent[]; sealedSecret: string },
+  ): Promise<WebhookEndpoint> {
+    return this.db.transaction(async (tx) => {
+      // One registration at a time per account, so the cap holds under concurrency.
+      await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+      const { rows: count } = await tx.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1',
+        [accountId],
+      );
+      if ((count[0]?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+        throw new AppError(
+          'invalid_request',
+          `At most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account`,
+          { details: { max: MAX_WEBHOOKS_PER_ACCOUNT } },
+        );
+      }
+      const { rows } = await tx.query<EndpointRow>(
+        `INSERT INTO webhook_endpoints (id, account_id, url, events, secret_encrypted)
+         VALUES ($1, $2, $3, $4, $5) RETURNING id, url, events, created_at`,
+        [input.id, accountId, input.url, input.events, input.sealedSecret],
+      );
+      return toEndpoint(rows[0] as EndpointRow);
+    });
+  }
+
+  async list(accountId: string): Promise<WebhookEndpoint[]> {
+    const { rows } = await this.db.query<EndpointRow>(
+      `SELECT id, url, events, created_at FROM webhook_endpoints
+        WHERE account_id = $1 ORDER BY created_at, id`,
+      [accountId],
+    );
+    return rows.map(toEndpoint);
+  }
+
+  /** Deletes the endpoint and its pending deliveries; false when the account has no such one. */
+  async delete(accountId: string, webhookId: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      'DELETE FROM webhook_endpoints WHERE account_id = $1 AND id = $2',
+      [accountId, webhookId],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Records an event for every endpoint of the account subscribed to it. */
+  async enqueue<E extends WebhookEvent>(
+    accountId: string,
+    type: E,
+    data: WebhookEventData[E],
+    db: Queryable = this.db,
+  ): Promise<void> {
+    await db.query(
+      enqueueFromSql(
+        type,
+        `(SELECT $1::text AS account_id, ${NEW_EVENT_ID_SQL} AS event_id, $2::json AS data)`,
+      ),
+      [accountId, JSON.stringify(data)],
+    );
+  }
+
+  /**
+   * Claims deliveries that are due: each is leased for `leaseS` (a replica that dies while
+   * delivering leaves it to be retried when the lease ends) and its attempt counted.
+   */
+  async claimDue(batch: number, leaseS: number): Promise<DueDelivery[]> {
+    const { rows } = await this.db.query<{
+      event_id: string;
+      endpoint_id: string;
+      url: string;
+      secret_encrypted: string;
+      payload: string;
+      attempts: number;
+    }>(
+      `WITH due AS (
+         SELECT event_id, endpoint_id FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now()
+          ORDER BY next_attempt_at
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED)
+       UPDATE webhook_deliveries d
+          SET attempts = d.attempts + 1,
+              next_attempt_at = now() + make_interval(secs => $2)
+         FROM due, webhook_endpoints e
+        WHERE d.event_id = due.event_id AND d.endpoint_id = due.endpoint_id
+          AND e.id = d.endpoint_id
+       RETURNING d.event_id, d.endpoint_id, e.url, e.secret_encrypted, d.payload, d.attempts`,
+      [batch, leaseS],
+    );
+    return rows.map((row) => ({
+      eventId: row.event_id,
+      endpointId: row.endpoint_id,
+      url: row.url,
+      sealedSecret: row.secret_encrypted,
+      payload: row.payload,
+      attempt: row.attempts,
+    }));
+  }
+
+  async markDelivered(delivery: DueDelivery): Promise<void> {
+    await this.db.query(
+      `UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_error = NULL
+        WHERE event_id = $1 AND endpoint_id = $2`,
+      [delivery.eventId, delivery.endpointId],
+    );
+  }
+
+  /** Records a failed attempt: retried after `retryInS`, or failed for good when undefined. */
+  async markAttemptFailed(
+    delivery: DueDelivery,
+    error: string,
+    retryInS: number | undefined,
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE webhook_deliveries
+          SET last_error = $3,
+              status = CASE WHEN $4::float8 IS NULL THEN 'failed' ELSE 'pending' END,
+              next_attempt_at = now() + make_interval(secs => coalesce($4::float8, 0))
+        WHERE event_id = $1 AND endpoint_id = $2`,
+      [delivery.eventId, delivery.endpointId, error.slice(0, 500), retryInS ?? null],
+    );
+  }
+
+  async purgeFinished(): Promise<void> {
+    await this.db.query(
+      `DELETE FROM webhook_deliveries
+        WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)`,
+      [KEEP_FINISHED_DAYS],
+    );
+  }
+
+  /** Seals again, with `reseal`, every secret `isStale` says was sealed with an older key. */
+  async resealSecrets(
+    isStale: (sealed: string) => boolean,
+    reseal: (sealed: string) => string,
+  ): Promise<number> {
+    const { rows } = await this.db.query<{ id: string; secret_encrypted: string }>(
+      'SELECT id, secret_encrypted FROM webhook_endpoints',
+    );
+    let resealed = 0;
+    for (const row of rows.filter((r) => isStale(r.secret_encrypted))) {
+      await this.db.query(
+        'UPDATE webhook_endpoints SET secret_encrypted = $2 WHERE id = $1 AND secret_encrypted = $3',
+        [row.id, reseal(row.secret_encrypted), row.secret_encrypted],
+      );
+      resealed += 1;
+    }
+    return resealed;
+  }
+}

@@ -1,0 +1,281 @@
+import { startGateway } from '@sandbox/gateway';
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
+import { startStack, type TestStack } from '../support/stack';
+import {
+  startWebhookReceiver,
+  verifySignature,
+  type ReceivedWebhook,
+  type WebhookReceiver,
+} from '../support/webhook-receiver';
+
+let stack: TestStack;
+let account: TestAccount;
+const receivers: WebhookReceiver[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({
+    gatewayEnv: {
+      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_RETRY_SCHEDULE_S: '1,1',
+      SESSION_SWEEP_INTERVAL_S: '1',
+    },
+  });
+  account = await createAccount(stack);
+});
+
+afterAll(async () => {
+  for (const receiver of receivers) await receiver.close();
+  await stack.stop();
+});
+
+async function receiver(answer?: Parameters<typeof startWebhookReceiver>[0]) {
+  const started = await startWebhookReceiver(answer);
+  receivers.push(started);
+  return started;
+}
+
+async function register(
+  owner: TestAccount,
+  url: string,
+  events: string[],
+): Promise<{ id: string; secret: string }> {
+  const created = await call<{ id: string; secret: string }>(`${stack.url}/v1/webhooks`, {
+    method: 'POST',
+    key: owner.key,
+    body: { url, events },
+  });
+  expect(created.status).toBe(201);
+  return created.body;
+}
+
+const payloadOf = (received: ReceivedWebhook) =>
+  JSON.parse(received.body) as { type: string; timestamp: string; data: Record<string, unknown> };
+
+describe('webhook endpoints', () => {
+  it('registers, lists without the secret, and deletes; the secret is stored sealed', async () => {
+    const owner = await createAccount(stack);
+    const created = await call<Record<string, unknown>>(`${stack.url}/v1/webhooks`, {
+      method: 'POST',
+      key: owner.key,
+      body: { url: 'http://127.0.0.1:9/x', events: ['session.expired', 'session.expired'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^wh_[a-z0-9]{24}$/),
+      url: 'http://127.0.0.1:9/x',
+      events: ['session.expired'],
+      createdAt: expect.any(String),
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    const { rows } = await stack.gateways[0]!.db.query<{ secret_encrypted: string }>(
+      'SELECT secret_encrypted FROM webhook_endpoints WHERE id = $1',
+      [created.body.id],
+    );
+    const secret = String(created.body.secret);
+    expect(rows[0]?.secret_encrypted).toMatch(/^v1\./);
+    expect(rows[0]?.secret_encrypted).not.toContain(secret.slice('whsec_'.length));
+
+    const listed = await call<{ data: unknown[] }>(`${stack.url}/v1/webhooks`, { key: owner.key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([
+      {
+        id: created.body.id,
+        url: 'http://127.0.0.1:9/x',
+        events: ['session.expired'],
+        createdAt: created.body.createdAt,
+      },
+    ]);
+
+    // Another account sees nothing and cannot delete it.
+    const other = await createAccount(stack);
+    expect(
+      (await call<{ data: unknown[] }>(`${stack.url}/v1/webhooks`, { key: other.key })).body.data,
+    ).toEqual([]);
+    const foreign = await call(`${stack.url}/v1/webhooks/${String(created.body.id)}`, {
+      method: 'DELETE',
+      key: other.key,
+    });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ error: { code: 'not_found' } });
+
+    const deleted = await call(`${stack.url}/v1/webhooks/${String(created.body.id)}`, {
+      method: 'DELETE',
+      key: owner.key,
+    });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ deleted: true, webhookId: created.body.id });
+    const again = await call(`${stack.url}/v1/webhooks/${String(created.body.id)}`, {
+      method: 'DELETE',
+      key: owner.key,
+    });
+    expect(again.status).toBe(404);
+  });
+
+  it.each([
+    [{ url: 'ftp://example.com', events: ['session.expired'] }, 'url'],
+    [{ url: 'https://example.com', events: ['session.created'] }, 'events.0'],
+    [{ url: 'https://example.com', events: [] }, 'events'],
+    [{ url: 'https://example.com' }, 'events'],
+    [{ url: 42, events: ['session.expired'] }, 'url'],
+    [{ url: 'https://example.com', events: ['session.expired'], extra: 1 }, ''],
+  ])('refuses %j with invalid_request', async (body, field) => {
+    const refused = await call(`${stack.url}/v1/webhooks`, {
+      method: 'POST',
+      key: account.key,
+      body,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: { code: 'invalid_request' } });
+    if (field !== '') expect(refused.body).toMatchObject({ error: { details: { field } } });
+  });
+
+  it('needs the webhooks scope', async () => {
+    const limited = await createAccount(stack, 'free', { scopes: ['sessions'] });
+    const refused = await call(`${stack.url}/v1/webhooks`, { key: limited.key });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ error: { code: 'forbidden' } });
+  });
+});
+
+describe('webhook delivery', () => {
+  it('sends execution.completed, signed, to the subscribed endpoints of the account only', async () => {
+    const owner = await createAccount(stack);
+    const hooks = await receiver();
+    const { secret } = await register(owner, hooks.url, ['execution.completed']);
+    const bystander = await createAccount(stack);
+    const elsewhere = await receiver();
+    await register(bystander, elsewhere.url, ['execution.completed', 'session.expired']);
+    const uninterested = await receiver();
+    await register(owner, uninterested.url, ['session.expired']);
+
+    const sessionId = await createSession(stack.url, owner.key);
+    const run = await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: owner.key,
+      body: { sessionId, command: 'echo hi; exit 3' },
+    });
+    expect(run.status).toBe(200);
+    await hooks.waitFor((got) => got.length === 1);
+    const [delivery] = hooks.received as [ReceivedWebhook];
+    expect(verifySignature(secret, delivery)).toBe(true);
+    expect(delivery.headers['content-type']).toBe('application/json');
+    expect(delivery.headers['webhook-id']).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(payloadOf(delivery)).toEqual({
+      type: 'execution.completed',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: {
+        sessionId,
+        exitCode: 3,
+        timedOut: false,
+        executionTime: run.body.executionTime,
+        memoryUsed: run.body.memoryUsed,
+        cpuTime: run.body.cpuTime,
+      },
+    });
+    // Nothing for the other account, nor for the endpoint not subscribed to the event.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(elsewhere.received).toHaveLength(0);
+    expect(uninterested.received).toHaveLength(0);
+  });
+
+  it('retries a failing endpoint with the same id and body, then marks it failed', async () => {
+    const owner = await createAccount(stack);
+    const flaky = await receiver((n) => (n < 2 ? 500 : 200));
+    const { secret } = await register(owner, flaky.url, ['execution.completed']);
+    const down = await receiver(() => 503);
+    await register(owner, down.url, ['execution.completed']);
+    const sessionId = await createSession(stack.url, owner.key);
+    await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: owner.key,
+      body: { sessionId, command: 'true' },
+    });
+    await flaky.waitFor((got) => got.length === 3);
+    const [first, second, third] = flaky.received as [
+      ReceivedWebhook,
+      ReceivedWebhook,
+      ReceivedWebhook,
+    ];
+    expect(new Set(flaky.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    expect(second.body).toBe(first.body);
+    expect(third.body).toBe(first.body);
+    expect(flaky.received.every((r) => verifySignature(secret, r))).toBe(true);
+    // Retries wait their back-off (1 s here).
+    expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(900);
+
+    // The endpoint that always fails: the first attempt and two retries, then no more.
+    await down.waitFor((got) => got.length === 3);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(down.received).toHaveLength(3);
+    const { rows } = await stack.gateways[0]!.db.query<{
+      status: string;
+      attempts: number;
+      last_error: string;
+    }>(
+      `SELECT d.status, d.attempts, d.last_error FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.url = $1`,
+      [down.url],
+    );
+    expect(rows).toEqual([{ status: 'failed', attempts: 3, last_error: 'HTTP 503' }]);
+  });
+
+  it('sends session.expired when a session reaches its ttl', async () => {
+    const owner = await createAccount(stack);
+    const hooks = await receiver();
+    const { secret } = await register(owner, hooks.url, ['session.expired']);
+    const sessionId = await createSession(stack.url, owner.key, { ttl: 1, metadata: { job: 7 } });
+    await hooks.waitFor((got) => got.length === 1);
+    const [delivery] = hooks.received as [ReceivedWebhook];
+    expect(verifySignature(secret, delivery)).toBe(true);
+    const payload = payloadOf(delivery);
+    expect(payload).toEqual({
+      type: 'session.expired',
+      timestamp: expect.any(String),
+      data: {
+        sessionId,
+        createdAt: expect.any(String),
+        expiresAt: expect.any(String),
+        metadata: { job: 7 },
+      },
+    });
+    const data = payload.data as { createdAt: string; expiresAt: string };
+    expect(Date.parse(data.expiresAt) - Date.parse(data.createdAt)).toBe(1000);
+    const gone = await call(`${stack.url}/v1/sessions/${sessionId}`, { key: owner.key });
+    expect(gone.status).toBe(404);
+  });
+
+  it('delivers after a gateway restart in the middle of a delivery', async () => {
+    const owner = await createAccount(stack);
+    // The first request is never answered: the gateway stops while it is in flight.
+    const hooks = await receiver((n) => (n === 0 ? 'hang' : 200));
+    const { secret } = await register(owner, hooks.url, ['execution.completed']);
+    const sessionId = await createSession(stack.url, owner.key);
+    await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: owner.key,
+      body: { sessionId, command: 'echo restart' },
+    });
+    await hooks.waitFor((got) => got.length === 1);
+    const [first] = stack.gateways.splice(0, 1);
+    await first!.stop();
+
+    const restarted = await startGateway({
+      config: stack.gatewayConfig,
+      logger: stack.logger,
+      schema: stack.schema,
+    });
+    stack.gateways.unshift(restarted);
+    stack.url = restarted.url;
+    await hooks.waitFor((got) => got.length === 2);
+    const [hung, delivered] = hooks.received as [ReceivedWebhook, ReceivedWebhook];
+    expect(delivered.headers['webhook-id']).toBe(hung.headers['webhook-id']);
+    expect(delivered.body).toBe(hung.body);
+    expect(verifySignature(secret, delivered)).toBe(true);
+    const { rows } = await restarted.db.query<{ status: string }>(
+      `SELECT status FROM webhook_deliveries WHERE event_id = $1`,
+      [delivered.headers['webhook-id']],
+    );
+    expect(rows).toEqual([{ status: 'delivered' }]);
+  });
+});
