@@ -1,19 +1,35 @@
 // pnpm bench: latency of the whole stack (HTTP → gateway → gRPC → agent → runner → process)
-// next to the baselines a bare `docker exec` and a direct spawn inside the container.
+// next to the baselines a bare `docker exec` and a direct spawn inside the container, and
+// preview traffic through the edge proxy next to requests straight to the container.
 // Needs what the tests need (./scripts/bench starts it): BENCH_DATABASE_URL, BENCH_REDIS_URL.
+// BENCH_EGRESS_FIREWALL=off starts the agent without its egress firewall (whose setup flushes
+// iptables chains that other agents on this Docker engine use).
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 
 const require = createRequire(import.meta.url);
 const { DockerRuntime, startAgent } = require('../services/agent/dist/index.js');
 const { startGateway } = require('../services/gateway/dist/index.js');
-const { loadAgentConfig, loadGatewayConfig } = require('../packages/config/dist/index.js');
+const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
+const {
+  loadAgentConfig,
+  loadEdgeProxyConfig,
+  loadGatewayConfig,
+} = require('../packages/config/dist/index.js');
 const { createLogger } = require('../packages/logger/dist/index.js');
 const Docker = require('../services/agent/node_modules/dockerode');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const WAKE_ROUNDS = Number(process.env.BENCH_WAKE_ROUNDS ?? 8);
+const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
+// Load for the throughput rows: this many keep-alive clients, until either bound is reached.
+const LOAD_CLIENTS = 16;
+const LOAD_MAX_REQUESTS = 3000;
+const LOAD_MAX_MS = 3000;
+const PREVIEW_DOMAIN = 'preview.bench';
+const PREVIEW_PORT = 3000;
 const logger = createLogger({ name: 'bench', level: 'silent' });
 const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const nodeId = `bench-${randomBytes(4).toString('hex')}`;
@@ -24,6 +40,12 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** A table row from latencies in ms (sorts `times`). */
+function row(name, rounds, times) {
+  times.sort((a, b) => a - b);
+  return { name, rounds, p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
 async function measure(name, rounds, fn) {
   for (let i = 0; i < Math.min(5, rounds); i += 1) await fn(); // warm up
   const times = [];
@@ -32,8 +54,60 @@ async function measure(name, rounds, fn) {
     await fn();
     times.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
-  times.sort((a, b) => a - b);
-  return { name, rounds, p50: percentile(times, 50), p99: percentile(times, 99) };
+  return row(name, rounds, times);
+}
+
+/**
+ * LOAD_CLIENTS concurrent callers of `fn` until LOAD_MAX_REQUESTS have been sent or
+ * LOAD_MAX_MS have passed; requests per second and latencies.
+ */
+async function throughput(name, fn) {
+  await Promise.all(Array.from({ length: LOAD_CLIENTS }, () => fn())); // open the connections
+  const times = [];
+  let sent = 0;
+  const started = process.hrtime.bigint();
+  const deadline = performance.now() + LOAD_MAX_MS;
+  const client = async () => {
+    while (sent < LOAD_MAX_REQUESTS && performance.now() < deadline) {
+      sent += 1;
+      const begun = process.hrtime.bigint();
+      await fn();
+      times.push(Number(process.hrtime.bigint() - begun) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: LOAD_CLIENTS }, client));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { ...row(name, times.length, times), perSecond: times.length / seconds };
+}
+
+/** GET / on `origin` (optionally with another Host header); fails unless it answers 200 "ok". */
+function httpGet(agent, origin, host) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        agent,
+        host: origin.hostname,
+        port: origin.port,
+        path: '/',
+        headers: host ? { host } : {},
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () =>
+          res.statusCode === 200 && body === 'ok'
+            ? resolve()
+            : reject(
+                new Error(`GET ${host ?? origin.host}: ${res.statusCode} ${body.slice(0, 200)}`),
+              ),
+        );
+      },
+    );
+    req.setTimeout(5000, () => req.destroy(new Error(`GET ${host ?? origin.host}: timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function api(url, key, path, body) {
@@ -76,6 +150,7 @@ async function main() {
     INTERNAL_TOKEN: token,
     SANDBOX_WORKSPACE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}`,
     PACKAGE_CACHE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-packages`,
+    SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
   });
   const runtime = new DockerRuntime({ config: agentConfig, logger });
   const agent = await startAgent({ config: agentConfig, logger, runtime });
@@ -87,6 +162,7 @@ async function main() {
       AGENT_NODES: `${nodeId}=${agent.address}`,
       INTERNAL_TOKEN: token,
       ADMIN_TOKEN: token,
+      PREVIEW_DOMAIN,
       // The bench drives the lifecycle passes itself.
       SESSION_IDLE_AFTER_S: '1',
       SESSION_DEEP_SLEEP_AFTER_S: '2',
@@ -96,6 +172,17 @@ async function main() {
     schema,
   });
   const url = gateway.url;
+  const edge = await startEdgeProxy({
+    config: loadEdgeProxyConfig({
+      EDGE_PORT: '0',
+      PREVIEW_DOMAIN,
+      GATEWAY_INTERNAL_URL: url,
+      INTERNAL_TOKEN: token,
+    }),
+    logger,
+  });
+  const edgeClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
+  const directClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
   const admin = (path, body) =>
     fetch(`${url}/admin/v1${path}`, {
       method: 'POST',
@@ -110,6 +197,7 @@ async function main() {
   const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'bench' });
   const created = [];
   const results = [];
+  const loads = [];
   try {
     results.push(
       await measure('session create', Math.min(ROUNDS, 40), async () => {
@@ -181,6 +269,25 @@ async function main() {
       ...JSON.parse(json),
     });
 
+    // Previews: a tiny app on port 3000 of the session, through the edge proxy (which asks the
+    // gateway for the route on every request) and straight to the container's bridge address.
+    await api(url, key, '/execute', {
+      sessionId,
+      command: `nohup node -e "require('http').createServer((q,s)=>s.end('ok')).listen(${PREVIEW_PORT})" >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/${PREVIEW_PORT}) 2>/dev/null && break; sleep 0.1; done`,
+    });
+    const inspected = await docker.getContainer(container.Id).inspect();
+    const ip = inspected.NetworkSettings.Networks[agentConfig.sandboxNetwork]?.IPAddress;
+    if (!ip) throw new Error(`no address on ${agentConfig.sandboxNetwork} for ${container.Id}`);
+    const edgeOrigin = new URL(edge.url);
+    const previewHost = `${sessionId.replace('_', '-')}.${PREVIEW_DOMAIN}`;
+    const directOrigin = new URL(`http://${ip}:${PREVIEW_PORT}`);
+    const throughEdge = () => httpGet(edgeClients, edgeOrigin, previewHost);
+    const direct = () => httpGet(directClients, directOrigin);
+    results.push(await measure('preview GET through edge proxy', ROUNDS, throughEdge));
+    results.push(await measure('direct GET to the container', ROUNDS, direct));
+    loads.push(await throughput('preview GET through edge proxy', throughEdge));
+    loads.push(await throughput('direct GET to the container', direct));
+
     // Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB).
     // Only the measured session may be due meanwhile.
     for (const id of created.splice(0)) {
@@ -211,8 +318,7 @@ async function main() {
         await api(url, key, '/execute', { sessionId: sleepy, command: 'true' });
         times.push(Number(process.hrtime.bigint() - started) / 1e6);
       }
-      times.sort((a, b) => a - b);
-      return { name, rounds: WAKE_ROUNDS, p50: percentile(times, 50), p99: percentile(times, 99) };
+      return row(name, WAKE_ROUNDS, times);
     };
     results.push(await wake('wake from idle (first request)', 1100, 'idled'));
     results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
@@ -226,6 +332,16 @@ async function main() {
       const ratio = (r.p50 / bare.p50).toFixed(2);
       console.log(
         `${r.name.padEnd(width)}  ${String(r.rounds).padStart(6)}  ${r.p50.toFixed(1).padStart(8)}  ${r.p99.toFixed(1).padStart(8)}   ${ratio}×`,
+      );
+    }
+    const loadWidth = Math.max(...loads.map((r) => r.name.length));
+    console.log(
+      `\nThroughput: ${LOAD_CLIENTS} keep-alive clients, at most ${LOAD_MAX_REQUESTS} requests or ${LOAD_MAX_MS / 1000} s`,
+    );
+    console.log(`${'operation'.padEnd(loadWidth)}  requests     req/s    p50 ms    p99 ms`);
+    for (const r of loads) {
+      console.log(
+        `${r.name.padEnd(loadWidth)}  ${String(r.rounds).padStart(8)}  ${r.perSecond.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(8)}  ${r.p99.toFixed(1).padStart(8)}`,
       );
     }
     const verdict = stackTrue.p50 < bare.p50 ? 'faster' : 'slower';
@@ -246,6 +362,9 @@ async function main() {
       const id = c.Labels['io.sandbox.session'];
       await runtime.destroy(id).catch(() => undefined);
     }
+    edgeClients.destroy();
+    directClients.destroy();
+    await edge.stop();
     await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await gateway.stop();
     await agent.stop();

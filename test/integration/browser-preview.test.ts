@@ -47,7 +47,7 @@ it('shows a page served by a Node app in the session, with its fetch and WebSock
   const response = await page.goto(url);
   expect(response?.status()).toBe(200);
   expect(await page.textContent('#title')).toBe('Hello from the sandbox');
-  await page.waitForFunction(() => document.getElementById('ws')?.textContent !== 'waiting', null, {
+  await page.waitForFunction("document.getElementById('ws').textContent !== 'waiting'", null, {
     timeout: 15_000,
   });
   expect(await page.textContent('#ws')).toBe('echo: ping from the page');

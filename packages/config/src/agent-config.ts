@@ -81,6 +81,7 @@ const agentSchema = z
     NPM_COMMAND: z.string().default('npm'),
     SANDBOX_EGRESS_ALLOW: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
+    AGENT_RECONCILE_INTERVAL_S: intVar(60, 1),
     LOG_LEVEL: logLevel(),
   })
   .transform((env, ctx) => ({
@@ -121,6 +122,8 @@ const agentSchema = z
     egressAllow: env.SANDBOX_EGRESS_ALLOW.split(',')
       .map((cidr) => cidr.trim())
       .filter((cidr) => cidr !== ''),
+    /** How often the agent brings its sandboxes back to the state they should be in. */
+    reconcileIntervalS: env.AGENT_RECONCILE_INTERVAL_S,
     logLevel: env.LOG_LEVEL,
   }));
 

@@ -53,10 +53,26 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
   });
   const address = `${config.advertiseHost}:${port}`;
   logger.info({ address, previewAddress, nodeId: config.nodeId }, 'agent listening');
+
+  // At start (after a crash or a reboot) and then periodically: sandboxes back to their state.
+  let reconciling: Promise<unknown> | undefined;
+  const reconcile = (): void => {
+    reconciling ??= (runtime.reconcile?.() ?? Promise.resolve())
+      .catch((err: unknown) => logger.error({ err }, 'reconcile failed'))
+      .finally(() => {
+        reconciling = undefined;
+      });
+  };
+  reconcile();
+  const reconcileTimer = setInterval(reconcile, config.reconcileIntervalS * 1000);
+  reconcileTimer.unref();
+
   return {
     address,
     previewAddress,
     async stop() {
+      clearInterval(reconcileTimer);
+      await reconciling;
       await new Promise<void>((resolve) => {
         preview.close(() => resolve());
         preview.closeAllConnections();

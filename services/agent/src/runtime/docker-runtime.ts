@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import Docker from 'dockerode';
 import { AppError } from '@sandbox/errors';
 import type { AgentConfig } from '@sandbox/config';
@@ -11,6 +12,7 @@ import { createBlobStore, type BlobStore } from './blob-store';
 import { isFull, limitsExceeded, readLimitCounters } from './limit-watch';
 import { PackageInstaller } from './package-installer';
 import { RunnerPool } from './runner-pool';
+import { SandboxSpecs } from './sandbox-specs';
 import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspaces';
 import { countFiles } from './workspace-archive';
 import type {
@@ -46,6 +48,9 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly blobs: BlobStore;
   /** Lifecycle transitions of one session never overlap. */
   private readonly transitions = new Map<string, Promise<unknown>>();
+  /** Sandboxes being brought back (see `heal`), so that concurrent requests share the work. */
+  private readonly healing = new Map<string, Promise<Docker.ContainerInspectInfo | undefined>>();
+  private readonly specs: SandboxSpecs;
 
   constructor(options: DockerRuntimeOptions) {
     this.config = options.config;
@@ -54,6 +59,7 @@ export class DockerRuntime implements SandboxRuntime {
     this.labels = sandboxLabelKeys(options.config.labelPrefix);
     this.runners = new RunnerPool(this.docker, this.logger);
     this.blobs = createBlobStore(options.config);
+    this.specs = new SandboxSpecs(join(options.config.workspaceDir, '.specs'));
     this.installer = new PackageInstaller({
       cacheDir: options.config.packageCacheDir,
       npmCommand: options.config.npmCommand,
@@ -140,6 +146,7 @@ export class DockerRuntime implements SandboxRuntime {
 
     const labels = this.sandboxLabels(spec);
     const workspace = await this.workspaces.create(spec.sessionId, spec.limits.diskMb, labels);
+    await this.specs.write(spec);
 
     const env = ['HOME=/home/sandbox'];
     const binds = [workspace];
@@ -225,6 +232,9 @@ export class DockerRuntime implements SandboxRuntime {
 
   private async requireRunning(sessionId: string): Promise<Docker.ContainerInspectInfo> {
     let info = await this.findContainer(sessionId);
+    if (info === undefined || (!info.State.Running && !info.State.Paused)) {
+      info = await this.heal(sessionId, info);
+    }
     if (info?.State.Paused) {
       // A request for an idle sandbox wakes it.
       await this.docker
@@ -239,6 +249,89 @@ export class DockerRuntime implements SandboxRuntime {
       });
     }
     return info;
+  }
+
+  /**
+   * Brings back a sandbox that should run but does not: a container stopped by a reboot or a
+   * crash (its disk mounted again first), or one removed behind the agent's back (rebuilt from
+   * its recorded spec on the same workspace). Sleeping sessions are left to `restore`.
+   * Returns the container, or undefined when there is nothing to bring back.
+   */
+  private heal(
+    sessionId: string,
+    info: Docker.ContainerInspectInfo | undefined,
+  ): Promise<Docker.ContainerInspectInfo | undefined> {
+    const pending = this.healing.get(sessionId);
+    if (pending !== undefined) return pending;
+    const work = (async () => {
+      if (info === undefined) {
+        const spec = await this.specs.read(sessionId);
+        if (spec === undefined || (await this.blobs.manifest(sessionId)) !== undefined) {
+          return undefined;
+        }
+        if (!(await this.workspaces.attach(sessionId))) return undefined;
+        this.logger.warn({ sessionId }, 'sandbox container vanished: rebuilding it on its disk');
+        await this.create(spec);
+      } else {
+        if (!(await this.workspaces.attach(sessionId))) {
+          this.logger.error({ sessionId }, 'a stopped sandbox has lost its workspace');
+          return undefined;
+        }
+        this.logger.warn(
+          { sessionId, state: info.State.Status },
+          'sandbox was stopped: starting it',
+        );
+        this.runners.close(sessionId);
+        await this.docker
+          .getContainer(info.Id)
+          .start()
+          .catch((err: unknown) => {
+            if (statusCode(err) !== 304) throw err; // 304: already started
+          });
+      }
+      return this.findContainer(sessionId);
+    })().finally(() => this.healing.delete(sessionId));
+    this.healing.set(sessionId, work);
+    return work;
+  }
+
+  /**
+   * Desired state vs actual state, for this node: every sandbox the agent made and has not
+   * removed runs (or stays paused). Run at start and then periodically.
+   */
+  async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${this.labels.node}=${this.config.nodeId}`] },
+    });
+    const present = new Set<string>();
+    const started: string[] = [];
+    const rebuilt: string[] = [];
+    const attempt = async (sessionId: string, into: string[]) => {
+      try {
+        const healed = await this.serialized(sessionId, async () =>
+          this.heal(sessionId, await this.findContainer(sessionId)),
+        );
+        if (healed !== undefined) into.push(sessionId);
+      } catch (err) {
+        this.logger.error({ err, sessionId }, 'reconcile could not bring a sandbox back');
+      }
+    };
+    for (const container of containers) {
+      const sessionId = container.Labels[this.labels.session];
+      if (sessionId === undefined) continue;
+      present.add(sessionId);
+      if (container.State === 'exited' || container.State === 'created') {
+        await attempt(sessionId, started);
+      }
+    }
+    for (const spec of await this.specs.list()) {
+      if (!present.has(spec.sessionId)) await attempt(spec.sessionId, rebuilt);
+    }
+    if (started.length + rebuilt.length > 0) {
+      this.logger.info({ started, rebuilt }, 'reconciled sandboxes');
+    }
+    return { started, rebuilt };
   }
 
   async inspect(sessionId: string): Promise<SandboxInfo> {
@@ -286,10 +379,14 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   /** Removes the session and every byte of its data, saved workspace included. */
-  async destroy(sessionId: string): Promise<boolean> {
-    const saved = await this.blobs.manifest(sessionId);
-    await this.blobs.remove(sessionId);
-    return (await this.removeSandbox(sessionId)) || saved !== undefined;
+  destroy(sessionId: string): Promise<boolean> {
+    return this.serialized(sessionId, async () => {
+      // The spec goes first: a removal cut short is never rebuilt by `reconcile`.
+      await this.specs.remove(sessionId);
+      const saved = await this.blobs.manifest(sessionId);
+      await this.blobs.remove(sessionId);
+      return (await this.removeSandbox(sessionId)) || saved !== undefined;
+    });
   }
 
   /** Removes the container and its workspace (not a saved copy of it). */

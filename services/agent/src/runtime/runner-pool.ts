@@ -8,27 +8,28 @@ const SANDBOX_USER = '1000:1000';
 
 /** One runner client per sandbox; each starts its runner with `docker exec` when first used. */
 export class RunnerPool {
-  private readonly clients = new Map<string, RunnerClient>();
+  private readonly clients = new Map<string, { containerId: string; client: RunnerClient }>();
 
   constructor(
     private readonly docker: Docker,
     private readonly logger: Logger,
   ) {}
 
+  /** The session's runner client; a new one when its container was replaced. */
   get(sessionId: string, containerId: string): RunnerClient {
-    let client = this.clients.get(sessionId);
-    if (client === undefined) {
-      client = new RunnerClient(
-        () => this.launch(containerId),
-        this.logger.child({ sessionId, containerId }),
-      );
-      this.clients.set(sessionId, client);
-    }
+    const entry = this.clients.get(sessionId);
+    if (entry !== undefined && entry.containerId === containerId) return entry.client;
+    entry?.client.close();
+    const client = new RunnerClient(
+      () => this.launch(containerId),
+      this.logger.child({ sessionId, containerId }),
+    );
+    this.clients.set(sessionId, { containerId, client });
     return client;
   }
 
   close(sessionId: string): void {
-    this.clients.get(sessionId)?.close();
+    this.clients.get(sessionId)?.client.close();
     this.clients.delete(sessionId);
   }
 

@@ -97,4 +97,6 @@ export interface SandboxRuntime {
   restore(spec: SandboxSpec): Promise<SandboxInfo>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */
   previewHost(sessionId: string): Promise<string>;
+  /** Brings this node's sandboxes back to the state they should be in (after a crash). */
+  reconcile?(): Promise<{ started: string[]; rebuilt: string[] }>;
 }

@@ -19,6 +19,11 @@ export interface WorkspaceStore {
   destroy(sessionId: string): Promise<boolean>;
   /** Where the workspace's files are on the host. */
   hostPath(sessionId: string): Promise<string>;
+  /**
+   * Makes an existing workspace usable again (e.g. mounts its disk after a reboot); false
+   * when the session has none.
+   */
+  attach(sessionId: string): Promise<boolean>;
 }
 
 /** Named Docker volumes: no size limit (for hosts where loop devices are not available). */
@@ -38,6 +43,16 @@ export class VolumeWorkspaces implements WorkspaceStore {
   async hostPath(sessionId: string): Promise<string> {
     const info = await this.docker.getVolume(workspaceVolumeName(sessionId)).inspect();
     return info.Mountpoint;
+  }
+
+  async attach(sessionId: string): Promise<boolean> {
+    try {
+      await this.docker.getVolume(workspaceVolumeName(sessionId)).inspect();
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 404) return false;
+      throw err;
+    }
   }
 
   async destroy(sessionId: string): Promise<boolean> {
@@ -76,6 +91,21 @@ export class LoopWorkspaces implements WorkspaceStore {
   private async isMounted(path: string): Promise<boolean> {
     const mounts = await readFile('/proc/self/mounts', 'utf8');
     return mounts.split('\n').some((line) => line.split(' ')[1] === path);
+  }
+
+  async attach(sessionId: string): Promise<boolean> {
+    const { image, mount } = this.paths(sessionId);
+    const exists = await stat(image).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) return false;
+    await mkdir(mount, { recursive: true, mode: 0o755 });
+    if (!(await this.isMounted(mount))) {
+      await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
+      this.logger.info({ sessionId }, 'workspace disk mounted again');
+    }
+    return true;
   }
 
   async create(sessionId: string, sizeMb: number): Promise<string> {
