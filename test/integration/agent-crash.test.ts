@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { access } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { loadGatewayConfig } from '@sandbox/config';
+import { startGateway, type RunningGateway } from '@sandbox/gateway';
+import { createLogger } from '@sandbox/logger';
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
+import { requiredEnv, SANDBOX_IMAGE } from '../support/env';
+import { closedPort } from '../support/net';
+import { removeNodeSandboxes, testWorkspaceDir, type TestStack } from '../support/stack';
+
+/**
+ * The agent process is killed (SIGKILL to its whole process group, tar included) in the middle
+ * of saving a workspace for deep sleep and in the middle of restoring one; after a restart
+ * every file is back, byte for byte.
+ */
+
+const nodeId = `crash-${randomBytes(4).toString('hex')}`;
+const internalToken = randomBytes(16).toString('hex');
+const adminToken = randomBytes(16).toString('hex');
+const schema = `crash_${randomBytes(4).toString('hex')}`;
+const workspaceDir = testWorkspaceDir(nodeId);
+const blobDir = `${workspaceDir}-blobs`;
+let agentPort: number;
+let previewPort: number;
+let agent: ChildProcess | undefined;
+let gateway: RunningGateway;
+let account: TestAccount;
+const logger = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+/** The real agent program, in its own process group (so a kill takes its children too). */
+async function startAgentProcess(): Promise<void> {
+  agent = spawn(process.execPath, [join(__dirname, '../../services/agent/dist/main.js')], {
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      PATH: process.env.PATH,
+      AGENT_HOST: '127.0.0.1',
+      AGENT_PORT: String(agentPort),
+      AGENT_PREVIEW_PORT: String(previewPort),
+      NODE_ID: nodeId,
+      INTERNAL_TOKEN: internalToken,
+      SANDBOX_IMAGE,
+      SANDBOX_WORKSPACE_DIR: workspaceDir,
+      PACKAGE_CACHE_DIR: `${workspaceDir}-packages`,
+      BLOB_STORE_DIR: blobDir,
+      LOG_LEVEL: 'error',
+    },
+  });
+  await waitFor(() => listening(agentPort), 30_000, 'the agent to listen');
+}
+
+function killAgent(): void {
+  if (agent?.pid !== undefined) process.kill(-agent.pid, 'SIGKILL');
+  agent = undefined;
+}
+
+beforeAll(async () => {
+  agentPort = await closedPort();
+  previewPort = await closedPort();
+  await startAgentProcess();
+  gateway = await startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
+      REDIS_URL: requiredEnv('TEST_REDIS_URL'),
+      AGENT_NODES: `${nodeId}=127.0.0.1:${agentPort}`,
+      INTERNAL_TOKEN: internalToken,
+      ADMIN_TOKEN: adminToken,
+      SESSION_IDLE_AFTER_S: '1',
+      SESSION_DEEP_SLEEP_AFTER_S: '2',
+      // The test drives the passes itself.
+      SESSION_SWEEP_INTERVAL_S: '3600',
+    }),
+    logger,
+    schema,
+  });
+  account = await createAccount({ url: gateway.url, adminToken } as TestStack);
+});
+
+afterAll(async () => {
+  await gateway?.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+  await gateway?.stop();
+  killAgent();
+  await removeNodeSandboxes(nodeId);
+});
+
+const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
+
+const execute = (sessionId: string, command: string) =>
+  call<{ stdout: string; exitCode: number }>(`${gateway.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, command },
+  });
+
+/** A session whose workspace takes a while to archive (random data does not compress). */
+async function sessionWithBigWorkspace(): Promise<{ id: string; fingerprint: string }> {
+  const id = await createSession(gateway.url, account.key);
+  const made = await execute(
+    id,
+    'head -c 150000000 /dev/urandom > big.bin && mkdir -p src/deep && echo "export const a = 1" > src/deep/a.ts && ' +
+      'head -c 100000 /dev/urandom > src/small.bin && : > empty && ' +
+      FINGERPRINT,
+  );
+  expect(made.body.exitCode).toBe(0);
+  expect(made.body.stdout.split('\n').filter(Boolean)).toHaveLength(4);
+  return { id, fingerprint: made.body.stdout };
+}
+
+const state = async (id: string) =>
+  (await call<{ state: string }>(`${gateway.url}/v1/sessions/${id}`, { key: account.key })).body
+    .state;
+
+it('keeps every byte when the agent dies in the middle of a deep-sleep save', async () => {
+  const { id, fingerprint } = await sessionWithBigWorkspace();
+  await sleep(2200);
+  const sweep = gateway.sweeper.sweep();
+  await waitFor(
+    () => exists(join(blobDir, '.staging', `${id}.save.tar.gz`)),
+    20_000,
+    'the save to start',
+  );
+  killAgent();
+  const { slept } = await sweep;
+  expect(slept).not.toContain(id);
+  expect(await exists(join(blobDir, `${id}.json`))).toBe(false);
+
+  await startAgentProcess();
+  const after = await execute(id, FINGERPRINT);
+  expect([after.status, after.body.stdout]).toEqual([200, fingerprint]);
+  expect(await state(id)).toBe('active');
+});
+
+it('keeps every byte when the agent dies in the middle of a wake from deep sleep', async () => {
+  const { id, fingerprint } = await sessionWithBigWorkspace();
+  await sleep(2200);
+  expect((await gateway.sweeper.sweep()).slept).toContain(id);
+  expect(await state(id)).toBe('deep-sleep');
+
+  const wake = execute(id, 'true');
+  await waitFor(() => exists(join(workspaceDir, id, 'big.bin')), 20_000, 'the restore to start');
+  killAgent();
+  expect((await wake).status).toBeGreaterThanOrEqual(500);
+
+  await startAgentProcess();
+  const after = await execute(id, FINGERPRINT);
+  expect([after.status, after.body.stdout]).toEqual([200, fingerprint]);
+  expect(await state(id)).toBe('active');
+  // The saved copy goes only once the woken sandbox runs.
+  expect(await exists(join(blobDir, `${id}.json`))).toBe(false);
+});
