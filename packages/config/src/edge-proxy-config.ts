@@ -8,7 +8,9 @@ const edgeSchema = z
     PREVIEW_DOMAIN: z.string().default('preview.localhost'),
     GATEWAY_INTERNAL_URL: z.string().default('http://127.0.0.1:8080'),
     INTERNAL_TOKEN: optionalString(),
-    EDGE_UPSTREAM_TIMEOUT_MS: intVar(1000, 50),
+    // A lookup may wake a session from deep sleep (a few seconds for a large workspace).
+    EDGE_UPSTREAM_TIMEOUT_MS: intVar(10_000, 50),
+    EDGE_ROUTE_CACHE_MS: intVar(1000, 0, 60_000),
     LOG_LEVEL: logLevel(),
   })
   .transform((env) => ({
@@ -18,6 +20,8 @@ const edgeSchema = z
     gatewayInternalUrl: env.GATEWAY_INTERNAL_URL.replace(/\/+$/, ''),
     internalToken: env.INTERNAL_TOKEN,
     upstreamTimeoutMs: env.EDGE_UPSTREAM_TIMEOUT_MS,
+    /** How long a looked-up route is reused (0: ask the gateway on every request). */
+    routeCacheMs: env.EDGE_ROUTE_CACHE_MS,
     logLevel: env.LOG_LEVEL,
   }));
 

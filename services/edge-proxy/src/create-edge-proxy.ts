@@ -58,6 +58,7 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     config.gatewayInternalUrl,
     config.internalToken,
     config.upstreamTimeoutMs,
+    config.routeCacheMs,
   );
   // Connections to the agents are reused (keep-alive), as the visitors' are.
   const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256 });

@@ -1,0 +1,65 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RouteResolver } from './route-resolver';
+
+describe('RouteResolver', () => {
+  let server: Server;
+  let url: string;
+  const lookups: { path: string; token: string | undefined }[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const token = req.headers['x-preview-token'];
+      lookups.push({ path: req.url ?? '', token: typeof token === 'string' ? token : undefined });
+      if (req.url?.endsWith('missing')) {
+        res.writeHead(404).end();
+        return;
+      }
+      if (req.url?.endsWith('private') && token !== 'right') {
+        res.writeHead(403).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ sessionId: 's', nodeId: 'n', previewAddress: '10.0.0.1:1' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  beforeEach(() => {
+    lookups.length = 0;
+  });
+
+  it('reuses a route for its cache time, per session and token', async () => {
+    const resolver = new RouteResolver(url, undefined, 1000, 200);
+    await resolver.resolve('open', undefined);
+    await resolver.resolve('open', undefined);
+    await resolver.resolve('open', 'some-token');
+    expect(lookups).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await resolver.resolve('open', undefined);
+    expect(lookups).toHaveLength(3);
+  });
+
+  it('never caches a refusal', async () => {
+    const resolver = new RouteResolver(url, undefined, 1000, 60_000);
+    await expect(resolver.resolve('private', 'wrong')).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(resolver.resolve('private', 'wrong')).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(resolver.resolve('missing', undefined)).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
+    await expect(resolver.resolve('private', 'right')).resolves.toMatchObject({ nodeId: 'n' });
+    expect(lookups.map((l) => l.token)).toEqual(['wrong', 'wrong', undefined, 'right']);
+  });
+
+  it('asks every time when the cache is off', async () => {
+    const resolver = new RouteResolver(url, undefined, 1000, 0);
+    await resolver.resolve('open', undefined);
+    await resolver.resolve('open', undefined);
+    expect(lookups).toHaveLength(2);
+  });
+});
