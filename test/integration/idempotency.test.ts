@@ -39,6 +39,23 @@ describe('Idempotency-Key on session creation', () => {
     expect(await containersOf(account.accountId)).toBe(1);
   });
 
+  it('keeps stored responses sealed: a private preview token is replayed, never stored in clear', async () => {
+    const account = await createAccount(stack, 'free');
+    const body = { preview: { private: true } };
+    const first = await create(stack.urls[0]!, account.key, 'private-1', body);
+    expect(first.status).toBe(200);
+    const token = (first.body as { previewToken: string }).previewToken;
+    expect(token).toMatch(/^pvt_/);
+    const again = await create(stack.urls[1]!, account.key, 'private-1', body);
+    expect(again.text).toBe(first.text);
+    const { rows } = await stack.gateways[0]!.db.query<{ response_body: string }>(
+      `SELECT response_body FROM idempotency_keys WHERE idempotency_key = 'private-1'`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.response_body).not.toContain(token);
+    expect(rows[0]!.response_body).toMatch(/^v1\./);
+  });
+
   it('creates exactly one session for 20 concurrent requests with one key', async () => {
     const account = await createAccount(stack, 'free');
     const responses = await Promise.all(

@@ -162,6 +162,84 @@ describe('exhaustion stays in its session', () => {
     ).toBe('ok\n');
   });
 
+  it('fills only its own disk, answers 507 and reports the limit', async () => {
+    const attacker = await session();
+    const attack = execute(attacker, {
+      command:
+        'dd if=/dev/zero of=fill bs=1M 2>&1; echo "dd exit $?"; df -m --output=size . | tail -1',
+      timeout: 60,
+    });
+    const times = await neighbourDuring(attack);
+    expect(Math.max(...times)).toBeLessThan(5000);
+    const result = await attack;
+    expect(result.status).toBe(200);
+    expect(result.body.stdout).toMatch(/No space left on device/);
+    expect(result.body.stdout).toMatch(/dd exit 1/);
+    // The filesystem is the session's own 1 GB disk.
+    const sizeMb = Number(result.body.stdout.trim().split('\n').pop());
+    expect(sizeMb).toBeGreaterThan(900);
+    expect(sizeMb).toBeLessThanOrEqual(1024);
+    const write = await call(`${stack.url}/v1/files/write`, {
+      method: 'POST',
+      key: account.key,
+      // dd stops with up to one block (1 MB) left: more than that cannot fit.
+      body: { sessionId: attacker, path: 'more.txt', content: 'x'.repeat(2_000_000) },
+    });
+    expect(write.status).toBe(507);
+    expect(write.body).toMatchObject({
+      error: { code: 'disk_full', details: { limit: expect.any(Number) } },
+    });
+    expect((await limitEvent(attacker, 'disk')).data).toEqual({
+      sessionId: attacker,
+      limit: 'disk',
+      max: 1024,
+    });
+    await execute(attacker, { command: 'rm fill' });
+    expect((await execute(attacker, { command: 'echo ok > f && cat f' })).body.stdout).toBe('ok\n');
+  });
+
+  it('caps a flood of output and keeps the neighbour answering', async () => {
+    const attacker = await session();
+    const attack = call<{ stdout: string; exitCode: number; outputTruncated?: boolean }>(
+      `${stack.url}/v1/execute`,
+      {
+        method: 'POST',
+        key: account.key,
+        body: {
+          sessionId: attacker,
+          command: 'head -c 100000000 /dev/zero | tr "\\0" x',
+          timeout: 60,
+        },
+      },
+    );
+    const times = await neighbourDuring(attack);
+    expect(Math.max(...times)).toBeLessThan(5000);
+    const result = await attack;
+    expect(result.status).toBe(200);
+    expect(result.body.exitCode).toBe(0);
+    expect(result.body.outputTruncated).toBe(true);
+    expect(result.body.stdout.length).toBe(16 * 1024 * 1024);
+  });
+
+  it('stops a process opening thousands of files at its limit, and nothing else', async () => {
+    const attacker = await session();
+    const attack = execute(attacker, {
+      code: `
+        const fs = require('node:fs');
+        fs.writeFileSync('f', 'x');
+        const fds = [];
+        try { for (;;) fds.push(fs.openSync('f', 'r')); }
+        catch (err) { console.log(err.code, fds.length > 8000 && fds.length < 8192); }
+      `,
+      timeout: 30,
+    });
+    const times = await neighbourDuring(attack);
+    expect(Math.max(...times)).toBeLessThan(5000);
+    const result = await attack;
+    expect(result.body.stdout).toBe('EMFILE true\n');
+    expect((await execute(attacker, { command: 'echo fine' })).body.stdout).toBe('fine\n');
+  });
+
   it('limits open files per process', async () => {
     const attacker = await session();
     const result = await execute(attacker, { command: 'ulimit -n; ulimit -Hn' });

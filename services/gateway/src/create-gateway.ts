@@ -132,7 +132,7 @@ export async function startGateway({
   const execute = new ExecuteService(sessionStore, agents, lifecycle, webhookStore, logger);
   const files = new FilesService(sessionStore, agents, lifecycle, webhookStore, logger);
   const processes = new ProcessesService(sessionStore, agents, lifecycle);
-  const idempotency = new IdempotencyStore(db);
+  const idempotency = new IdempotencyStore(db, box);
   const sweeper = new SessionSweeper({
     store: sessionStore,
     sessions,

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database';
+import type { SecretBox } from '../secrets/secret-box';
 
 /** How long a key's response is replayed (spec 8.4). */
 export const IDEMPOTENCY_RETENTION_S = 24 * 60 * 60;
@@ -17,9 +18,15 @@ interface Row {
 
 const LIVE = `created_at > now() - make_interval(secs => ${IDEMPOTENCY_RETENTION_S})`;
 
-/** Idempotency keys per account in Postgres, shared by every gateway replica. */
+/**
+ * Idempotency keys per account in Postgres, shared by every gateway replica. Stored responses
+ * can hold secrets (a private preview's token), so they are sealed when a SecretBox is given.
+ */
 export class IdempotencyStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly box?: SecretBox,
+  ) {}
 
   /**
    * Claims `key` for this request. True when this request owns it and must run; false when
@@ -58,7 +65,11 @@ export class IdempotencyStore {
       state: 'done',
       requestHash: row.request_hash,
       status: row.response_status,
-      body: row.response_body,
+      // A JSON body starts with `{`; a sealed one with its version.
+      body:
+        this.box !== undefined && !row.response_body.startsWith('{')
+          ? this.box.open(row.response_body)
+          : row.response_body,
     };
   }
 
@@ -66,7 +77,7 @@ export class IdempotencyStore {
     await this.db.query(
       `UPDATE idempotency_keys SET response_status = $3, response_body = $4
         WHERE account_id = $1 AND idempotency_key = $2`,
-      [accountId, key, status, body],
+      [accountId, key, status, this.box === undefined ? body : this.box.seal(body)],
     );
   }
 
