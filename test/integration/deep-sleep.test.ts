@@ -74,6 +74,9 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
       'printf "héllo\\n" > "name with spaces.txt"',
       'ln -s a/big.bin link-to-big',
       'chmod 600 a/b/c/f1',
+      // Unreadable even to its owner: the save must not fail on these.
+      'echo locked-content > locked.txt && chmod 000 locked.txt',
+      'mkdir locked-dir && echo inner-content > locked-dir/inner && chmod 000 locked-dir',
     ].join(' && ') + '; nohup sleep 1000 >/dev/null 2>&1 &',
   );
   const before = (await execute(sessionId, FINGERPRINT)).body.stdout;
@@ -88,7 +91,7 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   const saved = await unary<{ filesCount: number; bytes: number }>('hibernateSandbox', {
     sessionId,
   });
-  expect(saved.filesCount).toBe(53);
+  expect(saved.filesCount).toBe(55);
   expect(saved.bytes).toBeGreaterThan(5_000_000);
   const left = await docker.listContainers({
     all: true,
@@ -111,6 +114,11 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   expect((await execute(sessionId, 'pgrep -f "sleep 100[0]" || echo none')).body.stdout).toBe(
     'none\n',
   );
+  const unlocked = await execute(
+    sessionId,
+    'stat -c %a locked.txt locked-dir && chmod 600 locked.txt && chmod 700 locked-dir && cat locked.txt locked-dir/inner && chmod 000 locked.txt locked-dir',
+  );
+  expect(unlocked.body.stdout).toBe('0\n0\nlocked-content\ninner-content\n');
   // Waking again is harmless.
   expect(
     (

@@ -244,6 +244,27 @@ describe('streaming and upgrades through the edge proxy', () => {
     socket.destroy();
   });
 
+  it('answers a 502 page for a malformed response, and keeps serving', async () => {
+    // A hostile app: a status line Node would refuse to send on (it would throw).
+    const hostile = await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: account.key,
+      body: {
+        sessionId: appSession,
+        command:
+          "nohup node -e \"require('net').createServer((s) => { s.on('error', () => {}); s.once('data', () => s.end('HTTP/1.1 099 x\\r\\nContent-Length: 0\\r\\n\\r\\n')); }).listen(3002)\" >/dev/null 2>&1 & " +
+          'for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3002) 2>/dev/null && break; sleep 0.1; done',
+      },
+    });
+    expect(hostile.status).toBe(200);
+    for (let i = 0; i < 3; i += 1) {
+      const bad = await preview(`3002-${host}`, '/');
+      expect(bad.status).toBe(502);
+      expect(bad.type).toMatch(/^text\/html/);
+    }
+    expect(await preview(host, '/api')).toMatchObject({ status: 200, body: 'api ok on port 3000' });
+  });
+
   it('refuses WebSocket upgrades of unknown sessions', async () => {
     const edge = new URL(stack.edge?.url ?? '');
     const outcome = await new Promise<string>((resolve) => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { startGateway } from '@sandbox/gateway';
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { startStack, type TestStack } from '../support/stack';
@@ -220,6 +221,39 @@ describe('webhook delivery', () => {
     expect(rows).toEqual([{ status: 'failed', attempts: 3, last_error: 'HTTP 503' }]);
   });
 
+  it("keeps delivering to other accounts while one account's receivers hang", async () => {
+    const noisy = await createAccount(stack);
+    const hanging = await receiver(() => 'hang');
+    for (let i = 0; i < 5; i += 1) {
+      await register(noisy, `${hanging.url}?n=${i}`, ['execution.completed']);
+    }
+    const noisySession = await createSession(stack.url, noisy.key);
+    for (let i = 0; i < 8; i += 1) {
+      await call(`${stack.url}/v1/execute`, {
+        method: 'POST',
+        key: noisy.key,
+        body: { sessionId: noisySession, command: 'true' },
+      });
+    }
+    await hanging.waitFor((got) => got.length >= 4);
+
+    const quiet = await createAccount(stack);
+    const hooks = await receiver();
+    await register(quiet, hooks.url, ['execution.completed']);
+    const quietSession = await createSession(stack.url, quiet.key);
+    await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: quiet.key,
+      body: { sessionId: quietSession, command: 'true' },
+    });
+    const ran = Date.now();
+    await hooks.waitFor((got) => got.length === 1);
+    // 40 deliveries of the noisy account, each hanging for the 1 s timeout, wait their turn.
+    expect(hooks.received[0]!.receivedAt - ran).toBeLessThan(800);
+    await hanging.waitFor((got) => got.length >= 12);
+    expect(hanging.maxOpen).toBeLessThanOrEqual(4);
+  });
+
   it('sends session.expired when a session reaches its ttl', async () => {
     const owner = await createAccount(stack);
     const hooks = await receiver();
@@ -277,5 +311,50 @@ describe('webhook delivery', () => {
       [delivered.headers['webhook-id']],
     );
     expect(rows).toEqual([{ status: 'delivered' }]);
+  });
+
+  it('rotates SECRETS_KEY: secrets are sealed again at start and deliveries still verify', async () => {
+    const owner = await createAccount(stack);
+    const hooks = await receiver();
+    const { id, secret } = await register(owner, hooks.url, ['execution.completed']);
+    const sealedUnder = async () =>
+      (
+        await stack.gateways[0]!.db.query<{ secret_encrypted: string }>(
+          'SELECT secret_encrypted FROM webhook_endpoints WHERE id = $1',
+          [id],
+        )
+      ).rows[0]!.secret_encrypted.split('.')[1];
+    const before = await sealedUnder();
+
+    const oldKey = stack.gatewayConfig.secretsKey!;
+    const newKey = randomBytes(32);
+    const [first] = stack.gateways.splice(0, 1);
+    await first!.stop();
+    const rotated = await startGateway({
+      config: { ...stack.gatewayConfig, secretsKey: newKey, secretsPreviousKeys: [oldKey] },
+      logger: stack.logger,
+      schema: stack.schema,
+    });
+    stack.gateways.unshift(rotated);
+    stack.url = rotated.url;
+    expect(await sealedUnder()).not.toBe(before);
+
+    const sessionId = await createSession(stack.url, owner.key);
+    await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: owner.key,
+      body: { sessionId, command: 'true' },
+    });
+    await hooks.waitFor((got) => got.length === 1);
+    expect(verifySignature(secret, hooks.received[0]!)).toBe(true);
+
+    // A key dropped too early loses those secrets, but does not stop a gateway from starting.
+    const lost = await startGateway({
+      config: { ...stack.gatewayConfig, secretsKey: randomBytes(32), secretsPreviousKeys: [] },
+      logger: stack.logger,
+      schema: stack.schema,
+    });
+    await lost.stop();
+    await rotated.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
   });
 });

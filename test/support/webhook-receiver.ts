@@ -15,6 +15,8 @@ export interface WebhookReceiver {
   url: string;
   received: ReceivedWebhook[];
   answer: Answer;
+  /** The most requests that were open at the same time. */
+  maxOpen: number;
   /** Resolves once `predicate` holds for the received list (polled), or rejects after `ms`. */
   waitFor(predicate: (received: ReceivedWebhook[]) => boolean, ms?: number): Promise<void>;
   close(): Promise<void>;
@@ -28,6 +30,7 @@ export async function startWebhookReceiver(answer: Answer = () => 200): Promise<
     url: '',
     received,
     answer,
+    maxOpen: 0,
     async waitFor(predicate, ms = 20_000) {
       const deadline = Date.now() + ms;
       while (!predicate(received)) {
@@ -43,7 +46,11 @@ export async function startWebhookReceiver(answer: Answer = () => 200): Promise<
       await new Promise((resolve) => server.close(resolve));
     },
   };
+  let open = 0;
   const server = createServer((req, res) => {
+    open += 1;
+    receiver.maxOpen = Math.max(receiver.maxOpen, open);
+    res.on('close', () => (open -= 1));
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {

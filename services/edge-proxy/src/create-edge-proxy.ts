@@ -5,7 +5,7 @@ import httpProxy from 'http-proxy';
 import { AppError, isErrorCode } from '@sandbox/errors';
 import type { EdgeProxyConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import { PREVIEW_HEADERS } from '@sandbox/proto';
+import { forwardResponse, PREVIEW_HEADERS } from '@sandbox/proto';
 import { sendErrorPage } from './pages';
 import { parsePreviewHost } from './preview-host';
 import { RouteResolver } from './route-resolver';
@@ -19,27 +19,6 @@ function messageFor(code: string): string {
     default:
       return 'The preview could not be served.';
   }
-}
-
-/** Hop-by-hop headers (RFC 9110 7.6.1) describe one connection and are not passed on. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-]);
-
-/** The upstream response's raw header list without its hop-by-hop headers. */
-function endToEndHeaders(raw: string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (!HOP_BY_HOP.has(name.toLowerCase())) kept.push(name, raw[i + 1] as string);
-  }
-  return kept;
 }
 
 export interface EdgeProxyDeps {
@@ -78,12 +57,9 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       sendErrorPage(res, new AppError(isErrorCode(code) ? code : 'bad_gateway', messageFor(code)));
       return;
     }
-    res.writeHead(
-      proxyRes.statusCode ?? 502,
-      proxyRes.statusMessage,
-      endToEndHeaders(proxyRes.rawHeaders),
+    forwardResponse(proxyRes, res, () =>
+      sendErrorPage(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
     );
-    proxyRes.pipe(res);
   });
 
   async function upstream(req: IncomingMessage): Promise<string> {

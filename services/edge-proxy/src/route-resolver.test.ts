@@ -20,7 +20,14 @@ describe('RouteResolver', () => {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ sessionId: 's', nodeId: 'n', previewAddress: '10.0.0.1:1' }));
+      res.end(
+        JSON.stringify({
+          sessionId: 's',
+          nodeId: 'n',
+          previewAddress: '10.0.0.1:1',
+          private: req.url?.endsWith('private') === true,
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,15 +41,29 @@ describe('RouteResolver', () => {
     lookups.length = 0;
   });
 
-  it('reuses a route for its cache time, per session and token', async () => {
+  it('reuses a public route for its cache time, whatever token visitors send', async () => {
     const resolver = new RouteResolver(url, undefined, 1000, 200);
     await resolver.resolve('open', undefined);
     await resolver.resolve('open', undefined);
     await resolver.resolve('open', 'some-token');
-    expect(lookups).toHaveLength(2);
+    await Promise.all([1, 2, 3].map((n) => resolver.resolve('open', `token-${n}`)));
+    expect(lookups).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 250));
     await resolver.resolve('open', undefined);
-    expect(lookups).toHaveLength(3);
+    expect(lookups).toHaveLength(2);
+  });
+
+  it('keeps a private route per token, shares concurrent lookups, refuses huge tokens', async () => {
+    const resolver = new RouteResolver(url, undefined, 1000, 60_000);
+    await Promise.all([1, 2, 3].map(() => resolver.resolve('private', 'right')));
+    expect(lookups).toHaveLength(1);
+    await expect(resolver.resolve('private', undefined)).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(resolver.resolve('private', 'x'.repeat(300))).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    expect(lookups).toHaveLength(2);
   });
 
   it('never caches a refusal', async () => {

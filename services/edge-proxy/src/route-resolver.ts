@@ -1,21 +1,30 @@
+import { createHash } from 'node:crypto';
 import { AppError } from '@sandbox/errors';
 
 export interface PreviewRoute {
   sessionId: string;
   nodeId: string;
   previewAddress: string;
+  /** The session's preview needs X-Preview-Token. */
+  private?: boolean;
 }
+
+/** Longer X-Preview-Token values are refused without asking the gateway. */
+const MAX_TOKEN_LENGTH = 256;
 
 /** Routes kept at most; the oldest go first. */
 const MAX_CACHED_ROUTES = 10_000;
 
 /**
- * Asks the gateway where a session's preview traffic goes. An answer is reused for `cacheMs`
- * (per session and token), so that a page loading fifty assets costs one lookup; the lookup
- * is also what records the session's activity, and a second's delay there changes nothing.
+ * Asks the gateway where a session's preview traffic goes. An answer is reused for `cacheMs`,
+ * so that a page loading fifty assets costs one lookup; the lookup is also what records the
+ * session's activity, and a second's delay there changes nothing. A public session's route is
+ * kept per session (whatever token a visitor sends); a private one's per session and sha256
+ * of the token that opened it. Concurrent lookups of one key share one request.
  */
 export class RouteResolver {
   private readonly cache = new Map<string, { route: PreviewRoute; until: number }>();
+  private readonly inFlight = new Map<string, Promise<PreviewRoute>>();
 
   constructor(
     private readonly gatewayUrl: string,
@@ -26,18 +35,37 @@ export class RouteResolver {
 
   /** `previewToken`: what the visitor sent as X-Preview-Token (private previews need it). */
   async resolve(sessionId: string, previewToken: string | undefined): Promise<PreviewRoute> {
+    if (previewToken !== undefined && previewToken.length > MAX_TOKEN_LENGTH) {
+      throw new AppError('forbidden', 'This preview is private: send its X-Preview-Token header.');
+    }
     if (this.cacheMs === 0) return this.lookup(sessionId, previewToken);
-    const key = `${sessionId}\0${previewToken ?? ''}`;
-    const cached = this.cache.get(key);
-    if (cached !== undefined && cached.until > Date.now()) return cached.route;
+    const publicKey = sessionId;
+    const privateKey =
+      previewToken === undefined
+        ? undefined
+        : `${sessionId}:${createHash('sha256').update(previewToken).digest('base64url')}`;
+    for (const key of [publicKey, privateKey]) {
+      const cached = key === undefined ? undefined : this.cache.get(key);
+      if (cached !== undefined && cached.until > Date.now()) return cached.route;
+    }
+    const flightKey = privateKey ?? publicKey;
+    let pending = this.inFlight.get(flightKey);
+    if (pending === undefined) {
+      pending = this.lookup(sessionId, previewToken).finally(() => this.inFlight.delete(flightKey));
+      this.inFlight.set(flightKey, pending);
+    }
+    const route = await pending;
+    this.remember(route.private === true ? (privateKey ?? publicKey) : publicKey, route);
+    return route;
+  }
+
+  private remember(key: string, route: PreviewRoute): void {
     this.cache.delete(key);
-    const route = await this.lookup(sessionId, previewToken);
     if (this.cache.size >= MAX_CACHED_ROUTES) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
     this.cache.set(key, { route, until: Date.now() + this.cacheMs });
-    return route;
   }
 
   private async lookup(sessionId: string, previewToken: string | undefined): Promise<PreviewRoute> {

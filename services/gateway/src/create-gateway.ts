@@ -123,6 +123,10 @@ export async function startGateway({
       (sealed) => box.seal(box.open(sealed)),
     );
     if (resealed > 0) logger.info({ resealed }, 'webhook secrets sealed with the current key');
+    const lost = await webhookStore.countSecrets((sealed) => !box.canOpen(sealed));
+    if (lost > 0) {
+      logger.error({ webhooks: lost }, 'webhook secrets sealed with a key no longer configured');
+    }
   }
   const webhooks = new WebhookService(webhookStore, box, config.webhooks.allowPrivateUrls);
   const webhookDispatcher =

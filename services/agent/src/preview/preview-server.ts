@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { PREVIEW_HEADERS } from '@sandbox/proto';
+import { forwardResponse, PREVIEW_HEADERS } from '@sandbox/proto';
 import type { SandboxRuntime } from '../runtime/sandbox-runtime';
 
 const SESSION_ID = /^ses_[a-z0-9]{24}$/;
@@ -25,7 +25,19 @@ interface PreviewTarget {
  * and forwards them, HTTP and WebSocket, to the named port of the named session's container.
  */
 export function createPreviewServer(deps: PreviewServerDeps): Server {
-  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: false, proxyTimeout: 0 });
+  // Responses are passed on by hand: the app is hostile, and http-proxy would copy a status
+  // Node refuses to send (an uncaught throw that would end the agent).
+  const proxy = httpProxy.createProxyServer({
+    ws: true,
+    xfwd: false,
+    proxyTimeout: 0,
+    selfHandleResponse: true,
+  });
+  proxy.on('proxyRes', (proxyRes, _req, res) => {
+    forwardResponse(proxyRes, res, () =>
+      fail(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
+    );
+  });
 
   async function target(req: IncomingMessage): Promise<PreviewTarget> {
     if (deps.internalToken !== undefined) {

@@ -48,8 +48,6 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly blobs: BlobStore;
   /** Lifecycle transitions of one session never overlap. */
   private readonly transitions = new Map<string, Promise<unknown>>();
-  /** Sandboxes being brought back (see `heal`), so that concurrent requests share the work. */
-  private readonly healing = new Map<string, Promise<Docker.ContainerInspectInfo | undefined>>();
   private readonly specs: SandboxSpecs;
 
   constructor(options: DockerRuntimeOptions) {
@@ -230,7 +228,28 @@ export class DockerRuntime implements SandboxRuntime {
     }
   }
 
-  private async requireRunning(sessionId: string): Promise<Docker.ContainerInspectInfo> {
+  /**
+   * The session's running container. A paused one (idle) is thawed and a stopped or missing one
+   * healed first, under the session's lock (`held`: the caller holds it already), so that this
+   * never races a deep-sleep save or a removal. 404 when there is nothing to run.
+   */
+  private async requireRunning(
+    sessionId: string,
+    held = false,
+  ): Promise<Docker.ContainerInspectInfo> {
+    const info = await this.findContainer(sessionId);
+    if (info !== undefined && info.State.Running && !info.State.Paused) return info;
+    const bringBack = () => this.bringBack(sessionId);
+    const running = held ? await bringBack() : await this.serialized(sessionId, bringBack);
+    if (running === undefined) {
+      throw new AppError('session_not_found', 'Session sandbox not found', {
+        details: { sessionId },
+      });
+    }
+    return running;
+  }
+
+  private async bringBack(sessionId: string): Promise<Docker.ContainerInspectInfo | undefined> {
     let info = await this.findContainer(sessionId);
     if (info === undefined || (!info.State.Running && !info.State.Paused)) {
       info = await this.heal(sessionId, info);
@@ -243,56 +262,43 @@ export class DockerRuntime implements SandboxRuntime {
         .catch(() => undefined);
       info = await this.findContainer(sessionId);
     }
-    if (info === undefined || !info.State.Running || info.State.Paused) {
-      throw new AppError('session_not_found', 'Session sandbox not found', {
-        details: { sessionId },
-      });
-    }
-    return info;
+    return info !== undefined && info.State.Running && !info.State.Paused ? info : undefined;
   }
 
   /**
    * Brings back a sandbox that should run but does not: a container stopped by a reboot or a
    * crash (its disk mounted again first), or one removed behind the agent's back (rebuilt from
    * its recorded spec on the same workspace). Sleeping sessions are left to `restore`.
-   * Returns the container, or undefined when there is nothing to bring back.
+   * Returns the container, or undefined when there is nothing to bring back. The caller holds
+   * the session's lock.
    */
-  private heal(
+  private async heal(
     sessionId: string,
     info: Docker.ContainerInspectInfo | undefined,
   ): Promise<Docker.ContainerInspectInfo | undefined> {
-    const pending = this.healing.get(sessionId);
-    if (pending !== undefined) return pending;
-    const work = (async () => {
-      if (info === undefined) {
-        const spec = await this.specs.read(sessionId);
-        if (spec === undefined || (await this.blobs.manifest(sessionId)) !== undefined) {
-          return undefined;
-        }
-        if (!(await this.workspaces.attach(sessionId))) return undefined;
-        this.logger.warn({ sessionId }, 'sandbox container vanished: rebuilding it on its disk');
-        await this.create(spec);
-      } else {
-        if (!(await this.workspaces.attach(sessionId))) {
-          this.logger.error({ sessionId }, 'a stopped sandbox has lost its workspace');
-          return undefined;
-        }
-        this.logger.warn(
-          { sessionId, state: info.State.Status },
-          'sandbox was stopped: starting it',
-        );
-        this.runners.close(sessionId);
-        await this.docker
-          .getContainer(info.Id)
-          .start()
-          .catch((err: unknown) => {
-            if (statusCode(err) !== 304) throw err; // 304: already started
-          });
+    if (info === undefined) {
+      const spec = await this.specs.read(sessionId);
+      if (spec === undefined || (await this.blobs.manifest(sessionId)) !== undefined) {
+        return undefined;
       }
-      return this.findContainer(sessionId);
-    })().finally(() => this.healing.delete(sessionId));
-    this.healing.set(sessionId, work);
-    return work;
+      if (!(await this.workspaces.attach(sessionId))) return undefined;
+      this.logger.warn({ sessionId }, 'sandbox container vanished: rebuilding it on its disk');
+      await this.create(spec);
+    } else {
+      if (!(await this.workspaces.attach(sessionId))) {
+        this.logger.error({ sessionId }, 'a stopped sandbox has lost its workspace');
+        return undefined;
+      }
+      this.logger.warn({ sessionId, state: info.State.Status }, 'sandbox was stopped: starting it');
+      this.runners.close(sessionId);
+      await this.docker
+        .getContainer(info.Id)
+        .start()
+        .catch((err: unknown) => {
+          if (statusCode(err) !== 304) throw err; // 304: already started
+        });
+    }
+    return this.findContainer(sessionId);
   }
 
   /**
@@ -495,7 +501,7 @@ export class DockerRuntime implements SandboxRuntime {
 
   resume(sessionId: string): Promise<SandboxInfo> {
     return this.serialized(sessionId, async () => {
-      await this.requireRunning(sessionId);
+      await this.requireRunning(sessionId, true);
       return this.inspect(sessionId);
     });
   }
@@ -521,7 +527,7 @@ export class DockerRuntime implements SandboxRuntime {
     return this.serialized(spec.sessionId, async () => {
       const existing = await this.findContainer(spec.sessionId);
       if (existing !== undefined) {
-        await this.requireRunning(spec.sessionId);
+        await this.requireRunning(spec.sessionId, true);
         return this.inspect(spec.sessionId);
       }
       const saved = await this.blobs.manifest(spec.sessionId);

@@ -11,26 +11,39 @@ import { join } from 'node:path';
 
 const SANDBOX_UID = '1000';
 
+/** tar's error output kept (its end), for the error message. */
+const MAX_STDERR_CHARS = 4096;
+
 /**
  * Runs `tar` as the sandbox user (never as root on a sandbox's files), started in `cwd` so
- * that it needs no access to the directories above the workspace.
+ * that it needs no access to the directories above the workspace, with none of the agent's
+ * environment (its tokens). `readAll` adds only CAP_DAC_READ_SEARCH, so that files the
+ * sandbox made unreadable (`chmod 000`) are still saved; tar then writes nothing but its
+ * output and stays on the workspace's own filesystem.
  */
 function tar(
   args: string[],
   stdio: { stdin?: number; stdout?: number },
   cwd?: string,
+  readAll = false,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
+    const caps = readAll
+      ? ['--inh-caps', '+dac_read_search', '--ambient-caps', '+dac_read_search']
+      : [];
     const child = spawn(
       'setpriv',
-      ['--reuid', SANDBOX_UID, '--regid', SANDBOX_UID, '--clear-groups', 'tar', ...args],
+      ['--reuid', SANDBOX_UID, '--regid', SANDBOX_UID, '--clear-groups', ...caps, 'tar', ...args],
       {
         stdio: [stdio.stdin ?? 'ignore', stdio.stdout ?? 'ignore', 'pipe'],
+        env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
         ...(cwd ? { cwd } : {}),
       },
     );
     let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-MAX_STDERR_CHARS);
+    });
     child.on('error', reject);
     child.on('close', (code) =>
       code === 0 ? resolve() : reject(new Error(`tar ${args[0]}: ${stderr.trim()}`)),
@@ -42,7 +55,7 @@ function tar(
 export async function packWorkspace(source: string, archive: string): Promise<void> {
   const handle = await open(archive, 'w', 0o600);
   try {
-    await tar(['-czf', '-', '.'], { stdout: handle.fd }, source);
+    await tar(['--one-file-system', '-czf', '-', '.'], { stdout: handle.fd }, source, true);
     await handle.sync();
   } finally {
     await handle.close();

@@ -29,7 +29,11 @@ describe('SecretBox', () => {
     expect(rotated.open(sealed)).toBe('rotate me');
     expect(rotated.isStale(sealed)).toBe(true);
     expect(rotated.isStale(rotated.seal('x'))).toBe(false);
-    expect(() => new SecretBox(randomBytes(32)).open(sealed)).toThrow(/configured keys/);
+    const unrelated = new SecretBox(randomBytes(32));
+    expect(() => unrelated.open(sealed)).toThrow(/configured keys/);
+    // A value of a key no longer configured is not stale (it cannot be sealed again).
+    expect(unrelated.isStale(sealed)).toBe(false);
+    expect(unrelated.canOpen(sealed)).toBe(false);
   });
 
   it('accepts only 32-byte keys', () => {

@@ -66,8 +66,18 @@ export class SecretBox {
     ]).toString('utf8');
   }
 
-  /** Whether `sealed` was sealed with an older key and should be sealed again. */
+  /**
+   * Whether `sealed` was sealed with one of the previous keys (so it can be opened, and should
+   * be sealed again with the current one).
+   */
   isStale(sealed: string): boolean {
-    return sealed.split('.')[1] !== this.current.id;
+    const keyId = sealed.split('.')[1];
+    return keyId !== undefined && keyId !== this.current.id && this.keys.has(keyId);
+  }
+
+  /** Whether a configured key sealed `sealed`. */
+  canOpen(sealed: string): boolean {
+    const keyId = sealed.split('.')[1];
+    return keyId !== undefined && this.keys.has(keyId);
   }
 }

@@ -15,6 +15,13 @@ describe('webhook destinations', () => {
     'fe80::1',
     '::ffff:127.0.0.1',
     '::ffff:169.254.169.254',
+    '::7f00:1',
+    '::ffff:0:7f00:1',
+    '64:ff9b:1::a9fe:a9fe',
+    '2002:a9fe:a9fe::',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    'fec0::1',
+    '168.63.129.16',
     'not-an-ip',
   ])('forbids %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);

@@ -18,14 +18,25 @@ for (const [network, prefix] of [
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['224.0.0.0', 3],
+  // Azure's WireServer (metadata and agent traffic).
+  ['168.63.129.16', 32],
 ] as const) {
   forbidden.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 127],
+  // Unspecified, loopback and the IPv4-compatible and -translated forms.
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  // Teredo and 6to4 carry IPv4 addresses inside; documentation range.
+  ['2001::', 32],
+  ['2001:db8::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   forbidden.addSubnet(network, prefix, 'ipv6');

@@ -18,13 +18,17 @@ export interface WebhookDispatcherOptions {
 }
 
 /** Deliveries one replica sends at once. */
-const BATCH = 20;
+const MAX_IN_FLIGHT = 32;
+/** Deliveries of one account one replica sends at once (one per endpoint). */
+const PER_ACCOUNT_IN_FLIGHT = 4;
 /** A receiver's answer is read up to this much, then dropped. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
  * Sends due deliveries from the outbox. Runs on every gateway replica: rows are claimed with
  * SKIP LOCKED under a lease, so a delivery a dead replica was sending is retried by another.
+ * Deliveries run as a pool, not in batches, and fairly: one at a time per endpoint and a few
+ * per account, so that slow or dead receivers of one account do not hold up the others.
  */
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
@@ -32,6 +36,9 @@ export class WebhookDispatcher {
   private readonly stopping = new AbortController();
   private readonly lookup;
   private passes = 0;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly busyEndpoints = new Map<string, number>();
+  private readonly busyAccounts = new Map<string, number>();
 
   constructor(private readonly options: WebhookDispatcherOptions) {
     this.lookup = guardedLookup(options.allowPrivateUrls);
@@ -54,15 +61,36 @@ export class WebhookDispatcher {
     clearInterval(this.timer);
     this.stopping.abort();
     await this.running;
+    await Promise.all(this.inFlight);
   }
 
-  /** Sends what is due; returns how many deliveries were attempted. */
+  /** Starts the deliveries that are due and fit; returns how many it started. */
   async pass(): Promise<number> {
     const { store } = this.options;
     if (++this.passes % 1000 === 1) await store.purgeFinished();
-    const leaseS = Math.ceil((this.options.timeoutMs * 2) / 1000);
-    const due = await store.claimDue(BATCH, leaseS);
-    await Promise.all(due.map((delivery) => this.deliver(delivery)));
+    const room = MAX_IN_FLIGHT - this.inFlight.size;
+    if (room <= 0 || this.stopping.signal.aborted) return 0;
+    const due = await store.claimDue({
+      batch: room,
+      leaseS: Math.ceil((this.options.timeoutMs * 2) / 1000),
+      perAccount: PER_ACCOUNT_IN_FLIGHT,
+      busyEndpoints: [...this.busyEndpoints.keys()],
+      busyAccounts: [...this.busyAccounts]
+        .filter(([, count]) => count >= PER_ACCOUNT_IN_FLIGHT)
+        .map(([accountId]) => accountId),
+    });
+    for (const delivery of due) {
+      count(this.busyEndpoints, delivery.endpointId, 1);
+      count(this.busyAccounts, delivery.accountId, 1);
+      const sending: Promise<void> = this.deliver(delivery)
+        .catch((err: unknown) => this.options.logger.error({ err }, 'webhook delivery crashed'))
+        .finally(() => {
+          count(this.busyEndpoints, delivery.endpointId, -1);
+          count(this.busyAccounts, delivery.accountId, -1);
+          this.inFlight.delete(sending);
+        });
+      this.inFlight.add(sending);
+    }
     return due.length;
   }
 
@@ -134,4 +162,10 @@ export class WebhookDispatcher {
       req.end(body);
     });
   }
+}
+
+function count(counts: Map<string, number>, key: string, by: 1 | -1): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next <= 0) counts.delete(key);
+  else counts.set(key, next);
 }

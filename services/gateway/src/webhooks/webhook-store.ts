@@ -17,6 +17,7 @@ export interface WebhookEndpoint {
 export interface DueDelivery {
   eventId: string;
   endpointId: string;
+  accountId: string;
   url: string;
   sealedSecret: string;
   payload: string;
@@ -113,36 +114,68 @@ export class WebhookStore {
   }
 
   /**
-   * Claims deliveries that are due: each is leased for `leaseS` (a replica that dies while
-   * delivering leaves it to be retried when the lease ends) and its attempt counted.
+   * Claims deliveries that are due, fairly: at most one per endpoint and `perAccount` per
+   * account in one claim, none for endpoints or accounts this replica is busy with, oldest
+   * first. Each is leased for `leaseS` (a replica that dies while delivering leaves it to be
+   * retried when the lease ends) and its attempt counted.
    */
-  async claimDue(batch: number, leaseS: number): Promise<DueDelivery[]> {
+  async claimDue(options: {
+    batch: number;
+    leaseS: number;
+    perAccount: number;
+    busyEndpoints: readonly string[];
+    busyAccounts: readonly string[];
+  }): Promise<DueDelivery[]> {
     const { rows } = await this.db.query<{
       event_id: string;
       endpoint_id: string;
+      account_id: string;
       url: string;
       secret_encrypted: string;
       payload: string;
       attempts: number;
     }>(
-      `WITH due AS (
-         SELECT event_id, endpoint_id FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= now()
+      `WITH first_per_endpoint AS (
+         SELECT event_id, endpoint_id, account_id, next_attempt_at FROM (
+           SELECT d.event_id, d.endpoint_id, e.account_id, d.next_attempt_at,
+                  row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at) AS nth
+             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+              AND d.endpoint_id <> ALL ($3::text[]) AND e.account_id <> ALL ($4::text[])) ranked
+          WHERE nth = 1),
+       candidates AS (
+         SELECT event_id, endpoint_id FROM (
+           SELECT event_id, endpoint_id, next_attempt_at,
+                  row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at) AS nth
+             FROM first_per_endpoint) ranked
+          WHERE nth <= $5
           ORDER BY next_attempt_at
-          LIMIT $1
-          FOR UPDATE SKIP LOCKED)
+          LIMIT $1),
+       due AS (
+         SELECT d.event_id, d.endpoint_id
+           FROM webhook_deliveries d JOIN candidates c USING (event_id, endpoint_id)
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+          FOR UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d
           SET attempts = d.attempts + 1,
               next_attempt_at = now() + make_interval(secs => $2)
          FROM due, webhook_endpoints e
         WHERE d.event_id = due.event_id AND d.endpoint_id = due.endpoint_id
           AND e.id = d.endpoint_id
-       RETURNING d.event_id, d.endpoint_id, e.url, e.secret_encrypted, d.payload, d.attempts`,
-      [batch, leaseS],
+       RETURNING d.event_id, d.endpoint_id, e.account_id, e.url, e.secret_encrypted, d.payload,
+                 d.attempts`,
+      [
+        options.batch,
+        options.leaseS,
+        options.busyEndpoints,
+        options.busyAccounts,
+        options.perAccount,
+      ],
     );
     return rows.map((row) => ({
       eventId: row.event_id,
       endpointId: row.endpoint_id,
+      accountId: row.account_id,
       url: row.url,
       sealedSecret: row.secret_encrypted,
       payload: row.payload,
@@ -180,6 +213,14 @@ export class WebhookStore {
         WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)`,
       [KEEP_FINISHED_DAYS],
     );
+  }
+
+  /** Endpoints whose sealed secret matches `predicate`. */
+  async countSecrets(predicate: (sealed: string) => boolean): Promise<number> {
+    const { rows } = await this.db.query<{ secret_encrypted: string }>(
+      'SELECT secret_encrypted FROM webhook_endpoints',
+    );
+    return rows.filter((row) => predicate(row.secret_encrypted)).length;
   }
 
   /** Seals again, with `reseal`, every secret `isStale` says was sealed with an older key. */

@@ -30,6 +30,11 @@ export function resolvePreview(
     const session = await store.touchById(sessionId);
     await lifecycle.ensureAwake(session);
     const previewAddress = await agents.forNode(session.nodeId).previewAddress();
-    res.json({ sessionId: session.id, nodeId: session.nodeId, previewAddress });
+    res.json({
+      sessionId: session.id,
+      nodeId: session.nodeId,
+      previewAddress,
+      private: tokenHash !== null,
+    });
   };
 }
