@@ -1,4 +1,6 @@
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
+import { request } from 'node:http';
+import { startPreviewApp } from '../support/preview-app';
 import { docker, startStack, type TestStack } from '../support/stack';
 
 /** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
@@ -8,6 +10,7 @@ let account: TestAccount;
 
 beforeAll(async () => {
   stack = await startStack({
+    edge: true,
     gatewayEnv: {
       SESSION_IDLE_AFTER_S: '1',
       SESSION_DEEP_SLEEP_AFTER_S: '3',
@@ -42,6 +45,28 @@ const container = async (id: string) => {
   });
   return found === undefined ? undefined : docker.getContainer(found.Id).inspect();
 };
+
+/** A preview request through the edge proxy (fetch cannot set Host). */
+function visit(sessionId: string, path: string): Promise<{ status: number; body: string }> {
+  const edge = new URL(stack.edge?.url ?? '');
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: edge.hostname,
+        port: edge.port,
+        path,
+        headers: { host: `${sessionId.replace('_', '-')}.preview.test` },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
 
@@ -83,19 +108,32 @@ it('goes idle, then to deep sleep, and wakes on requests with every byte intact'
   expect((await execute(id, 'pgrep -f "sleep 60[0]" || echo gone')).body.stdout).toBe('gone\n');
 });
 
-it('wakes on preview traffic and on file requests', async () => {
+it('wakes on a preview visit through the edge proxy and on file requests', async () => {
   const id = await createSession(stack.url, account.key);
+  await startPreviewApp(stack.url, account.key, id);
   await call(`${stack.url}/v1/files/write`, {
     method: 'POST',
     key: account.key,
     body: { sessionId: id, path: 'keep.txt', content: 'kept' },
   });
+
+  // Idle: the app is frozen; a visit thaws it and it answers.
+  await sleep(1200);
+  expect((await sweep()).idled).toContain(id);
+  expect((await container(id))?.State.Paused).toBe(true);
+  expect(await visit(id, '/api')).toEqual({ status: 200, body: 'api ok on port 3000' });
+  expect((await info(id)).body.state).toBe('active');
+
+  // Deep sleep: a visit wakes the session (its files back, its processes not: 502 page until
+  // the app is started again).
   await sleep(3200);
   expect((await sweep()).slept).toContain(id);
-  const route = await call(`${stack.url}/internal/v1/previews/${id}`, { key: stack.internalToken });
-  expect(route.status).toBe(200);
+  expect(await container(id)).toBeUndefined();
+  expect((await visit(id, '/api')).status).toBe(502);
   expect((await info(id)).body.state).toBe('active');
   expect((await container(id))?.State.Running).toBe(true);
+  await startPreviewApp(stack.url, account.key, id);
+  expect(await visit(id, '/api')).toEqual({ status: 200, body: 'api ok on port 3000' });
 
   await sleep(3200);
   expect((await sweep()).slept).toContain(id);
@@ -103,6 +141,23 @@ it('wakes on preview traffic and on file requests', async () => {
     headers: { authorization: `Bearer ${account.key}` },
   });
   expect(await read.text()).toBe('kept');
+});
+
+it('recovers when a gateway died between marking deep sleep and saving', async () => {
+  const id = await createSession(stack.url, account.key);
+  const before = (await execute(id, `head -c 200000 /dev/urandom > r.bin; ${FINGERPRINT}`)).body
+    .stdout;
+  await sleep(3200);
+  // What the dead gateway left: the row in deep sleep (unconfirmed, leased), the sandbox as it
+  // was (paused here, as an idle one would be).
+  await stack.gateways[0]!.db.query(
+    `UPDATE sessions SET state = 'deep-sleep', lifecycle_lease_until = now() + interval '10 minutes'
+      WHERE id = $1`,
+    [id],
+  );
+  await docker.getContainer((await container(id))!.Id).pause();
+  expect((await execute(id, FINGERPRINT)).body.stdout).toBe(before);
+  expect((await info(id)).body.state).toBe('active');
 });
 
 it('deletes a sleeping session with its saved files', async () => {
