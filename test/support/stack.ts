@@ -22,6 +22,8 @@ const run = promisify(execFile);
 export interface StackOptions {
   /** Extra gateway environment, e.g. a short sweep interval. */
   gatewayEnv?: Record<string, string>;
+  /** Extra agent environment, e.g. another disk quota mode. */
+  agentEnv?: Record<string, string>;
   /** Gateway replicas sharing one database schema, Redis and agent. */
   replicas?: number;
   /** Also start an edge proxy for previews under `preview.test`. */
@@ -117,6 +119,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     ...(process.env.NODE_EXTRA_CA_CERTS
       ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
       : {}),
+    ...options.agentEnv,
   });
   const agent = await startAgent({
     config: agentConfig,

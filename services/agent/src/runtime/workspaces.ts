@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { chown, mkdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
@@ -37,6 +37,9 @@ export class VolumeWorkspaces implements WorkspaceStore {
   ): Promise<string> {
     const name = workspaceVolumeName(sessionId);
     await this.docker.createVolume({ Name: name, Labels: labels });
+    // The sandbox user owns its workspace before any container mounts it (a restore unpacks
+    // into it as that user first).
+    await chown(await this.hostPath(sessionId), SANDBOX_UID, SANDBOX_GID);
     return `${name}:/workspace:rw`;
   }
 
