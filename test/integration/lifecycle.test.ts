@@ -1,6 +1,5 @@
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { request } from 'node:http';
-import { startPreviewApp } from '../support/preview-app';
+import { previewRequest, startPreviewApp } from '../support/preview-app';
 import { docker, startStack, type TestStack } from '../support/stack';
 
 /** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
@@ -46,27 +45,15 @@ const container = async (id: string) => {
   return found === undefined ? undefined : docker.getContainer(found.Id).inspect();
 };
 
-/** A preview request through the edge proxy (fetch cannot set Host). */
-function visit(sessionId: string, path: string): Promise<{ status: number; body: string }> {
-  const edge = new URL(stack.edge?.url ?? '');
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: edge.hostname,
-        port: edge.port,
-        path,
-        headers: { host: `${sessionId.replace('_', '-')}.preview.test` },
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** A preview visit through the edge proxy. */
+const visit = async (sessionId: string, path: string) => {
+  const { status, body } = await previewRequest(
+    stack.edge?.url ?? '',
+    `${sessionId.replace('_', '-')}.preview.test`,
+    path,
+  );
+  return { status, body };
+};
 
 const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
 

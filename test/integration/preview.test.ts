@@ -2,36 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { startPreviewApp } from '../support/preview-app';
+import { previewRequest, startPreviewApp } from '../support/preview-app';
 import { startStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 let account: TestAccount;
 let sessionId: string;
 
-/** A request to the edge proxy with a preview Host header (fetch cannot set Host). */
-function preview(
-  host: string,
-  path = '/',
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: string; type: string | undefined }> {
-  const edge = new URL(stack.edge?.url ?? '');
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: edge.hostname, port: edge.port, path, headers: { ...headers, host } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body, type: res.headers['content-type'] }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const preview = (host: string, path = '/', headers: Record<string, string> = {}) =>
+  previewRequest(stack.edge?.url ?? '', host, path, headers);
 
 const label = (id: string): string => id.replace('_', '-');
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { call } from './api';
 
@@ -33,4 +34,29 @@ export async function startPreviewApp(
     },
   });
   if (started.status !== 200) throw new Error(`preview app did not start: ${started.text}`);
+}
+
+/** A request to the edge proxy with a preview Host header (fetch cannot set Host). */
+export function previewRequest(
+  edgeUrl: string,
+  host: string,
+  path = '/',
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; type: string | undefined }> {
+  const edge = new URL(edgeUrl);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: edge.hostname, port: edge.port, path, headers: { ...headers, host } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body, type: res.headers['content-type'] }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }

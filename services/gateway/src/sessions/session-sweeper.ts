@@ -1,4 +1,5 @@
 import type { Logger } from '@sandbox/logger';
+import { Periodic } from '../util/periodic';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { SessionLifecycle } from './session-lifecycle';
 import type { SessionService } from './session-service';
@@ -23,26 +24,23 @@ const DESTROY_LEASE_S = 60;
  * rows are claimed with SKIP LOCKED and leases, so no two replicas do the same work.
  */
 export class SessionSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly periodic: Periodic;
 
-  constructor(private readonly deps: SessionSweeperDeps) {}
-
-  start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.sweep()
-        .then(() => undefined)
-        .catch((err: unknown) => this.deps.logger.error({ err }, 'session sweep failed'))
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.deps.intervalMs);
-    this.timer.unref();
+  constructor(private readonly deps: SessionSweeperDeps) {
+    this.periodic = new Periodic(
+      () => this.sweep(),
+      deps.intervalMs,
+      deps.logger,
+      'session sweep failed',
+    );
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  start(): void {
+    this.periodic.start();
+  }
+
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One pass: expiry, removal of ended sandboxes, then idle and deep sleep. */

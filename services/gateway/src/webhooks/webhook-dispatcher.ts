@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Logger } from '@sandbox/logger';
 import type { SecretBox } from '../secrets/secret-box';
+import { Periodic } from '../util/periodic';
 import { guardedLookup, isForbiddenAddress } from './destination';
 import { signedHeaders } from './signing';
 import type { DueDelivery, WebhookStore } from './webhook-store';
@@ -31,8 +32,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * per account, so that slow or dead receivers of one account do not hold up the others.
  */
 export class WebhookDispatcher {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly periodic: Periodic;
   private readonly stopping = new AbortController();
   private readonly lookup;
   private passes = 0;
@@ -42,25 +42,22 @@ export class WebhookDispatcher {
 
   constructor(private readonly options: WebhookDispatcherOptions) {
     this.lookup = guardedLookup(options.allowPrivateUrls);
+    this.periodic = new Periodic(
+      () => this.pass(),
+      options.pollIntervalMs,
+      options.logger,
+      'webhook pass failed',
+    );
   }
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.pass()
-        .then(() => undefined)
-        .catch((err: unknown) => this.options.logger.error({ err }, 'webhook pass failed'))
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.options.pollIntervalMs);
-    this.timer.unref();
+    this.periodic.start();
   }
 
   /** Stops polling and abandons deliveries in flight (their leases make them retried). */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
     this.stopping.abort();
-    await this.running;
+    await this.periodic.stop();
     await Promise.all(this.inFlight);
   }
 
