@@ -19,6 +19,7 @@ beforeAll(async () => {
       WEBHOOK_POLL_INTERVAL_MS: '100',
       WEBHOOK_TIMEOUT_MS: '1000',
       WEBHOOK_RETRY_SCHEDULE_S: '1,1',
+      WEBHOOK_DISABLE_AFTER_S: '3',
       SESSION_SWEEP_INTERVAL_S: '1',
     },
   });
@@ -67,6 +68,7 @@ describe('webhook endpoints', () => {
       url: 'http://127.0.0.1:9/x',
       events: ['session.expired'],
       createdAt: expect.any(String),
+      disabled: false,
       secret: expect.stringMatching(/^whsec_/),
     });
     const { rows } = await stack.gateways[0]!.db.query<{ secret_encrypted: string }>(
@@ -85,6 +87,7 @@ describe('webhook endpoints', () => {
         url: 'http://127.0.0.1:9/x',
         events: ['session.expired'],
         createdAt: created.body.createdAt,
+        disabled: false,
       },
     ]);
 
@@ -252,6 +255,41 @@ describe('webhook delivery', () => {
     expect(hooks.received[0]!.receivedAt - ran).toBeLessThan(800);
     await hanging.waitFor((got) => got.length >= 12);
     expect(hanging.maxOpen).toBeLessThanOrEqual(4);
+  });
+
+  it('disables an endpoint that fails for too long, and queues nothing more for it', async () => {
+    const owner = await createAccount(stack);
+    const broken = await receiver(() => 500);
+    const { id } = await register(owner, broken.url, ['execution.completed']);
+    const sessionId = await createSession(stack.url, owner.key);
+    const run = () =>
+      call(`${stack.url}/v1/execute`, {
+        method: 'POST',
+        key: owner.key,
+        body: { sessionId, command: 'true' },
+      });
+    await run();
+    const listed = async () =>
+      (
+        await call<{ data: { id: string; disabled: boolean }[] }>(`${stack.url}/v1/webhooks`, {
+          key: owner.key,
+        })
+      ).body.data.find((hook) => hook.id === id);
+    const deadline = Date.now() + 15_000;
+    while (!(await listed())?.disabled) {
+      if (Date.now() > deadline) throw new Error('the endpoint was never disabled');
+      await run();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    const seen = broken.received.length;
+    await run();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(broken.received.length).toBe(seen);
+    const { rows } = await stack.gateways[0]!.db.query<{ status: string }>(
+      `SELECT DISTINCT status FROM webhook_deliveries WHERE endpoint_id = $1`,
+      [id],
+    );
+    expect(rows).toEqual([{ status: 'failed' }]);
   });
 
   it('sends session.expired when a session reaches its ttl', async () => {

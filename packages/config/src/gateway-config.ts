@@ -45,6 +45,7 @@ const gatewaySchema = z
       .transform((list) => list.split(',').map((item) => Number(item.trim())))
       .pipe(z.array(z.number().int().min(1).max(86_400)).min(1).max(20)),
     WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
+    WEBHOOK_DISABLE_AFTER_S: intVar(5 * 86_400, 1),
     LOG_LEVEL: logLevel(),
   })
   .transform((env) => ({
@@ -76,6 +77,8 @@ const gatewaySchema = z
       retryScheduleS: env.WEBHOOK_RETRY_SCHEDULE_S,
       /** For development and tests only: lets webhooks reach loopback and private ranges. */
       allowPrivateUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
+      /** An endpoint with no successful delivery for this long (while failing) is disabled. */
+      disableAfterS: env.WEBHOOK_DISABLE_AFTER_S,
     },
     logLevel: env.LOG_LEVEL,
   }));

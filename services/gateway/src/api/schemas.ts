@@ -123,6 +123,9 @@ export const webhookSchema = z.strictObject({
   url: z.string(),
   events: webhookEvents,
   createdAt: isoTimestamp,
+  disabled: z
+    .boolean()
+    .describe('true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S: register it again'),
 });
 
 export const createdWebhookSchema = webhookSchema.extend({

@@ -15,6 +15,8 @@ export interface WebhookDispatcherOptions {
   pollIntervalMs: number;
   timeoutMs: number;
   retryScheduleS: readonly number[];
+  /** An endpoint failing every delivery for this long is disabled. */
+  disableAfterS: number;
   allowPrivateUrls: boolean;
 }
 
@@ -113,8 +115,14 @@ export class WebhookDispatcher {
       error = err instanceof Error ? err.message : String(err);
     }
     const retryInS = this.options.retryScheduleS[delivery.attempt - 1];
-    await store.markAttemptFailed(delivery, error, retryInS);
+    const disabled = await store.markAttemptFailed(
+      delivery,
+      error,
+      retryInS,
+      this.options.disableAfterS,
+    );
     logger.warn({ ...log, error, retryInS }, 'webhook delivery failed');
+    if (disabled) logger.warn(log, 'webhook endpoint disabled: it failed for too long');
   }
 
   /** POSTs the payload with Standard Webhooks headers; resolves with the HTTP status. */

@@ -14,6 +14,7 @@ export interface WebhookView {
   url: string;
   events: WebhookEvent[];
   createdAt: string;
+  disabled: boolean;
 }
 
 const view = (endpoint: WebhookEndpoint): WebhookView => ({
@@ -21,6 +22,7 @@ const view = (endpoint: WebhookEndpoint): WebhookView => ({
   url: endpoint.url,
   events: endpoint.events,
   createdAt: endpoint.createdAt.toISOString(),
+  disabled: endpoint.disabledAt !== null,
 });
 
 /** Registration of webhook endpoints; the signing secret is shown once, stored sealed. */

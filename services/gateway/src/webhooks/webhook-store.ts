@@ -12,6 +12,8 @@ export interface WebhookEndpoint {
   url: string;
   events: WebhookEvent[];
   createdAt: Date;
+  /** Set when it failed every delivery for too long: it receives nothing any more. */
+  disabledAt: Date | null;
 }
 
 export interface DueDelivery {
@@ -35,13 +37,17 @@ interface EndpointRow {
   url: string;
   events: WebhookEvent[];
   created_at: Date;
+  disabled_at: Date | null;
 }
+
+const ENDPOINT_COLUMNS = 'id, url, events, created_at, disabled_at';
 
 const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
   id: row.id,
   url: row.url,
   events: row.events,
   createdAt: row.created_at,
+  disabledAt: row.disabled_at,
 });
 
 export function webhookNotFound(webhookId: string): AppError {
@@ -72,7 +78,7 @@ export class WebhookStore {
       }
       const { rows } = await tx.query<EndpointRow>(
         `INSERT INTO webhook_endpoints (id, account_id, url, events, secret_encrypted)
-         VALUES ($1, $2, $3, $4, $5) RETURNING id, url, events, created_at`,
+         VALUES ($1, $2, $3, $4, $5) RETURNING ${ENDPOINT_COLUMNS}`,
         [input.id, accountId, input.url, input.events, input.sealedSecret],
       );
       return toEndpoint(rows[0] as EndpointRow);
@@ -81,7 +87,7 @@ export class WebhookStore {
 
   async list(accountId: string): Promise<WebhookEndpoint[]> {
     const { rows } = await this.db.query<EndpointRow>(
-      `SELECT id, url, events, created_at FROM webhook_endpoints
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
         WHERE account_id = $1 ORDER BY created_at, id`,
       [accountId],
     );
@@ -140,7 +146,7 @@ export class WebhookStore {
            SELECT d.event_id, d.endpoint_id, e.account_id, d.next_attempt_at,
                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at) AS nth
              FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+            WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND e.disabled_at IS NULL
               AND d.endpoint_id <> ALL ($3::text[]) AND e.account_id <> ALL ($4::text[])) ranked
           WHERE nth = 1),
        candidates AS (
@@ -185,26 +191,56 @@ export class WebhookStore {
 
   async markDelivered(delivery: DueDelivery): Promise<void> {
     await this.db.query(
-      `UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_error = NULL
-        WHERE event_id = $1 AND endpoint_id = $2`,
+      `WITH delivered AS (
+         UPDATE webhook_deliveries
+            SET status = 'delivered', delivered_at = now(), last_error = NULL
+          WHERE event_id = $1 AND endpoint_id = $2)
+       UPDATE webhook_endpoints SET failing_since = NULL
+        WHERE id = $2 AND failing_since IS NOT NULL`,
       [delivery.eventId, delivery.endpointId],
     );
   }
 
-  /** Records a failed attempt: retried after `retryInS`, or failed for good when undefined. */
+  /**
+   * Records a failed attempt: retried after `retryInS`, or failed for good when undefined. An
+   * endpoint with no success for `disableAfterS` is disabled, its pending deliveries failed.
+   * Returns whether this attempt disabled it.
+   */
   async markAttemptFailed(
     delivery: DueDelivery,
     error: string,
     retryInS: number | undefined,
-  ): Promise<void> {
-    await this.db.query(
-      `UPDATE webhook_deliveries
-          SET last_error = $3,
-              status = CASE WHEN $4::float8 IS NULL THEN 'failed' ELSE 'pending' END,
-              next_attempt_at = now() + make_interval(secs => coalesce($4::float8, 0))
-        WHERE event_id = $1 AND endpoint_id = $2`,
-      [delivery.eventId, delivery.endpointId, error.slice(0, 500), retryInS ?? null],
-    );
+    disableAfterS: number,
+  ): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE webhook_deliveries
+            SET last_error = $3,
+                status = CASE WHEN $4::float8 IS NULL THEN 'failed' ELSE 'pending' END,
+                next_attempt_at = now() + make_interval(secs => coalesce($4::float8, 0))
+          WHERE event_id = $1 AND endpoint_id = $2`,
+        [delivery.eventId, delivery.endpointId, error.slice(0, 500), retryInS ?? null],
+      );
+      const { rows } = await tx.query<{ disabled: boolean }>(
+        `UPDATE webhook_endpoints
+            SET failing_since = coalesce(failing_since, now()),
+                disabled_at = CASE
+                  WHEN failing_since < now() - make_interval(secs => $2) THEN now()
+                  ELSE disabled_at END
+          WHERE id = $1 AND disabled_at IS NULL
+          RETURNING disabled_at IS NOT NULL AS disabled`,
+        [delivery.endpointId, disableAfterS],
+      );
+      const disabled = rows[0]?.disabled === true;
+      if (disabled) {
+        await tx.query(
+          `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled'
+            WHERE endpoint_id = $1 AND status = 'pending'`,
+          [delivery.endpointId],
+        );
+      }
+      return disabled;
+    });
   }
 
   async purgeFinished(): Promise<void> {
