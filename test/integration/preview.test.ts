@@ -244,6 +244,65 @@ describe('streaming and upgrades through the edge proxy', () => {
     expect(await preview(host, '/api')).toMatchObject({ status: 200, body: 'api ok on port 3000' });
   });
 
+  it('never lets an app answer an upgrade with bytes meant for other visitors', async () => {
+    // A hostile app: refuses the upgrade with a chunked answer whose content is a forged end
+    // of response, then keeps writing forged responses on the connection.
+    const forged = 'HTTP/1.1 200 OK\\r\\nContent-Length: 6\\r\\n\\r\\nforged';
+    const app = [
+      "const net = require('net');",
+      'net.createServer((s) => {',
+      "  s.on('error', () => {});",
+      "  s.once('data', () => {",
+      "    s.write('HTTP/1.1 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n5\\r\\n0\\r\\n\\r\\n\\r\\n');",
+      `    const t = setInterval(() => s.write((${forged.length}).toString(16) + '\\r\\n${forged}\\r\\n'), 20);`,
+      "    s.on('close', () => clearInterval(t));",
+      '  });',
+      '}).listen(3003);',
+    ].join('\n');
+    const started = await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: account.key,
+      body: {
+        sessionId: appSession,
+        files: [{ path: 'forger.js', content: app }],
+        command:
+          'nohup node forger.js >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3003) 2>/dev/null && break; sleep 0.1; done',
+      },
+    });
+    expect(started.status).toBe(200);
+    const edge = new URL(stack.edge?.url ?? '');
+    const outcome = await new Promise<string>((resolve) => {
+      const req = request({
+        host: edge.hostname,
+        port: edge.port,
+        path: '/socket',
+        headers: {
+          host: `3003-${host}`,
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+        },
+      });
+      req.on('upgrade', () => resolve('upgraded'));
+      req.on('response', (res) => {
+        res.resume();
+        resolve(`status ${res.statusCode}`);
+      });
+      req.on('error', () => resolve('closed'));
+      req.end();
+    });
+    expect(outcome).not.toBe('upgraded');
+    expect(outcome).not.toBe('status 200');
+    // Every other request through the edge still gets its own answer.
+    for (let i = 0; i < 5; i += 1) {
+      expect(await preview(host, '/api')).toMatchObject({
+        status: 200,
+        body: 'api ok on port 3000',
+      });
+    }
+  });
+
   it('refuses WebSocket upgrades of unknown sessions', async () => {
     const edge = new URL(stack.edge?.url ?? '');
     const outcome = await new Promise<string>((resolve) => {

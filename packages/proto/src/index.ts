@@ -61,4 +61,4 @@ export const PREVIEW_HEADERS = {
   /** On an agent's own error response: the error code (the body is the error JSON). */
   error: 'x-sandbox-preview-error',
 } as const;
-export { endToEndHeaders, forwardResponse } from './preview-http';
+export { endToEndHeaders, forwardResponse, guardUpgrade } from './preview-http';

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) describe one connection and are not passed on. */
 const HOP_BY_HOP = new Set([
@@ -38,7 +39,12 @@ export function forwardResponse(
   upstream: IncomingMessage,
   res: ServerResponse,
   onInvalid: () => void,
+  dropHeaders: readonly string[] = [],
 ): void {
+  // A visitor who leaves ends the upstream exchange too (nothing stays open behind it).
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
   const status = upstream.statusCode ?? 0;
   if (!Number.isInteger(status) || status < 100 || status > 599) {
     upstream.destroy();
@@ -46,7 +52,13 @@ export function forwardResponse(
     return;
   }
   try {
-    res.writeHead(status, endToEndHeaders(upstream.rawHeaders));
+    const headers = endToEndHeaders(upstream.rawHeaders);
+    const kept: string[] = [];
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      const name = headers[i] as string;
+      if (!dropHeaders.includes(name.toLowerCase())) kept.push(name, headers[i + 1] as string);
+    }
+    res.writeHead(status, kept);
   } catch {
     upstream.destroy();
     onInvalid();
@@ -54,4 +66,31 @@ export function forwardResponse(
   }
   upstream.on('error', () => res.destroy());
   upstream.pipe(res);
+}
+
+/**
+ * Guards a proxied WebSocket upgrade (http-proxy's `proxyReqWs` event): an upstream that
+ * answers without upgrading gets the visitor a plain 502 on a closed connection (never its
+ * raw bytes on a connection that might be reused), and once upgraded, either side closing or
+ * ending closes both (no half-open sockets left behind).
+ */
+export function guardUpgrade(upstreamRequest: ClientRequest, visitor: Duplex): void {
+  upstreamRequest.prependListener('response', (response: IncomingMessage) => {
+    response.destroy();
+    if (!visitor.destroyed) {
+      visitor.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    }
+    setImmediate(() => visitor.destroy());
+  });
+  upstreamRequest.prependListener('upgrade', (_response: IncomingMessage, upstream: Duplex) => {
+    const closeBoth = () => {
+      upstream.destroy();
+      visitor.destroy();
+    };
+    for (const side of [upstream, visitor]) {
+      side.on('end', closeBoth);
+      side.on('close', closeBoth);
+    }
+  });
+  visitor.on('close', () => upstreamRequest.destroy());
 }

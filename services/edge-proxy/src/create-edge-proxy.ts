@@ -5,7 +5,7 @@ import httpProxy from 'http-proxy';
 import { AppError, isErrorCode } from '@sandbox/errors';
 import type { EdgeProxyConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import { forwardResponse, PREVIEW_HEADERS } from '@sandbox/proto';
+import { forwardResponse, guardUpgrade, PREVIEW_HEADERS } from '@sandbox/proto';
 import { sendErrorPage } from './pages';
 import { parsePreviewHost } from './preview-host';
 import { RouteResolver } from './route-resolver';
@@ -83,6 +83,8 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     return `http://${route.previewAddress}`;
   }
 
+  proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
+
   proxy.on('error', (err, _req, res) => {
     if ('writeHead' in res) {
       sendErrorPage(
@@ -107,7 +109,8 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     socket.on('close', () => upgraded.delete(socket));
     socket.on('error', () => socket.destroy());
     upstream(req).then(
-      (target) => proxy.ws(req, socket, head, { target }),
+      // Upgrades get a connection of their own, never one from the keep-alive pool.
+      (target) => proxy.ws(req, socket, head, { target, agent: false }),
       (err: unknown) => {
         logger.debug({ err }, 'websocket preview refused');
         socket.destroy();

@@ -55,7 +55,9 @@ export class RouteResolver {
       this.inFlight.set(flightKey, pending);
     }
     const route = await pending;
-    this.remember(route.private === true ? (privateKey ?? publicKey) : publicKey, route);
+    // Kept per session only when the gateway says the preview is public (fails closed).
+    const key = route.private === false ? publicKey : privateKey;
+    if (key !== undefined) this.remember(key, route);
     return route;
   }
 

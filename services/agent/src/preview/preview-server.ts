@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { forwardResponse, PREVIEW_HEADERS } from '@sandbox/proto';
+import { forwardResponse, guardUpgrade, PREVIEW_HEADERS } from '@sandbox/proto';
 import type { SandboxRuntime } from '../runtime/sandbox-runtime';
 
 const SESSION_ID = /^ses_[a-z0-9]{24}$/;
@@ -34,10 +34,15 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
     selfHandleResponse: true,
   });
   proxy.on('proxyRes', (proxyRes, _req, res) => {
-    forwardResponse(proxyRes, res, () =>
-      fail(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
+    forwardResponse(
+      proxyRes,
+      res,
+      () => fail(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
+      // Only the agent says a preview failed: an app cannot pose as it.
+      [PREVIEW_HEADERS.error],
     );
   });
+  proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
 
   async function target(req: IncomingMessage): Promise<PreviewTarget> {
     if (deps.internalToken !== undefined) {

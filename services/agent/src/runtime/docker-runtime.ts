@@ -137,7 +137,8 @@ export class DockerRuntime implements SandboxRuntime {
     };
   }
 
-  async create(spec: SandboxSpec): Promise<SandboxInfo> {
+  /** `keepWorkspace`: the disk holds the session's only copy (a rebuild): never remove it. */
+  async create(spec: SandboxSpec, keepWorkspace = false): Promise<SandboxInfo> {
     const name = containerName(spec.sessionId);
     const existing = await this.findContainer(spec.sessionId);
     if (existing !== undefined) return this.inspect(spec.sessionId);
@@ -209,7 +210,7 @@ export class DockerRuntime implements SandboxRuntime {
     } catch (err) {
       if (statusCode(err) === 409) return this.inspect(spec.sessionId); // created concurrently
       this.logger.error({ err, sessionId: spec.sessionId }, 'sandbox creation failed');
-      await this.removeSandbox(spec.sessionId).catch((cleanupErr: unknown) =>
+      await this.removeSandbox(spec.sessionId, keepWorkspace).catch((cleanupErr: unknown) =>
         this.logger.error({ err: cleanupErr, sessionId: spec.sessionId }, 'cleanup failed'),
       );
       throw new AppError('service_unavailable', 'Could not start the session sandbox', {
@@ -283,8 +284,10 @@ export class DockerRuntime implements SandboxRuntime {
       }
       if (!(await this.workspaces.attach(sessionId))) return undefined;
       this.logger.warn({ sessionId }, 'sandbox container vanished: rebuilding it on its disk');
-      await this.create(spec);
+      await this.create(spec, true);
     } else {
+      // A session being destroyed (its spec already gone) is not started again.
+      if ((await this.specs.read(sessionId)) === undefined) return undefined;
       if (!(await this.workspaces.attach(sessionId))) {
         this.logger.error({ sessionId }, 'a stopped sandbox has lost its workspace');
         return undefined;
@@ -396,7 +399,7 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   /** Removes the container and its workspace (not a saved copy of it). */
-  private async removeSandbox(sessionId: string): Promise<boolean> {
+  private async removeSandbox(sessionId: string, keepWorkspace = false): Promise<boolean> {
     this.runners.close(sessionId);
     let existed = false;
     try {
@@ -405,7 +408,7 @@ export class DockerRuntime implements SandboxRuntime {
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
     }
-    if (await this.workspaces.destroy(sessionId)) existed = true;
+    if (!keepWorkspace && (await this.workspaces.destroy(sessionId))) existed = true;
     if (existed) this.logger.info({ sessionId }, 'sandbox destroyed');
     return existed;
   }
@@ -516,6 +519,12 @@ export class DockerRuntime implements SandboxRuntime {
       }
       // Frozen processes cannot change files while they are saved.
       if (!info.State.Paused && info.State.Running) await this.docker.getContainer(info.Id).pause();
+      // Never save an unmounted disk's empty mount point (after a reboot) as the workspace.
+      if (!(await this.workspaces.attach(sessionId))) {
+        throw new AppError('service_unavailable', 'The session disk is not available', {
+          retryAfter: 30,
+        });
+      }
       const saved = await this.blobs.save(sessionId, await this.workspaces.hostPath(sessionId));
       await this.removeSandbox(sessionId);
       this.logger.info({ sessionId, ...saved }, 'sandbox in deep sleep');

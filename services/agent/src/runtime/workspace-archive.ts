@@ -55,7 +55,12 @@ function tar(
 export async function packWorkspace(source: string, archive: string): Promise<void> {
   const handle = await open(archive, 'w', 0o600);
   try {
-    await tar(['--one-file-system', '-czf', '-', '.'], { stdout: handle.fd }, source, true);
+    await tar(
+      ['--one-file-system', '--sparse', '-czf', '-', '.'],
+      { stdout: handle.fd },
+      source,
+      true,
+    );
     await handle.sync();
   } finally {
     await handle.close();

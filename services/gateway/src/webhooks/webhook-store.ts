@@ -194,10 +194,10 @@ export class WebhookStore {
       `WITH delivered AS (
          UPDATE webhook_deliveries
             SET status = 'delivered', delivered_at = now(), last_error = NULL
-          WHERE event_id = $1 AND endpoint_id = $2)
+          WHERE event_id = $1 AND endpoint_id = $2 AND attempts = $3 AND status = 'pending')
        UPDATE webhook_endpoints SET failing_since = NULL
         WHERE id = $2 AND failing_since IS NOT NULL`,
-      [delivery.eventId, delivery.endpointId],
+      [delivery.eventId, delivery.endpointId, delivery.attempt],
     );
   }
 
@@ -218,8 +218,14 @@ export class WebhookStore {
             SET last_error = $3,
                 status = CASE WHEN $4::float8 IS NULL THEN 'failed' ELSE 'pending' END,
                 next_attempt_at = now() + make_interval(secs => coalesce($4::float8, 0))
-          WHERE event_id = $1 AND endpoint_id = $2`,
-        [delivery.eventId, delivery.endpointId, error.slice(0, 500), retryInS ?? null],
+          WHERE event_id = $1 AND endpoint_id = $2 AND attempts = $5 AND status = 'pending'`,
+        [
+          delivery.eventId,
+          delivery.endpointId,
+          error.slice(0, 500),
+          retryInS ?? null,
+          delivery.attempt,
+        ],
       );
       const { rows } = await tx.query<{ disabled: boolean }>(
         `UPDATE webhook_endpoints
