@@ -253,7 +253,8 @@ describe('webhook delivery', () => {
     await hooks.waitFor((got) => got.length === 1);
     // 40 deliveries of the noisy account, each hanging for the 1 s timeout, wait their turn.
     expect(hooks.received[0]!.receivedAt - ran).toBeLessThan(800);
-    await hanging.waitFor((got) => got.length >= 12);
+    // Retries go on (and are disabled after 3 s of failures here), never more than 4 at once.
+    await hanging.waitFor((got) => got.length >= 8);
     expect(hanging.maxOpen).toBeLessThanOrEqual(4);
   });
 

@@ -141,17 +141,23 @@ export class WebhookDispatcher {
       'user-agent': 'sandbox-webhooks/1',
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise((resolve, reject) => {
+    // A timer of our own, held until the request ends (AbortSignal.timeout combined with
+    // AbortSignal.any can be collected before it fires on Node 20, leaving requests hanging).
+    const abort = new AbortController();
+    const timer = setTimeout(
+      () => abort.abort(new Error(`no answer within ${this.options.timeoutMs} ms`)),
+      this.options.timeoutMs,
+    );
+    const stop = () => abort.abort(new Error('the dispatcher stopped'));
+    this.stopping.signal.addEventListener('abort', stop, { once: true });
+    return new Promise<number>((resolve, reject) => {
       const req = send(
         url,
         {
           method: 'POST',
           headers,
           lookup: this.lookup,
-          signal: AbortSignal.any([
-            this.stopping.signal,
-            AbortSignal.timeout(this.options.timeoutMs),
-          ]),
+          signal: abort.signal,
         },
         (res: IncomingMessage) => {
           let read = 0;
@@ -165,6 +171,9 @@ export class WebhookDispatcher {
       );
       req.on('error', (err) => reject(err));
       req.end(body);
+    }).finally(() => {
+      clearTimeout(timer);
+      this.stopping.signal.removeEventListener('abort', stop);
     });
   }
 }
