@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { Agent, request, type ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
@@ -11,6 +11,40 @@ let sessionId: string;
 
 const preview = (host: string, path = '/', headers: Record<string, string> = {}) =>
   previewRequest(stack.edge?.url ?? '', host, path, headers);
+
+/** A WebSocket upgrade request to the edge proxy for `host` (not yet sent). */
+function upgradeRequest(host: string): ClientRequest {
+  const edge = new URL(stack.edge?.url ?? '');
+  return request({
+    host: edge.hostname,
+    port: edge.port,
+    path: '/socket',
+    headers: {
+      host,
+      connection: 'Upgrade',
+      upgrade: 'websocket',
+      'sec-websocket-version': '13',
+      'sec-websocket-key': randomBytes(16).toString('base64'),
+    },
+  });
+}
+
+/** What an upgrade to `host` got: 'upgraded', 'status <code>' or 'closed'. */
+function upgradeOutcome(host: string): Promise<string> {
+  return new Promise((resolve) => {
+    const req = upgradeRequest(host);
+    req.on('upgrade', (_res, socket: Socket) => {
+      socket.destroy();
+      resolve('upgraded');
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(`status ${res.statusCode}`);
+    });
+    req.on('error', () => resolve('closed'));
+    req.end();
+  });
+}
 
 const label = (id: string): string => id.replace('_', '-');
 
@@ -186,20 +220,8 @@ describe('streaming and upgrades through the edge proxy', () => {
   });
 
   it('carries WebSocket upgrades both ways', async () => {
-    const edge = new URL(stack.edge?.url ?? '');
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const req = request({
-        host: edge.hostname,
-        port: edge.port,
-        path: '/socket',
-        headers: {
-          host,
-          connection: 'Upgrade',
-          upgrade: 'websocket',
-          'sec-websocket-version': '13',
-          'sec-websocket-key': randomBytes(16).toString('base64'),
-        },
-      });
+      const req = upgradeRequest(host);
       req.on('upgrade', (_res, upgraded: Socket) => resolve(upgraded));
       req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
       req.on('error', reject);
@@ -270,28 +292,7 @@ describe('streaming and upgrades through the edge proxy', () => {
       },
     });
     expect(started.status).toBe(200);
-    const edge = new URL(stack.edge?.url ?? '');
-    const outcome = await new Promise<string>((resolve) => {
-      const req = request({
-        host: edge.hostname,
-        port: edge.port,
-        path: '/socket',
-        headers: {
-          host: `3003-${host}`,
-          connection: 'Upgrade',
-          upgrade: 'websocket',
-          'sec-websocket-version': '13',
-          'sec-websocket-key': randomBytes(16).toString('base64'),
-        },
-      });
-      req.on('upgrade', () => resolve('upgraded'));
-      req.on('response', (res) => {
-        res.resume();
-        resolve(`status ${res.statusCode}`);
-      });
-      req.on('error', () => resolve('closed'));
-      req.end();
-    });
+    const outcome = await upgradeOutcome(`3003-${host}`);
     expect(outcome).not.toBe('upgraded');
     expect(outcome).not.toBe('status 200');
     // Every other request through the edge still gets its own answer.
@@ -304,25 +305,7 @@ describe('streaming and upgrades through the edge proxy', () => {
   });
 
   it('refuses WebSocket upgrades of unknown sessions', async () => {
-    const edge = new URL(stack.edge?.url ?? '');
-    const outcome = await new Promise<string>((resolve) => {
-      const req = request({
-        host: edge.hostname,
-        port: edge.port,
-        path: '/socket',
-        headers: {
-          host: `ses-${'0'.repeat(24)}.preview.test`,
-          connection: 'Upgrade',
-          upgrade: 'websocket',
-          'sec-websocket-version': '13',
-          'sec-websocket-key': randomBytes(16).toString('base64'),
-        },
-      });
-      req.on('upgrade', () => resolve('upgraded'));
-      req.on('response', (res) => resolve(`status ${res.statusCode}`));
-      req.on('error', () => resolve('closed'));
-      req.end();
-    });
+    const outcome = await upgradeOutcome(`ses-${'0'.repeat(24)}.preview.test`);
     expect(outcome).not.toBe('upgraded');
   });
 });
