@@ -55,6 +55,21 @@ describe('code runs', () => {
     expect(run.body.filesWritten).toEqual(['lib/greet.ts']);
   });
 
+  it('runs ES module code that declares its own require, __filename and __dirname', async () => {
+    const run = await execute({
+      code: [
+        "import { createRequire } from 'node:module';",
+        "import { fileURLToPath } from 'node:url';",
+        "import path from 'node:path';",
+        'const require = createRequire(import.meta.url);',
+        'const __filename = fileURLToPath(import.meta.url);',
+        'const __dirname = path.dirname(__filename);',
+        "console.log(typeof require('node:os').cpus, __dirname);",
+      ].join('\n'),
+    });
+    expect(run.body).toMatchObject({ stdout: 'function /workspace\n', exitCode: 0 });
+  });
+
   it('reports a thrown error with a non-zero exit code and the line of the user code', async () => {
     const run = await execute({ code: "const x = 1;\nthrow new Error('boom ' + x);" });
     expect(run.body.exitCode).not.toBe(0);
@@ -182,6 +197,27 @@ describe('output', () => {
     expect(text).toContain('second');
   });
 
+  it('answers a request refused before the run starts with a JSON error, not a stream', async () => {
+    await execute({ command: 'ln -sfn /etc outside-link; echo x > plain-file' });
+    const badFile = await execute({
+      stream: true,
+      files: [{ path: 'outside-link/x.txt', content: 'no' }],
+      command: 'echo never',
+    });
+    expect(badFile.status).toBe(400);
+    expect(badFile.body).toMatchObject({
+      error: { code: 'invalid_path', details: { path: 'outside-link/x.txt' } },
+    });
+    for (const program of [{ command: 'pwd' }, { code: 'console.log(1)' }]) {
+      const badDir = await execute({ stream: true, workingDir: 'plain-file', ...program });
+      expect(badDir.status).toBe(400);
+      expect(badDir.body).toMatchObject({ error: { code: 'invalid_path' } });
+      const plain = await execute({ workingDir: '/workspace/plain-file', ...program });
+      expect(plain.status).toBe(400);
+      expect(plain.body).toMatchObject({ error: { code: 'invalid_path' } });
+    }
+  });
+
   it('caps the output of a non-streamed run at 16 MB and says so', async () => {
     const run = await execute({
       command: 'head -c 20000000 /dev/zero | tr "\\0" a; echo done >&2',
@@ -239,6 +275,37 @@ describe('processes', () => {
     const missing = await kill(99_999);
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ error: { code: 'process_not_found' } });
+  });
+
+  it('kills a process with its children, even those in a session of their own', async () => {
+    const started = await execute({
+      command:
+        "nohup bash -c 'setsid sleep 1101 & sleep 1102 & wait' >/dev/null 2>&1 & echo $!; sleep 0.3",
+    });
+    const parent = Number((started.body.stdout as string).trim());
+    const kill = await call(`${stack.url}/v1/execution/kill`, {
+      method: 'POST',
+      key: account.key,
+      body: { sessionId, pid: parent },
+    });
+    expect(kill.status).toBe(200);
+    expect(kill.body.killed).toBe(3);
+    expect(kill.body.pids).toContain(parent);
+    const check = await execute({ command: "pgrep -f 'sleep 110[12]' || echo gone" });
+    expect(check.body.stdout).toBe('gone\n');
+  });
+
+  it('kills the whole tree of a timed-out run, even children in a session of their own', async () => {
+    const run = await execute({
+      command: 'setsid sleep 1201 & setsid bash -c "sleep 1202" & echo partial; sleep 60',
+      timeout: 1,
+    });
+    expect(run.status).toBe(408);
+    expect(run.body).toMatchObject({
+      error: { code: 'execution_timeout', stdout: 'partial\n', details: { timeout: 1 } },
+    });
+    const check = await execute({ command: "pgrep -f 'sleep 120[12]' || echo gone" });
+    expect(check.body.stdout).toBe('gone\n');
   });
 
   it('stops a foreground run whose client went away, but not its nohup background process', async () => {

@@ -222,6 +222,14 @@ describe('the session disk', () => {
       .details;
     expect(details.used).toBeLessThanOrEqual(details.limit);
     expect(details.limit).toBeLessThanOrEqual(1024 * 1024 * 1024);
+    // A code run needs room for its source file: the same 507, not a server error.
+    const code = await call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: account.key,
+      body: { sessionId, code: `// ${'x'.repeat(200_000)}\nconsole.log(1)` },
+    });
+    expect(code.status).toBe(507);
+    expect(code.body).toMatchObject({ error: { code: 'disk_full' } });
     const leftovers = await execute('ls -a | grep -c "\\.tmp$" || true');
     expect(leftovers.body.stdout).toBe('0\n');
 

@@ -59,6 +59,23 @@ describe('packages imported by code', () => {
     expect(run.body).toMatchObject({ stdout: '6.0.0\n', exitCode: 0 });
   });
 
+  it('installs only registry packages: a URL pinned in package.json is never fetched', async () => {
+    const id = await session();
+    const run = await execute(id, {
+      files: [
+        {
+          path: 'package.json',
+          content: '{"dependencies":{"is-number":"http://127.0.0.1:9/is-number.tgz"}}',
+        },
+      ],
+      code: "import isNumber from 'is-number';\nconsole.log('ran');",
+    });
+    expect(run.status).toBe(200);
+    expect(run.body.exitCode).not.toBe(0);
+    expect(run.body.stdout).toBe('');
+    expect(run.body.stderr).toContain('only registry packages');
+  });
+
   it('reports an install failure as an ordinary failed run', async () => {
     const id = await session();
     const run = await execute(id, {

@@ -1,14 +1,16 @@
 /**
  * The first line added to a `code` run: ES module code with `require`, `__filename` and
- * `__dirname` available, as in CommonJS. It has no newline, so line numbers stay the user's.
+ * `__dirname` available, as in CommonJS. They are globals, not module bindings, so code that
+ * declares its own (`const require = createRequire(import.meta.url)`) still compiles. It has no
+ * newline, so line numbers stay the user's.
  */
 export const CODE_PRELUDE =
   "import { createRequire as __sandboxCreateRequire } from 'node:module';" +
   "import { fileURLToPath as __sandboxFileURLToPath } from 'node:url';" +
   "import { dirname as __sandboxDirname } from 'node:path';" +
-  'const require = __sandboxCreateRequire(import.meta.url);' +
-  'const __filename = __sandboxFileURLToPath(import.meta.url);' +
-  'const __dirname = __sandboxDirname(__filename);';
+  'globalThis.require = __sandboxCreateRequire(import.meta.url);' +
+  'globalThis.__filename = __sandboxFileURLToPath(import.meta.url);' +
+  'globalThis.__dirname = __sandboxDirname(globalThis.__filename);';
 
 /** A code run's source file: hidden, unique, and removed after the run. */
 export const CODE_FILE_PREFIX = '.sandbox-code-';

@@ -4,7 +4,7 @@ import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
-import { descendants, killAll, killUntilGone, listProcesses, runTree } from './processes';
+import { descendants, killAll, listProcesses, runTree, stopThenKill, treesOf } from './processes';
 import { RunnerError, type ExecResultEvent } from './protocol';
 import { readTiming, TIME_FORMAT } from './run-measure';
 import { transpileForNode } from './transpile';
@@ -83,7 +83,12 @@ function changed(before: Snapshot, after: Snapshot): string[] {
 /** The run's working directory: created if missing, refused if a symlink leads out. */
 export async function workingDirectory(cwd: string): Promise<string> {
   const dir = lexicalDir(cwd);
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EEXIST' || err.code === 'ENOTDIR') {
+      throw new RunnerError('invalid_path', `workingDir is not a directory: ${cwd}`, { path: cwd });
+    }
+    throw err;
+  });
   const real = await resolveExisting(posix.relative(WORKSPACE, dir) || '.');
   if (!(await lstat(real)).isDirectory()) {
     throw new RunnerError('invalid_path', `workingDir is not a directory: ${cwd}`, { path: cwd });
@@ -174,12 +179,10 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
 
   let timedOut = false;
   const killTree = async (): Promise<void> => {
-    try {
-      process.kill(-leader, 'SIGKILL');
-    } catch {
-      // group already gone
-    }
-    await killUntilGone(async () => runTree(await listProcesses(), leader).map((p) => p.pid));
+    await stopThenKill((all, stopped) => [
+      ...runTree(all, leader).map((p) => p.pid),
+      ...treesOf(all, [], stopped),
+    ]);
   };
   const timer = setTimeout(() => {
     timedOut = true;

@@ -11,7 +11,8 @@ export async function diskUsage(root = WORKSPACE): Promise<{ used: number; limit
   return { used: (fs.blocks - fs.bfree) * fs.bsize, limit: fs.blocks * fs.bsize };
 }
 
-async function asDiskFull(err: unknown, root: string): Promise<unknown> {
+/** A full disk (ENOSPC, EDQUOT) as the disk_full error; any other error as it is. */
+export async function asDiskFull(err: unknown, root = WORKSPACE): Promise<unknown> {
   if (
     (err as NodeJS.ErrnoException).code === 'ENOSPC' ||
     (err as NodeJS.ErrnoException).code === 'EDQUOT'

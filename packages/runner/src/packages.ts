@@ -15,6 +15,8 @@ export function extractBundle(cwd: string, bundle: Buffer): Promise<void> {
     tar.on('error', reject);
     tar.on('close', (code) => {
       if (code === 0) resolve();
+      else if (/no space left|quota exceeded/i.test(stderr))
+        reject(Object.assign(new Error(stderr.trim()), { code: 'ENOSPC' }));
       else reject(new RunnerError('internal_error', `Unpacking packages failed: ${stderr.trim()}`));
     });
     tar.stdin.end(bundle);

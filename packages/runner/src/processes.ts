@@ -119,6 +119,49 @@ export async function killUntilGone(
   return [...killed];
 }
 
+/**
+ * Kills a process tree that may be forking or detaching while it is killed: its members are
+ * first stopped (SIGSTOP), listing again until no new member appears — a stopped process
+ * cannot fork, and its children keep it as parent, so nothing escapes into a new session or
+ * to init — and then every member is killed. `select` lists the tree, given what is already
+ * stopped. Returns every pid killed.
+ */
+export async function stopThenKill(
+  select: (all: readonly ProcessInfo[], stopped: ReadonlySet<number>) => number[],
+  rounds = 50,
+): Promise<number[]> {
+  const stopped = new Set<number>();
+  for (let round = 0; round < rounds; round += 1) {
+    const fresh = select(await listProcesses(), stopped).filter((pid) => !stopped.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) {
+      try {
+        process.kill(pid, 'SIGSTOP');
+        stopped.add(pid);
+      } catch {
+        // already gone
+      }
+    }
+  }
+  const killed = killAll([...stopped]);
+  // What slipped through (the round limit reached) is killed the plain way.
+  const rest = await killUntilGone(async () => select(await listProcesses(), new Set()));
+  return [...new Set([...killed, ...rest])];
+}
+
+/** `select` for stopThenKill: the trees under `roots` and under every stopped process. */
+export function treesOf(
+  all: readonly ProcessInfo[],
+  roots: readonly number[],
+  stopped: ReadonlySet<number>,
+): number[] {
+  const found = new Set<number>();
+  for (const root of [...roots, ...stopped]) {
+    for (const info of descendants(all, root)) found.add(info.pid);
+  }
+  return [...found];
+}
+
 export function processNotFound(pid: number): RunnerError {
   return new RunnerError('process_not_found', `No process ${pid} in this session`, { pid });
 }

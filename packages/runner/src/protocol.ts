@@ -50,6 +50,8 @@ export interface FileEntry {
 
 export type RunnerEvent =
   | { id: number; ev: 'stdout' | 'stderr' | 'chunk'; data: string }
+  /** An exec's process is running: its working directory and code file were accepted. */
+  | { id: number; ev: 'started' }
   | ({ id: number; ev: 'exec' } & ExecResultEvent)
   | { id: number; ev: 'killed'; pids: number[] }
   | { id: number; ev: 'stats'; filesCount: number; activeProcesses: number }
@@ -68,8 +70,8 @@ export type RunnerEvent =
       details?: Record<string, unknown>;
     };
 
-/** Events that carry part of a request's output; every other event ends its request. */
-export type StreamEventName = 'stdout' | 'stderr' | 'chunk';
+/** Events that carry part of a request's progress; every other event ends its request. */
+export type StreamEventName = 'stdout' | 'stderr' | 'chunk' | 'started';
 export type FinalEventName = Exclude<RunnerEvent['ev'], StreamEventName>;
 
 /** One entry per final event: the compiler rejects a missing one. */

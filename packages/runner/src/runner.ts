@@ -4,13 +4,13 @@ import type { Readable, Writable } from 'node:stream';
 import { startRun, workingDirectory, type RunHandle } from './exec';
 import { missingPackages } from './imports';
 import { extractBundle } from './packages';
-import { listFiles, readFileChunks, writeFiles } from './files';
+import { asDiskFull, listFiles, readFileChunks, writeFiles } from './files';
 import {
-  descendants,
   findKeepAlive,
-  killUntilGone,
   listProcesses,
   processNotFound,
+  stopThenKill,
+  treesOf,
   userProcesses,
   type ProcessInfo,
 } from './processes';
@@ -38,10 +38,13 @@ async function countFiles(root: string): Promise<number> {
  */
 export async function serve(input: Readable, output: Writable): Promise<void> {
   const runs = new Map<number, RunHandle>();
+  /** Runs being prepared (files snapshot, transpile), and whether a cancel came meanwhile. */
+  const starting = new Map<number, boolean>();
   const drainWaiters: (() => void)[] = [];
   output.on('drain', () => drainWaiters.splice(0).forEach((resume) => resume()));
   const emit = (event: RunnerEvent): boolean => output.write(`${JSON.stringify(event)}\n`);
-  const fail = (id: number, err: unknown): void => {
+  const fail = async (id: number, cause: unknown): Promise<void> => {
+    const err = await asDiskFull(cause).catch(() => cause);
     if (err instanceof RunnerError) {
       emit({
         id,
@@ -73,12 +76,24 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         emit({ id, ev: 'pong', pid: process.pid });
         return;
       case 'exec': {
-        const run = await startRun(request, {
-          stdout: (chunk) => emit({ id, ev: 'stdout', data: chunk.toString('base64') }),
-          stderr: (chunk) => emit({ id, ev: 'stderr', data: chunk.toString('base64') }),
-          onDrain: (resume) => drainWaiters.push(resume),
-        });
+        starting.set(id, false);
+        let run: RunHandle;
+        try {
+          run = await startRun(request, {
+            stdout: (chunk) => emit({ id, ev: 'stdout', data: chunk.toString('base64') }),
+            stderr: (chunk) => emit({ id, ev: 'stderr', data: chunk.toString('base64') }),
+            onDrain: (resume) => drainWaiters.push(resume),
+          });
+        } catch (err) {
+          starting.delete(id);
+          throw err;
+        }
+        // A cancel that came while the run was being prepared applies now.
+        const cancelledEarly = starting.get(id) === true;
+        starting.delete(id);
         runs.set(id, run);
+        if (cancelledEarly) run.cancel();
+        emit({ id, ev: 'started' });
         try {
           emit({ id, ev: 'exec', ...(await run.done) });
         } finally {
@@ -87,6 +102,7 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         return;
       }
       case 'cancel':
+        if (starting.has(request.target)) starting.set(request.target, true);
         runs.get(request.target)?.cancel();
         emit({ id, ev: 'killed', pids: [] });
         return;
@@ -106,8 +122,8 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         // One process and its descendants (killing all is done by the agent, from the host).
         const { pid } = request;
         if (!(await users()).some((p) => p.pid === pid)) throw processNotFound(pid);
-        const pids = await killUntilGone(async () =>
-          descendants(await users(), pid).map((p) => p.pid),
+        const pids = await stopThenKill((all, stopped) =>
+          treesOf(userProcesses(all, infrastructureOf(all)), [pid], stopped),
         );
         emit({ id, ev: 'killed', pids: pids.sort((a, b) => a - b) });
         return;

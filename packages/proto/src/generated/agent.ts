@@ -8,6 +8,7 @@ import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, Destro
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from './agent/v1/ExecEvent';
 import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from './agent/v1/ExecRequest';
 import type { ExecResult as _agent_v1_ExecResult, ExecResult__Output as _agent_v1_ExecResult__Output } from './agent/v1/ExecResult';
+import type { ExecStarted as _agent_v1_ExecStarted, ExecStarted__Output as _agent_v1_ExecStarted__Output } from './agent/v1/ExecStarted';
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from './agent/v1/FileChunk';
 import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_FileEntry__Output } from './agent/v1/FileEntry';
 import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from './agent/v1/FileInput';
@@ -41,6 +42,7 @@ export interface ProtoGrpcType {
       ExecEvent: MessageTypeDefinition<_agent_v1_ExecEvent, _agent_v1_ExecEvent__Output>
       ExecRequest: MessageTypeDefinition<_agent_v1_ExecRequest, _agent_v1_ExecRequest__Output>
       ExecResult: MessageTypeDefinition<_agent_v1_ExecResult, _agent_v1_ExecResult__Output>
+      ExecStarted: MessageTypeDefinition<_agent_v1_ExecStarted, _agent_v1_ExecStarted__Output>
       FileChunk: MessageTypeDefinition<_agent_v1_FileChunk, _agent_v1_FileChunk__Output>
       FileEntry: MessageTypeDefinition<_agent_v1_FileEntry, _agent_v1_FileEntry__Output>
       FileInput: MessageTypeDefinition<_agent_v1_FileInput, _agent_v1_FileInput__Output>

@@ -104,14 +104,26 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     method: string,
     toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer) => Res,
     work: (request: Req, sink: ByteSink, signal: AbortSignal) => Promise<Res | undefined>,
+    startedMessage?: Res,
   ): grpc.handleServerStreamingCall<Req, Res> {
     return (call) => {
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
+      // One 'drain' listener however many writes met a full buffer before it drained.
+      const drainWaiters: (() => void)[] = [];
+      let announcedStart = false;
       const sink: ByteSink = {
         write: (stream, chunk) => (call.cancelled ? true : call.write(toMessage(stream, chunk))),
         onDrain: (resume) => {
-          call.once('drain', resume);
+          drainWaiters.push(resume);
+          if (drainWaiters.length === 1) {
+            call.once('drain', () => drainWaiters.splice(0).forEach((waiter) => waiter()));
+          }
+        },
+        started: () => {
+          if (startedMessage === undefined || announcedStart || call.cancelled) return;
+          announcedStart = true;
+          call.write(startedMessage);
         },
       };
       Promise.resolve()
@@ -161,6 +173,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       async (request: ExecRequest__Output, sink, signal) => ({
         result: await runtime.exec(execSpec(request), sink, signal),
       }),
+      { started: {} },
     ),
 
     KillProcesses: unary('KillProcesses', async (request) => ({

@@ -33,4 +33,19 @@ describe('LineSplitter', () => {
     splitter.push(Buffer.from(':3}\n'));
     expect(lines).toEqual(['{"a":"é"}', '{"b":2}', '{"c":3}']);
   });
+
+  it('drops a line that grows past its limit and reports it', () => {
+    const lines: string[] = [];
+    let overflows = 0;
+    const splitter = new LineSplitter(
+      (l) => lines.push(l),
+      () => (overflows += 1),
+      10,
+    );
+    splitter.push(Buffer.from('ok\n0123456789'));
+    splitter.push(Buffer.from('abc'));
+    expect(overflows).toBe(1);
+    splitter.push(Buffer.from('\nnext\n'));
+    expect(lines).toEqual(['ok', 'next']);
+  });
 });

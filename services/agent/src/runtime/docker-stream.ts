@@ -26,17 +26,32 @@ export class DockerFrameParser {
   }
 }
 
-/** Cuts a byte stream into lines (without the newline). */
+/** Longest line a LineSplitter keeps; the runner's lines (base64 chunks) stay far below. */
+export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+/**
+ * Cuts a byte stream into lines (without the newline). A line longer than `maxLineChars` is
+ * dropped and reported to `onOverflow`, so that a peer that never sends a newline cannot make
+ * the reader hold unbounded memory.
+ */
 export class LineSplitter {
   private partial = '';
   private readonly decoder = new StringDecoder('utf8');
 
-  constructor(private readonly onLine: (line: string) => void) {}
+  constructor(
+    private readonly onLine: (line: string) => void,
+    private readonly onOverflow: () => void = () => undefined,
+    private readonly maxLineChars = MAX_LINE_CHARS,
+  ) {}
 
   push(chunk: Buffer): void {
     const text = this.partial + this.decoder.write(chunk);
     const lines = text.split('\n');
     this.partial = lines.pop() ?? '';
     for (const line of lines) if (line !== '') this.onLine(line);
+    if (this.partial.length > this.maxLineChars) {
+      this.partial = '';
+      this.onOverflow();
+    }
   }
 }

@@ -31,6 +31,30 @@ export interface PackageInstallerOptions {
   logger: Logger;
 }
 
+/** An npm package name, optionally scoped. */
+const PACKAGE_NAME = /^(?:@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*$/i;
+/**
+ * A version, range or dist-tag from the registry: no `:` or `/` (URLs, git, GitHub, aliases,
+ * paths) and no leading `.` (a directory).
+ */
+const REGISTRY_SPEC = /^(?![.])[\w.+^~<>=| *-]{1,256}$/;
+
+/**
+ * Refuses what is not a registry package: the list comes from inside a sandbox (the names its
+ * code imports, the versions its package.json pins), and npm runs here, on the node, with the
+ * node's network. A pin like `http://…` or `git+ssh://…` would make the node fetch it.
+ */
+export function checkRegistryPackages(packages: readonly PackageRequest[]): void {
+  for (const { name, spec } of packages) {
+    if (name.length > 214 || !PACKAGE_NAME.test(name) || !REGISTRY_SPEC.test(spec)) {
+      throw new InstallFailed(
+        `Cannot install ${name}@${spec}: only registry packages with a version, range or tag can be installed automatically\n`,
+        false,
+      );
+    }
+  }
+}
+
 const EXACT_VERSION = /^\d+\.\d+\.\d+(?:-[\w.]+)?$/;
 /** A bundle of ranges (e.g. `latest`) is rebuilt after this long, to pick up new releases. */
 const RANGE_BUNDLE_TTL_MS = 6 * 60 * 60 * 1000;
@@ -48,7 +72,8 @@ export class PackageInstaller {
   constructor(private readonly options: PackageInstallerOptions) {}
 
   /** The bundle for `packages` (from the cache when fresh); throws InstallFailed. */
-  bundle(packages: readonly PackageRequest[], timeoutMs: number): Promise<Buffer> {
+  async bundle(packages: readonly PackageRequest[], timeoutMs: number): Promise<Buffer> {
+    checkRegistryPackages(packages);
     const specs = packages.map((p) => `${p.name}@${p.spec}`).sort();
     const key = createHash('sha256').update(specs.join('\n')).digest('hex').slice(0, 32);
     let pending = this.inFlight.get(key);

@@ -1,7 +1,12 @@
 import type { Duplex } from 'node:stream';
 import { AppError, isErrorCode } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { FINAL_EVENTS, type RunnerEvent, type RunnerRequest } from '@sandbox/runner';
+import {
+  FINAL_EVENTS,
+  type RunnerEvent,
+  type RunnerRequest,
+  type StreamEventName,
+} from '@sandbox/runner';
 import { DockerFrameParser, LineSplitter } from './docker-stream';
 
 /** Opens the attach stream of a fresh runner process in the sandbox (a `docker exec`). */
@@ -12,8 +17,8 @@ type Request = RunnerRequest extends infer R
     ? Omit<R, 'id'>
     : never
   : never;
-type FinalEvent = Exclude<RunnerEvent, { ev: 'stdout' | 'stderr' | 'chunk' }>;
-type StreamEvent = Extract<RunnerEvent, { ev: 'stdout' | 'stderr' | 'chunk' }>;
+type FinalEvent = Exclude<RunnerEvent, { ev: StreamEventName }>;
+type StreamEvent = Extract<RunnerEvent, { ev: StreamEventName }>;
 
 /**
  * Receives a request's streamed events; returning false asks the runner to hold that
@@ -40,7 +45,10 @@ class Connection {
     private readonly logger: Logger,
     private readonly onClose: () => void,
   ) {
-    const lines = new LineSplitter((line) => this.onLine(line));
+    const lines = new LineSplitter(
+      (line) => this.onLine(line),
+      () => this.close(new Error('the runner sent an over-long line')),
+    );
     const parser = new DockerFrameParser(
       (payload) => lines.push(payload),
       (payload) =>

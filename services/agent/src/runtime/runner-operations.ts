@@ -1,3 +1,4 @@
+import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
@@ -7,6 +8,8 @@ import type { ByteSink, ExecOutcome, ExecSpec, FileContent, FileEntry } from './
 const RUN_GUARD_MS = 15_000;
 /** Exit code of a run ended by its timeout (as coreutils `timeout`). */
 const TIMEOUT_EXIT_CODE = 124;
+/** decisions.md: filesWritten lists at most this many paths. */
+const MAX_FILES_WRITTEN = 1000;
 
 function failedRun(
   exitCode: number,
@@ -64,12 +67,22 @@ export async function exec(
       'packages',
     );
     if (packages.length > 0) {
+      // The request is valid; an install failure is the run's own outcome.
+      sink.started();
       try {
         const bundle = await installer.bundle(packages, spec.timeoutMs - (Date.now() - started));
-        await runner.request(
-          { op: 'installBundle', cwd: spec.workingDir, bundle: bundle.toString('base64') },
-          'installed',
-        );
+        await runner
+          .request(
+            { op: 'installBundle', cwd: spec.workingDir, bundle: bundle.toString('base64') },
+            'installed',
+          )
+          .catch((err: unknown) => {
+            // A full disk is the session's 507; any other unpack failure is the run's result.
+            if (err instanceof AppError && err.code === 'internal_error') {
+              throw new InstallFailed(`${err.message}\n`, false);
+            }
+            throw err;
+          });
       } catch (err) {
         if (!(err instanceof InstallFailed)) throw err;
         sink.write('stderr', Buffer.from(err.message));
@@ -107,6 +120,10 @@ export async function exec(
       'exec',
       (event) => {
         if (event.ev === 'chunk') return;
+        if (event.ev === 'started') {
+          sink.started();
+          return;
+        }
         if (sink.write(event.ev, Buffer.from(event.data, 'base64'))) return;
         sink.onDrain(resume);
         return false;
@@ -123,7 +140,7 @@ export async function exec(
       memoryUsedBytes: result.memoryUsedBytes,
       cpuTimeMs: result.cpuTimeMs,
       timedOut: result.timedOut,
-      filesWritten: [...new Set([...written, ...result.filesWritten])],
+      filesWritten: [...new Set([...written, ...result.filesWritten])].slice(0, MAX_FILES_WRITTEN),
     };
   } finally {
     clearTimeout(guard);
@@ -158,6 +175,7 @@ export async function readFile(
     { op: 'readFile', path },
     'read',
     (event) => {
+      if (event.ev !== 'chunk') return;
       if (sink.write('stdout', Buffer.from(event.data, 'base64'))) return;
       sink.onDrain(resume);
       return false;

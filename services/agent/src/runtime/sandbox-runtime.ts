@@ -59,6 +59,11 @@ export interface ExecOutcome {
 export interface ByteSink {
   write(stream: 'stdout' | 'stderr', chunk: Buffer): boolean;
   onDrain(resume: () => void): void;
+  /**
+   * The request was accepted and its work has begun (a run's files are written and its
+   * working directory is usable): what fails after this is part of the outcome.
+   */
+  started(): void;
 }
 
 export interface FileEntry {

@@ -41,6 +41,14 @@ export type StreamEvent =
   | { type: 'stderr'; data: string }
   | { type: 'exit'; code: number };
 
+/** Follows a run as it happens (streamed executions). */
+export interface RunObserver {
+  /** The run's process started: errors before this are the request's, not the run's. */
+  started(): void;
+  /** A chunk of output; `flow.pause()` holds the run's output until `flow.resume()`. */
+  output(stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl): void;
+}
+
 export interface PreparedExecution {
   plan: ExecutePlan;
   nodeId: string;
@@ -71,14 +79,14 @@ export class ExecuteService {
   }
 
   /**
-   * Runs the execution, calling `onOutput` with each chunk as it arrives (returning false
-   * pauses the run's output until `flow.resume()`), and returns the
+   * Runs the execution, telling `observer` when its process started and each chunk of output
+   * as it arrives (`flow.pause()` holds the run's output until `flow.resume()`), and returns the
    * collected result (output capped at MAX_COLLECTED_OUTPUT_BYTES per stream).
    */
   async run(
     { plan, nodeId, accountId, limits }: PreparedExecution,
     signal: AbortSignal,
-    onOutput?: (stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl) => void,
+    observer?: RunObserver,
   ): Promise<ExecutionResult> {
     const stdout = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
@@ -93,7 +101,7 @@ export class ExecuteService {
         this.webhooks,
         this.logger,
         { accountId, id: plan.sessionId, diskMb: limits.disk },
-        () => this.exec(nodeId, plan, signal, stdout, stderr, onOutput, (r) => (result = r)),
+        () => this.exec(nodeId, plan, signal, stdout, stderr, observer, (r) => (result = r)),
       );
     } finally {
       clearInterval(heartbeat);
@@ -155,7 +163,7 @@ export class ExecuteService {
     signal: AbortSignal,
     stdout: OutputBuffer,
     stderr: OutputBuffer,
-    onOutput: ((stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl) => void) | undefined,
+    observer: RunObserver | undefined,
     onResult: (result: ExecResult__Output) => void,
   ): Promise<void> {
     await this.agents.forNode(nodeId).exec(
@@ -171,12 +179,14 @@ export class ExecuteService {
         onEvent: (event, flow) => {
           if (event.stdout) {
             stdout.push(event.stdout.data);
-            onOutput?.('stdout', event.stdout.data, flow);
+            observer?.output('stdout', event.stdout.data, flow);
           } else if (event.stderr) {
             stderr.push(event.stderr.data);
-            onOutput?.('stderr', event.stderr.data, flow);
+            observer?.output('stderr', event.stderr.data, flow);
           } else if (event.result) {
             onResult(event.result);
+          } else if (event.started) {
+            observer?.started();
           }
         },
       },

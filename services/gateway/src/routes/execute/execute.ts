@@ -29,26 +29,37 @@ async function stream(
   req: Request,
   res: Response,
 ): Promise<void> {
-  res.status(200);
-  res.setHeader('Content-Type', 'text/event-stream');
-  res.setHeader('Cache-Control', 'no-cache');
-  res.setHeader('X-Accel-Buffering', 'no');
-  res.flushHeaders();
+  // The 200 and the stream begin once the run's process started: a request the agent refuses
+  // first (a bad path in `files`, a full disk, a gone session) gets an ordinary JSON error.
+  const open = (): void => {
+    if (res.headersSent) return;
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+  };
   let id = 0;
   /** Writes one event; false when the client's buffer is full. */
   const send = (event: string, data: unknown): boolean => {
+    open();
     id += 1;
     return res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  const keepAlive = setInterval(() => {
+    if (res.headersSent) res.write(': keep-alive\n\n');
+  }, KEEP_ALIVE_MS);
   const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   try {
-    const result = await execute.run(prepared, clientGone(req, res), (type, data, flow) => {
-      const text = decoders[type].write(data);
-      if (text === '' || send(type, { type, data: text })) return;
-      // A slow reader: stop taking output (back to the process) until the client catches up.
-      flow.pause();
-      res.once('drain', () => flow.resume());
+    const result = await execute.run(prepared, clientGone(req, res), {
+      started: open,
+      output: (type, data, flow) => {
+        const text = decoders[type].write(data);
+        if (text === '' || send(type, { type, data: text })) return;
+        // A slow reader: stop taking output (back to the process) until the client catches up.
+        flow.pause();
+        res.once('drain', () => flow.resume());
+      },
     });
     for (const type of ['stdout', 'stderr'] as const) {
       const rest = decoders[type].end();
@@ -57,12 +68,14 @@ async function stream(
     send('exit', { type: 'exit', code: result.exitCode });
     send('result', result);
   } catch (err) {
+    clearInterval(keepAlive);
+    if (!res.headersSent) throw err; // to the error handler: an ordinary JSON error
     const appError = toAppError(err);
     if (appError.code === 'internal_error') req.log.error({ err }, 'streamed run failed');
     send('error', toErrorBody(appError).error);
   } finally {
     clearInterval(keepAlive);
-    res.end();
+    if (res.headersSent) res.end();
   }
 }
 
