@@ -55,6 +55,32 @@ describe('code runs', () => {
     expect(run.body.filesWritten).toEqual(['lib/greet.ts']);
   });
 
+  it('imports .ts default exports, ES module .js and CommonJS files together', async () => {
+    const run = await execute({
+      workingDir: 'mixed',
+      files: [
+        { path: 'mixed/lib/a.js', content: 'export const a = 1;\n' },
+        { path: 'mixed/lib/double.ts', content: 'export default (n: number): number => n * 2;\n' },
+        {
+          path: 'mixed/lib/greeter.ts',
+          content: "export default class Greeter {\n  hi(): string { return 'hi'; }\n}\n",
+        },
+        {
+          path: 'mixed/lib/legacy.cjs',
+          content: "module.exports = { kind: typeof require('node:os').cpus };\n",
+        },
+      ],
+      code: [
+        "import { a } from './lib/a.js';",
+        "import double from './lib/double.ts';",
+        "import Greeter from './lib/greeter';",
+        "import legacy from './lib/legacy.cjs';",
+        'console.log(a, double(21), new Greeter().hi(), legacy.kind);',
+      ].join('\n'),
+    });
+    expect(run.body).toMatchObject({ stdout: '1 42 hi function\n', stderr: '', exitCode: 0 });
+  });
+
   it('runs ES module code that declares its own require, __filename and __dirname', async () => {
     const run = await execute({
       code: [

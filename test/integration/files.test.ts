@@ -72,6 +72,9 @@ describe('write and read', () => {
     });
     expect(back.length).toBe(String(Buffer.byteLength('# héllo\n')));
     expect((await execute('cat docs/readme.md')).body.stdout).toBe('# héllo\n');
+    // The path written is reported as listings show it.
+    const normalised = await write('./docs//x/../notes.txt', 'n');
+    expect(normalised.body).toEqual({ path: 'docs/notes.txt', size: 1 });
   });
 
   it('round-trips binary content with base64 and serves raw bytes', async () => {
@@ -175,6 +178,7 @@ describe('list', () => {
     ]);
     expect(Number.isNaN(Date.parse(all.body.files[0]!.modified))).toBe(false);
     expect(all.body.pagination).toBeUndefined();
+    expect(all.body).not.toHaveProperty('truncated');
     const page = await list('&path=tree&limit=2&offset=1');
     expect(page.body.files.map((f) => f.path)).toEqual(['tree/sub/b.txt', 'tree/sub/deeper/c.txt']);
     expect(page.body.pagination).toEqual({ total: 3, limit: 2, offset: 1, hasMore: false });
@@ -182,6 +186,24 @@ describe('list', () => {
     expect(root.body.files.map((f) => f.path)).toContain('tree/sub/deeper/c.txt');
     const missing = await list('&path=no-such-dir');
     expect(missing.status).toBe(404);
+  });
+
+  it('caps a whole listing at 10,000 files, and pages through them all', async () => {
+    await execute('mkdir -p many && cd many && seq -w 1 10050 | xargs touch');
+    const whole = await list('&path=many');
+    expect(whole.body.files).toHaveLength(10_000);
+    expect(whole.body).toMatchObject({ truncated: true });
+    const last = await list('&path=many&limit=100&offset=10000');
+    expect(last.body.files.map((f) => f.path)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `many/${String(10_001 + i).padStart(5, '0')}`),
+    );
+    expect(last.body.pagination).toEqual({
+      total: 10_050,
+      limit: 100,
+      offset: 10_000,
+      hasMore: false,
+    });
+    await execute('rm -rf many');
   });
 
   it('counts files in session info', async () => {

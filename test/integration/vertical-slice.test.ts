@@ -259,6 +259,13 @@ describe('authentication and errors', () => {
     const outside = await call(`${stack.url}/nothing`);
     expect(outside.status).toBe(404);
     expect(outside.body).toMatchObject({ error: { code: 'not_found' } });
+    // No route is no route, with or without a key; known routes still want one.
+    const anonymous = await call(`${stack.url}/v1/nothing-here`);
+    expect(anonymous.status).toBe(404);
+    expect(anonymous.body).toMatchObject({ error: { code: 'not_found' } });
+    const wrongMethod = await call(`${stack.url}/v1/execute`);
+    expect(wrongMethod.status).toBe(404);
+    expect((await call(`${stack.url}/v1/sessions`)).status).toBe(401);
   });
 
   it("answers 404 for another account's session, exactly like a missing one", async () => {

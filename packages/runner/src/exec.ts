@@ -108,7 +108,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   if (spec.code !== undefined) {
     const source = codeSource(spec.code);
     const name = `${CODE_FILE_PREFIX}${id}`;
-    const plain = await transpileForNode(source, `${name}.mts`);
+    const plain = await transpileForNode(source, `${name}.mts`, cwd);
     codeFile = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
     await writeFile(codeFile, plain ?? source, { mode: 0o644 });
     argv =

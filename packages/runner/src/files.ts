@@ -85,48 +85,48 @@ export async function readFileChunks(
   return size;
 }
 
+/** Most files a listing walks; past this, `total` counts only what it saw. */
+export const MAX_LISTED_FILES = 100_000;
+
 /**
- * Every file under `dir` (recursive; files only; symlinks not followed), paths relative to the
- * workspace, sorted; at most `limit` entries.
+ * One page of every file under `dir` (recursive; files only; symlinks not followed), paths
+ * relative to the workspace, sorted by path; `total` counts them all.
  */
 export async function listFiles(
   dir: string,
-  limit: number,
+  page: { offset: number; limit: number },
   root = WORKSPACE,
-): Promise<{ files: FileEntry[]; truncated: boolean }> {
+): Promise<{ files: FileEntry[]; total: number; truncated: boolean }> {
   const realRoot = await realpath(root);
   const start = dir === '' || dir === '.' ? root : lexicalDir(dir, root);
   const real = start === root ? realRoot : await resolveExisting(posix.relative(root, start), root);
   const info = await lstat(real);
   if (!info.isDirectory())
     throw new RunnerError('invalid_path', `Not a directory: ${dir}`, { path: dir });
-  const files: FileEntry[] = [];
+  const paths: string[] = [];
   let truncated = false;
   const queue = [real];
   while (queue.length > 0 && !truncated) {
     const current = queue.shift() as string;
-    const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
-    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
-    for (const entry of entries) {
+    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
       const full = posix.join(current, entry.name);
       if (entry.isDirectory()) {
         queue.push(full);
       } else if (entry.isFile()) {
-        if (files.length >= limit) {
+        if (paths.length >= MAX_LISTED_FILES) {
           truncated = true;
           break;
         }
-        const stat = await lstat(full).catch(() => undefined);
-        if (stat === undefined) continue;
-        files.push({
-          path: posix.relative(realRoot, full),
-          size: stat.size,
-          modified: stat.mtime.toISOString(),
-          type: 'file',
-        });
+        paths.push(posix.relative(realRoot, full));
       }
     }
   }
-  files.sort((a, b) => (a.path < b.path ? -1 : 1));
-  return { files, truncated };
+  paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const files: FileEntry[] = [];
+  for (const path of paths.slice(page.offset, page.offset + page.limit)) {
+    const stat = await lstat(posix.join(realRoot, path)).catch(() => undefined);
+    if (stat === undefined) continue; // removed meanwhile
+    files.push({ path, size: stat.size, modified: stat.mtime.toISOString(), type: 'file' });
+  }
+  return { files, total: paths.length, truncated };
 }

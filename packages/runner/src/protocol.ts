@@ -27,7 +27,7 @@ export type RunnerRequest =
   | { id: number; op: 'stats' }
   | { id: number; op: 'writeFiles'; files: FileInput[] }
   | { id: number; op: 'readFile'; path: string }
-  | { id: number; op: 'listFiles'; path: string; limit: number }
+  | { id: number; op: 'listFiles'; path: string; offset: number; limit: number }
   | { id: number; op: 'missingPackages'; code: string; cwd: string }
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   | { id: number; op: 'ping' };
@@ -57,7 +57,7 @@ export type RunnerEvent =
   | { id: number; ev: 'stats'; filesCount: number; activeProcesses: number }
   | { id: number; ev: 'written'; files: { path: string; size: number }[] }
   | { id: number; ev: 'read'; size: number }
-  | { id: number; ev: 'listed'; files: FileEntry[]; truncated: boolean }
+  | { id: number; ev: 'listed'; files: FileEntry[]; total: number; truncated: boolean }
   | { id: number; ev: 'pong'; pid: number }
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }

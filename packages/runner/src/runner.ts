@@ -163,8 +163,7 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         return;
       }
       case 'listFiles': {
-        const { files, truncated } = await listFiles(request.path, request.limit);
-        emit({ id, ev: 'listed', files, truncated });
+        emit({ id, ev: 'listed', ...(await listFiles(request.path, request)) });
         return;
       }
       default:

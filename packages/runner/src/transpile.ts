@@ -14,7 +14,15 @@ interface Esbuild {
     code: string,
     options: Record<string, unknown>,
   ): Promise<{ code: string; warnings: unknown[] }>;
+  build(options: Record<string, unknown>): Promise<{ outputFiles?: { text: string }[] }>;
 }
+
+/**
+ * First in a bundle: CommonJS files bundled from the workspace may `require` packages, which
+ * esbuild's ESM output does through a global `require`. It runs before any bundled module.
+ */
+const BUNDLE_BANNER =
+  "globalThis.require ??= (await import('node:module')).createRequire(import.meta.url);";
 
 let esbuild: Esbuild | null | undefined;
 
@@ -49,26 +57,47 @@ export function nodeCanResolve(code: string): boolean {
 }
 
 /**
- * The code as an ES module for plain Node (types stripped by esbuild, kept in one long-lived
- * service, with an inline source map naming `sourceName`), or undefined when it needs tsx.
+ * The code as an ES module for plain Node, by esbuild (kept in one long-lived service), with an
+ * inline source map naming `sourceName`; undefined when esbuild cannot (tsx then runs it, and
+ * reports the error the usual way). Code whose relative imports Node resolves by itself only
+ * loses its types. Code that imports TypeScript, extensionless or directory paths is bundled
+ * with the workspace files it imports — every one of them an ES module whatever its extension,
+ * with CommonJS files wrapped — while packages stay imports, resolved from `cwd` at run time.
  */
 export async function transpileForNode(
   code: string,
   sourceName: string,
+  cwd: string,
 ): Promise<string | undefined> {
   const service = loadEsbuild();
-  if (service === null || !nodeCanResolve(code)) return undefined;
+  if (service === null) return undefined;
+  const common = {
+    format: 'esm',
+    target: 'node20',
+    platform: 'node',
+    supported: { 'import-attributes': true },
+    sourcemap: 'inline',
+  };
   try {
-    const result = await service.transform(code, {
-      loader: 'ts',
-      format: 'esm',
-      target: 'node20',
-      supported: { 'import-attributes': true },
-      sourcemap: 'inline',
-      sourcefile: sourceName,
+    if (nodeCanResolve(code)) {
+      const result = await service.transform(code, {
+        ...common,
+        loader: 'ts',
+        sourcefile: sourceName,
+      });
+      return result.code;
+    }
+    const result = await service.build({
+      ...common,
+      stdin: { contents: code, loader: 'ts', resolveDir: cwd, sourcefile: sourceName },
+      bundle: true,
+      packages: 'external',
+      write: false,
+      logLevel: 'silent',
+      banner: { js: BUNDLE_BANNER },
     });
-    return result.code;
+    return result.outputFiles?.[0]?.text;
   } catch {
-    return undefined; // tsx reports the syntax error the usual way
+    return undefined;
   }
 }

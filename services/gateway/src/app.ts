@@ -90,11 +90,13 @@ export function createApp(deps: AppDeps): Express {
     listWebhooks: listWebhooks(deps.webhooks),
     deleteWebhook: deleteWebhook(deps.webhooks),
   };
+  // Authentication and rate limits guard each operation, so that a request reaching no
+  // operation is 404 not_found (decisions.md), whoever sends it.
+  const guard = [authenticate(deps.accounts), rateLimit(deps.rateLimiter), json];
   const v1 = express.Router();
-  v1.use(authenticate(deps.accounts), rateLimit(deps.rateLimiter), json);
   for (const [name, op] of Object.entries(operations) as [OperationName, ApiOperation][]) {
     const scope = op.scope === undefined ? [] : [requireScope(op.scope)];
-    v1[op.method](op.path, ...scope, handlers[name]);
+    v1[op.method](op.path, ...guard, ...scope, handlers[name]);
   }
   app.use('/v1', v1);
 

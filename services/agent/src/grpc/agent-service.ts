@@ -210,7 +210,10 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     ),
 
     ListFiles: unary('ListFiles', async (request) =>
-      runtime.listFiles(request.sessionId, request.path, request.limit || 10_000),
+      runtime.listFiles(request.sessionId, request.path, {
+        offset: request.offset,
+        limit: request.limit || 10_000,
+      }),
     ),
   };
 }

@@ -20,7 +20,8 @@ import type {
   ExecOutcome,
   ExecSpec,
   FileContent,
-  FileEntry,
+  FileListing,
+  ListPage,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
@@ -463,12 +464,8 @@ export class DockerRuntime implements SandboxRuntime {
     return runnerOps.readFile(await this.runnerOf(sessionId), path, sink);
   }
 
-  async listFiles(
-    sessionId: string,
-    path: string,
-    limit: number,
-  ): Promise<{ files: FileEntry[]; truncated: boolean }> {
-    return runnerOps.listFiles(await this.runnerOf(sessionId), path, limit);
+  async listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {
+    return runnerOps.listFiles(await this.runnerOf(sessionId), path, page);
   }
 
   async previewHost(sessionId: string): Promise<string> {

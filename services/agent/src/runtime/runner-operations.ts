@@ -2,7 +2,14 @@ import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
-import type { ByteSink, ExecOutcome, ExecSpec, FileContent, FileEntry } from './sandbox-runtime';
+import type {
+  ByteSink,
+  ExecOutcome,
+  ExecSpec,
+  FileContent,
+  FileListing,
+  ListPage,
+} from './sandbox-runtime';
 
 /** How long past its own timeout a run may take before the agent gives up on the runner. */
 const RUN_GUARD_MS = 15_000;
@@ -190,11 +197,12 @@ export async function readFile(
 export async function listFiles(
   runner: RunnerClient,
   path: string,
-  limit: number,
-): Promise<{ files: FileEntry[]; truncated: boolean }> {
-  const result = await runner.request({ op: 'listFiles', path, limit }, 'listed');
+  page: ListPage,
+): Promise<FileListing> {
+  const result = await runner.request({ op: 'listFiles', path, ...page }, 'listed');
   return {
     files: result.files.map((f) => ({ path: f.path, size: f.size, modified: f.modified })),
+    total: result.total,
     truncated: result.truncated,
   };
 }

@@ -72,6 +72,19 @@ export interface FileEntry {
   modified: string;
 }
 
+export interface ListPage {
+  offset: number;
+  limit: number;
+}
+
+export interface FileListing {
+  files: FileEntry[];
+  /** Files under the directory (only those seen when `truncated`). */
+  total: number;
+  /** The walk stopped at its cap. */
+  truncated: boolean;
+}
+
 export interface SandboxRuntime {
   /** Makes sure the image and network exist; throws service_unavailable when they cannot. */
   prepare(): Promise<void>;
@@ -86,11 +99,8 @@ export interface SandboxRuntime {
   writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }>;
   /** Streams a file to `sink` (as 'stdout'); returns its size. */
   readFile(sessionId: string, path: string, sink: ByteSink): Promise<number>;
-  listFiles(
-    sessionId: string,
-    path: string,
-    limit: number,
-  ): Promise<{ files: FileEntry[]; truncated: boolean }>;
+  /** One page of the files under `path`, sorted, and how many there are. */
+  listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing>;
   count(): Promise<number>;
   /** Idle: freezes the sandbox's processes. */
   pause(sessionId: string): Promise<SandboxInfo>;

@@ -223,9 +223,13 @@ export class AgentClient {
     });
   }
 
-  listFiles(sessionId: string, path: string, limit: number): Promise<ListFilesResponse__Output> {
+  listFiles(
+    sessionId: string,
+    path: string,
+    page: { offset: number; limit: number },
+  ): Promise<ListFilesResponse__Output> {
     return this.unary<ListFilesResponse__Output>(
-      (md, options, cb) => this.client.listFiles({ sessionId, path, limit }, md, options, cb),
+      (md, options, cb) => this.client.listFiles({ sessionId, path, ...page }, md, options, cb),
       this.fileTimeoutMs,
     );
   }

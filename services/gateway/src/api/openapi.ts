@@ -97,12 +97,22 @@ function queryParameters(op: ApiOperation): unknown[] {
     properties?: Record<string, JsonSchema>;
     required?: string[];
   };
-  return Object.entries(schema.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: 'query',
-    required: schema.required?.includes(name) ?? false,
-    schema: property,
-  }));
+  const shape = op.query instanceof z.ZodObject ? op.query.shape : {};
+  return Object.entries(schema.properties ?? {}).map(([name, property]) => {
+    // An integer parameter arrives as text; its digits-only pattern is the parser's business.
+    const { pattern, ...rest } = property;
+    const field: unknown = shape[name];
+    const fallback = field instanceof z.ZodDefault ? (field.def.defaultValue as unknown) : undefined;
+    return {
+      name,
+      in: 'query',
+      required: schema.required?.includes(name) ?? false,
+      schema: {
+        ...(rest.type === 'integer' ? rest : property),
+        ...(fallback === undefined ? {} : { default: fallback }),
+      },
+    };
+  });
 }
 
 function operationObject(op: ApiOperation): Record<string, unknown> {
@@ -178,8 +188,8 @@ export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown>
       version: '1.0.0',
       description:
         'Isolated sessions that run code and commands. Every error has the body ' +
-        '{"error":{"code","message","details"}}. A request that matches no route gets 404 ' +
-        'not_found (after authentication under /v1).',
+        '{"error":{"code","message","details"}}. A request that matches no operation gets 404 ' +
+        'not_found, with or without a key.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearerAuth: [] }],

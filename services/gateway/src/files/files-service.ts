@@ -47,7 +47,7 @@ export class FilesService {
       () =>
         this.agents.forNode(session.nodeId).writeFile(session.id, decoded.path, decoded.content),
     );
-    return { path: file.path, size: written.size };
+    return { path: decoded.path, size: written.size };
   }
 
   async read(principal: Principal, sessionId: string, path: string): Promise<Buffer> {
@@ -56,16 +56,19 @@ export class FilesService {
     return this.agents.forNode(session.nodeId).readFile(session.id, relative, MAX_READ_BYTES);
   }
 
+  /**
+   * One page of the files under `path` (default the root), sorted by path, with their total;
+   * `truncated` when the node stopped counting at its cap.
+   */
   async list(
     principal: Principal,
     sessionId: string,
     path: string | undefined,
-  ): Promise<{ files: FileEntryView[]; truncated: boolean }> {
+    page: { offset: number; limit: number },
+  ): Promise<{ files: FileEntryView[]; total: number; truncated: boolean }> {
     const relative = path === undefined ? '' : workspaceRelativePath(path, { allowRoot: true });
     const session = await this.awake(principal, sessionId);
-    const listing = await this.agents
-      .forNode(session.nodeId)
-      .listFiles(session.id, relative, MAX_LIST_ENTRIES);
+    const listing = await this.agents.forNode(session.nodeId).listFiles(session.id, relative, page);
     return {
       files: listing.files.map((f) => ({
         path: f.path,
@@ -73,6 +76,7 @@ export class FilesService {
         modified: f.modified,
         type: 'file',
       })),
+      total: listing.total,
       truncated: listing.truncated,
     };
   }

@@ -15,6 +15,19 @@ describe('checkStorableJson', () => {
     },
   );
 
+  it.each([{ n: Infinity }, { n: -Infinity }, { n: NaN }, [2 ** 53 + 2]])(
+    'refuses a number that JSON cannot carry back exactly: %j',
+    (value) => {
+      expect(() => checkStorableJson(value, 'metadata')).toThrow(/cannot be stored exactly/);
+    },
+  );
+
+  it('accepts fractions and safe integers', () => {
+    expect(() =>
+      checkStorableJson({ a: 0.1, b: -1.5e-300, c: Number.MAX_SAFE_INTEGER }, 'metadata'),
+    ).not.toThrow();
+  });
+
   it('refuses deep nesting without exhausting the stack', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i += 1) deep = [deep];

@@ -8,9 +8,10 @@ export function isStorableText(text: string): boolean {
 }
 
 /**
- * Refuses JSON that Postgres cannot store (NUL or lone surrogates in strings or keys) or that
- * nests deeper than `maxDepth`, with 400 invalid_request naming `field`. Iterative, so that
- * hostile nesting cannot exhaust the stack.
+ * Refuses JSON that Postgres cannot store as sent (NUL or lone surrogates in strings or keys;
+ * numbers that do not survive a round trip: `1e400` parses to Infinity, integers past 2^53 lose
+ * digits) or that nests deeper than `maxDepth`, with 400 invalid_request naming `field`.
+ * Iterative, so that hostile nesting cannot exhaust the stack.
  */
 export function checkStorableJson(value: unknown, field: string, maxDepth = 32): void {
   const stack: [unknown, number][] = [[value, 0]];
@@ -21,6 +22,17 @@ export function checkStorableJson(value: unknown, field: string, maxDepth = 32):
         throw new AppError('invalid_request', `${field} contains a NUL byte or invalid Unicode`, {
           details: { field },
         });
+      }
+    } else if (typeof current === 'number') {
+      if (
+        !Number.isFinite(current) ||
+        (Number.isInteger(current) && !Number.isSafeInteger(current))
+      ) {
+        throw new AppError(
+          'invalid_request',
+          `${field} holds a number that cannot be stored exactly (send it as a string)`,
+          { details: { field } },
+        );
       }
     } else if (typeof current === 'object' && current !== null) {
       if (depth >= maxDepth) {

@@ -25,11 +25,15 @@ export function pathParam(
   return value;
 }
 
-/** A query-string integer: plain decimal digits only (no hex, exponents or signs). */
+/**
+ * A query-string integer: plain decimal digits only (no hex, exponents or signs). Documented
+ * (OpenAPI) as the integer it is.
+ */
 export function queryInt(min: number, max: number) {
   return z
     .string()
     .regex(/^\d{1,15}$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+    .pipe(z.number().int().min(min).max(max))
+    .meta({ type: 'integer', minimum: min, maximum: max });
 }

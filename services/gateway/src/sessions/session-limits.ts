@@ -50,7 +50,7 @@ function outOfRange(field: string, value: number, min: number, max: number): App
  */
 export function resolveTtl(ttl: unknown, plan: PlanLimits): number {
   const max = Math.min(plan.maxSessionTtlS, ABSOLUTE_MAX_TTL_S);
-  const value = ttl ?? Math.min(DEFAULT_TTL_S, max);
+  const value = ttl === undefined ? Math.min(DEFAULT_TTL_S, max) : ttl;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new AppError('invalid_request', `ttl must be an integer between 1 and ${max} seconds`, {
       details: { field: 'ttl', value, max },
@@ -81,7 +81,7 @@ export function resolveResourceLimits(
       details: { field: 'resourceLimits.disk' },
     });
   }
-  const memory = input.memory ?? DEFAULT_RESOURCE_LIMITS.memory;
+  const memory = input.memory ?? Math.min(DEFAULT_RESOURCE_LIMITS.memory, plan.maxMemoryMb);
   if (memory < MIN_MEMORY_MB || memory > plan.maxMemoryMb) {
     throw outOfRange('resourceLimits.memory', memory, MIN_MEMORY_MB, plan.maxMemoryMb);
   }

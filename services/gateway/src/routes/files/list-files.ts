@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../../auth/authenticate';
-import type { FilesService } from '../../files/files-service';
+import { MAX_LIST_ENTRIES, type FilesService } from '../../files/files-service';
 import { queryInt, validate } from '../../http/validate';
 
 export const listFilesQuery = z.object({
@@ -12,26 +12,30 @@ export const listFilesQuery = z.object({
 });
 
 /**
- * GET /v1/files/list (spec 4.8): every file under `path` (default the root), recursively.
- * With `limit` or `offset` the answer is one page plus a pagination block.
+ * GET /v1/files/list (spec 4.8): every file under `path` (default the root), recursively, at
+ * most MAX_LIST_ENTRIES (`truncated` past that). With `limit` or `offset` the answer is one
+ * page of them all plus a pagination block.
  */
 export function listFiles(files: FilesService): RequestHandler {
   return async (req, res) => {
     const query = validate(listFilesQuery, req.query);
-    const listing = await files.list(principalOf(req), query.sessionId, query.path);
-    const truncated = listing.truncated ? { truncated: true } : {};
-    if (query.limit === undefined && query.offset === undefined) {
-      res.json({ files: listing.files, ...truncated });
+    const paginated = query.limit !== undefined || query.offset !== undefined;
+    const limit = paginated ? (query.limit ?? 50) : MAX_LIST_ENTRIES;
+    const offset = query.offset ?? 0;
+    const listing = await files.list(principalOf(req), query.sessionId, query.path, {
+      offset,
+      limit,
+    });
+    if (!paginated) {
+      const cut = listing.truncated || listing.total > listing.files.length;
+      res.json({ files: listing.files, ...(cut ? { truncated: true } : {}) });
       return;
     }
-    const limit = query.limit ?? 50;
-    const offset = query.offset ?? 0;
-    const page = listing.files.slice(offset, offset + limit);
-    const total = listing.files.length;
+    const { total } = listing;
     res.json({
-      files: page,
-      ...truncated,
-      pagination: { total, limit, offset, hasMore: offset + page.length < total },
+      files: listing.files,
+      ...(listing.truncated ? { truncated: true } : {}),
+      pagination: { total, limit, offset, hasMore: offset + listing.files.length < total },
     });
   };
 }

@@ -5,10 +5,12 @@ export interface ListFilesRequest {
   'sessionId'?: (string);
   'path'?: (string);
   'limit'?: (number);
+  'offset'?: (number);
 }
 
 export interface ListFilesRequest__Output {
   'sessionId': (string);
   'path': (string);
   'limit': (number);
+  'offset': (number);
 }

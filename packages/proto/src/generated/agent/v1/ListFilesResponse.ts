@@ -5,9 +5,11 @@ import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_F
 export interface ListFilesResponse {
   'files'?: (_agent_v1_FileEntry)[];
   'truncated'?: (boolean);
+  'total'?: (number);
 }
 
 export interface ListFilesResponse__Output {
   'files': (_agent_v1_FileEntry__Output)[];
   'truncated': (boolean);
+  'total': (number);
 }
