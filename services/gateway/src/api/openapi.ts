@@ -102,7 +102,7 @@ function queryParameters(op: ApiOperation): unknown[] {
     // An integer parameter arrives as text; its digits-only pattern is the parser's business.
     const { pattern, ...rest } = property;
     const field: unknown = shape[name];
-    const fallback = field instanceof z.ZodDefault ? (field.def.defaultValue as unknown) : undefined;
+    const fallback = field instanceof z.ZodDefault ? field.def.defaultValue : undefined;
     return {
       name,
       in: 'query',
