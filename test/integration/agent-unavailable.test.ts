@@ -52,3 +52,36 @@ it('answers 503 service_unavailable with Retry-After when no agent can serve, le
   const list = await call<{ data: unknown[] }>(`${gateway.url}/v1/sessions`, { key: key.body.key });
   expect(list.body.data).toEqual([]);
 });
+
+it('answers 503 service_unavailable with Retry-After while Redis is out of reach, not 500', async () => {
+  const redisDown = `t_noredis_${Date.now()}`;
+  const other = await startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
+      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
+      ADMIN_TOKEN: adminToken,
+    }),
+    logger: createLogger({ name: 'test', level: 'silent' }),
+    schema: redisDown,
+  });
+  try {
+    const account = await call<{ id: string }>(`${other.url}/admin/v1/accounts`, {
+      method: 'POST',
+      key: adminToken,
+      body: { name: 'x', plan: 'free' },
+    });
+    const key = await call<{ key: string }>(
+      `${other.url}/admin/v1/accounts/${account.body.id}/keys`,
+      { method: 'POST', key: adminToken, body: {} },
+    );
+    const listed = await call(`${other.url}/v1/sessions`, { key: key.body.key });
+    expect(listed.status).toBe(503);
+    expect(listed.body).toMatchObject({ error: { code: 'service_unavailable', retryAfter: 1 } });
+    expect(listed.headers.get('retry-after')).toBe('1');
+  } finally {
+    await other.db.query(`DROP SCHEMA IF EXISTS "${redisDown}" CASCADE`);
+    await other.stop();
+  }
+});

@@ -87,6 +87,54 @@ describe('sandboxctl against the admin API', () => {
     expect(refused.err).toContain('invalid_request');
   });
 
+  it('moves an account between plans, and its existing keys follow at once', async () => {
+    const created = await sandboxctl('accounts', 'create', '--name', 'grows', '--plan', 'free');
+    const { id } = JSON.parse(created.out) as { id: string };
+    expect(JSON.parse(created.out)).toMatchObject({
+      limits: { requestsPerMinute: 100, maxConcurrentSessions: 10, maxSessionTtlS: 86_400 },
+    });
+    const key = (
+      JSON.parse((await sandboxctl('keys', 'create', '--account', id)).out) as {
+        key: string;
+      }
+    ).key;
+    const limitOf = async () =>
+      (await call(`${stack.url}/v1/sessions`, { key })).headers.get('x-ratelimit-limit');
+    expect(await limitOf()).toBe('100');
+
+    const paid = await sandboxctl('accounts', 'update', id, '--plan', 'paid');
+    expect(paid.code).toBe(0);
+    expect(JSON.parse(paid.out)).toMatchObject({ plan: 'paid', limits: { maxMemoryMb: 4096 } });
+    expect(await limitOf()).toBe('1000');
+
+    const custom = JSON.stringify({ requestsPerMinute: 7000 });
+    const refused = await sandboxctl('accounts', 'update', id, '--limits', custom);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('invalid_request');
+
+    const big = await sandboxctl(
+      'accounts',
+      'update',
+      id,
+      '--plan',
+      'enterprise',
+      '--limits',
+      custom,
+    );
+    expect(JSON.parse(big.out)).toMatchObject({
+      plan: 'enterprise',
+      planOverrides: { requestsPerMinute: 7000 },
+      limits: { requestsPerMinute: 7000 },
+    });
+    expect(await limitOf()).toBe('7000');
+
+    const back = await sandboxctl('accounts', 'update', id, '--plan', 'free', '--name', 'small');
+    expect(JSON.parse(back.out)).toMatchObject({ name: 'small', plan: 'free', planOverrides: {} });
+    expect(await limitOf()).toBe('100');
+    const got = JSON.parse((await sandboxctl('accounts', 'get', id)).out) as { limits: unknown };
+    expect(got.limits).toMatchObject({ requestsPerMinute: 100, resourceOverrides: false });
+  });
+
   it('fails clearly on a wrong token, an unknown plan or an unknown command', async () => {
     let err = '';
     const code = await runCli(

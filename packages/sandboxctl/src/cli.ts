@@ -6,14 +6,17 @@ export const USAGE = `Usage: sandboxctl [--url URL] [--token TOKEN] <command>
 
 Commands:
   accounts create --name NAME --plan free|paid|enterprise [--limits JSON]
+  accounts update ACCOUNT_ID [--plan free|paid|enterprise] [--limits JSON] [--name NAME]
   accounts list
   accounts get ACCOUNT_ID
-  keys create --account ACCOUNT_ID [--name NAME] [--scopes sessions,execute,files,processes]
+  keys create --account ACCOUNT_ID [--name NAME] [--scopes sessions,execute,files,processes,webhooks]
   keys list --account ACCOUNT_ID
   keys revoke KEY_ID
 
 --url defaults to $SANDBOX_ADMIN_URL (http://127.0.0.1:8080), --token to $ADMIN_TOKEN.
-Output is JSON. A new key's value is printed once, in the "key" field.`;
+Output is JSON; an account shows its plan's limits as they apply ("limits"). --limits (enterprise
+only) takes e.g. '{"requestsPerMinute":5000,"maxConcurrentSessions":500}' and replaces the
+account's custom values ({} clears them). A new key's value is printed once, in the "key" field.`;
 
 export interface CliIo {
   out(text: string): void;
@@ -106,6 +109,16 @@ async function dispatch(
         plan: required(str('plan'), '--plan'),
         limits: parseLimits(str('limits')),
       });
+    case 'accounts update':
+      return client.request(
+        'PATCH',
+        `/accounts/${encodeURIComponent(required(target, 'ACCOUNT_ID'))}`,
+        {
+          ...(str('name') === undefined ? {} : { name: str('name') }),
+          ...(str('plan') === undefined ? {} : { plan: str('plan') }),
+          ...(str('limits') === undefined ? {} : { limits: parseLimits(str('limits')) }),
+        },
+      );
     case 'accounts list':
       return client.request('GET', '/accounts');
     case 'accounts get':

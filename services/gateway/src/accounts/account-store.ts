@@ -10,7 +10,10 @@ export interface Account {
   id: string;
   name: string;
   plan: PlanName;
+  /** The enterprise account's own values; empty on other plans. */
   planOverrides: Partial<PlanLimits>;
+  /** What applies: the plan's numbers with the overrides on top. */
+  limits: PlanLimits;
   createdAt: string;
 }
 
@@ -25,7 +28,7 @@ export interface ApiKeyInfo {
   lastUsedAt: string | null;
 }
 
-interface AccountRow {
+interface AccountRow extends PlanRow {
   id: string;
   name: string;
   plan: PlanName;
@@ -49,8 +52,13 @@ const toAccount = (row: AccountRow): Account => ({
   name: row.name,
   plan: row.plan,
   planOverrides: row.plan_overrides,
+  limits: planLimitsFromRow(row),
   createdAt: row.created_at.toISOString(),
 });
+
+/** Accounts with their plan's row, for the effective limits. */
+const ACCOUNT_SELECT = `SELECT p.*, a.id, a.name, a.plan, a.plan_overrides, a.created_at
+  FROM accounts a JOIN plans p ON p.name = a.plan`;
 
 const toKey = (row: KeyRow): ApiKeyInfo => ({
   id: row.id,
@@ -75,31 +83,50 @@ export class AccountStore {
     plan: PlanName;
     planOverrides?: Partial<PlanLimits>;
   }): Promise<Account> {
-    const { rows } = await this.db.query<AccountRow>(
-      `INSERT INTO accounts (id, name, plan, plan_overrides) VALUES ($1, $2, $3, $4)
-       RETURNING id, name, plan, plan_overrides, created_at`,
-      ['acc_' + randomString(20, ID_ALPHABET), input.name, input.plan, input.planOverrides ?? {}],
+    const id = 'acc_' + randomString(20, ID_ALPHABET);
+    await this.db.query(
+      'INSERT INTO accounts (id, name, plan, plan_overrides) VALUES ($1, $2, $3, $4)',
+      [id, input.name, input.plan, input.planOverrides ?? {}],
     );
-    return toAccount(rows[0] as AccountRow);
+    return this.getAccount(id);
   }
 
   async listAccounts(): Promise<Account[]> {
     const { rows } = await this.db.query<AccountRow>(
-      'SELECT id, name, plan, plan_overrides, created_at FROM accounts ORDER BY created_at, id',
+      `${ACCOUNT_SELECT} ORDER BY a.created_at, a.id`,
     );
     return rows.map(toAccount);
   }
 
   async getAccount(accountId: string): Promise<Account> {
-    const { rows } = await this.db.query<AccountRow>(
-      'SELECT id, name, plan, plan_overrides, created_at FROM accounts WHERE id = $1',
-      [accountId],
-    );
+    const { rows } = await this.db.query<AccountRow>(`${ACCOUNT_SELECT} WHERE a.id = $1`, [
+      accountId,
+    ]);
     const row = rows[0];
     if (row === undefined) {
       throw new AppError('not_found', 'Account not found', { details: { accountId } });
     }
     return toAccount(row);
+  }
+
+  /**
+   * Changes an account's name, plan or custom values. It applies to the account's next
+   * request, on every gateway replica (limits are read with the key on each request).
+   */
+  async updateAccount(
+    accountId: string,
+    change: { name?: string; plan?: PlanName; planOverrides?: Partial<PlanLimits> },
+  ): Promise<Account> {
+    const { rowCount } = await this.db.query(
+      `UPDATE accounts SET name = COALESCE($2, name), plan = COALESCE($3, plan),
+              plan_overrides = COALESCE($4, plan_overrides)
+        WHERE id = $1`,
+      [accountId, change.name ?? null, change.plan ?? null, change.planOverrides ?? null],
+    );
+    if (rowCount === 0) {
+      throw new AppError('not_found', 'Account not found', { details: { accountId } });
+    }
+    return this.getAccount(accountId);
   }
 
   /** Creates a key; the returned `key` value exists nowhere else afterwards. */

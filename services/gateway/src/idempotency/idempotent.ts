@@ -9,13 +9,25 @@ const POLL_MS = 50;
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;
-  /** How long a retry waits for the first request to finish before answering 409. */
+  /** How long a retry waits for the first request to finish before answering 408. */
   waitMs: number;
+}
+
+/** JSON with object keys sorted: the same body sent with its keys in another order is equal. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, child]) => child !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, child]) => `${JSON.stringify(k)}:${canonicalJson(child)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
 }
 
 function requestHash(req: Request): Buffer {
   return createHash('sha256')
-    .update(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`)
+    .update(`${req.method} ${req.baseUrl}${req.path}\n${canonicalJson(req.body ?? {})}`)
     .digest();
 }
 

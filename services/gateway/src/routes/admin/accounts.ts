@@ -30,6 +30,20 @@ const createAccountBody = z.object({
   limits: planOverrides.optional(),
 });
 
+const updateAccountBody = z.strictObject({
+  name: text(200).pipe(z.string().min(1)).optional(),
+  plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).optional(),
+  limits: planOverrides.optional().describe('replaces the custom values; {} clears them'),
+});
+
+function enterpriseOnly(plan: PlanName, limits: object | undefined): void {
+  if (limits !== undefined && Object.keys(limits).length > 0 && plan !== 'enterprise') {
+    throw new AppError('invalid_request', 'Custom limits need the enterprise plan', {
+      details: { field: 'limits' },
+    });
+  }
+}
+
 const createKeyBody = z.object({
   name: text(200).default(''),
   scopes: z
@@ -44,11 +58,7 @@ export function adminRouter(accounts: AccountStore): Router {
 
   router.post('/accounts', async (req, res) => {
     const body = validate(createAccountBody, req.body ?? {});
-    if (body.limits !== undefined && body.plan !== 'enterprise') {
-      throw new AppError('invalid_request', 'Custom limits need the enterprise plan', {
-        details: { field: 'limits' },
-      });
-    }
+    enterpriseOnly(body.plan, body.limits);
     const account = await accounts.createAccount({
       name: body.name,
       plan: body.plan,
@@ -63,6 +73,23 @@ export function adminRouter(accounts: AccountStore): Router {
 
   router.get('/accounts/:accountId', async (req, res) => {
     res.json(await accounts.getAccount(req.params.accountId));
+  });
+
+  // A plan change: away from enterprise, the custom values go (unless limits are sent, which
+  // is then refused); to enterprise, they start from the plan's own numbers.
+  router.patch('/accounts/:accountId', async (req, res) => {
+    const body = validate(updateAccountBody, req.body ?? {});
+    const current = await accounts.getAccount(req.params.accountId);
+    const plan = body.plan ?? current.plan;
+    enterpriseOnly(plan, body.limits);
+    const planOverrides = plan === 'enterprise' ? body.limits : {};
+    res.json(
+      await accounts.updateAccount(current.id, {
+        ...(body.name === undefined ? {} : { name: body.name }),
+        ...(body.plan === undefined ? {} : { plan: body.plan }),
+        ...(planOverrides === undefined ? {} : { planOverrides }),
+      }),
+    );
   });
 
   router.post('/accounts/:accountId/keys', async (req, res) => {
