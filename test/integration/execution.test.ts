@@ -146,6 +146,41 @@ describe('files in execute', () => {
     expect(check.body.stdout).toContain('No such file');
   });
 
+  it('leaves no directory behind when a later file is refused in the sandbox', async () => {
+    await execute({ command: 'ln -sfn /etc leads-out' });
+    const refused = await execute({
+      files: [
+        { path: 'made/for/one.txt', content: '1' },
+        { path: 'leads-out/x.txt', content: '2' },
+      ],
+      command: 'true',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: { code: 'invalid_path' } });
+    const nested = await execute({
+      files: [
+        { path: 'nest', content: 'a file' },
+        { path: 'nest/inner.txt', content: 'and a directory' },
+      ],
+      command: 'true',
+    });
+    expect(nested.status).toBe(400);
+    expect(nested.body).toMatchObject({
+      error: { code: 'invalid_path', details: { path: 'nest' } },
+    });
+    const check = await execute({ command: 'ls -d made nest 2>&1 | grep -c "No such" ' });
+    expect(check.body.stdout).toBe('2\n');
+  });
+
+  it('keeps the mode of a file it replaces', async () => {
+    await execute({ command: "printf '#!/bin/sh\\necho old\\n' > tool.sh && chmod 755 tool.sh" });
+    const run = await execute({
+      files: [{ path: 'tool.sh', content: '#!/bin/sh\necho new\n' }],
+      command: './tool.sh',
+    });
+    expect(run.body).toMatchObject({ stdout: 'new\n', exitCode: 0 });
+  });
+
   it('refuses a file over the plan limit with 413 file_too_large', async () => {
     const free = await createAccount(stack, 'free');
     const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, open, readdir, realpath, rename, rm, statfs } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, rename, rm, rmdir, stat, statfs } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { RunnerError, type FileEntry, type FileInput } from './protocol';
 import { lexicalDir, prepareParent, resolveExisting, WORKSPACE } from './workspace-path';
@@ -29,16 +29,19 @@ interface Staged {
   size: number;
 }
 
-async function stage(file: FileInput, root: string): Promise<Staged> {
-  const target = await prepareParent(file.path, root);
+async function stage(file: FileInput, root: string, created: string[]): Promise<Staged> {
+  const target = await prepareParent(file.path, root, created);
   const temp = posix.join(
     posix.dirname(target),
     `.${posix.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
   );
   const bytes = Buffer.from(file.content, 'base64');
-  const handle = await open(temp, 'wx', 0o644);
+  // A replaced file keeps its mode (an executable script stays executable).
+  const mode = ((await stat(target).catch(() => undefined))?.mode ?? 0o644) & 0o7777;
+  const handle = await open(temp, 'wx', 0o600);
   try {
     await handle.writeFile(bytes);
+    await handle.chmod(mode);
     await handle.sync();
   } catch (err) {
     await handle.close();
@@ -49,19 +52,41 @@ async function stage(file: FileInput, root: string): Promise<Staged> {
   return { path: file.path, temp, target, size: bytes.length };
 }
 
+/** Refuses a request that names a path both as a file and as a directory (`a` and `a/b`). */
+function checkNoNesting(files: readonly FileInput[]): void {
+  const paths = new Set(files.map((f) => posix.normalize(f.path)));
+  for (const path of paths) {
+    for (let dir = posix.dirname(path); dir !== '.' && dir !== '/'; dir = posix.dirname(dir)) {
+      if (paths.has(dir)) {
+        throw new RunnerError(
+          'invalid_path',
+          `"${dir}" is written as a file and used as a directory`,
+          {
+            path: dir,
+          },
+        );
+      }
+    }
+  }
+}
+
 /**
  * Writes every file or none: all are written to temporary files beside their targets first,
- * then renamed into place. A failure (bad path, full disk) removes every temporary file.
+ * then renamed into place. A failure (bad path, full disk) removes every temporary file and
+ * every directory made on the way.
  */
 export async function writeFiles(
   files: readonly FileInput[],
   root = WORKSPACE,
 ): Promise<{ path: string; size: number }[]> {
+  checkNoNesting(files);
   const staged: Staged[] = [];
+  const created: string[] = [];
   try {
-    for (const file of files) staged.push(await stage(file, root));
+    for (const file of files) staged.push(await stage(file, root, created));
   } catch (err) {
     await Promise.all(staged.map((s) => rm(s.temp, { force: true })));
+    for (const dir of created.reverse()) await rmdir(dir).catch(() => undefined);
     throw await asDiskFull(err, root);
   }
   for (const s of staged) await rename(s.temp, s.target);

@@ -55,9 +55,14 @@ export async function resolveExisting(path: string, root = WORKSPACE): Promise<s
 
 /**
  * Creates the parent directories of `path` one by one, never following a symlink out of the
- * workspace, and returns the absolute target path (which may itself not exist yet).
+ * workspace, and returns the absolute target path (which may itself not exist yet). The
+ * directories it made are added to `created`, in the order they were made.
  */
-export async function prepareParent(path: string, root = WORKSPACE): Promise<string> {
+export async function prepareParent(
+  path: string,
+  root = WORKSPACE,
+  created: string[] = [],
+): Promise<string> {
   if (path.endsWith('/')) throw invalid(path, 'names a directory');
   const target = lexicalPath(path, root);
   if (target === root) throw invalid(path, 'is the workspace itself');
@@ -69,6 +74,7 @@ export async function prepareParent(path: string, root = WORKSPACE): Promise<str
     const info = await lstat(next).catch(() => undefined);
     if (info === undefined) {
       await mkdir(next);
+      created.push(next);
       current = next;
     } else if (info.isSymbolicLink()) {
       const real = await realpath(next).catch(() => {
