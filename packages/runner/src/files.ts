@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, open, readdir, realpath, rename, rm, rmdir, stat, statfs } from 'node:fs/promises';
 import { posix } from 'node:path';
+import { Readable } from 'node:stream';
 import { RunnerError, type FileEntry, type FileInput } from './protocol';
 import { lexicalDir, prepareParent, resolveExisting, WORKSPACE } from './workspace-path';
 
@@ -93,21 +94,22 @@ export async function writeFiles(
   return staged.map((s) => ({ path: s.path, size: s.size }));
 }
 
-/** Streams a file's bytes to `onChunk`; returns its size. */
-export async function readFileChunks(
+/**
+ * Opens a workspace file for reading: its size now, and a stream of at most that many bytes
+ * (a file growing meanwhile is cut there, so that the size announced stays true).
+ */
+export async function openFile(
   path: string,
-  onChunk: (chunk: Buffer) => void,
   root = WORKSPACE,
-): Promise<number> {
+): Promise<{ size: number; stream: Readable }> {
   const real = await resolveExisting(path, root);
   const info = await lstat(real);
   if (!info.isFile()) throw new RunnerError('invalid_path', `Not a file: ${path}`, { path });
-  let size = 0;
-  for await (const chunk of createReadStream(real, { highWaterMark: 256 * 1024 })) {
-    size += (chunk as Buffer).length;
-    onChunk(chunk as Buffer);
-  }
-  return size;
+  const stream =
+    info.size === 0
+      ? Readable.from([])
+      : createReadStream(real, { highWaterMark: 256 * 1024, end: info.size - 1 });
+  return { size: info.size, stream };
 }
 
 /** Most files a listing walks; past this, `total` counts only what it saw. */

@@ -52,6 +52,8 @@ export type RunnerEvent =
   | { id: number; ev: 'stdout' | 'stderr' | 'chunk'; data: string }
   /** An exec's process is running: its working directory and code file were accepted. */
   | { id: number; ev: 'started' }
+  /** A file read: the file is open; `chunk` events follow. */
+  | { id: number; ev: 'opened'; size: number }
   | ({ id: number; ev: 'exec' } & ExecResultEvent)
   | { id: number; ev: 'killed'; pids: number[] }
   | { id: number; ev: 'stats'; filesCount: number; activeProcesses: number }
@@ -71,7 +73,7 @@ export type RunnerEvent =
     };
 
 /** Events that carry part of a request's progress; every other event ends its request. */
-export type StreamEventName = 'stdout' | 'stderr' | 'chunk' | 'started';
+export type StreamEventName = 'stdout' | 'stderr' | 'chunk' | 'started' | 'opened';
 export type FinalEventName = Exclude<RunnerEvent['ev'], StreamEventName>;
 
 /** One entry per final event: the compiler rejects a missing one. */

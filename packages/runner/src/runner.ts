@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { startRun, workingDirectory, type RunHandle } from './exec';
 import { missingPackages } from './imports';
 import { extractBundle } from './packages';
-import { asDiskFull, listFiles, readFileChunks, writeFiles } from './files';
+import { asDiskFull, listFiles, openFile, writeFiles } from './files';
 import {
   findKeepAlive,
   listProcesses,
@@ -18,6 +18,13 @@ import { RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
 import { WORKSPACE } from './workspace-path';
 
 const MAX_COUNTED_FILES = 1_000_000;
+
+/** A request whose output the agent can hold and resume, or stop. */
+interface Flow {
+  pause(): void;
+  resume(): void;
+  cancel(): void;
+}
 
 async function countFiles(root: string): Promise<number> {
   let count = 0;
@@ -38,6 +45,8 @@ async function countFiles(root: string): Promise<number> {
  */
 export async function serve(input: Readable, output: Writable): Promise<void> {
   const runs = new Map<number, RunHandle>();
+  /** Requests whose output the agent can hold and resume, or stop: runs and file reads. */
+  const flows = new Map<number, Flow>();
   /** Runs being prepared (files snapshot, transpile), and whether a cancel came meanwhile. */
   const starting = new Map<number, boolean>();
   const drainWaiters: (() => void)[] = [];
@@ -69,6 +78,45 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
     return new Set([...infrastructure, ...helpers.map((p) => p.pid)]);
   }
 
+  /**
+   * Sends `stream` as `chunk` events, pausing it while the runner's output is full or the
+   * agent holds this request, and stopping it when the agent cancels the request.
+   */
+  async function sendWithFlowControl(id: number, stream: Readable): Promise<void> {
+    let held = false;
+    let full = false;
+    const apply = (): void => {
+      if (held || full) stream.pause();
+      else stream.resume();
+    };
+    const hold = (value: boolean): void => {
+      held = value;
+      apply();
+    };
+    flows.set(id, {
+      pause: () => hold(true),
+      resume: () => hold(false),
+      cancel: () => stream.destroy(new RunnerError('request_timeout', 'The read was cancelled')),
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.on('data', (chunk: Buffer) => {
+          if (emit({ id, ev: 'chunk', data: chunk.toString('base64') }) || full) return;
+          full = true;
+          apply();
+          drainWaiters.push(() => {
+            full = false;
+            apply();
+          });
+        });
+        stream.on('end', resolve);
+        stream.on('error', reject);
+      });
+    } finally {
+      flows.delete(id);
+    }
+  }
+
   async function handle(request: RunnerRequest): Promise<void> {
     const { id } = request;
     switch (request.op) {
@@ -92,25 +140,31 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         const cancelledEarly = starting.get(id) === true;
         starting.delete(id);
         runs.set(id, run);
+        flows.set(id, {
+          pause: () => run.pauseOutput(),
+          resume: () => run.resumeOutput(),
+          cancel: () => run.cancel(),
+        });
         if (cancelledEarly) run.cancel();
         emit({ id, ev: 'started' });
         try {
           emit({ id, ev: 'exec', ...(await run.done) });
         } finally {
           runs.delete(id);
+          flows.delete(id);
         }
         return;
       }
       case 'cancel':
         if (starting.has(request.target)) starting.set(request.target, true);
-        runs.get(request.target)?.cancel();
+        flows.get(request.target)?.cancel();
         emit({ id, ev: 'killed', pids: [] });
         return;
       case 'pause':
       case 'resume': {
-        const run = runs.get(request.target);
-        if (request.op === 'pause') run?.pauseOutput();
-        else run?.resumeOutput();
+        const flow = flows.get(request.target);
+        if (request.op === 'pause') flow?.pause();
+        else flow?.resume();
         emit({ id, ev: 'flow' });
         return;
       }
@@ -143,9 +197,9 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
         return;
       }
       case 'readFile': {
-        const size = await readFileChunks(request.path, (chunk) => {
-          emit({ id, ev: 'chunk', data: chunk.toString('base64') });
-        });
+        const { size, stream } = await openFile(request.path);
+        emit({ id, ev: 'opened', size });
+        await sendWithFlowControl(id, stream);
         emit({ id, ev: 'read', size });
         return;
       }

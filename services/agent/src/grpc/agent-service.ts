@@ -104,7 +104,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     method: string,
     toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer) => Res,
     work: (request: Req, sink: ByteSink, signal: AbortSignal) => Promise<Res | undefined>,
-    startedMessage?: Res,
+    startedMessage?: (size?: number) => Res,
   ): grpc.handleServerStreamingCall<Req, Res> {
     return (call) => {
       const abort = new AbortController();
@@ -120,10 +120,10 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
             call.once('drain', () => drainWaiters.splice(0).forEach((waiter) => waiter()));
           }
         },
-        started: () => {
+        started: (size) => {
           if (startedMessage === undefined || announcedStart || call.cancelled) return;
           announcedStart = true;
-          call.write(startedMessage);
+          call.write(startedMessage(size));
         },
       };
       Promise.resolve()
@@ -173,7 +173,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       async (request: ExecRequest__Output, sink, signal) => ({
         result: await runtime.exec(execSpec(request), sink, signal),
       }),
-      { started: {} },
+      () => ({ started: {} }),
     ),
 
     KillProcesses: unary('KillProcesses', async (request) => ({
@@ -187,10 +187,11 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     ReadFile: streaming(
       'ReadFile',
       (_stream, data) => ({ data }),
-      async (request: { sessionId: string; path: string }, sink) => {
-        await runtime.readFile(request.sessionId, request.path, sink);
+      async (request: { sessionId: string; path: string }, sink, signal) => {
+        await runtime.readFile(request.sessionId, request.path, sink, signal);
         return undefined;
       },
+      (size) => ({ data: Buffer.alloc(0), size: size ?? 0 }),
     ),
 
     PauseSandbox: unary('PauseSandbox', async (request) =>

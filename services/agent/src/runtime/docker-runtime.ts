@@ -460,8 +460,13 @@ export class DockerRuntime implements SandboxRuntime {
     return runnerOps.writeFile(await this.runnerOf(sessionId), file);
   }
 
-  async readFile(sessionId: string, path: string, sink: ByteSink): Promise<number> {
-    return runnerOps.readFile(await this.runnerOf(sessionId), path, sink);
+  async readFile(
+    sessionId: string,
+    path: string,
+    sink: ByteSink,
+    signal: AbortSignal,
+  ): Promise<number> {
+    return runnerOps.readFile(await this.runnerOf(sessionId), path, sink, signal);
   }
 
   async listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {

@@ -126,11 +126,11 @@ export async function exec(
       },
       'exec',
       (event) => {
-        if (event.ev === 'chunk') return;
         if (event.ev === 'started') {
           sink.started();
           return;
         }
+        if (event.ev !== 'stdout' && event.ev !== 'stderr') return;
         if (sink.write(event.ev, Buffer.from(event.data, 'base64'))) return;
         sink.onDrain(resume);
         return false;
@@ -172,26 +172,44 @@ export async function writeFile(
   return { path: file.path, size: result.files[0]?.size ?? 0 };
 }
 
+/** A file's size, then its bytes, at the pace of `sink`; an aborted `signal` stops the read. */
 export async function readFile(
   runner: RunnerClient,
   path: string,
   sink: ByteSink,
+  signal: AbortSignal,
 ): Promise<number> {
   let resume = (): void => undefined;
-  const result = await runner.request(
-    { op: 'readFile', path },
-    'read',
-    (event) => {
-      if (event.ev !== 'chunk') return;
-      if (sink.write('stdout', Buffer.from(event.data, 'base64'))) return;
-      sink.onDrain(resume);
-      return false;
-    },
-    (_id, resumeRunner) => {
-      resume = resumeRunner;
-    },
-  );
-  return result.size;
+  let requestId: number | undefined;
+  const cancel = (): void => {
+    if (requestId === undefined) return;
+    runner.request({ op: 'cancel', target: requestId }, 'killed').catch(() => undefined);
+  };
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const result = await runner.request(
+      { op: 'readFile', path },
+      'read',
+      (event) => {
+        if (event.ev === 'opened') {
+          sink.started(event.size);
+          return;
+        }
+        if (event.ev !== 'chunk') return;
+        if (sink.write('stdout', Buffer.from(event.data, 'base64'))) return;
+        sink.onDrain(resume);
+        return false;
+      },
+      (id, resumeRunner) => {
+        requestId = id;
+        resume = resumeRunner;
+        if (signal.aborted) cancel();
+      },
+    );
+    return result.size;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
 }
 
 export async function listFiles(

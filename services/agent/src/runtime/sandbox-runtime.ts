@@ -61,9 +61,10 @@ export interface ByteSink {
   onDrain(resume: () => void): void;
   /**
    * The request was accepted and its work has begun (a run's files are written and its
-   * working directory is usable): what fails after this is part of the outcome.
+   * working directory is usable; a file is open, `size` bytes long): what fails after this is
+   * part of the outcome.
    */
-  started(): void;
+  started(size?: number): void;
 }
 
 export interface FileEntry {
@@ -97,8 +98,11 @@ export interface SandboxRuntime {
   /** Kills `pid` and its descendants, or every process of the session when pid is undefined. */
   kill(sessionId: string, pid: number | undefined): Promise<number[]>;
   writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }>;
-  /** Streams a file to `sink` (as 'stdout'); returns its size. */
-  readFile(sessionId: string, path: string, sink: ByteSink): Promise<number>;
+  /**
+   * Streams a file to `sink`: its size (`started`), then its bytes (as 'stdout'); returns its
+   * size. An aborted `signal` stops the read.
+   */
+  readFile(sessionId: string, path: string, sink: ByteSink, signal: AbortSignal): Promise<number>;
   /** One page of the files under `path`, sorted, and how many there are. */
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing>;
   count(): Promise<number>;

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { AppError, fromGrpcError } from '@sandbox/errors';
 import {
@@ -27,6 +28,8 @@ export interface AgentClientOptions {
   fileTimeoutMs: number;
 }
 
+/** How long a file's bytes may take to reach a slow reader, once the file is open. */
+const READ_STREAM_DEADLINE_MS = 10 * 60 * 1000;
 const HIBERNATE_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** Pauses and resumes the flow of a run's events (backpressure up to the process). */
@@ -195,32 +198,49 @@ export class AgentClient {
     );
   }
 
-  /** A whole file, refused past `maxBytes`. */
-  readFile(sessionId: string, path: string, maxBytes: number): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      const call = this.client.readFile(
-        { sessionId, path },
-        this.metadata(),
-        this.options(this.fileTimeoutMs),
-      );
-      const chunks: Buffer[] = [];
-      let size = 0;
-      call.on('data', (chunk: FileChunk__Output) => {
-        size += chunk.data.length;
-        if (size > maxBytes) {
-          call.cancel();
-          reject(
-            new AppError('payload_too_large', `The file is larger than ${maxBytes} bytes`, {
-              details: { path, max: maxBytes },
-            }),
-          );
-          return;
-        }
-        chunks.push(chunk.data);
-      });
-      call.on('error', (err) => reject(fromGrpcError(err)));
-      call.on('end', () => resolve(Buffer.concat(chunks)));
-    });
+  /**
+   * Opens a file: resolves with its size once the node has it open (a refusal before that
+   * rejects; no answer within the file operation timeout is 408), and its bytes as a stream
+   * that follows the reader's pace, for up to READ_STREAM_DEADLINE_MS. Destroying the stream
+   * cancels the read.
+   */
+  async openFile(sessionId: string, path: string): Promise<{ size: number; body: Readable }> {
+    const call = this.client.readFile(
+      { sessionId, path },
+      this.metadata(),
+      this.options(READ_STREAM_DEADLINE_MS),
+    );
+    let openTimedOut = false;
+    const openTimer = setTimeout(() => {
+      openTimedOut = true;
+      call.cancel();
+    }, this.fileTimeoutMs);
+    const messages = call[Symbol.asyncIterator]() as AsyncIterator<FileChunk__Output>;
+    const next = async (): Promise<IteratorResult<FileChunk__Output>> => {
+      try {
+        return await messages.next();
+      } catch (err) {
+        throw fromGrpcError(err);
+      }
+    };
+    let first: IteratorResult<FileChunk__Output>;
+    try {
+      first = await next();
+    } catch (err) {
+      if (!openTimedOut) throw err;
+      throw new AppError('request_timeout', 'The file could not be opened in time', { cause: err });
+    } finally {
+      clearTimeout(openTimer);
+    }
+    if (first.done === true) throw new AppError('internal_error', 'The node sent no file');
+    async function* bytes(): AsyncGenerator<Buffer> {
+      for (let message = await next(); message.done !== true; message = await next()) {
+        yield message.value.data;
+      }
+    }
+    const body = Readable.from(bytes(), { objectMode: false });
+    body.once('close', () => call.cancel()); // a no-op once the call has ended
+    return { size: first.value.size, body };
   }
 
   listFiles(

@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
@@ -50,10 +52,22 @@ export class FilesService {
     return { path: decoded.path, size: written.size };
   }
 
-  async read(principal: Principal, sessionId: string, path: string): Promise<Buffer> {
+  /** A file's size and its bytes as a stream (refused past MAX_READ_BYTES). */
+  async read(
+    principal: Principal,
+    sessionId: string,
+    path: string,
+  ): Promise<{ size: number; body: Readable }> {
     const relative = workspaceRelativePath(path);
     const session = await this.awake(principal, sessionId);
-    return this.agents.forNode(session.nodeId).readFile(session.id, relative, MAX_READ_BYTES);
+    const file = await this.agents.forNode(session.nodeId).openFile(session.id, relative);
+    if (file.size > MAX_READ_BYTES) {
+      file.body.destroy();
+      throw new AppError('payload_too_large', `The file is larger than ${MAX_READ_BYTES} bytes`, {
+        details: { path, size: file.size, max: MAX_READ_BYTES },
+      });
+    }
+    return file;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { pipeline } from 'node:stream/promises';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../../auth/authenticate';
@@ -10,17 +11,24 @@ export const readFileQuery = z.object({
   path: z.string().min(1),
 });
 
-/** GET /v1/files/read (spec 4.7): the raw bytes, typed by the file's extension. */
+/**
+ * GET /v1/files/read (spec 4.7): the raw bytes, typed by the file's extension, streamed at
+ * the reader's pace (a slow reader holds the read in the sandbox, not bytes in memory).
+ */
 export function readFile(files: FilesService): RequestHandler {
   return async (req, res) => {
     const { sessionId, path } = validate(readFileQuery, req.query);
-    const content = await files.read(principalOf(req), sessionId, path);
+    const file = await files.read(principalOf(req), sessionId, path);
     res.status(200);
     res.setHeader('Content-Type', contentTypeFor(path));
-    res.setHeader('Content-Length', String(content.length));
+    res.setHeader('Content-Length', String(file.size));
     // Never let a browser run what a sandbox wrote, on the API's origin.
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
-    res.end(content);
+    // A failure after the headers (the node went away) cuts the response short.
+    await pipeline(file.body, res).catch((err: unknown) => {
+      if ((err as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE') return; // reader left
+      throw err;
+    });
   };
 }
