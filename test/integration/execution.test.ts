@@ -258,6 +258,24 @@ describe('output', () => {
     expect(text).toContain('second');
   });
 
+  it('sends a keep-alive comment after 15 s of silence, not while output flows', async () => {
+    const response = await fetch(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        sessionId,
+        command: 'for i in $(seq 9); do echo $i; sleep 2; done; sleep 16.5; echo end',
+        stream: true,
+        timeout: 60,
+      }),
+    });
+    const text = await response.text();
+    expect(text.match(/^: keep-alive$/gm)).toHaveLength(1);
+    const comment = text.indexOf(': keep-alive');
+    expect(comment).toBeGreaterThan(text.indexOf('"data":"9\\n"'));
+    expect(comment).toBeLessThan(text.indexOf('"data":"end\\n"'));
+  });
+
   it('answers a request refused before the run starts with a JSON error, not a stream', async () => {
     await execute({ command: 'ln -sfn /etc outside-link; echo x > plain-file' });
     const badFile = await execute({

@@ -58,6 +58,17 @@ describe('planExecution', () => {
       codeOf(() => planExecution({ sessionId: 's', command: 'y', env: { 'A=B': '1' } }, free, 30)),
     ).toBe('invalid_request:env');
   });
+
+  it('refuses env variables the kernel would refuse to start a process with', () => {
+    const run = (env: Record<string, string>) => () =>
+      planExecution({ sessionId: 's', command: 'y', env }, { ...free, maxEnvVars: 100 }, 30);
+    expect(codeOf(run({ A: 'x'.repeat(128 * 1024 - 3) }))).toBeUndefined();
+    expect(codeOf(run({ A: 'x'.repeat(128 * 1024 - 2) }))).toBe('invalid_request:env');
+    const many = Object.fromEntries(
+      Array.from({ length: 10 }, (_, i) => [`V${i}`, 'x'.repeat(120 * 1024)]),
+    );
+    expect(codeOf(run(many))).toBe('invalid_request:env');
+  });
 });
 
 describe('resolveWorkingDir', () => {

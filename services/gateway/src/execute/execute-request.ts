@@ -6,6 +6,10 @@ import { resolveWorkingDir } from '../files/workspace-path';
 import { MAX_EXECUTION_TIMEOUT_S } from '../sessions/session-limits';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Linux's MAX_ARG_STRLEN: one `NAME=value` string, NUL included. */
+const MAX_ENV_VARIABLE_BYTES = 128 * 1024;
+/** All of a run's `env` together, leaving room for the sandbox's own environment. */
+const MAX_ENV_TOTAL_BYTES = 1024 * 1024;
 
 export const executeBody = z.object({
   sessionId: z.string().min(1),
@@ -71,6 +75,19 @@ export function planExecution(
   if (Object.values(env).some((value) => value.includes('\0'))) {
     throw new AppError('invalid_request', 'env values cannot contain NUL bytes', {
       details: { field: 'env' },
+    });
+  }
+  // What the kernel lets a process start with (MAX_ARG_STRLEN per variable, and a total).
+  const sizes = Object.entries(env).map(([n, v]) => Buffer.byteLength(`${n}=${v}`) + 1);
+  const tooLong = sizes.findIndex((size) => size > MAX_ENV_VARIABLE_BYTES);
+  if (tooLong !== -1) {
+    throw new AppError('invalid_request', `env variable "${names[tooLong]}" is too long`, {
+      details: { field: 'env', name: names[tooLong], max: MAX_ENV_VARIABLE_BYTES },
+    });
+  }
+  if (sizes.reduce((sum, size) => sum + size, 0) > MAX_ENV_TOTAL_BYTES) {
+    throw new AppError('invalid_request', 'env is too large in all', {
+      details: { field: 'env', max: MAX_ENV_TOTAL_BYTES },
     });
   }
   const maxTimeout = Math.min(MAX_EXECUTION_TIMEOUT_S, limits.maxExecutionTimeoutS);

@@ -43,9 +43,12 @@ async function stream(
   /** Writes one event; false when the client's buffer is full. */
   const send = (event: string, data: unknown): boolean => {
     open();
+    keepAlive.refresh();
     id += 1;
     return res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
+  // After 15 s of silence (every event restarts the count), a comment keeps proxies from
+  // closing the stream.
   const keepAlive = setInterval(() => {
     if (res.headersSent) res.write(': keep-alive\n\n');
   }, KEEP_ALIVE_MS);
