@@ -24,32 +24,39 @@ beforeAll(async () => {
   });
 });
 
+/** A key of a new free account on the gateway at `url`. */
+async function freeKey(url: string): Promise<string> {
+  const account = await call<{ id: string }>(`${url}/admin/v1/accounts`, {
+    method: 'POST',
+    key: adminToken,
+    body: { name: 'x', plan: 'free' },
+  });
+  const created = await call<{ key: string }>(`${url}/admin/v1/accounts/${account.body.id}/keys`, {
+    method: 'POST',
+    key: adminToken,
+    body: {},
+  });
+  return created.body.key;
+}
+
 afterAll(async () => {
   await gateway?.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await gateway?.stop();
 });
 
 it('answers 503 service_unavailable with Retry-After when no agent can serve, leaving nothing behind', async () => {
-  const account = await call<{ id: string }>(`${gateway.url}/admin/v1/accounts`, {
-    method: 'POST',
-    key: adminToken,
-    body: { name: 'x', plan: 'free' },
-  });
-  const key = await call<{ key: string }>(
-    `${gateway.url}/admin/v1/accounts/${account.body.id}/keys`,
-    { method: 'POST', key: adminToken, body: {} },
-  );
+  const key = await freeKey(gateway.url);
   const started = Date.now();
   const created = await call(`${gateway.url}/v1/sessions/create`, {
     method: 'POST',
-    key: key.body.key,
+    key,
     body: {},
   });
   expect(created.status).toBe(503);
   expect(created.body).toMatchObject({ error: { code: 'service_unavailable' } });
   expect(Number(created.headers.get('retry-after'))).toBeGreaterThan(0);
   expect(Date.now() - started).toBeLessThan(5000);
-  const list = await call<{ data: unknown[] }>(`${gateway.url}/v1/sessions`, { key: key.body.key });
+  const list = await call<{ data: unknown[] }>(`${gateway.url}/v1/sessions`, { key });
   expect(list.body.data).toEqual([]);
 });
 
@@ -67,16 +74,8 @@ it('answers 503 service_unavailable with Retry-After while Redis is out of reach
     schema: redisDown,
   });
   try {
-    const account = await call<{ id: string }>(`${other.url}/admin/v1/accounts`, {
-      method: 'POST',
-      key: adminToken,
-      body: { name: 'x', plan: 'free' },
-    });
-    const key = await call<{ key: string }>(
-      `${other.url}/admin/v1/accounts/${account.body.id}/keys`,
-      { method: 'POST', key: adminToken, body: {} },
-    );
-    const listed = await call(`${other.url}/v1/sessions`, { key: key.body.key });
+    const key = await freeKey(other.url);
+    const listed = await call(`${other.url}/v1/sessions`, { key });
     expect(listed.status).toBe(503);
     expect(listed.body).toMatchObject({ error: { code: 'service_unavailable', retryAfter: 1 } });
     expect(listed.headers.get('retry-after')).toBe('1');

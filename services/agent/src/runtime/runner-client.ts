@@ -25,10 +25,10 @@ type StreamEvent = Extract<RunnerEvent, { ev: StreamEventName }>;
  * request's output until `resume` is called (backpressure up to the process's pipe, for that
  * run only).
  */
-export type EventHandler = (event: StreamEvent) => boolean | void;
+export type EventHandler = (event: StreamEvent, resume: () => void) => boolean | void;
 
 interface Pending {
-  onEvent: EventHandler;
+  onEvent(event: StreamEvent): boolean | void;
   resolve(event: FinalEvent): void;
   reject(err: AppError): void;
 }
@@ -103,7 +103,7 @@ class Connection {
     this.send({ op: 'resume', target: id }, () => undefined).result.catch(() => undefined);
   }
 
-  send(request: Request, onEvent: EventHandler): { id: number; result: Promise<FinalEvent> } {
+  send(request: Request, onEvent: Pending['onEvent']): { id: number; result: Promise<FinalEvent> } {
     const id = this.nextId;
     this.nextId += 1;
     const result = new Promise<FinalEvent>((resolve, reject) => {
@@ -162,19 +162,30 @@ export class RunnerClient {
   }
 
   /**
-   * Sends one request; streamed events go to `onEvent`, the final event resolves the promise
-   * (the runner's errors reject it as AppErrors). `started` receives the request's id.
+   * Sends one request; streamed events go to `onEvent` (which may hold the request's output,
+   * and later call the `resume` it was given), the final event resolves the promise (the
+   * runner's errors reject it as AppErrors). An aborted `signal` cancels the request in the
+   * runner.
    */
   async request<E extends FinalEvent['ev']>(
     request: Request,
     expected: E,
-    onEvent: EventHandler = () => undefined,
-    started?: (id: number, resume: () => void) => void,
+    { onEvent, signal }: { onEvent?: EventHandler; signal?: AbortSignal } = {},
   ): Promise<Extract<FinalEvent, { ev: E }>> {
     const connection = await this.connect();
-    const { id, result } = connection.send(request, onEvent);
-    started?.(id, () => connection.release(id));
-    const event = await result;
+    const resume = (): void => connection.release(id);
+    const { id, result } = connection.send(request, (event) => onEvent?.(event, resume));
+    const cancel = (): void => {
+      connection.send({ op: 'cancel', target: id }, () => undefined).result.catch(() => undefined);
+    };
+    if (signal?.aborted === true) cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
+    let event: FinalEvent;
+    try {
+      event = await result;
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
     if (event.ev !== expected) {
       throw new AppError('internal_error', `Runner answered ${event.ev} to ${request.op}`);
     }

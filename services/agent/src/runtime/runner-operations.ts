@@ -102,15 +102,6 @@ export async function exec(
   const remainingMs = spec.timeoutMs - (Date.now() - started);
   if (remainingMs <= 0) return failedRun(TIMEOUT_EXIT_CODE, started, written, true);
 
-  let runId: number | undefined;
-  let resume = (): void => undefined;
-  const cancel = (): void => {
-    if (runId === undefined) return;
-    runner.request({ op: 'cancel', target: runId }, 'killed').catch((err: unknown) => {
-      logger.warn({ err }, 'cancelling a run failed');
-    });
-  };
-  signal.addEventListener('abort', cancel, { once: true });
   const guard = setTimeout(() => {
     logger.error('the runner missed a run timeout; restarting it');
     runner.close();
@@ -125,20 +116,18 @@ export async function exec(
         timeoutMs: remainingMs,
       },
       'exec',
-      (event) => {
-        if (event.ev === 'started') {
-          sink.started();
-          return;
-        }
-        if (event.ev !== 'stdout' && event.ev !== 'stderr') return;
-        if (sink.write(event.ev, Buffer.from(event.data, 'base64'))) return;
-        sink.onDrain(resume);
-        return false;
-      },
-      (id, resumeRunner) => {
-        runId = id;
-        resume = resumeRunner;
-        if (signal.aborted) cancel();
+      {
+        signal,
+        onEvent: (event, resume) => {
+          if (event.ev === 'started') {
+            sink.started();
+            return;
+          }
+          if (event.ev !== 'stdout' && event.ev !== 'stderr') return;
+          if (sink.write(event.ev, Buffer.from(event.data, 'base64'))) return;
+          sink.onDrain(resume);
+          return false;
+        },
       },
     );
     return {
@@ -151,7 +140,6 @@ export async function exec(
     };
   } finally {
     clearTimeout(guard);
-    signal.removeEventListener('abort', cancel);
   }
 }
 
@@ -179,37 +167,20 @@ export async function readFile(
   sink: ByteSink,
   signal: AbortSignal,
 ): Promise<number> {
-  let resume = (): void => undefined;
-  let requestId: number | undefined;
-  const cancel = (): void => {
-    if (requestId === undefined) return;
-    runner.request({ op: 'cancel', target: requestId }, 'killed').catch(() => undefined);
-  };
-  signal.addEventListener('abort', cancel, { once: true });
-  try {
-    const result = await runner.request(
-      { op: 'readFile', path },
-      'read',
-      (event) => {
-        if (event.ev === 'opened') {
-          sink.started(event.size);
-          return;
-        }
-        if (event.ev !== 'chunk') return;
-        if (sink.write('stdout', Buffer.from(event.data, 'base64'))) return;
-        sink.onDrain(resume);
-        return false;
-      },
-      (id, resumeRunner) => {
-        requestId = id;
-        resume = resumeRunner;
-        if (signal.aborted) cancel();
-      },
-    );
-    return result.size;
-  } finally {
-    signal.removeEventListener('abort', cancel);
-  }
+  const result = await runner.request({ op: 'readFile', path }, 'read', {
+    signal,
+    onEvent: (event, resume) => {
+      if (event.ev === 'opened') {
+        sink.started(event.size);
+        return;
+      }
+      if (event.ev !== 'chunk') return;
+      if (sink.write('stdout', Buffer.from(event.data, 'base64'))) return;
+      sink.onDrain(resume);
+      return false;
+    },
+  });
+  return result.size;
 }
 
 export async function listFiles(
