@@ -39,6 +39,8 @@ class SlowRuntime extends DockerRuntime {
 let stack: TestStack;
 let runtime: SlowRuntime;
 let noAgent: RunningGateway;
+/** A gateway whose Redis is out of reach. */
+let noRedis: RunningGateway;
 let doc: OpenApiDoc;
 let componentHeaders: OpenApiDoc['components']['headers'];
 let account: TestAccount;
@@ -90,6 +92,16 @@ beforeAll(async () => {
     logger: stack.logger,
     schema: stack.schema,
   });
+  noRedis = await startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
+      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
+    }),
+    logger: stack.logger,
+    schema: stack.schema,
+  });
   const served = await call<OpenApiDoc>(`${stack.url}/v1/openapi.json`);
   expect(served.status).toBe(200);
   doc = served.body;
@@ -99,12 +111,38 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await noAgent?.stop();
+  await noRedis?.stop();
   await stack?.stop();
 });
 
 const v1 = (path: string) => `${stack.url}/v1${path}`;
 const post = (path: string, key: string | undefined, body: unknown, url = stack.url) =>
   call(`${url}/v1${path}`, { method: 'POST', ...(key ? { key } : {}), body });
+
+/** One request to every operation, as `key`, to the gateway at `url`. */
+function everyOperation(
+  key: string,
+  url = stack.url,
+): [string, string, () => Promise<ApiResponse<unknown>>][] {
+  const id = `ses_${'3'.repeat(24)}`;
+  const get = (path: string) => () => call(`${url}/v1${path}`, { key });
+  const remove = (path: string) => () => call(`${url}/v1${path}`, { method: 'DELETE', key });
+  const send = (path: string, body: unknown) => () => post(path, key, body, url);
+  return [
+    ['post', '/sessions/create', send('/sessions/create', {})],
+    ['get', '/sessions', get('/sessions')],
+    ['get', '/sessions/{sessionId}', get(`/sessions/${id}`)],
+    ['delete', '/sessions/{sessionId}', remove(`/sessions/${id}`)],
+    ['post', '/execute', send('/execute', { sessionId: id, command: 'x' })],
+    ['post', '/execution/kill', send('/execution/kill', { sessionId: id })],
+    ['post', '/files/write', send('/files/write', { sessionId: id, path: 'a', content: '' })],
+    ['get', '/files/read', get(`/files/read?sessionId=${id}&path=a`)],
+    ['get', '/files/list', get(`/files/list?sessionId=${id}`)],
+    ['post', '/webhooks', send('/webhooks', {})],
+    ['get', '/webhooks', get('/webhooks')],
+    ['delete', '/webhooks/{webhookId}', remove(`/webhooks/wh_${'0'.repeat(24)}`)],
+  ];
+}
 
 describe('the OpenAPI document', () => {
   it('is OpenAPI 3.1 and every schema in it compiles', () => {
@@ -387,41 +425,19 @@ describe('every operation answers as documented', () => {
 
   it('rate limits every operation', async () => {
     const limited = await createAccount(stack, 'enterprise', { limits: { requestsPerMinute: 1 } });
-    const id = `ses_${'3'.repeat(24)}`;
-    const attempts: [string, string, () => Promise<ApiResponse<unknown>>][] = [
-      ['post', '/sessions/create', () => post('/sessions/create', limited.key, {})],
-      ['get', '/sessions', () => call(v1('/sessions'), { key: limited.key })],
-      ['get', '/sessions/{sessionId}', () => call(v1(`/sessions/${id}`), { key: limited.key })],
-      [
-        'delete',
-        '/sessions/{sessionId}',
-        () => call(v1(`/sessions/${id}`), { method: 'DELETE', key: limited.key }),
-      ],
-      ['post', '/execute', () => post('/execute', limited.key, { sessionId: id, command: 'x' })],
-      ['post', '/execution/kill', () => post('/execution/kill', limited.key, { sessionId: id })],
-      [
-        'post',
-        '/files/write',
-        () => post('/files/write', limited.key, { sessionId: id, path: 'a', content: '' }),
-      ],
-      [
-        'get',
-        '/files/read',
-        () => call(v1(`/files/read?sessionId=${id}&path=a`), { key: limited.key }),
-      ],
-      ['get', '/files/list', () => call(v1(`/files/list?sessionId=${id}`), { key: limited.key })],
-      ['post', '/webhooks', () => post('/webhooks', limited.key, {})],
-      ['get', '/webhooks', () => call(v1('/webhooks'), { key: limited.key })],
-      [
-        'delete',
-        '/webhooks/{webhookId}',
-        () => call(v1(`/webhooks/wh_${'0'.repeat(24)}`), { method: 'DELETE', key: limited.key }),
-      ],
-    ];
+    const attempts = everyOperation(limited.key);
     await attempts[1]![2](); // uses the one request of the minute
     for (const [method, path, attempt] of attempts) {
       const response = await attempt();
       expect(response.status).toBe(429);
+      expectDocumented(method, path, response);
+    }
+  });
+
+  it('answers every operation with 503 while Redis is out of reach', async () => {
+    for (const [method, path, attempt] of everyOperation(account.key, noRedis.url)) {
+      const response = await attempt();
+      expect([method, path, response.status]).toEqual([method, path, 503]);
       expectDocumented(method, path, response);
     }
   });

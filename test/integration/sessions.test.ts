@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { call, createAccount, type TestAccount } from '../support/api';
 import { docker, startStack, type TestStack } from '../support/stack';
 
@@ -86,6 +87,23 @@ describe('session creation rules', () => {
     const disk = await create(paid.key, { resourceLimits: { disk: 2048 } });
     expect(disk.status).toBe(400);
     expect(disk.body).toMatchObject({ error: { details: { field: 'resourceLimits.disk' } } });
+    // More CPU than the node has is a bad request, not a 503 that no retry could cure.
+    const cores = availableParallelism();
+    if (cores < 8) {
+      const count = async () =>
+        (
+          await call<{ pagination: { total: number } }>(`${stack.url}/v1/sessions`, {
+            key: paid.key,
+          })
+        ).body.pagination.total;
+      const before = await count();
+      const cpu = await create(paid.key, { resourceLimits: { cpu: cores + 1 } });
+      expect(cpu.status).toBe(400);
+      expect(cpu.body).toMatchObject({
+        error: { code: 'invalid_request', details: { field: 'resourceLimits.cpu', max: cores } },
+      });
+      expect(await count()).toBe(before);
+    }
   });
 });
 
@@ -157,5 +175,26 @@ describe('TTL expiry', () => {
       body: { sessionId: id, command: 'true' },
     });
     expect(run.body).toMatchObject({ error: { code: 'session_not_found' } });
+  });
+});
+
+describe('deletion under a run', () => {
+  it('answers a run whose session was deleted meanwhile with 404 session_not_found', async () => {
+    const session = await create(paid.key, {});
+    const sessionId = (session.body as { sessionId: string }).sessionId;
+    const run = call(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      key: paid.key,
+      body: { sessionId, command: 'sleep 20' },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const deleted = await call(`${stack.url}/v1/sessions/${sessionId}`, {
+      method: 'DELETE',
+      key: paid.key,
+    });
+    expect(deleted.status).toBe(200);
+    const answer = await run;
+    expect(answer.status).toBe(404);
+    expect(answer.body).toMatchObject({ error: { code: 'session_not_found' } });
   });
 });

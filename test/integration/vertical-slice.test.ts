@@ -219,6 +219,7 @@ describe('authentication and errors', () => {
     for (const key of [undefined, 'nope', 'sk_live_' + 'x'.repeat(40)]) {
       const response = await call(`${stack.url}/v1/sessions`, key === undefined ? {} : { key });
       expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer');
       expect(response.body).toEqual({
         error: { code: 'unauthorized', message: expect.any(String) as string },
       });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { AppError } from '@sandbox/errors';
@@ -143,6 +144,13 @@ export class DockerRuntime implements SandboxRuntime {
     const name = containerName(spec.sessionId);
     const existing = await this.findContainer(spec.sessionId);
     if (existing !== undefined) return this.inspect(spec.sessionId);
+    // Docker refuses more CPU than the host has, which no retry would change.
+    const hostCpus = availableParallelism();
+    if (spec.limits.cpu > hostCpus) {
+      throw new AppError('invalid_request', `resourceLimits.cpu is at most ${hostCpus} here`, {
+        details: { field: 'resourceLimits.cpu', value: spec.limits.cpu, max: hostCpus },
+      });
+    }
 
     const labels = this.sandboxLabels(spec);
     const workspace = await this.workspaces.create(spec.sessionId, spec.limits.diskMb, labels);

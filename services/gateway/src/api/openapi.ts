@@ -25,8 +25,9 @@ const RATE_LIMIT_HEADERS = {
 function responseHeaders(op: ApiOperation, status: number): Record<string, unknown> {
   return {
     'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
-    // Authentication comes before rate limiting: a 401 has no budget to report.
-    ...(op.scope !== undefined && status !== 401 ? RATE_LIMIT_HEADERS : {}),
+    // Authentication comes before rate limiting: a 401 has no budget to report, nor has a 503
+    // whose cause is the rate limiter's store out of reach.
+    ...(op.scope !== undefined && status !== 401 && status !== 503 ? RATE_LIMIT_HEADERS : {}),
     ...(status === 429 || status === 503
       ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
       : {}),
@@ -71,7 +72,7 @@ const COMPONENT_HEADERS = {
 
 function errorResponses(op: ApiOperation): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...op.errors, ...COMMON_ERRORS]) {
+  for (const code of new Set([...op.errors, ...COMMON_ERRORS])) {
     if (code === 'rate_limit_exceeded' && op.scope === undefined) continue;
     const status = errorCodeTable[code].httpStatus;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);

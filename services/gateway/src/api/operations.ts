@@ -52,6 +52,7 @@ export const COMMON_ERRORS: readonly ErrorCode[] = [
   'unauthorized',
   'rate_limit_exceeded',
   'internal_error',
+  'service_unavailable', // Postgres or Redis out of reach
 ];
 
 /** Every public operation: app.ts registers these, openapi.ts documents these. */

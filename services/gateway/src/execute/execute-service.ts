@@ -103,6 +103,12 @@ export class ExecuteService {
         { accountId, id: plan.sessionId, diskMb: limits.disk },
         () => this.exec(nodeId, plan, signal, stdout, stderr, observer, (r) => (result = r)),
       );
+    } catch (err) {
+      // A session deleted (or expired) under its run: the run's sandbox is gone for good.
+      if (err instanceof AppError && err.code === 'service_unavailable') {
+        await this.store.get(accountId, plan.sessionId);
+      }
+      throw err;
     } finally {
       clearInterval(heartbeat);
       keepActive();

@@ -71,6 +71,7 @@ export function errorHandler(err: unknown, req: Request, res: Response, _next: N
     res.destroy();
     return;
   }
+  if (appError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   if (appError.retryAfter !== undefined) {
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(appError.retryAfter))));
   }
