@@ -96,6 +96,40 @@ describe('code runs', () => {
     expect(run.body).toMatchObject({ stdout: 'function /workspace\n', exitCode: 0 });
   });
 
+  it('gives __dirname and __filename to the code, never to the packages it imports', async () => {
+    const run = await execute({
+      workingDir: 'probe-app',
+      files: [
+        {
+          path: 'probe-app/node_modules/probe/package.json',
+          content: '{"name":"probe","type":"module","main":"index.js"}',
+        },
+        {
+          path: 'probe-app/node_modules/probe/index.js',
+          content: 'export const seen = [typeof __dirname, typeof __filename].join();\n',
+        },
+      ],
+      code: "import { seen } from 'probe';\nconsole.log(seen, __dirname);",
+    });
+    expect(run.body).toMatchObject({
+      stdout: 'undefined,undefined /workspace/probe-app\n',
+      exitCode: 0,
+    });
+  });
+
+  it('bounds the time spent reading imported files by the run timeout', async () => {
+    // A FIFO that nobody writes to: reading it blocks for ever.
+    await execute({ command: 'mkfifo -m 600 never.ts' });
+    const run = await execute({ code: "import x from './never.ts';\nconsole.log(x);", timeout: 2 });
+    expect(run.status).toBe(408);
+    expect(run.body).toMatchObject({ error: { code: 'execution_timeout' } });
+    // Unblock whatever still waits on it, and the session goes on.
+    const after = await execute({
+      command: 'timeout 2 sh -c "echo > never.ts"; rm -f never.ts; echo ok',
+    });
+    expect(after.body.stdout).toBe('ok\n');
+  });
+
   it('reports a thrown error with a non-zero exit code and the line of the user code', async () => {
     const run = await execute({ code: "const x = 1;\nthrow new Error('boom ' + x);" });
     expect(run.body.exitCode).not.toBe(0);

@@ -354,6 +354,14 @@ describe('every operation answers as documented', () => {
         await get(path, `sessionId=${sessionId}&path=a.txt`, processesOnly.key),
       );
     }
+    // Past what the read endpoint returns (256 MB).
+    await post('/execute', account.key, { sessionId, command: 'fallocate -l 257M huge.bin' });
+    const huge = await get('/files/read', `sessionId=${sessionId}&path=huge.bin`);
+    expect(huge.body).toMatchObject({
+      error: { code: 'file_too_large', details: { path: 'huge.bin' } },
+    });
+    expectDocumented('get', '/files/read', huge);
+    await post('/execute', account.key, { sessionId, command: 'rm huge.bin' });
   });
 
   it('disk_full on execute and writeFile', async () => {

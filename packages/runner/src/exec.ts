@@ -106,11 +106,16 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   let codeFile: string | undefined;
   let argv: string[];
   if (spec.code !== undefined) {
-    const source = codeSource(spec.code);
     const name = `${CODE_FILE_PREFIX}${id}`;
-    const plain = await transpileForNode(source, `${name}.mts`, cwd);
+    // esbuild reads the workspace files the code imports: it gets no longer than the run.
+    const plain = await Promise.race([
+      transpileForNode(spec.code, `${name}.mts`, cwd),
+      new Promise<undefined>((resolve) => {
+        setTimeout(() => resolve(undefined), spec.timeoutMs).unref();
+      }),
+    ]);
     codeFile = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
-    await writeFile(codeFile, plain ?? source, { mode: 0o644 });
+    await writeFile(codeFile, plain ?? codeSource(spec.code), { mode: 0o644 });
     argv =
       plain === undefined
         ? ['/usr/local/bin/tsx', codeFile]
@@ -186,7 +191,10 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   };
   const timer = setTimeout(() => {
     timedOut = true;
-    void killTree();
+    // A failure here leaves the run to the agent's guard, which restarts the runner.
+    killTree().catch((err: unknown) =>
+      process.stderr.write(`killing a timed-out run: ${String(err)}\n`),
+    );
   }, spec.timeoutMs);
 
   const done = new Promise<ExecResultEvent>((resolve, reject) => {

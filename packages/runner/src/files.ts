@@ -114,6 +114,8 @@ export async function openFile(
 
 /** Most files a listing walks; past this, `total` counts only what it saw. */
 export const MAX_LISTED_FILES = 100_000;
+/** Most bytes of entries in one listing (a page then holds fewer files than asked for). */
+const MAX_LISTING_BYTES = 4 * 1024 * 1024;
 
 /**
  * One page of every file under `dir` (recursive; files only; symlinks not followed), paths
@@ -121,7 +123,7 @@ export const MAX_LISTED_FILES = 100_000;
  */
 export async function listFiles(
   dir: string,
-  page: { offset: number; limit: number },
+  page: { offset: number; limit: number; maxBytes?: number },
   root = WORKSPACE,
 ): Promise<{ files: FileEntry[]; total: number; truncated: boolean }> {
   const realRoot = await realpath(root);
@@ -150,9 +152,13 @@ export async function listFiles(
   }
   paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const files: FileEntry[] = [];
+  let bytes = 0;
   for (const path of paths.slice(page.offset, page.offset + page.limit)) {
     const stat = await lstat(posix.join(realRoot, path)).catch(() => undefined);
     if (stat === undefined) continue; // removed meanwhile
+    // One answer stays well below the agent's longest line (long or odd names inflate it).
+    bytes += JSON.stringify(path).length + 100;
+    if (bytes > (page.maxBytes ?? MAX_LISTING_BYTES)) break;
     files.push({ path, size: stat.size, modified: stat.mtime.toISOString(), type: 'file' });
   }
   return { files, total: paths.length, truncated };

@@ -131,19 +131,24 @@ export async function stopThenKill(
   rounds = 50,
 ): Promise<number[]> {
   const stopped = new Set<number>();
-  for (let round = 0; round < rounds; round += 1) {
-    const fresh = select(await listProcesses(), stopped).filter((pid) => !stopped.has(pid));
-    if (fresh.length === 0) break;
-    for (const pid of fresh) {
-      try {
-        process.kill(pid, 'SIGSTOP');
-        stopped.add(pid);
-      } catch {
-        // already gone
+  let killed: number[];
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      const fresh = select(await listProcesses(), stopped).filter((pid) => !stopped.has(pid));
+      if (fresh.length === 0) break;
+      for (const pid of fresh) {
+        try {
+          process.kill(pid, 'SIGSTOP');
+          stopped.add(pid);
+        } catch {
+          // already gone
+        }
       }
     }
+  } finally {
+    // Whatever happened while listing, nothing is left stopped.
+    killed = killAll([...stopped]);
   }
-  const killed = killAll([...stopped]);
   // What slipped through (the round limit reached) is killed the plain way.
   const rest = await killUntilGone(async () => select(await listProcesses(), new Set()));
   return [...new Set([...killed, ...rest])];

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codeSource, CODE_PRELUDE } from './code-file';
+import { listFiles } from './files';
 import { RunnerError } from './protocol';
 import { parseTiming } from './run-measure';
 import { lexicalDir, lexicalPath, prepareParent, resolveExisting } from './workspace-path';
@@ -75,5 +76,25 @@ describe('codeSource', () => {
   it('adds the prelude on the first line, keeping line numbers and a shebang', () => {
     expect(codeSource('a\nb')).toBe(`${CODE_PRELUDE}a\nb`);
     expect(codeSource('#!/usr/bin/env node\nx')).toBe(`#!/usr/bin/env node\n${CODE_PRELUDE}x`);
+  });
+});
+
+describe('listFiles', () => {
+  const root = mkdtempSync(join(tmpdir(), 'list-'));
+  mkdirSync(join(root, 'd'));
+  for (const name of ['b.txt', 'a.txt', 'd/c.txt', `${'x'.repeat(200)}.txt`]) {
+    writeFileSync(join(root, name), 'data');
+  }
+
+  it('returns one page of the sorted listing and counts them all', async () => {
+    const listing = await listFiles('', { offset: 1, limit: 2 }, root);
+    expect(listing.files.map((f) => f.path)).toEqual(['b.txt', 'd/c.txt']);
+    expect(listing).toMatchObject({ total: 4, truncated: false });
+  });
+
+  it('stops a page before its entries pass the byte budget', async () => {
+    const listing = await listFiles('', { offset: 0, limit: 10, maxBytes: 400 }, root);
+    expect(listing.files.map((f) => f.path)).toEqual(['a.txt', 'b.txt', 'd/c.txt']);
+    expect(listing.total).toBe(4);
   });
 });

@@ -80,9 +80,11 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
 
   /**
    * Sends `stream` as `chunk` events, pausing it while the runner's output is full or the
-   * agent holds this request, and stopping it when the agent cancels the request.
+   * agent holds this request, and stopping it when the agent cancels the request. Resolves
+   * with the number of bytes sent.
    */
-  async function sendWithFlowControl(id: number, stream: Readable): Promise<void> {
+  async function sendWithFlowControl(id: number, stream: Readable): Promise<number> {
+    let sent = 0;
     let held = false;
     let full = false;
     const apply = (): void => {
@@ -101,6 +103,7 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
     try {
       await new Promise<void>((resolve, reject) => {
         stream.on('data', (chunk: Buffer) => {
+          sent += chunk.length;
           if (emit({ id, ev: 'chunk', data: chunk.toString('base64') }) || full) return;
           full = true;
           apply();
@@ -115,6 +118,7 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
     } finally {
       flows.delete(id);
     }
+    return sent;
   }
 
   async function handle(request: RunnerRequest): Promise<void> {
@@ -199,7 +203,10 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
       case 'readFile': {
         const { size, stream } = await openFile(request.path);
         emit({ id, ev: 'opened', size });
-        await sendWithFlowControl(id, stream);
+        // The size was announced (Content-Length): a file cut short meanwhile is an error.
+        if ((await sendWithFlowControl(id, stream)) !== size) {
+          throw new RunnerError('internal_error', `${request.path} shrank while it was read`);
+        }
         emit({ id, ev: 'read', size });
         return;
       }

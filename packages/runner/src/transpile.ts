@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { ESBUILD_BANNER, ESBUILD_DEFINE } from './code-file';
 
 /** esbuild as installed with tsx in the sandbox image. */
 const ESBUILD_PATHS = [
@@ -16,13 +17,6 @@ interface Esbuild {
   ): Promise<{ code: string; warnings: unknown[] }>;
   build(options: Record<string, unknown>): Promise<{ outputFiles?: { text: string }[] }>;
 }
-
-/**
- * First in a bundle: CommonJS files bundled from the workspace may `require` packages, which
- * esbuild's ESM output does through a global `require`. It runs before any bundled module.
- */
-const BUNDLE_BANNER =
-  "globalThis.require ??= (await import('node:module')).createRequire(import.meta.url);";
 
 let esbuild: Esbuild | null | undefined;
 
@@ -71,17 +65,21 @@ export async function transpileForNode(
 ): Promise<string | undefined> {
   const service = loadEsbuild();
   if (service === null) return undefined;
+  // The banner comes first, before any bundled module: CommonJS files bundled from the
+  // workspace `require` packages through the global `require` it sets.
   const common = {
     format: 'esm',
     target: 'node20',
     platform: 'node',
     supported: { 'import-attributes': true },
     sourcemap: 'inline',
+    define: ESBUILD_DEFINE,
   };
   try {
     if (nodeCanResolve(code)) {
       const result = await service.transform(code, {
         ...common,
+        banner: ESBUILD_BANNER,
         loader: 'ts',
         sourcefile: sourceName,
       });
@@ -94,7 +92,7 @@ export async function transpileForNode(
       packages: 'external',
       write: false,
       logLevel: 'silent',
-      banner: { js: BUNDLE_BANNER },
+      banner: { js: ESBUILD_BANNER },
     });
     return result.outputFiles?.[0]?.text;
   } catch {

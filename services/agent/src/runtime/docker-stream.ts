@@ -35,7 +35,9 @@ export const MAX_LINE_CHARS = 16 * 1024 * 1024;
  * the reader hold unbounded memory.
  */
 export class LineSplitter {
-  private partial = '';
+  /** The current line so far, in pieces (joined once, when its newline comes). */
+  private pieces: string[] = [];
+  private partialLength = 0;
   private readonly decoder = new StringDecoder('utf8');
 
   constructor(
@@ -45,12 +47,23 @@ export class LineSplitter {
   ) {}
 
   push(chunk: Buffer): void {
-    const text = this.partial + this.decoder.write(chunk);
-    const lines = text.split('\n');
-    this.partial = lines.pop() ?? '';
-    for (const line of lines) if (line !== '') this.onLine(line);
-    if (this.partial.length > this.maxLineChars) {
-      this.partial = '';
+    const text = this.decoder.write(chunk);
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      this.pieces.push(text.slice(start, end));
+      const line = this.pieces.join('');
+      this.pieces = [];
+      this.partialLength = 0;
+      if (line !== '') this.onLine(line);
+      start = end + 1;
+    }
+    if (start < text.length) {
+      this.pieces.push(text.slice(start));
+      this.partialLength += text.length - start;
+    }
+    if (this.partialLength > this.maxLineChars) {
+      this.pieces = [];
+      this.partialLength = 0;
       this.onOverflow();
     }
   }

@@ -1,4 +1,4 @@
-import { checkRegistryPackages, InstallFailed } from './package-installer';
+import { checkRegistryPackages, InstallFailed, npmEnvironment } from './package-installer';
 
 describe('checkRegistryPackages', () => {
   it.each([
@@ -30,5 +30,29 @@ describe('checkRegistryPackages', () => {
     ['--registry=http://evil', 'latest'],
   ])('refuses %s@%s', (name, spec) => {
     expect(() => checkRegistryPackages([{ name, spec }])).toThrow(InstallFailed);
+  });
+});
+
+describe('npmEnvironment', () => {
+  it("keeps what npm needs and none of the agent's secrets", () => {
+    const env = npmEnvironment(
+      {
+        PATH: '/usr/bin',
+        HOME: '/root',
+        HTTPS_PROXY: 'http://proxy:3128',
+        npm_config_registry: 'https://mirror.example/',
+        INTERNAL_TOKEN: 'secret',
+        AWS_SECRET_ACCESS_KEY: 'secret',
+        SECRETS_KEY: 'secret',
+      },
+      '/etc/extra-ca.pem',
+    );
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/root',
+      HTTPS_PROXY: 'http://proxy:3128',
+      npm_config_registry: 'https://mirror.example/',
+      NODE_EXTRA_CA_CERTS: '/etc/extra-ca.pem',
+    });
   });
 });

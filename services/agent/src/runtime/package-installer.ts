@@ -55,6 +55,20 @@ export function checkRegistryPackages(packages: readonly PackageRequest[]): void
   }
 }
 
+/** What npm needs of the agent's environment, and nothing else (no tokens, no keys). */
+const NPM_ENVIRONMENT =
+  /^(PATH|HOME|LANG|LC_ALL|TMPDIR|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|npm_config_\w+|NPM_CONFIG_\w+)$/;
+
+export function npmEnvironment(
+  env: NodeJS.ProcessEnv,
+  extraCaCertsPath: string | undefined,
+): NodeJS.ProcessEnv {
+  const kept = Object.fromEntries(
+    Object.entries(env).filter(([name]) => NPM_ENVIRONMENT.test(name)),
+  );
+  return extraCaCertsPath === undefined ? kept : { ...kept, NODE_EXTRA_CA_CERTS: extraCaCertsPath };
+}
+
 const EXACT_VERSION = /^\d+\.\d+\.\d+(?:-[\w.]+)?$/;
 /** A bundle of ranges (e.g. `latest`) is rebuilt after this long, to pick up new releases. */
 const RANGE_BUNDLE_TTL_MS = 6 * 60 * 60 * 1000;
@@ -113,18 +127,15 @@ export class PackageInstaller {
             '--cache',
             join(this.options.cacheDir, 'npm'),
             '--prefer-offline',
+            // A dependency of a registry package may itself be a git URL: never run git here.
+            '--git=/bin/false',
             ...specs,
           ],
           {
             timeout: timeoutMs,
             killSignal: 'SIGKILL',
             maxBuffer: 16 * 1024 * 1024,
-            env: {
-              ...process.env,
-              ...(this.options.extraCaCertsPath === undefined
-                ? {}
-                : { NODE_EXTRA_CA_CERTS: this.options.extraCaCertsPath }),
-            },
+            env: npmEnvironment(process.env, this.options.extraCaCertsPath),
           },
         );
       } catch (err) {

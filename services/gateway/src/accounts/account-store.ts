@@ -74,6 +74,15 @@ const toKey = (row: KeyRow): ApiKeyInfo => ({
 const KEY_COLUMNS =
   'id, account_id, name, key_prefix, scopes, created_at, revoked_at, last_used_at';
 
+/** Custom limits belong to enterprise accounts only. */
+export function checkCustomLimits(plan: PlanName, limits: object | undefined): void {
+  if (limits !== undefined && Object.keys(limits).length > 0 && plan !== 'enterprise') {
+    throw new AppError('invalid_request', 'Custom limits need the enterprise plan', {
+      details: { field: 'limits' },
+    });
+  }
+}
+
 /** Accounts, their plans and their API keys in Postgres. */
 export class AccountStore {
   constructor(private readonly db: Database) {}
@@ -110,22 +119,33 @@ export class AccountStore {
   }
 
   /**
-   * Changes an account's name, plan or custom values. It applies to the account's next
-   * request, on every gateway replica (limits are read with the key on each request).
+   * Changes an account's name, plan or custom values (which replace the old ones). Away from
+   * enterprise, the custom values go. It applies to the account's next request, on every
+   * gateway replica (limits are read with the key on each request).
    */
   async updateAccount(
     accountId: string,
     change: { name?: string; plan?: PlanName; planOverrides?: Partial<PlanLimits> },
   ): Promise<Account> {
-    const { rowCount } = await this.db.query(
-      `UPDATE accounts SET name = COALESCE($2, name), plan = COALESCE($3, plan),
-              plan_overrides = COALESCE($4, plan_overrides)
-        WHERE id = $1`,
-      [accountId, change.name ?? null, change.plan ?? null, change.planOverrides ?? null],
-    );
-    if (rowCount === 0) {
-      throw new AppError('not_found', 'Account not found', { details: { accountId } });
-    }
+    await this.db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ plan: PlanName }>(
+        'SELECT plan FROM accounts WHERE id = $1 FOR UPDATE',
+        [accountId],
+      );
+      const current = rows[0];
+      if (current === undefined) {
+        throw new AppError('not_found', 'Account not found', { details: { accountId } });
+      }
+      const plan = change.plan ?? current.plan;
+      checkCustomLimits(plan, change.planOverrides);
+      const overrides = plan === 'enterprise' ? change.planOverrides : {};
+      await tx.query(
+        `UPDATE accounts SET name = COALESCE($2, name), plan = $3,
+                plan_overrides = COALESCE($4, plan_overrides)
+          WHERE id = $1`,
+        [accountId, change.name ?? null, plan, overrides ?? null],
+      );
+    });
     return this.getAccount(accountId);
   }
 

@@ -204,7 +204,7 @@ export class AgentClient {
    * that follows the reader's pace, for up to READ_STREAM_DEADLINE_MS. Destroying the stream
    * cancels the read.
    */
-  async openFile(sessionId: string, path: string): Promise<{ size: number; body: Readable }> {
+  openFile(sessionId: string, path: string): Promise<{ size: number; body: Readable }> {
     const call = this.client.readFile(
       { sessionId, path },
       this.metadata(),
@@ -215,32 +215,36 @@ export class AgentClient {
       openTimedOut = true;
       call.cancel();
     }, this.fileTimeoutMs);
-    const messages = call[Symbol.asyncIterator]() as AsyncIterator<FileChunk__Output>;
-    const next = async (): Promise<IteratorResult<FileChunk__Output>> => {
-      try {
-        return await messages.next();
-      } catch (err) {
-        throw fromGrpcError(err);
-      }
-    };
-    let first: IteratorResult<FileChunk__Output>;
-    try {
-      first = await next();
-    } catch (err) {
-      if (!openTimedOut) throw err;
-      throw new AppError('request_timeout', 'The file could not be opened in time', { cause: err });
-    } finally {
-      clearTimeout(openTimer);
-    }
-    if (first.done === true) throw new AppError('internal_error', 'The node sent no file');
-    async function* bytes(): AsyncGenerator<Buffer> {
-      for (let message = await next(); message.done !== true; message = await next()) {
-        yield message.value.data;
-      }
-    }
-    const body = Readable.from(bytes(), { objectMode: false });
-    body.once('close', () => call.cancel()); // a no-op once the call has ended
-    return { size: first.value.size, body };
+    return new Promise((resolve, reject) => {
+      let body: Readable | undefined;
+      call.on('data', (chunk: FileChunk__Output) => {
+        if (body === undefined) {
+          clearTimeout(openTimer);
+          body = new Readable({
+            read: () => call.resume(),
+            destroy: (err, done) => {
+              call.cancel(); // a no-op once the call has ended
+              done(err);
+            },
+          });
+          resolve({ size: chunk.size, body });
+        } else if (!body.push(chunk.data)) {
+          call.pause();
+        }
+      });
+      call.on('end', () => {
+        if (body === undefined) reject(new AppError('internal_error', 'The node sent no file'));
+        else body.push(null);
+      });
+      call.on('error', (err: grpc.ServiceError) => {
+        clearTimeout(openTimer);
+        const failure = openTimedOut
+          ? new AppError('request_timeout', 'The file could not be opened in time', { cause: err })
+          : fromGrpcError(err);
+        if (body === undefined) reject(failure);
+        else body.destroy(failure);
+      });
+    });
   }
 
   listFiles(

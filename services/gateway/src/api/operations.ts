@@ -165,7 +165,14 @@ export const operations = {
     scope: 'files',
     query: readFileQuery,
     success: { status: 200, schema: rawBytesSchema, description: 'The file', raw: true },
-    errors: ['invalid_request', 'invalid_path', 'forbidden', 'session_not_found', 'file_not_found'],
+    errors: [
+      'invalid_request',
+      'invalid_path',
+      'forbidden',
+      'session_not_found',
+      'file_not_found',
+      'file_too_large',
+    ],
   },
   listFiles: {
     method: 'get',

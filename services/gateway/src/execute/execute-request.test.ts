@@ -69,6 +69,13 @@ describe('planExecution', () => {
     );
     expect(codeOf(run(many))).toBe('invalid_request:env');
   });
+
+  it('refuses a command longer than the kernel takes for one argument', () => {
+    const command = (length: number) => () =>
+      planExecution({ sessionId: 's', command: 'x'.repeat(length) }, free, 30);
+    expect(codeOf(command(128 * 1024 - 1))).toBeUndefined();
+    expect(codeOf(command(128 * 1024))).toBe('invalid_request:command');
+  });
 });
 
 describe('resolveWorkingDir', () => {

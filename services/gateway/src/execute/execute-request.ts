@@ -6,8 +6,9 @@ import { resolveWorkingDir } from '../files/workspace-path';
 import { MAX_EXECUTION_TIMEOUT_S } from '../sessions/session-limits';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Linux's MAX_ARG_STRLEN: one `NAME=value` string, NUL included. */
-const MAX_ENV_VARIABLE_BYTES = 128 * 1024;
+/** Linux's MAX_ARG_STRLEN: the longest argument or `NAME=value` string, NUL included. */
+const MAX_ARGUMENT_BYTES = 128 * 1024;
+const MAX_ENV_VARIABLE_BYTES = MAX_ARGUMENT_BYTES;
 /** All of a run's `env` together, leaving room for the sandbox's own environment. */
 const MAX_ENV_TOTAL_BYTES = 1024 * 1024;
 
@@ -89,6 +90,14 @@ export function planExecution(
     throw new AppError('invalid_request', 'env is too large in all', {
       details: { field: 'env', max: MAX_ENV_TOTAL_BYTES },
     });
+  }
+  // `command` is one argument of `bash -c`: the kernel's limit for one argument applies.
+  if (body.command !== undefined && Buffer.byteLength(body.command) + 1 > MAX_ARGUMENT_BYTES) {
+    throw new AppError(
+      'invalid_request',
+      `command is longer than ${MAX_ARGUMENT_BYTES - 1} bytes; write it to a file with files`,
+      { details: { field: 'command', max: MAX_ARGUMENT_BYTES - 1 } },
+    );
   }
   const maxTimeout = Math.min(MAX_EXECUTION_TIMEOUT_S, limits.maxExecutionTimeoutS);
   const timeoutS = body.timeout ?? Math.min(sessionDefaultTimeoutS, maxTimeout);

@@ -33,8 +33,6 @@ export interface ExecutionResult {
 export const MAX_COLLECTED_OUTPUT_BYTES = 16 * 1024 * 1024;
 /** Time the agent gets beyond the run's own timeout before the call is abandoned. */
 const EXEC_DEADLINE_MARGIN_MS = 10_000;
-/** How often a long run records activity on its session. */
-const ACTIVITY_HEARTBEAT_MS = 30_000;
 
 export type StreamEvent =
   | { type: 'stdout'; data: string }
@@ -92,10 +90,7 @@ export class ExecuteService {
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     let result: ExecResult__Output | undefined;
     // A running execution is activity: the session must not go idle under it.
-    const keepActive = (): void => {
-      this.store.keepActive(plan.sessionId).catch(() => undefined);
-    };
-    const heartbeat = setInterval(keepActive, ACTIVITY_HEARTBEAT_MS);
+    const stopKeepingActive = this.lifecycle.keepActiveWhile(plan.sessionId);
     try {
       await announcingDiskFull(
         this.webhooks,
@@ -110,8 +105,7 @@ export class ExecuteService {
       }
       throw err;
     } finally {
-      clearInterval(heartbeat);
-      keepActive();
+      stopKeepingActive();
     }
     if (result === undefined)
       throw new AppError('internal_error', 'The run ended without a result');

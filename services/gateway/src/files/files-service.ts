@@ -63,10 +63,12 @@ export class FilesService {
     const file = await this.agents.forNode(session.nodeId).openFile(session.id, relative);
     if (file.size > MAX_READ_BYTES) {
       file.body.destroy();
-      throw new AppError('payload_too_large', `The file is larger than ${MAX_READ_BYTES} bytes`, {
+      throw new AppError('file_too_large', `The file is larger than ${MAX_READ_BYTES} bytes`, {
         details: { path, size: file.size, max: MAX_READ_BYTES },
       });
     }
+    // A slow reader must not let the session go idle (its sandbox paused) under the read.
+    file.body.once('close', this.lifecycle.keepActiveWhile(session.id));
     return file;
   }
 

@@ -7,6 +7,8 @@ export interface LifecycleSettings {
   deepSleepAfterS: number;
 }
 
+/** Longest pause between two activity records of a long request. */
+const ACTIVITY_HEARTBEAT_MS = 30_000;
 /** How long one replica may spend putting a session to deep sleep before another retries. */
 const SLEEP_LEASE_S = 600;
 
@@ -24,6 +26,23 @@ export class SessionLifecycle {
     private readonly settings: LifecycleSettings,
     private readonly logger: Logger,
   ) {}
+
+  /**
+   * Records activity on a session until the returned function is called, so that it does not
+   * go idle under a long request (a run, a slow download): at least three times per idle
+   * delay, at most every 30 s.
+   */
+  keepActiveWhile(sessionId: string): () => void {
+    const record = (): void => {
+      this.store.keepActive(sessionId).catch(() => undefined);
+    };
+    const everyMs = Math.min(ACTIVITY_HEARTBEAT_MS, (this.settings.idleAfterS * 1000) / 3);
+    const heartbeat = setInterval(record, Math.max(everyMs, 100));
+    return () => {
+      clearInterval(heartbeat);
+      record();
+    };
+  }
 
   /** Wakes an idle or sleeping session before a request uses it. */
   async ensureAwake(session: SessionRecord): Promise<void> {

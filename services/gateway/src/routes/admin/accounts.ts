@@ -1,7 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { AppError } from '@sandbox/errors';
-import type { AccountStore } from '../../accounts/account-store';
+import { checkCustomLimits, type AccountStore } from '../../accounts/account-store';
 import { ALL_SCOPES, type Scope } from '../../auth/principal';
 import { isStorableText } from '../../http/storable-json';
 import { validate } from '../../http/validate';
@@ -36,14 +35,6 @@ const updateAccountBody = z.strictObject({
   limits: planOverrides.optional().describe('replaces the custom values; {} clears them'),
 });
 
-function enterpriseOnly(plan: PlanName, limits: object | undefined): void {
-  if (limits !== undefined && Object.keys(limits).length > 0 && plan !== 'enterprise') {
-    throw new AppError('invalid_request', 'Custom limits need the enterprise plan', {
-      details: { field: 'limits' },
-    });
-  }
-}
-
 const createKeyBody = z.object({
   name: text(200).default(''),
   scopes: z
@@ -58,7 +49,7 @@ export function adminRouter(accounts: AccountStore): Router {
 
   router.post('/accounts', async (req, res) => {
     const body = validate(createAccountBody, req.body ?? {});
-    enterpriseOnly(body.plan, body.limits);
+    checkCustomLimits(body.plan, body.limits);
     const account = await accounts.createAccount({
       name: body.name,
       plan: body.plan,
@@ -75,19 +66,13 @@ export function adminRouter(accounts: AccountStore): Router {
     res.json(await accounts.getAccount(req.params.accountId));
   });
 
-  // A plan change: away from enterprise, the custom values go (unless limits are sent, which
-  // is then refused); to enterprise, they start from the plan's own numbers.
   router.patch('/accounts/:accountId', async (req, res) => {
     const body = validate(updateAccountBody, req.body ?? {});
-    const current = await accounts.getAccount(req.params.accountId);
-    const plan = body.plan ?? current.plan;
-    enterpriseOnly(plan, body.limits);
-    const planOverrides = plan === 'enterprise' ? body.limits : {};
     res.json(
-      await accounts.updateAccount(current.id, {
+      await accounts.updateAccount(req.params.accountId, {
         ...(body.name === undefined ? {} : { name: body.name }),
         ...(body.plan === undefined ? {} : { plan: body.plan }),
-        ...(planOverrides === undefined ? {} : { planOverrides }),
+        ...(body.limits === undefined ? {} : { planOverrides: body.limits }),
       }),
     );
   });

@@ -53,6 +53,7 @@ async function stream(
     if (res.headersSent) res.write(': keep-alive\n\n');
   }, KEEP_ALIVE_MS);
   const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  let awaitingDrain = false;
   try {
     const result = await execute.run(prepared, clientGone(req, res), {
       started: open,
@@ -61,7 +62,12 @@ async function stream(
         if (text === '' || send(type, { type, data: text })) return;
         // A slow reader: stop taking output (back to the process) until the client catches up.
         flow.pause();
-        res.once('drain', () => flow.resume());
+        if (awaitingDrain) return;
+        awaitingDrain = true;
+        res.once('drain', () => {
+          awaitingDrain = false;
+          flow.resume();
+        });
       },
     });
     for (const type of ['stdout', 'stderr'] as const) {

@@ -22,6 +22,8 @@ export function readFile(files: FilesService): RequestHandler {
     res.status(200);
     res.setHeader('Content-Type', contentTypeFor(path));
     res.setHeader('Content-Length', String(file.size));
+    // More or fewer bytes than announced fail the response instead of corrupting it.
+    res.strictContentLength = true;
     // Never let a browser run what a sandbox wrote, on the API's origin.
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
