@@ -321,6 +321,13 @@ describe('output', () => {
     expect(badFile.body).toMatchObject({
       error: { code: 'invalid_path', details: { path: 'outside-link/x.txt' } },
     });
+    // A workingDir through a link that leads out is refused, and nothing is made out there.
+    await execute({ command: 'ln -sfn /tmp leads-to-tmp' });
+    const outside = await execute({ workingDir: 'leads-to-tmp/made-here/deep', command: 'pwd' });
+    expect(outside.status).toBe(400);
+    expect((await execute({ command: 'ls /tmp/made-here 2>&1 || true' })).body.stdout).toContain(
+      'No such file',
+    );
     for (const program of [{ command: 'pwd' }, { code: 'console.log(1)' }]) {
       const badDir = await execute({ stream: true, workingDir: 'plain-file', ...program });
       expect(badDir.status).toBe(400);
@@ -410,15 +417,33 @@ describe('processes', () => {
 
   it('kills the whole tree of a timed-out run, even children in a session of their own', async () => {
     const run = await execute({
-      command: 'setsid sleep 1201 & setsid bash -c "sleep 1202" & echo partial; sleep 60',
-      timeout: 1,
+      command:
+        'setsid sleep 1201 & setsid bash -c "sleep 1202" & ' +
+        // A detached child whose parent is gone: no longer in the tree at all.
+        "node -e \"require('child_process').spawn('sleep', ['1203'], { detached: true, stdio: 'ignore' }).unref()\"; " +
+        'echo partial; sleep 60',
+      timeout: 2,
     });
     expect(run.status).toBe(408);
     expect(run.body).toMatchObject({
-      error: { code: 'execution_timeout', stdout: 'partial\n', details: { timeout: 1 } },
+      error: { code: 'execution_timeout', stdout: 'partial\n', details: { timeout: 2 } },
     });
-    const check = await execute({ command: "pgrep -f 'sleep 120[12]' || echo gone" });
+    const check = await execute({ command: "pgrep -f 'sleep 120[123]' || echo gone" });
     expect(check.body.stdout).toBe('gone\n');
+  });
+
+  it('refuses a pid no process can have, and a command with a NUL byte', async () => {
+    const kill = await call(`${stack.url}/v1/execution/kill`, {
+      method: 'POST',
+      key: account.key,
+      body: { sessionId, pid: 4_294_967_506 },
+    });
+    expect(kill.status).toBe(400);
+    const nul = await execute({ command: 'echo a\u0000b' });
+    expect(nul.status).toBe(400);
+    expect(nul.body).toMatchObject({
+      error: { code: 'invalid_request', details: { field: 'command' } },
+    });
   });
 
   it('stops a foreground run whose client went away, but not its nohup background process', async () => {

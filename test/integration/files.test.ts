@@ -164,6 +164,40 @@ describe('paths never leave /workspace', () => {
   });
 });
 
+describe('odd paths and permissions', () => {
+  it('answers a path in any script with its own error, and the service goes on', async () => {
+    const missing = await read('é✓ÿ.txt');
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.text)).toMatchObject({
+      error: { code: 'file_not_found', details: { path: 'é✓ÿ.txt' } },
+    });
+    expect((await write('é✓ÿ.txt', 'ü')).body).toEqual({ path: 'é✓ÿ.txt', size: 2 });
+    expect((await read('é✓ÿ.txt')).text).toBe('ü');
+  });
+
+  it('answers file system refusals as 400 invalid_path with nothing of the system in them', async () => {
+    await execute(
+      'ln -sfn loop-b loop-a; ln -sfn loop-a loop-b; mkdir -p locked; chmod 555 locked; ' +
+        'echo s > sealed.txt; chmod 000 sealed.txt',
+    );
+    const reads = [await read('loop-a'), await read('sealed.txt')];
+    const writes = [await write('locked/x.txt', 'x'), await write(`${'n'.repeat(256)}.txt`, 'x')];
+    const refusals = [
+      ...reads.map((r) => ({ status: r.status, body: JSON.parse(r.text) as unknown })),
+      ...writes.map((w) => ({ status: w.status, body: w.body })),
+    ];
+    for (const { status, body } of refusals) {
+      expect([status, body]).toMatchObject([400, { error: { code: 'invalid_path' } }]);
+      expect(JSON.stringify(body)).not.toMatch(/E[A-Z]{3,}|\/workspace/);
+    }
+    // A name of 250 bytes is legal, with room for nothing more.
+    expect((await write(`${'n'.repeat(246)}.txt`, 'x')).status).toBe(200);
+    await execute(
+      'chmod 755 locked; chmod 644 sealed.txt; rm -rf loop-a loop-b locked sealed.txt n*',
+    );
+  });
+});
+
 describe('list', () => {
   it('lists files recursively, under a path, with pagination on request', async () => {
     await write('tree/a.txt', 'a');
@@ -252,6 +286,8 @@ describe('the session disk', () => {
     });
     expect(code.status).toBe(507);
     expect(code.body).toMatchObject({ error: { code: 'disk_full' } });
+    const codeFiles = await execute('ls -a | grep -c "^\\.sandbox-code-" || true');
+    expect(codeFiles.body.stdout).toBe('0\n');
     const leftovers = await execute('ls -a | grep -c "\\.tmp$" || true');
     expect(leftovers.body.stdout).toBe('0\n');
 

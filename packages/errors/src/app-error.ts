@@ -49,9 +49,11 @@ export function toAppError(err: unknown): AppError {
   return new AppError('internal_error', GENERIC_INTERNAL_MESSAGE, { cause: err });
 }
 
-/** The error body of spec part 7. */
+/** The error body of spec part 7; an internal error says nothing of its cause. */
 export function toErrorBody(err: AppError): ErrorBody {
-  const body: ErrorBody = { error: { ...err.fields, code: err.code, message: err.message } };
+  // A fault's own message (a system error, a path) is for the logs, never for the caller.
+  const message = err.code === 'internal_error' ? GENERIC_INTERNAL_MESSAGE : err.message;
+  const body: ErrorBody = { error: { ...err.fields, code: err.code, message } };
   if (err.details !== undefined) body.error.details = err.details;
   if (err.retryAfter !== undefined) body.error.retryAfter = err.retryAfter;
   return body;

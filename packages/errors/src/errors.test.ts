@@ -50,6 +50,13 @@ function serviceError(code: number, details: string, metadata = new Metadata()):
   return Object.assign(new Error(details), { code, details, metadata });
 }
 
+describe('toErrorBody', () => {
+  it('never sends the message of an internal error', () => {
+    const body = toErrorBody(new AppError('internal_error', "EACCES: open '/workspace/x'"));
+    expect(body.error.message).not.toContain('EACCES');
+  });
+});
+
 describe('gRPC translation', () => {
   it('round-trips an AppError through a gRPC status', () => {
     const original = new AppError('file_too_large', 'big', { details: { path: 'a', size: 9 } });
@@ -59,6 +66,15 @@ describe('gRPC translation', () => {
     expect(back.code).toBe('file_too_large');
     expect(back.message).toBe('big');
     expect(back.details).toEqual({ path: 'a', size: 9 });
+  });
+
+  it('carries details holding any text (a path of a sandbox user), not only ASCII', () => {
+    const original = new AppError('file_not_found', 'No such file: é✓\u00ff.txt', {
+      details: { path: 'é✓\u00ff.txt' },
+    });
+    const status = toGrpcStatus(original);
+    const back = fromGrpcError(serviceError(status.code, status.details, status.metadata));
+    expect(back.details).toEqual({ path: 'é✓\u00ff.txt' });
   });
 
   it('maps an unreachable agent to service_unavailable with a retry hint', () => {

@@ -3,7 +3,8 @@ import { AppError } from './app-error';
 import { errorCodeTable, GrpcStatus, isErrorCode } from './codes';
 
 const CODE_KEY = 'app-error-code';
-const BODY_KEY = 'app-error-body';
+/** Binary (`-bin`): the body holds user text (paths), which ASCII-only metadata would refuse. */
+const BODY_KEY = 'app-error-body-bin';
 
 type GrpcErrorStatus = Partial<StatusObject> & { code: number; details: string };
 
@@ -13,7 +14,9 @@ export function toGrpcStatus(err: AppError): GrpcErrorStatus {
   metadata.set(CODE_KEY, err.code);
   metadata.set(
     BODY_KEY,
-    JSON.stringify({ details: err.details, fields: err.fields, retryAfter: err.retryAfter }),
+    Buffer.from(
+      JSON.stringify({ details: err.details, fields: err.fields, retryAfter: err.retryAfter }),
+    ),
   );
   return { code: errorCodeTable[err.code].grpcStatus, details: err.message, metadata };
 }
@@ -29,7 +32,9 @@ export function fromGrpcError(err: unknown): AppError {
   const code = err.metadata?.get(CODE_KEY)[0];
   if (isErrorCode(code)) {
     const raw = err.metadata.get(BODY_KEY)[0];
-    const body = typeof raw === 'string' ? (JSON.parse(raw) as Record<string, unknown>) : {};
+    const body = Buffer.isBuffer(raw)
+      ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>)
+      : {};
     return new AppError(code, err.details, {
       details: body.details as Record<string, unknown> | undefined,
       fields: body.fields as Record<string, unknown> | undefined,

@@ -4,11 +4,19 @@ import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
-import { descendants, killAll, listProcesses, runTree, stopThenKill, treesOf } from './processes';
+import {
+  descendants,
+  killAll,
+  listProcesses,
+  markedWith,
+  runTree,
+  stopThenKill,
+  treesOf,
+} from './processes';
 import { RunnerError, type ExecResultEvent } from './protocol';
 import { readTiming, TIME_FORMAT } from './run-measure';
 import { transpileForNode } from './transpile';
-import { lexicalDir, resolveExisting, WORKSPACE } from './workspace-path';
+import { lexicalDir, makeDirectories, WORKSPACE } from './workspace-path';
 
 export interface RunSpec {
   command?: string;
@@ -50,6 +58,8 @@ const HANGUP_GRACE_MS = 500;
 const MAX_FILES_WRITTEN = 1000;
 const MAX_SCANNED = 20_000;
 const RUNNER_DIR = '/tmp/.sandbox-runner';
+/** The environment variable that marks every process of a run (and what they start). */
+const RUN_MARK = 'SANDBOX_RUN_ID';
 
 type Snapshot = Map<string, number>;
 
@@ -80,16 +90,12 @@ function changed(before: Snapshot, after: Snapshot): string[] {
   return paths.sort();
 }
 
-/** The run's working directory: created if missing, refused if a symlink leads out. */
+/**
+ * The run's working directory: created if missing (never through a symlink that leads out),
+ * refused if it is not a directory.
+ */
 export async function workingDirectory(cwd: string): Promise<string> {
-  const dir = lexicalDir(cwd);
-  await mkdir(dir, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'EEXIST' || err.code === 'ENOTDIR') {
-      throw new RunnerError('invalid_path', `workingDir is not a directory: ${cwd}`, { path: cwd });
-    }
-    throw err;
-  });
-  const real = await resolveExisting(posix.relative(WORKSPACE, dir) || '.');
+  const real = await makeDirectories(cwd, lexicalDir(cwd));
   if (!(await lstat(real)).isDirectory()) {
     throw new RunnerError('invalid_path', `workingDir is not a directory: ${cwd}`, { path: cwd });
   }
@@ -114,8 +120,14 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
         setTimeout(() => resolve(undefined), spec.timeoutMs).unref();
       }),
     ]);
-    codeFile = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
-    await writeFile(codeFile, plain ?? codeSource(spec.code), { mode: 0o644 });
+    const file = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
+    await writeFile(file, plain ?? codeSource(spec.code), { mode: 0o644 }).catch(
+      async (err: unknown) => {
+        await rm(file, { force: true }); // nothing half-written is left (a full disk)
+        throw err;
+      },
+    );
+    codeFile = file;
     argv =
       plain === undefined
         ? ['/usr/local/bin/tsx', codeFile]
@@ -127,7 +139,8 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   const started = process.hrtime.bigint();
   const child = spawn('/usr/bin/time', ['-f', TIME_FORMAT, '-o', timingFile, ...argv], {
     cwd,
-    env: { ...process.env, ...spec.env },
+    // The mark lets a timeout find what the run started even after it left the tree.
+    env: { ...process.env, ...spec.env, [RUN_MARK]: id },
     detached: true, // its own process group, so that the tree can be killed
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -184,9 +197,10 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
 
   let timedOut = false;
   const killTree = async (): Promise<void> => {
-    await stopThenKill((all, stopped) => [
+    await stopThenKill(async (all, stopped) => [
       ...runTree(all, leader).map((p) => p.pid),
       ...treesOf(all, [], stopped),
+      ...(await markedWith(all, `${RUN_MARK}=${id}`)),
     ]);
   };
   const timer = setTimeout(() => {

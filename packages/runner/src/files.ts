@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { lstat, open, readdir, realpath, rename, rm, rmdir, stat, statfs } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
@@ -32,10 +31,8 @@ interface Staged {
 
 async function stage(file: FileInput, root: string, created: string[]): Promise<Staged> {
   const target = await prepareParent(file.path, root, created);
-  const temp = posix.join(
-    posix.dirname(target),
-    `.${posix.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
-  );
+  // Short, whatever the target's name: a name of 255 bytes must still get its temporary file.
+  const temp = posix.join(posix.dirname(target), `.sbx-${randomBytes(6).toString('hex')}.tmp`);
   const bytes = Buffer.from(file.content, 'base64');
   // A replaced file keeps its mode (an executable script stays executable).
   const mode = ((await stat(target).catch(() => undefined))?.mode ?? 0o644) & 0o7777;
@@ -90,7 +87,12 @@ export async function writeFiles(
     for (const dir of created.reverse()) await rmdir(dir).catch(() => undefined);
     throw await asDiskFull(err, root);
   }
-  for (const s of staged) await rename(s.temp, s.target);
+  for (const [index, s] of staged.entries()) {
+    await rename(s.temp, s.target).catch(async (err: unknown) => {
+      await Promise.all(staged.slice(index).map((left) => rm(left.temp, { force: true })));
+      throw err;
+    });
+  }
   return staged.map((s) => ({ path: s.path, size: s.size }));
 }
 
@@ -105,10 +107,13 @@ export async function openFile(
   const real = await resolveExisting(path, root);
   const info = await lstat(real);
   if (!info.isFile()) throw new RunnerError('invalid_path', `Not a file: ${path}`, { path });
-  const stream =
-    info.size === 0
-      ? Readable.from([])
-      : createReadStream(real, { highWaterMark: 256 * 1024, end: info.size - 1 });
+  // Opened now, so that a file it may not read is refused before its size is announced.
+  const handle = await open(real, 'r');
+  if (info.size === 0) {
+    await handle.close();
+    return { size: 0, stream: Readable.from([]) };
+  }
+  const stream = handle.createReadStream({ highWaterMark: 256 * 1024, end: info.size - 1 });
   return { size: info.size, stream };
 }
 

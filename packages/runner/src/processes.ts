@@ -127,14 +127,19 @@ export async function killUntilGone(
  * stopped. Returns every pid killed.
  */
 export async function stopThenKill(
-  select: (all: readonly ProcessInfo[], stopped: ReadonlySet<number>) => number[],
+  select: (
+    all: readonly ProcessInfo[],
+    stopped: ReadonlySet<number>,
+  ) => Promise<number[]> | number[],
   rounds = 50,
 ): Promise<number[]> {
   const stopped = new Set<number>();
   let killed: number[];
   try {
     for (let round = 0; round < rounds; round += 1) {
-      const fresh = select(await listProcesses(), stopped).filter((pid) => !stopped.has(pid));
+      const fresh = (await select(await listProcesses(), stopped)).filter(
+        (pid) => !stopped.has(pid),
+      );
       if (fresh.length === 0) break;
       for (const pid of fresh) {
         try {
@@ -152,6 +157,25 @@ export async function stopThenKill(
   // What slipped through (the round limit reached) is killed the plain way.
   const rest = await killUntilGone(async () => select(await listProcesses(), new Set()));
   return [...new Set([...killed, ...rest])];
+}
+
+/**
+ * The processes whose environment holds `entry` (`NAME=value`): what a run started, even
+ * detached from its tree (double forks, `setsid` of an exited parent). Best effort: a process
+ * can drop the variable.
+ */
+export async function markedWith(
+  all: readonly ProcessInfo[],
+  entry: string,
+  procRoot = '/proc',
+): Promise<number[]> {
+  const marked = await Promise.all(
+    all.map(async (info) => {
+      const environ = await readFile(`${procRoot}/${info.pid}/environ`, 'utf8').catch(() => '');
+      return environ.split('\0').includes(entry) ? info.pid : undefined;
+    }),
+  );
+  return marked.filter((pid): pid is number => pid !== undefined);
 }
 
 /** `select` for stopThenKill: the trees under `roots` and under every stopped process. */

@@ -1,11 +1,18 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codeSource, CODE_PRELUDE } from './code-file';
 import { listFiles } from './files';
 import { RunnerError } from './protocol';
 import { parseTiming } from './run-measure';
-import { lexicalDir, lexicalPath, prepareParent, resolveExisting } from './workspace-path';
+import {
+  asPathError,
+  lexicalDir,
+  lexicalPath,
+  makeDirectories,
+  prepareParent,
+  resolveExisting,
+} from './workspace-path';
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -39,6 +46,9 @@ describe('symlink checks', () => {
   writeFileSync(join(outside, 'secret'), 's');
   symlinkSync(join(root, 'real'), join(root, 'alias'));
   symlinkSync(outside, join(root, 'escape'));
+  symlinkSync(join(outside, 'nothing-here'), join(root, 'dangling-out'));
+  symlinkSync(join(root, 'loop-b'), join(root, 'loop-a'));
+  symlinkSync(join(root, 'loop-a'), join(root, 'loop-b'));
 
   it('follows links that stay inside and refuses links that leave', async () => {
     await expect(resolveExisting('alias/f.txt', root)).resolves.toBe(join(root, 'real', 'f.txt'));
@@ -50,6 +60,17 @@ describe('symlink checks', () => {
     });
   });
 
+  it('answers alike whether or not what a link outside points to exists', async () => {
+    for (const path of ['escape/secret', 'escape/no-such-file', 'dangling-out']) {
+      await expect(resolveExisting(path, root)).rejects.toMatchObject({ code: 'invalid_path' });
+    }
+  });
+
+  it('tells a link loop as a bad path', async () => {
+    const err = await resolveExisting('loop-a', root).catch((e: unknown) => asPathError(e, root));
+    expect(err).toMatchObject({ code: 'invalid_path', details: { path: 'loop-a' } });
+  });
+
   it('never creates directories through a link that leaves', async () => {
     await expect(prepareParent('escape/new/file.txt', root)).rejects.toMatchObject({
       code: 'invalid_path',
@@ -57,6 +78,10 @@ describe('symlink checks', () => {
     await expect(prepareParent('fresh/dir/file.txt', root)).resolves.toBe(
       join(root, 'fresh', 'dir', 'file.txt'),
     );
+    await expect(
+      makeDirectories('escape/made', join(root, 'escape/made'), root),
+    ).rejects.toMatchObject({ code: 'invalid_path' });
+    expect(existsSync(join(outside, 'made'))).toBe(false);
   });
 });
 

@@ -15,7 +15,7 @@ import {
   type ProcessInfo,
 } from './processes';
 import { RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
-import { WORKSPACE } from './workspace-path';
+import { asPathError, WORKSPACE } from './workspace-path';
 
 const MAX_COUNTED_FILES = 1_000_000;
 
@@ -53,7 +53,7 @@ export async function serve(input: Readable, output: Writable): Promise<void> {
   output.on('drain', () => drainWaiters.splice(0).forEach((resume) => resume()));
   const emit = (event: RunnerEvent): boolean => output.write(`${JSON.stringify(event)}\n`);
   const fail = async (id: number, cause: unknown): Promise<void> => {
-    const err = await asDiskFull(cause).catch(() => cause);
+    const err = asPathError(await asDiskFull(cause).catch(() => cause));
     if (err instanceof RunnerError) {
       emit({
         id,

@@ -1,4 +1,4 @@
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { AppError, toAppError, toGrpcStatus } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type {
@@ -92,7 +92,12 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
         .then(
           (response) => callback(null, response),
           (err: unknown) => callback(fail(method, err)),
-        );
+        )
+        .catch((err: unknown) => {
+          // Sending the answer itself failed: never let that end the agent.
+          logger.error({ err, method }, 'could not answer a call');
+          callback({ code: grpc.status.INTERNAL, details: 'Internal error' });
+        });
     };
   }
 
@@ -136,6 +141,10 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
         })
         .catch((err: unknown) => {
           if (!call.cancelled) call.emit('error', fail(method, err));
+        })
+        .catch((err: unknown) => {
+          logger.error({ err, method }, 'could not answer a call');
+          call.destroy();
         });
     };
   }

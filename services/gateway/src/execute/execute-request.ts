@@ -91,6 +91,11 @@ export function planExecution(
       details: { field: 'env', max: MAX_ENV_TOTAL_BYTES },
     });
   }
+  if (body.command?.includes('\0') === true) {
+    throw new AppError('invalid_request', 'command cannot contain NUL bytes', {
+      details: { field: 'command' },
+    });
+  }
   // `command` is one argument of `bash -c`: the kernel's limit for one argument applies.
   if (body.command !== undefined && Buffer.byteLength(body.command) + 1 > MAX_ARGUMENT_BYTES) {
     throw new AppError(

@@ -6,7 +6,8 @@ import type { ProcessesService } from '../../processes/processes-service';
 
 export const killBody = z.object({
   sessionId: z.string().min(1),
-  pid: z.number().int().min(1).optional(),
+  // Linux pids never pass 2^22; anything past int32 could wrap on its way to the node.
+  pid: z.number().int().min(1).max(4_194_304).optional(),
 });
 
 /** POST /v1/execution/kill (spec 4.5) */
