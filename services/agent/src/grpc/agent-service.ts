@@ -35,6 +35,8 @@ const toSandbox = (info: SandboxInfo): Sandbox => ({
 });
 
 const MAX_TIMEOUT_MS = 300_000;
+/** A run that prints this soon after it started needs no separate "started" message. */
+const START_UNLESS_OUTPUT_MS = 100;
 
 function execSpec(request: ExecRequest__Output): ExecSpec {
   const base = {
@@ -104,12 +106,16 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
   /**
    * A server-streaming call: `work` writes messages through a byte sink that honours the
    * client's flow control, and may return one last message. A cancelled call aborts `signal`.
+   * `started.message` tells the client the work began; with `started.unlessOutputWithinMs`,
+   * only when no output (which tells it as well) follows that soon. grpc-js leaves Nagle's
+   * algorithm on for server connections, so two small messages in a row would make the second
+   * wait for the client's delayed ACK (~40 ms): a run that prints at once sends one.
    */
   function streaming<Req, Res>(
     method: string,
     toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer) => Res,
     work: (request: Req, sink: ByteSink, signal: AbortSignal) => Promise<Res | undefined>,
-    startedMessage?: (size?: number) => Res,
+    started?: { message: (size?: number) => Res; unlessOutputWithinMs?: number },
   ): grpc.handleServerStreamingCall<Req, Res> {
     return (call) => {
       const abort = new AbortController();
@@ -117,8 +123,19 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       // One 'drain' listener however many writes met a full buffer before it drained.
       const drainWaiters: (() => void)[] = [];
       let announcedStart = false;
+      let startTimer: NodeJS.Timeout | undefined;
+      const announceStart = (size?: number): void => {
+        clearTimeout(startTimer);
+        if (started === undefined || announcedStart || call.cancelled) return;
+        announcedStart = true;
+        call.write(started.message(size));
+      };
       const sink: ByteSink = {
-        write: (stream, chunk) => (call.cancelled ? true : call.write(toMessage(stream, chunk))),
+        write: (stream, chunk) => {
+          clearTimeout(startTimer);
+          announcedStart = true; // output says it
+          return call.cancelled ? true : call.write(toMessage(stream, chunk));
+        },
         onDrain: (resume) => {
           drainWaiters.push(resume);
           if (drainWaiters.length === 1) {
@@ -126,15 +143,18 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
           }
         },
         started: (size) => {
-          if (startedMessage === undefined || announcedStart || call.cancelled) return;
-          announcedStart = true;
-          call.write(startedMessage(size));
+          if (started?.unlessOutputWithinMs === undefined) announceStart(size);
+          else if (startTimer === undefined) {
+            startTimer = setTimeout(() => announceStart(size), started.unlessOutputWithinMs);
+          }
         },
       };
       Promise.resolve()
         .then(async () => {
           checkInternalToken(call.metadata, deps.internalToken);
-          const last = await work(call.request, sink, abort.signal);
+          const last = await work(call.request, sink, abort.signal).finally(() =>
+            clearTimeout(startTimer),
+          );
           if (call.cancelled) return;
           if (last !== undefined) call.write(last);
           call.end();
@@ -182,7 +202,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       async (request: ExecRequest__Output, sink, signal) => ({
         result: await runtime.exec(execSpec(request), sink, signal),
       }),
-      () => ({ started: {} }),
+      { message: () => ({ started: {} }), unlessOutputWithinMs: START_UNLESS_OUTPUT_MS },
     ),
 
     KillProcesses: unary('KillProcesses', async (request) => ({
@@ -200,7 +220,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
         await runtime.readFile(request.sessionId, request.path, sink, signal);
         return undefined;
       },
-      (size) => ({ data: Buffer.alloc(0), size: size ?? 0 }),
+      { message: (size) => ({ data: Buffer.alloc(0), size: size ?? 0 }) },
     ),
 
     PauseSandbox: unary('PauseSandbox', async (request) =>
