@@ -259,8 +259,10 @@ describe('measurement', () => {
     const single = await execute({ command: spin }, fast.body.sessionId);
     const double = await execute({ command: `(${spin}) & (${spin}) & wait` }, fast.body.sessionId);
     expect(single.body.cpuTime).toBeGreaterThan(100);
-    // Two children spinning the same loop use about twice the CPU of one.
-    expect(double.body.cpuTime).toBeGreaterThan((single.body.cpuTime as number) * 1.5);
+    // Two children spinning the same loop use about twice the CPU of one (the same loop's CPU
+    // time varies with the machine's load, so the margin is wide; uncounted children would
+    // leave the parent's wait at nearly nothing).
+    expect(double.body.cpuTime).toBeGreaterThan((single.body.cpuTime as number) * 1.2);
   });
 });
 

@@ -345,11 +345,19 @@ describe('webhook delivery', () => {
     expect(delivered.headers['webhook-id']).toBe(hung.headers['webhook-id']);
     expect(delivered.body).toBe(hung.body);
     expect(verifySignature(secret, delivered)).toBe(true);
-    const { rows } = await restarted.db.query<{ status: string }>(
-      `SELECT status FROM webhook_deliveries WHERE event_id = $1`,
-      [delivered.headers['webhook-id']],
-    );
-    expect(rows).toEqual([{ status: 'delivered' }]);
+    // The receiver has answered; the gateway records the answer right after (bounded wait).
+    const status = async () =>
+      (
+        await restarted.db.query<{ status: string }>(
+          `SELECT status FROM webhook_deliveries WHERE event_id = $1`,
+          [delivered.headers['webhook-id']],
+        )
+      ).rows;
+    const deadline = Date.now() + 5000;
+    while ((await status())[0]?.status === 'pending' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await status()).toEqual([{ status: 'delivered' }]);
   });
 
   it('rotates SECRETS_KEY: secrets are sealed again at start and deliveries still verify', async () => {
