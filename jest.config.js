@@ -5,7 +5,9 @@ const shared = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }],
   },
   moduleNameMapper: {
-    '^@sandbox/(errors|config|logger|proto|sandboxctl|runner)$': '<rootDir>/packages/$1/src',
+    '^@sandbox/(errors|config|logger|proto|sandboxctl|runner|contract)$':
+      '<rootDir>/packages/$1/src',
+    '^@sandbox/contract/run$': '<rootDir>/packages/contract/src/run',
     '^@sandbox/(gateway|agent|edge-proxy)$': '<rootDir>/services/$1/src',
   },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],

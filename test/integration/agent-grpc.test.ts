@@ -3,7 +3,8 @@ import * as grpc from '@grpc/grpc-js';
 import { DockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import { createLogger } from '@sandbox/logger';
-import { INTERNAL_TOKEN_METADATA_KEY, loadAgentProto, type AgentClient } from '@sandbox/proto';
+import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
+import { loadAgentProto, type AgentClient } from '@sandbox/proto';
 import { removeNodeSandboxes, testWorkspaceDir } from '../support/stack';
 import { SANDBOX_IMAGE } from '../support/env';
 

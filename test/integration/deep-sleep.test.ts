@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { INTERNAL_TOKEN_METADATA_KEY, loadAgentProto, type AgentClient } from '@sandbox/proto';
+import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
+import { loadAgentProto, type AgentClient } from '@sandbox/proto';
 import { call, createAccount, type TestAccount } from '../support/api';
 import { docker, startStack, testWorkspaceDir, type TestStack } from '../support/stack';
 

@@ -12,7 +12,7 @@ export type {
 } from './generated/agent/v1/DestroySandboxResponse';
 export type { ExecEvent, ExecEvent__Output } from './generated/agent/v1/ExecEvent';
 export type { ExecRequest, ExecRequest__Output } from './generated/agent/v1/ExecRequest';
-export type { ExecResult, ExecResult__Output } from './generated/agent/v1/ExecResult';
+export type { RunResult, RunResult__Output } from './generated/agent/v1/RunResult';
 export type { GetSandboxRequest__Output } from './generated/agent/v1/GetSandboxRequest';
 export type { NodeInfo, NodeInfo__Output } from './generated/agent/v1/NodeInfo';
 export type { ResourceLimits, ResourceLimits__Output } from './generated/agent/v1/ResourceLimits';
@@ -46,19 +46,3 @@ export function loadAgentProto(): ProtoGrpcType {
   ) as unknown as ProtoGrpcType;
   return cached;
 }
-
-/** Metadata key carrying the shared agent token. */
-export const INTERNAL_TOKEN_METADATA_KEY = 'authorization';
-
-/**
- * HTTP headers between the edge proxy and an agent's preview proxy. The edge drops whatever a
- * client sent under these names; the agent strips them before the request reaches a sandbox.
- */
-export const PREVIEW_HEADERS = {
-  token: 'x-sandbox-internal-token',
-  session: 'x-sandbox-session',
-  port: 'x-sandbox-port',
-  /** On an agent's own error response: the error code (the body is the error JSON). */
-  error: 'x-sandbox-preview-error',
-} as const;
-export { endToEndHeaders, forwardResponse, guardUpgrade } from './preview-http';

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
+import { cappedFilesWritten, TIMEOUT_EXIT_CODE, type RunResult } from '@sandbox/contract/run';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
 import {
   descendants,
@@ -13,7 +14,7 @@ import {
   stopThenKill,
   treesOf,
 } from './processes';
-import { RunnerError, type ExecResultEvent } from './protocol';
+import { RunnerError } from './protocol';
 import { readTiming, TIME_FORMAT } from './run-measure';
 import { transpileForNode } from './transpile';
 import { lexicalDir, makeDirectories, WORKSPACE } from './workspace-path';
@@ -45,17 +46,14 @@ export interface RunHandle {
    * remains of the run's own command is then killed.
    */
   cancel(): void;
-  readonly done: Promise<ExecResultEvent>;
+  readonly done: Promise<RunResult>;
 }
 
-/** Exit code of a run ended by its timeout (as coreutils `timeout`). */
-export const TIMEOUT_EXIT_CODE = 124;
 const MEMORY_POLL_MS = 50;
 /** After the main process exits, how long its last output may take to arrive. */
 const OUTPUT_GRACE_MS = 150;
 /** After a hangup, how long the command gets before it is killed. */
 const HANGUP_GRACE_MS = 500;
-const MAX_FILES_WRITTEN = 1000;
 const MAX_SCANNED = 20_000;
 const RUNNER_DIR = '/tmp/.sandbox-runner';
 /** The environment variable that marks every process of a run (and what they start). */
@@ -211,7 +209,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
     );
   }, spec.timeoutMs);
 
-  const done = new Promise<ExecResultEvent>((resolve, reject) => {
+  const done = new Promise<RunResult>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
@@ -234,7 +232,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
             memoryUsedBytes: Math.max(peakRss, timing?.maxRssBytes ?? 0),
             cpuTimeMs: timing?.cpuTimeMs ?? Math.round(lastCpuMs),
             timedOut,
-            filesWritten: [...new Set(filesWritten)].slice(0, MAX_FILES_WRITTEN),
+            filesWritten: cappedFilesWritten(filesWritten),
           });
         })
         .catch(reject);

@@ -1,3 +1,4 @@
+import type { RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
 
 /**
@@ -32,15 +33,6 @@ export type RunnerRequest =
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   | { id: number; op: 'ping' };
 
-export interface ExecResultEvent {
-  exitCode: number;
-  executionTimeMs: number;
-  memoryUsedBytes: number;
-  cpuTimeMs: number;
-  timedOut: boolean;
-  filesWritten: string[];
-}
-
 export interface FileEntry {
   path: string;
   size: number;
@@ -54,7 +46,7 @@ export type RunnerEvent =
   | { id: number; ev: 'started' }
   /** A file read: the file is open; `chunk` events follow. */
   | { id: number; ev: 'opened'; size: number }
-  | ({ id: number; ev: 'exec' } & ExecResultEvent)
+  | ({ id: number; ev: 'exec' } & RunResult)
   | { id: number; ev: 'killed'; pids: number[] }
   | { id: number; ev: 'stats'; filesCount: number; activeProcesses: number }
   | { id: number; ev: 'written'; files: { path: string; size: number }[] }

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import { Periodic } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { loadAgentProto } from '@sandbox/proto';
@@ -55,24 +56,20 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
   logger.info({ address, previewAddress, nodeId: config.nodeId }, 'agent listening');
 
   // At start (after a crash or a reboot) and then periodically: sandboxes back to their state.
-  let reconciling: Promise<unknown> | undefined;
-  const reconcile = (): void => {
-    reconciling ??= (runtime.reconcile?.() ?? Promise.resolve())
-      .catch((err: unknown) => logger.error({ err }, 'reconcile failed'))
-      .finally(() => {
-        reconciling = undefined;
-      });
-  };
-  reconcile();
-  const reconcileTimer = setInterval(reconcile, config.reconcileIntervalS * 1000);
-  reconcileTimer.unref();
+  const reconciler = new Periodic(
+    async () => runtime.reconcile?.(),
+    config.reconcileIntervalS * 1000,
+    logger,
+    'reconcile failed',
+  );
+  void reconciler.runOnce();
+  reconciler.start();
 
   return {
     address,
     previewAddress,
     async stop() {
-      clearInterval(reconcileTimer);
-      await reconciling;
+      await reconciler.stop();
       await new Promise<void>((resolve) => {
         preview.close(() => resolve());
         preview.closeAllConnections();

@@ -5,7 +5,12 @@ import httpProxy from 'http-proxy';
 import { AppError, isErrorCode } from '@sandbox/errors';
 import type { EdgeProxyConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import { forwardResponse, guardUpgrade, PREVIEW_HEADERS } from '@sandbox/proto';
+import {
+  forwardResponse,
+  guardUpgrade,
+  PREVIEW_HEADERS,
+  PREVIEW_TOKEN_HEADER,
+} from '@sandbox/contract';
 import { sendErrorPage } from './pages';
 import { parsePreviewHost } from './preview-host';
 import { RouteResolver } from './route-resolver';
@@ -70,8 +75,8 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     // Whatever the client sent under our internal header names is dropped, and the preview
     // token goes to the gateway only, not on to the app.
     for (const header of Object.values(PREVIEW_HEADERS)) delete req.headers[header];
-    const token = req.headers['x-preview-token'];
-    delete req.headers['x-preview-token'];
+    const token = req.headers[PREVIEW_TOKEN_HEADER];
+    delete req.headers[PREVIEW_TOKEN_HEADER];
     const route = await resolver.resolve(
       address.sessionId,
       typeof token === 'string' ? token : undefined,

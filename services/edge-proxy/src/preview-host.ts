@@ -1,3 +1,5 @@
+import { sessionIdOfLabel } from '@sandbox/contract';
+
 /** A preview request's destination, parsed from its Host header. */
 export interface PreviewAddress {
   sessionId: string;
@@ -25,5 +27,5 @@ export function parsePreviewHost(
   const [, portText, id] = match;
   const port = portText === undefined ? DEFAULT_PREVIEW_PORT : Number(portText);
   if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
-  return { sessionId: `ses_${id as string}`, port };
+  return { sessionId: sessionIdOfLabel(id as string), port };
 }

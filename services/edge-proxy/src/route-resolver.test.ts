@@ -15,6 +15,11 @@ describe('RouteResolver', () => {
         res.writeHead(404).end();
         return;
       }
+      if (req.url?.endsWith('garbled')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ sessionId: 's', previewAddress: 7 }));
+        return;
+      }
       if (req.url?.endsWith('private') && token !== 'right') {
         res.writeHead(403).end();
         return;
@@ -22,7 +27,7 @@ describe('RouteResolver', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
-          sessionId: 's',
+          sessionId: `ses_${'a'.repeat(24)}`,
           nodeId: 'n',
           previewAddress: '10.0.0.1:1',
           private: req.url?.endsWith('private') === true,
@@ -82,5 +87,12 @@ describe('RouteResolver', () => {
     await resolver.resolve('open', undefined);
     await resolver.resolve('open', undefined);
     expect(lookups).toHaveLength(2);
+  });
+
+  it('refuses a route that does not match the contract (fails closed)', async () => {
+    const resolver = new RouteResolver(url, undefined, 1000, 60_000);
+    await expect(resolver.resolve('garbled', undefined)).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
   });
 });

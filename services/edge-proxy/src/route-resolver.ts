@@ -1,16 +1,13 @@
 import { createHash } from 'node:crypto';
+import {
+  bearer,
+  MAX_PREVIEW_TOKEN_LENGTH,
+  PREVIEW_TOKEN_HEADER,
+  previewRoutePath,
+  previewRouteSchema,
+  type PreviewRoute,
+} from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
-
-export interface PreviewRoute {
-  sessionId: string;
-  nodeId: string;
-  previewAddress: string;
-  /** The session's preview needs X-Preview-Token. */
-  private?: boolean;
-}
-
-/** Longer X-Preview-Token values are refused without asking the gateway. */
-const MAX_TOKEN_LENGTH = 256;
 
 /** Routes kept at most; the oldest go first. */
 const MAX_CACHED_ROUTES = 10_000;
@@ -35,7 +32,7 @@ export class RouteResolver {
 
   /** `previewToken`: what the visitor sent as X-Preview-Token (private previews need it). */
   async resolve(sessionId: string, previewToken: string | undefined): Promise<PreviewRoute> {
-    if (previewToken !== undefined && previewToken.length > MAX_TOKEN_LENGTH) {
+    if (previewToken !== undefined && previewToken.length > MAX_PREVIEW_TOKEN_LENGTH) {
       throw new AppError('forbidden', 'This preview is private: send its X-Preview-Token header.');
     }
     if (this.cacheMs === 0) return this.lookup(sessionId, previewToken);
@@ -72,14 +69,14 @@ export class RouteResolver {
 
   private async lookup(sessionId: string, previewToken: string | undefined): Promise<PreviewRoute> {
     const headers: Record<string, string> = {};
-    if (this.internalToken !== undefined) headers.authorization = `Bearer ${this.internalToken}`;
-    if (previewToken !== undefined) headers['x-preview-token'] = previewToken;
+    if (this.internalToken !== undefined) headers.authorization = bearer(this.internalToken);
+    if (previewToken !== undefined) headers[PREVIEW_TOKEN_HEADER] = previewToken;
     let response: Response;
     try {
-      response = await fetch(
-        `${this.gatewayUrl}/internal/v1/previews/${encodeURIComponent(sessionId)}`,
-        { headers, signal: AbortSignal.timeout(this.timeoutMs) },
-      );
+      response = await fetch(`${this.gatewayUrl}${previewRoutePath(sessionId)}`, {
+        headers,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
     } catch (err) {
       throw new AppError('service_unavailable', 'The control plane did not answer', {
         cause: err,
@@ -99,6 +96,12 @@ export class RouteResolver {
         retryAfter: 2,
       });
     }
-    return (await response.json()) as PreviewRoute;
+    const route = previewRouteSchema.safeParse(await response.json().catch(() => undefined));
+    if (!route.success) {
+      throw new AppError('service_unavailable', 'Preview routing answered an invalid route', {
+        retryAfter: 2,
+      });
+    }
+    return route.data;
   }
 }

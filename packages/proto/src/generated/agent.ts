@@ -7,7 +7,6 @@ import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroyS
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from './agent/v1/DestroySandboxResponse';
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from './agent/v1/ExecEvent';
 import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from './agent/v1/ExecRequest';
-import type { ExecResult as _agent_v1_ExecResult, ExecResult__Output as _agent_v1_ExecResult__Output } from './agent/v1/ExecResult';
 import type { ExecStarted as _agent_v1_ExecStarted, ExecStarted__Output as _agent_v1_ExecStarted__Output } from './agent/v1/ExecStarted';
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from './agent/v1/FileChunk';
 import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_FileEntry__Output } from './agent/v1/FileEntry';
@@ -24,6 +23,7 @@ import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_Node
 import type { OutputChunk as _agent_v1_OutputChunk, OutputChunk__Output as _agent_v1_OutputChunk__Output } from './agent/v1/OutputChunk';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from './agent/v1/ReadFileRequest';
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
+import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
 import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from './agent/v1/WriteFileRequest';
 import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from './agent/v1/WriteFileResponse';
@@ -41,7 +41,6 @@ export interface ProtoGrpcType {
       DestroySandboxResponse: MessageTypeDefinition<_agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxResponse__Output>
       ExecEvent: MessageTypeDefinition<_agent_v1_ExecEvent, _agent_v1_ExecEvent__Output>
       ExecRequest: MessageTypeDefinition<_agent_v1_ExecRequest, _agent_v1_ExecRequest__Output>
-      ExecResult: MessageTypeDefinition<_agent_v1_ExecResult, _agent_v1_ExecResult__Output>
       ExecStarted: MessageTypeDefinition<_agent_v1_ExecStarted, _agent_v1_ExecStarted__Output>
       FileChunk: MessageTypeDefinition<_agent_v1_FileChunk, _agent_v1_FileChunk__Output>
       FileEntry: MessageTypeDefinition<_agent_v1_FileEntry, _agent_v1_FileEntry__Output>
@@ -58,6 +57,7 @@ export interface ProtoGrpcType {
       OutputChunk: MessageTypeDefinition<_agent_v1_OutputChunk, _agent_v1_OutputChunk__Output>
       ReadFileRequest: MessageTypeDefinition<_agent_v1_ReadFileRequest, _agent_v1_ReadFileRequest__Output>
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
+      RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
       WriteFileRequest: MessageTypeDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileRequest__Output>
       WriteFileResponse: MessageTypeDefinition<_agent_v1_WriteFileResponse, _agent_v1_WriteFileResponse__Output>

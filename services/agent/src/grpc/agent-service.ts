@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { runDeadlines, WORKSPACE } from '@sandbox/contract';
 import { AppError, toAppError, toGrpcStatus } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type {
@@ -34,7 +35,6 @@ const toSandbox = (info: SandboxInfo): Sandbox => ({
   activeProcesses: info.activeProcesses,
 });
 
-const MAX_TIMEOUT_MS = 300_000;
 /** A run that prints this soon after it started needs no separate "started" message. */
 const START_UNLESS_OUTPUT_MS = 100;
 
@@ -42,8 +42,8 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
   const base = {
     sessionId: request.sessionId,
     env: request.env,
-    workingDir: request.workingDir || '/workspace',
-    timeoutMs: Math.min(Math.max(request.timeoutMs, 1), MAX_TIMEOUT_MS),
+    workingDir: request.workingDir || WORKSPACE,
+    timeoutMs: runDeadlines(request.timeoutMs).runnerMs,
     files: request.files.map((f) => ({ path: f.path, content: f.content })),
   };
   if (request.program === 'command' && request.command !== undefined) {

@@ -1,14 +1,16 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { forwardResponse, guardUpgrade, PREVIEW_HEADERS } from '@sandbox/proto';
+import {
+  forwardResponse,
+  guardUpgrade,
+  isSessionId,
+  PREVIEW_HEADERS,
+  tokenMatches,
+} from '@sandbox/contract';
 import type { SandboxRuntime } from '../runtime/sandbox-runtime';
-
-const SESSION_ID = /^ses_[a-z0-9]{24}$/;
-const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 export interface PreviewServerDeps {
   runtime: SandboxRuntime;
@@ -47,14 +49,13 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
   async function target(req: IncomingMessage): Promise<PreviewTarget> {
     if (deps.internalToken !== undefined) {
       const sent = req.headers[PREVIEW_HEADERS.token];
-      const token = typeof sent === 'string' ? sent : '';
-      if (!timingSafeEqual(digest(token), digest(deps.internalToken))) {
+      if (!tokenMatches(typeof sent === 'string' ? sent : undefined, deps.internalToken)) {
         throw new AppError('unauthorized', 'Invalid internal token');
       }
     }
     const sessionId = req.headers[PREVIEW_HEADERS.session];
     const port = Number(req.headers[PREVIEW_HEADERS.port]);
-    if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) {
+    if (!isSessionId(sessionId)) {
       throw new AppError('invalid_request', 'Missing or bad session header');
     }
     if (!Number.isInteger(port) || port < 1 || port > 65535) {

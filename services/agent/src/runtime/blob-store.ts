@@ -16,6 +16,7 @@ import {
   sha256Of,
   unpackWorkspace,
 } from './workspace-archive';
+import { isSessionId } from '@sandbox/contract';
 
 export interface ArchiveManifest {
   sha256: string;
@@ -23,10 +24,8 @@ export interface ArchiveManifest {
   filesCount: number;
 }
 
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
-
 function keysOf(sessionId: string): { archive: string; manifest: string } {
-  if (!SESSION_ID.test(sessionId)) throw new AppError('invalid_request', 'Invalid session id');
+  if (!isSessionId(sessionId)) throw new AppError('invalid_request', 'Invalid session id');
   return { archive: `${sessionId}.tar.gz`, manifest: `${sessionId}.json` };
 }
 

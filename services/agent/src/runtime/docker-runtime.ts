@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
+import { SANDBOX_GID, SANDBOX_UID, SANDBOX_USER, type RunResult } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
@@ -18,7 +19,6 @@ import { LoopWorkspaces, VolumeWorkspaces, type WorkspaceStore } from './workspa
 import { countFiles } from './workspace-archive';
 import type {
   ByteSink,
-  ExecOutcome,
   ExecSpec,
   FileContent,
   FileListing,
@@ -29,7 +29,6 @@ import type {
 } from './sandbox-runtime';
 
 const MIB = 1024 * 1024;
-const SANDBOX_USER = '1000:1000';
 const EXTRA_CA_IN_SANDBOX = '/etc/sandbox/extra-ca-certificates.pem';
 
 export interface DockerRuntimeOptions {
@@ -181,7 +180,7 @@ export class DockerRuntime implements SandboxRuntime {
           ReadonlyRootfs: true,
           Tmpfs: {
             '/tmp': 'rw,nosuid,nodev,size=512m,mode=1777',
-            '/home/sandbox': 'rw,nosuid,nodev,size=256m,uid=1000,gid=1000,mode=0755',
+            '/home/sandbox': `rw,nosuid,nodev,size=256m,uid=${SANDBOX_UID},gid=${SANDBOX_GID},mode=0755`,
           },
           Binds: binds,
           Memory: memoryBytes,
@@ -428,7 +427,7 @@ export class DockerRuntime implements SandboxRuntime {
     return this.runners.get(sessionId, info.Id);
   }
 
-  async exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<ExecOutcome> {
+  async exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
     const info = await this.requireRunning(spec.sessionId);
     const runner = this.runners.get(spec.sessionId, info.Id);
     const before = await readLimitCounters(info.State.Pid);

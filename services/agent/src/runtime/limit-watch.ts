@@ -1,12 +1,6 @@
 import { readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
-
-/** A session limit a run ran into (reported to the gateway, which sends the webhook event). */
-export interface LimitExceeded {
-  limit: 'memory' | 'disk' | 'processes';
-  /** MB for memory and disk, a count for processes. */
-  max: number;
-}
+import type { LimitExceeded } from '@sandbox/contract';
 
 /** Kernel counters of one container's cgroups (v1 or v2) that only ever grow. */
 export interface LimitCounters {

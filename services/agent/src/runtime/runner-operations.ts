@@ -1,29 +1,21 @@
+import {
+  cappedFilesWritten,
+  runDeadlines,
+  TIMEOUT_EXIT_CODE,
+  type RunResult,
+} from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
-import type {
-  ByteSink,
-  ExecOutcome,
-  ExecSpec,
-  FileContent,
-  FileListing,
-  ListPage,
-} from './sandbox-runtime';
-
-/** How long past its own timeout a run may take before the agent gives up on the runner. */
-const RUN_GUARD_MS = 15_000;
-/** Exit code of a run ended by its timeout (as coreutils `timeout`). */
-const TIMEOUT_EXIT_CODE = 124;
-/** decisions.md: filesWritten lists at most this many paths. */
-const MAX_FILES_WRITTEN = 1000;
+import type { ByteSink, ExecSpec, FileContent, FileListing, ListPage } from './sandbox-runtime';
 
 function failedRun(
   exitCode: number,
   started: number,
   filesWritten: string[],
   timedOut = false,
-): ExecOutcome {
+): RunResult {
   return {
     exitCode,
     executionTimeMs: Date.now() - started,
@@ -50,7 +42,7 @@ export async function exec(
   spec: ExecSpec,
   sink: ByteSink,
   signal: AbortSignal,
-): Promise<ExecOutcome> {
+): Promise<RunResult> {
   const started = Date.now();
   const written =
     spec.files.length === 0
@@ -105,7 +97,7 @@ export async function exec(
   const guard = setTimeout(() => {
     logger.error('the runner missed a run timeout; restarting it');
     runner.close();
-  }, remainingMs + RUN_GUARD_MS);
+  }, runDeadlines(remainingMs).agentGuardMs);
   try {
     const result = await runner.request(
       {
@@ -136,7 +128,7 @@ export async function exec(
       memoryUsedBytes: result.memoryUsedBytes,
       cpuTimeMs: result.cpuTimeMs,
       timedOut: result.timedOut,
-      filesWritten: [...new Set([...written, ...result.filesWritten])].slice(0, MAX_FILES_WRITTEN),
+      filesWritten: cappedFilesWritten([...written, ...result.filesWritten]),
     };
   } finally {
     clearTimeout(guard);

@@ -1,10 +1,10 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
+import { SANDBOX_USER } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import { RunnerClient } from './runner-client';
 
 const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
-const SANDBOX_USER = '1000:1000';
 
 /** One runner client per sandbox; each starts its runner with `docker exec` when first used. */
 export class RunnerPool {

@@ -1,4 +1,5 @@
-import type { LimitExceeded } from './limit-watch';
+import type { RunResult } from '@sandbox/contract';
+
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 
 export interface SandboxLimits {
@@ -39,17 +40,6 @@ export interface ExecSpec {
   workingDir: string;
   timeoutMs: number;
   files: FileContent[];
-}
-
-export interface ExecOutcome {
-  exitCode: number;
-  executionTimeMs: number;
-  memoryUsedBytes: number;
-  cpuTimeMs: number;
-  timedOut: boolean;
-  filesWritten: string[];
-  /** Session limits the run ran into (memory, disk, processes). */
-  limitsExceeded?: LimitExceeded[];
 }
 
 /**
@@ -94,7 +84,7 @@ export interface SandboxRuntime {
   inspect(sessionId: string): Promise<SandboxInfo>;
   /** Removes the container and its workspace; false when nothing was there. */
   destroy(sessionId: string): Promise<boolean>;
-  exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<ExecOutcome>;
+  exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult>;
   /** Kills `pid` and its descendants, or every process of the session when pid is undefined. */
   kill(sessionId: string, pid: number | undefined): Promise<number[]>;
   writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }>;

@@ -1,8 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxSpec } from './sandbox-runtime';
-
-const SESSION_ID = /^ses_[a-z0-9]{24}$/;
+import { isSessionId } from '@sandbox/contract';
 
 /**
  * What each sandbox of this node was created with, beside its workspace, so that the agent can
@@ -24,7 +23,7 @@ export class SandboxSpecs {
   }
 
   async read(sessionId: string): Promise<SandboxSpec | undefined> {
-    if (!SESSION_ID.test(sessionId)) return undefined;
+    if (!isSessionId(sessionId)) return undefined;
     const text = await readFile(this.path(sessionId), 'utf8').catch(() => undefined);
     return text === undefined ? undefined : (JSON.parse(text) as SandboxSpec);
   }

@@ -3,13 +3,12 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 
 /**
  * A workspace as a gzipped tar, made and unpacked as the sandbox user: symlinks are kept (not
  * followed), owners and modes too.
  */
-
-const SANDBOX_UID = '1000';
 
 /** tar's error output kept (its end), for the error message. */
 const MAX_STDERR_CHARS = 4096;
@@ -33,7 +32,16 @@ function tar(
       : [];
     const child = spawn(
       'setpriv',
-      ['--reuid', SANDBOX_UID, '--regid', SANDBOX_UID, '--clear-groups', ...caps, 'tar', ...args],
+      [
+        '--reuid',
+        String(SANDBOX_UID),
+        '--regid',
+        String(SANDBOX_GID),
+        '--clear-groups',
+        ...caps,
+        'tar',
+        ...args,
+      ],
       {
         stdio: [stdio.stdin ?? 'ignore', stdio.stdout ?? 'ignore', 'pipe'],
         env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },

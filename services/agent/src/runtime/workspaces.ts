@@ -3,13 +3,12 @@ import { chown, mkdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
+import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { statusCode, workspaceVolumeName } from './docker-names';
 
 const run = promisify(execFile);
-const SANDBOX_UID = 1000;
-const SANDBOX_GID = 1000;
 
 /** Where each session's /workspace lives on the host. */
 export interface WorkspaceStore {

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { AppError, fromGrpcError } from '@sandbox/errors';
+import { bearer, INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import {
-  INTERNAL_TOKEN_METADATA_KEY,
   loadAgentProto,
   type AgentClient as GrpcAgentClient,
   type DestroySandboxResponse__Output,
@@ -66,7 +66,7 @@ export class AgentClient {
 
   private metadata(): grpc.Metadata {
     const metadata = new grpc.Metadata();
-    if (this.token !== undefined) metadata.set(INTERNAL_TOKEN_METADATA_KEY, `Bearer ${this.token}`);
+    if (this.token !== undefined) metadata.set(INTERNAL_TOKEN_METADATA_KEY, bearer(this.token));
     return metadata;
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SESSION_ID_PATTERN } from '@sandbox/contract';
 
 /** Response shapes of the public API (spec part 2), the source of the OpenAPI document. */
 
@@ -12,7 +13,7 @@ export const resourceLimitsSchema = z.strictObject({
 });
 
 export const sessionSchema = z.strictObject({
-  sessionId: z.string().regex(/^ses_[a-z0-9]{24}$/),
+  sessionId: z.string().regex(SESSION_ID_PATTERN),
   expiresAt: isoTimestamp,
   previewUrl: z.string(),
   createdAt: isoTimestamp,

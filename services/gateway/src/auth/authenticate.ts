@@ -1,16 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
+import { bearerToken } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { AccountStore } from '../accounts/account-store';
 import { looksLikeApiKey } from './api-keys';
 import type { Principal, Scope } from './principal';
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
 /** Resolves `Authorization: Bearer <API_KEY>` to a principal; 401 otherwise. */
 export function authenticate(accounts: AccountStore) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-    const match = BEARER.exec(req.header('authorization') ?? '');
-    const key = match?.[1];
+    const key = bearerToken(req.header('authorization'));
     if (key === undefined) {
       throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <API_KEY>');
     }

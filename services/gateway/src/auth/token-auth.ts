@@ -1,8 +1,6 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { bearerToken, tokenMatches } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
-
-const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 /**
  * Guards an operator or internal API with a shared token (constant-time compare). Without a
@@ -13,8 +11,7 @@ export function tokenAuth(token: string | undefined, setting: 'ADMIN_TOKEN' | 'I
     if (token === undefined) {
       throw new AppError('not_found', `This API is disabled (no ${setting} configured)`);
     }
-    const sent = /^Bearer\s+(\S+)\s*$/i.exec(req.header('authorization') ?? '')?.[1] ?? '';
-    if (!timingSafeEqual(digest(sent), digest(token))) {
+    if (!tokenMatches(bearerToken(req.header('authorization')), token)) {
       throw new AppError('unauthorized', 'Invalid token');
     }
     next();

@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
-import type { ExecResult__Output } from '@sandbox/proto';
+import { runDeadlines } from '@sandbox/contract';
+import type { RunResult__Output } from '@sandbox/proto';
 import type { FlowControl } from '../agents/agent-client';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
@@ -31,8 +32,6 @@ export interface ExecutionResult {
 
 /** Output kept per stream of a non-streamed run. */
 export const MAX_COLLECTED_OUTPUT_BYTES = 16 * 1024 * 1024;
-/** Time the agent gets beyond the run's own timeout before the call is abandoned. */
-const EXEC_DEADLINE_MARGIN_MS = 10_000;
 
 export type StreamEvent =
   | { type: 'stdout'; data: string }
@@ -88,7 +87,7 @@ export class ExecuteService {
   ): Promise<ExecutionResult> {
     const stdout = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
-    let result: ExecResult__Output | undefined;
+    let result: RunResult__Output | undefined;
     // A running execution is activity: the session must not go idle under it.
     const stopKeepingActive = this.lifecycle.keepActiveWhile(plan.sessionId);
     try {
@@ -128,7 +127,7 @@ export class ExecuteService {
     accountId: string,
     sessionId: string,
     limits: SessionResourceLimits,
-    result: ExecResult__Output,
+    result: RunResult__Output,
   ): Promise<void> {
     try {
       await this.webhooks.enqueue(accountId, 'execution.completed', {
@@ -164,7 +163,7 @@ export class ExecuteService {
     stdout: OutputBuffer,
     stderr: OutputBuffer,
     observer: RunObserver | undefined,
-    onResult: (result: ExecResult__Output) => void,
+    onResult: (result: RunResult__Output) => void,
   ): Promise<void> {
     await this.agents.forNode(nodeId).exec(
       {
@@ -190,7 +189,7 @@ export class ExecuteService {
           }
         },
       },
-      plan.timeoutS * 1000 + EXEC_DEADLINE_MARGIN_MS,
+      runDeadlines(plan.timeoutS * 1000).gatewayMs,
       signal,
     );
   }

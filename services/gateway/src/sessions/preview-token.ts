@@ -1,7 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-
-/** The header a private preview needs (decisions.md). */
-export const PREVIEW_TOKEN_HEADER = 'x-preview-token';
+import { MAX_PREVIEW_TOKEN_LENGTH } from '@sandbox/contract';
 
 export function newPreviewToken(): string {
   return 'pvt_' + randomBytes(24).toString('base64url');
@@ -13,6 +11,6 @@ export function hashPreviewToken(token: string): Buffer {
 
 /** Whether `presented` is the token whose hash is `expected`, in constant time. */
 export function previewTokenMatches(presented: string | undefined, expected: Buffer): boolean {
-  if (presented === undefined || presented.length > 256) return false;
+  if (presented === undefined || presented.length > MAX_PREVIEW_TOKEN_LENGTH) return false;
   return timingSafeEqual(hashPreviewToken(presented), expected);
 }

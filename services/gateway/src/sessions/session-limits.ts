@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_RUN_TIMEOUT_MS } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import { checkStorableJson } from '../http/storable-json';
 import type { PlanLimits } from '../limits/plans';
@@ -21,7 +22,7 @@ export const DEFAULT_RESOURCE_LIMITS: Readonly<SessionResourceLimits> = Object.f
 export const DEFAULT_TTL_S = 86_400;
 export const ABSOLUTE_MAX_TTL_S = 604_800;
 export const METADATA_MAX_BYTES = 16 * 1024;
-export const MAX_EXECUTION_TIMEOUT_S = 300;
+export const MAX_EXECUTION_TIMEOUT_S = MAX_RUN_TIMEOUT_MS / 1000;
 const MIN_MEMORY_MB = 128;
 const MIN_CPU = 0.1;
 const MAX_CPU = 8;

@@ -1,7 +1,7 @@
 import { AppError } from '@sandbox/errors';
 import type { Database, Queryable } from '../db/database';
 import { enqueueFromSql, isoSql, NEW_EVENT_ID_SQL } from '../webhooks/events';
-import { isSessionId } from './session-id';
+import { isSessionId } from '@sandbox/contract';
 import type { SessionResourceLimits } from './session-limits';
 
 export type SessionState = 'creating' | 'active' | 'idle' | 'deep-sleep';

@@ -1,5 +1,5 @@
 import type { Logger } from '@sandbox/logger';
-import { Periodic } from '../util/periodic';
+import { Periodic } from '@sandbox/contract';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { SessionLifecycle } from './session-lifecycle';
 import type { SessionService } from './session-service';

@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Logger } from '@sandbox/logger';
 import type { SecretBox } from '../secrets/secret-box';
-import { Periodic } from '../util/periodic';
+import { Periodic } from '@sandbox/contract';
 import { guardedLookup, isForbiddenAddress } from './destination';
 import { signedHeaders } from './signing';
 import type { DueDelivery, WebhookStore } from './webhook-store';

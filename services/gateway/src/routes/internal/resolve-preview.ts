@@ -1,8 +1,9 @@
 import type { RequestHandler } from 'express';
 import type { AgentPool } from '../../agents/agent-pool';
+import { PREVIEW_TOKEN_HEADER, type PreviewRoute } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import { pathParam } from '../../http/validate';
-import { PREVIEW_TOKEN_HEADER, previewTokenMatches } from '../../sessions/preview-token';
+import { previewTokenMatches } from '../../sessions/preview-token';
 import type { SessionLifecycle } from '../../sessions/session-lifecycle';
 import type { SessionStore } from '../../sessions/session-store';
 
@@ -30,11 +31,12 @@ export function resolvePreview(
     const session = await store.touchById(sessionId);
     await lifecycle.ensureAwake(session);
     const previewAddress = await agents.forNode(session.nodeId).previewAddress();
-    res.json({
+    const route: PreviewRoute = {
       sessionId: session.id,
       nodeId: session.nodeId,
       previewAddress,
       private: tokenHash !== null,
-    });
+    };
+    res.json(route);
   };
 }

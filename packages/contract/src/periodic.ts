@@ -16,15 +16,19 @@ export class Periodic {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.pass()
-        .then(() => undefined)
-        .catch((err: unknown) => this.logger.error({ err }, this.failure))
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.intervalMs);
+    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
     this.timer.unref();
+  }
+
+  /** One pass now, unless one is under way (then that one). */
+  runOnce(): Promise<void> {
+    this.running ??= this.pass()
+      .then(() => undefined)
+      .catch((err: unknown) => this.logger.error({ err }, this.failure))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
   }
 
   async stop(): Promise<void> {

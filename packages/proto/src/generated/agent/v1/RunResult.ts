@@ -3,7 +3,7 @@
 import type { LimitExceeded as _agent_v1_LimitExceeded, LimitExceeded__Output as _agent_v1_LimitExceeded__Output } from '../../agent/v1/LimitExceeded';
 import type { Long } from '@grpc/proto-loader';
 
-export interface ExecResult {
+export interface RunResult {
   'exitCode'?: (number);
   'executionTimeMs'?: (number | string | Long);
   'memoryUsedBytes'?: (number | string | Long);
@@ -13,7 +13,7 @@ export interface ExecResult {
   'limitsExceeded'?: (_agent_v1_LimitExceeded)[];
 }
 
-export interface ExecResult__Output {
+export interface RunResult__Output {
   'exitCode': (number);
   'executionTimeMs': (number);
   'memoryUsedBytes': (number);

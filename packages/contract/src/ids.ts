@@ -1,0 +1,18 @@
+/** Session ids: `ses_` + 24 lowercase alphanumerics, so that a preview label maps back to one. */
+export const SESSION_ID_PREFIX = 'ses_';
+export const SESSION_ID_RANDOM_LENGTH = 24;
+export const SESSION_ID_PATTERN = /^ses_[a-z0-9]{24}$/;
+
+export function isSessionId(value: unknown): value is string {
+  return typeof value === 'string' && SESSION_ID_PATTERN.test(value);
+}
+
+/** A session's preview host label: `ses-<id>` (DNS labels carry no underscore). */
+export function previewLabelOf(sessionId: string): string {
+  return sessionId.replace(SESSION_ID_PREFIX, 'ses-');
+}
+
+/** The session of a preview label's 24-character id part. */
+export function sessionIdOfLabel(id: string): string {
+  return `${SESSION_ID_PREFIX}${id}`;
+}

@@ -1,0 +1,60 @@
+/*
+ * What a run produces, from the runner inside the sandbox to the HTTP answer. No imports: the
+ * compiled file is copied into the sandbox image beside the runner.
+ */
+
+/** Exit code of a run ended by its timeout (as coreutils `timeout`). */
+export const TIMEOUT_EXIT_CODE = 124;
+
+/** Paths reported in `filesWritten` at the most. */
+export const MAX_FILES_WRITTEN = 1000;
+
+/** The longest run timeout any plan allows (spec: 300 s). */
+export const MAX_RUN_TIMEOUT_MS = 300_000;
+
+/** A session limit a run ran into (reported to the gateway, which sends the webhook event). */
+export interface LimitExceeded {
+  limit: 'memory' | 'disk' | 'processes';
+  /** MB for memory and disk, a count for processes. */
+  max: number;
+}
+
+/** The result of one run, the same from the runner to the gateway's HTTP layer. */
+export interface RunResult {
+  exitCode: number;
+  executionTimeMs: number;
+  memoryUsedBytes: number;
+  cpuTimeMs: number;
+  timedOut: boolean;
+  /** Relative to /workspace: the request's files, then what the run created or changed. */
+  filesWritten: string[];
+  /** Session limits the run ran into; set by the agent, which reads the cgroup counters. */
+  limitsExceeded?: LimitExceeded[];
+}
+
+/** The deadlines each layer derives from one run's timeout. */
+export interface RunDeadlines {
+  /** The runner stops the run's process tree. */
+  runnerMs: number;
+  /** The agent gives up on a runner that missed the timeout and restarts it. */
+  agentGuardMs: number;
+  /** The gateway abandons the agent call: only after the agent's guard had its chance. */
+  gatewayMs: number;
+}
+
+/** Time the runner gets past a run's timeout to stop the tree, list written files and report. */
+const AGENT_GUARD_MARGIN_MS = 7_000;
+/** Time the agent gets past its own guard to answer (closing the runner included). */
+const GATEWAY_MARGIN_MS = 3_000;
+
+/** One place computes every layer's deadline, so that they fire in order: runner, agent, gateway. */
+export function runDeadlines(timeoutMs: number): RunDeadlines {
+  const runnerMs = Math.min(Math.max(timeoutMs, 1), MAX_RUN_TIMEOUT_MS);
+  const agentGuardMs = runnerMs + AGENT_GUARD_MARGIN_MS;
+  return { runnerMs, agentGuardMs, gatewayMs: agentGuardMs + GATEWAY_MARGIN_MS };
+}
+
+/** `filesWritten` as reported: no duplicates, at most MAX_FILES_WRITTEN. */
+export function cappedFilesWritten(paths: Iterable<string>): string[] {
+  return [...new Set(paths)].slice(0, MAX_FILES_WRITTEN);
+}

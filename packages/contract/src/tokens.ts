@@ -1,0 +1,26 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** gRPC metadata key carrying the shared agent token (`Bearer <token>`). */
+export const INTERNAL_TOKEN_METADATA_KEY = 'authorization';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The token of an `Authorization: Bearer <token>` value; undefined for anything else. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+}
+
+/** `Bearer <token>`, as sent. */
+export function bearer(token: string): string {
+  return `Bearer ${token}`;
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * Whether a presented secret is the expected one, in constant time: both sides are hashed
+ * first, so neither the content nor the length leaks through timing.
+ */
+export function tokenMatches(presented: string | undefined, expected: string): boolean {
+  return timingSafeEqual(digest(presented ?? ''), digest(expected)) && presented !== undefined;
+}
