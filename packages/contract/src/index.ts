@@ -6,3 +6,4 @@ export * from './preview';
 export { endToEndHeaders, forwardResponse, guardUpgrade } from './preview-http';
 export { Periodic } from './periodic';
 export { runService, type Stoppable } from './run-service';
+export { createProxyServer, type ProxyRoutes } from './proxy-server';

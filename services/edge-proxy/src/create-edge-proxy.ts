@@ -1,11 +1,11 @@
-import { Agent, createServer, type IncomingMessage, type Server } from 'node:http';
+import { Agent, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { AppError, isErrorCode } from '@sandbox/errors';
 import type { EdgeProxyConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import {
+  createProxyServer,
   forwardResponse,
   guardUpgrade,
   PREVIEW_HEADERS,
@@ -101,26 +101,13 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     }
   });
 
-  const server: Server = createServer((req, res) => {
-    upstream(req).then(
-      (target) => proxy.web(req, res, { target }),
-      (err: unknown) => sendErrorPage(res, err),
-    );
-  });
-  // Node's server forgets upgraded (WebSocket) connections: stopping must end them too.
-  const upgraded = new Set<Duplex>();
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    upgraded.add(socket);
-    socket.on('close', () => upgraded.delete(socket));
-    socket.on('error', () => socket.destroy());
-    upstream(req).then(
-      // Upgrades get a connection of their own, never one from the keep-alive pool.
-      (target) => proxy.ws(req, socket, head, { target, agent: false }),
-      (err: unknown) => {
-        logger.debug({ err }, 'websocket preview refused');
-        socket.destroy();
-      },
-    );
+  const server: Server = createProxyServer({
+    target: upstream,
+    web: (req, res, target) => proxy.web(req, res, { target }),
+    // Upgrades get a connection of their own, never one from the keep-alive pool.
+    ws: (req, socket, head, target) => proxy.ws(req, socket, head, { target, agent: false }),
+    refuse: sendErrorPage,
+    refuseUpgrade: (err) => logger.debug({ err }, 'websocket preview refused'),
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -135,7 +122,6 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-        for (const socket of upgraded) socket.destroy();
         upstreamAgent.destroy();
       }),
   };

@@ -1,9 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import httpProxy from 'http-proxy';
 import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import {
+  createProxyServer,
   forwardResponse,
   guardUpgrade,
   isSessionId,
@@ -16,10 +16,6 @@ export interface PreviewServerDeps {
   runtime: SandboxRuntime;
   logger: Logger;
   internalToken: string | undefined;
-}
-
-interface PreviewTarget {
-  url: string;
 }
 
 /**
@@ -46,7 +42,7 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
   });
   proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
 
-  async function target(req: IncomingMessage): Promise<PreviewTarget> {
+  async function target(req: IncomingMessage): Promise<string> {
     if (deps.internalToken !== undefined) {
       const sent = req.headers[PREVIEW_HEADERS.token];
       if (!tokenMatches(typeof sent === 'string' ? sent : undefined, deps.internalToken)) {
@@ -65,7 +61,7 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
     delete req.headers[PREVIEW_HEADERS.session];
     delete req.headers[PREVIEW_HEADERS.port];
     const host = await deps.runtime.previewHost(sessionId);
-    return { url: `http://${host}:${port}` };
+    return `http://${host}:${port}`;
   }
 
   function fail(res: ServerResponse, err: unknown): void {
@@ -90,27 +86,10 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
     fail(res, new AppError('bad_gateway', 'Nothing answers on that port', { cause: err }));
   });
 
-  const server = createServer((req, res) => {
-    target(req).then(
-      ({ url }) => proxy.web(req, res, { target: url }),
-      (err: unknown) => fail(res, err),
-    );
+  return createProxyServer({
+    target,
+    web: (req, res, url) => proxy.web(req, res, { target: url }),
+    ws: (req, socket, head, url) => proxy.ws(req, socket, head, { target: url }),
+    refuse: fail,
   });
-  // Node's server forgets upgraded (WebSocket) connections: closing all must end them too.
-  const upgraded = new Set<Duplex>();
-  const closeAllConnections = server.closeAllConnections.bind(server);
-  server.closeAllConnections = () => {
-    closeAllConnections();
-    for (const socket of upgraded) socket.destroy();
-  };
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    upgraded.add(socket);
-    socket.on('close', () => upgraded.delete(socket));
-    socket.on('error', () => socket.destroy());
-    target(req).then(
-      ({ url }) => proxy.ws(req, socket, head, { target: url }),
-      () => socket.destroy(),
-    );
-  });
-  return server;
 }

@@ -1,0 +1,49 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/** How a proxy server routes: the edge (to an agent) and the agent (to a sandbox). */
+export interface ProxyRoutes {
+  /** The upstream URL of a request; throws to refuse it. */
+  target(req: IncomingMessage): Promise<string>;
+  /** Sends a request on to its upstream (http-proxy's `web`). */
+  web(req: IncomingMessage, res: ServerResponse, target: string): void;
+  /** Sends a WebSocket upgrade on to its upstream (http-proxy's `ws`). */
+  ws(req: IncomingMessage, socket: Duplex, head: Buffer, target: string): void;
+  /** Answers a request that has no upstream. */
+  refuse(res: ServerResponse, err: unknown): void;
+  /** Notes an upgrade that has no upstream (its connection is then destroyed). */
+  refuseUpgrade?(err: unknown): void;
+}
+
+/**
+ * An HTTP server that sends every request and WebSocket upgrade to the upstream `routes`
+ * names. Node's server forgets upgraded connections, so its `closeAllConnections` is extended
+ * to end them too: stopping a proxy leaves no WebSocket open.
+ */
+export function createProxyServer(routes: ProxyRoutes): Server {
+  const server = createServer((req, res) => {
+    routes.target(req).then(
+      (target) => routes.web(req, res, target),
+      (err: unknown) => routes.refuse(res, err),
+    );
+  });
+  const upgraded = new Set<Duplex>();
+  const closeAllConnections = server.closeAllConnections.bind(server);
+  server.closeAllConnections = () => {
+    closeAllConnections();
+    for (const socket of upgraded) socket.destroy();
+  };
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.on('close', () => upgraded.delete(socket));
+    socket.on('error', () => socket.destroy());
+    routes.target(req).then(
+      (target) => routes.ws(req, socket, head, target),
+      (err: unknown) => {
+        routes.refuseUpgrade?.(err);
+        socket.destroy();
+      },
+    );
+  });
+  return server;
+}
