@@ -9,10 +9,10 @@ function recordingServer(refuseWhen: (url: string) => boolean) {
   const upgrades: Duplex[] = [];
   const refusedUpgrades: unknown[] = [];
   const server = createProxyServer({
-    target: async (req) => {
-      if (refuseWhen(req.url ?? '')) throw new Error('no route');
-      return `http://upstream${req.url ?? ''}`;
-    },
+    target: (req) =>
+      refuseWhen(req.url ?? '')
+        ? Promise.reject(new Error('no route'))
+        : Promise.resolve(`http://upstream${req.url ?? ''}`),
     web: (_req, res, target) => {
       seen.push(target);
       res.end(`to ${target}`);
