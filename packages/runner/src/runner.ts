@@ -7,7 +7,8 @@ import { RunnerServer } from './runner-server';
 
 /**
  * Serves the runner protocol on `input`/`output` until `input` ends. Requests run
- * concurrently; output flow control follows `output`'s backpressure.
+ * concurrently; output flow control follows `output`'s backpressure. `options.startRun` replaces
+ * how runs start (tests run without processes).
  */
 export async function serve(
   input: Readable,
