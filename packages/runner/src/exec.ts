@@ -1,23 +1,18 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
+import type { Readable } from 'node:stream';
 import { cappedFilesWritten, TIMEOUT_EXIT_CODE, type RunResult } from '@sandbox/contract/run';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
-import {
-  descendants,
-  killAll,
-  listProcesses,
-  markedWith,
-  runTree,
-  stopThenKill,
-  treesOf,
-} from './processes';
+import { changed, snapshot, type Snapshot } from './file-snapshot';
 import { RunnerError } from './protocol';
-import { readTiming, TIME_FORMAT } from './run-measure';
+import { readTiming, TIME_FORMAT, UsagePoller } from './run-measure';
+import { RunOutput, type RunSink } from './run-output';
+import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
-import { lexicalDir, makeDirectories, WORKSPACE } from './workspace-path';
+import { lexicalDir, makeDirectories } from './workspace-path';
 
 export interface RunSpec {
   command?: string;
@@ -25,13 +20,6 @@ export interface RunSpec {
   env: Record<string, string>;
   cwd: string;
   timeoutMs: number;
-}
-
-/** Where output goes; `false` from a write means "slow down" until `onDrain` calls back. */
-export interface RunSink {
-  stdout(chunk: Buffer): boolean;
-  stderr(chunk: Buffer): boolean;
-  onDrain(resume: () => void): void;
 }
 
 export interface RunHandle {
@@ -49,44 +37,9 @@ export interface RunHandle {
   readonly done: Promise<RunResult>;
 }
 
-const MEMORY_POLL_MS = 50;
 /** After the main process exits, how long its last output may take to arrive. */
 const OUTPUT_GRACE_MS = 150;
-/** After a hangup, how long the command gets before it is killed. */
-const HANGUP_GRACE_MS = 500;
-const MAX_SCANNED = 20_000;
 const RUNNER_DIR = '/tmp/.sandbox-runner';
-/** The environment variable that marks every process of a run (and what they start). */
-const RUN_MARK = 'SANDBOX_RUN_ID';
-
-type Snapshot = Map<string, number>;
-
-/** mtimes of files under `dir` (node_modules left out), to tell what a run wrote. */
-async function snapshot(dir: string): Promise<Snapshot> {
-  const seen: Snapshot = new Map();
-  const queue = [dir];
-  while (queue.length > 0 && seen.size < MAX_SCANNED) {
-    const current = queue.shift() as string;
-    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
-      const full = posix.join(current, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== 'node_modules') queue.push(full);
-      } else if (entry.isFile() && !entry.name.startsWith(CODE_FILE_PREFIX)) {
-        const info = await lstat(full).catch(() => undefined);
-        if (info !== undefined) seen.set(full, info.mtimeMs);
-      }
-    }
-  }
-  return seen;
-}
-
-function changed(before: Snapshot, after: Snapshot): string[] {
-  const paths: string[] = [];
-  for (const [path, mtime] of after) {
-    if (before.get(path) !== mtime) paths.push(posix.relative(WORKSPACE, path));
-  }
-  return paths.sort();
-}
 
 /**
  * The run's working directory: created if missing (never through a symlink that leads out),
@@ -100,170 +53,156 @@ export async function workingDirectory(cwd: string): Promise<string> {
   return real;
 }
 
-/** Starts a run of a command or code, measured; reports the files it created or changed. */
-export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle> {
-  const cwd = await workingDirectory(spec.cwd);
-  const before = await snapshot(cwd);
-  await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
-  const id = randomBytes(8).toString('hex');
-  const timingFile = posix.join(RUNNER_DIR, `timing-${id}`);
-  let codeFile: string | undefined;
-  let argv: string[];
-  if (spec.code !== undefined) {
-    const name = `${CODE_FILE_PREFIX}${id}`;
-    // esbuild reads the workspace files the code imports: it gets no longer than the run.
-    const plain = await Promise.race([
-      transpileForNode(spec.code, `${name}.mts`, cwd),
-      new Promise<undefined>((resolve) => {
-        setTimeout(() => resolve(undefined), spec.timeoutMs).unref();
-      }),
-    ]);
-    const file = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
-    await writeFile(file, plain ?? codeSource(spec.code), { mode: 0o644 }).catch(
-      async (err: unknown) => {
-        await rm(file, { force: true }); // nothing half-written is left (a full disk)
-        throw err;
-      },
-    );
-    codeFile = file;
-    argv =
-      plain === undefined
-        ? ['/usr/local/bin/tsx', codeFile]
-        : [process.execPath, '--enable-source-maps', codeFile];
-  } else {
-    argv = ['/bin/bash', '-c', spec.command ?? ''];
-  }
+/** What a run executes, and the code file written for it (removed after the run). */
+interface CommandLine {
+  argv: string[];
+  codeFile?: string;
+}
 
-  const started = process.hrtime.bigint();
-  const child = spawn('/usr/bin/time', ['-f', TIME_FORMAT, '-o', timingFile, ...argv], {
-    cwd,
+/** A command runs in bash; code is written to a file first. */
+async function commandLineOf(spec: RunSpec, cwd: string, runId: string): Promise<CommandLine> {
+  if (spec.code === undefined) return { argv: ['/bin/bash', '-c', spec.command ?? ''] };
+  return writeCodeFile(spec.code, cwd, runId, spec.timeoutMs);
+}
+
+/**
+ * Writes code to a hidden file in `cwd`: transpiled by esbuild for node when that succeeds
+ * within the run's timeout, else as it is, for tsx.
+ */
+async function writeCodeFile(
+  code: string,
+  cwd: string,
+  runId: string,
+  timeoutMs: number,
+): Promise<CommandLine> {
+  const name = `${CODE_FILE_PREFIX}${runId}`;
+  // esbuild reads the workspace files the code imports: it gets no longer than the run.
+  const plain = await Promise.race([
+    transpileForNode(code, `${name}.mts`, cwd),
+    new Promise<undefined>((resolve) => {
+      setTimeout(() => resolve(undefined), timeoutMs).unref();
+    }),
+  ]);
+  const file = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
+  await writeFile(file, plain ?? codeSource(code), { mode: 0o644 }).catch(async (err: unknown) => {
+    await rm(file, { force: true }); // nothing half-written is left (a full disk)
+    throw err;
+  });
+  const argv =
+    plain === undefined
+      ? ['/usr/local/bin/tsx', file]
+      : [process.execPath, '--enable-source-maps', file];
+  return { argv, codeFile: file };
+}
+
+type RunProcess = ChildProcessByStdio<null, Readable, Readable>;
+
+/**
+ * Spawns `argv` under GNU time, which writes its CPU time and peak memory to `timingFile`, in
+ * a process group of its own, every process marked with the run's id.
+ */
+function spawnUnderTime(
+  argv: string[],
+  options: { cwd: string; env: Record<string, string>; runId: string; timingFile: string },
+): { child: RunProcess; leader: number } {
+  const child = spawn('/usr/bin/time', ['-f', TIME_FORMAT, '-o', options.timingFile, ...argv], {
+    cwd: options.cwd,
     // The mark lets a timeout find what the run started even after it left the tree.
-    env: { ...process.env, ...spec.env, [RUN_MARK]: id },
+    env: { ...process.env, ...options.env, [RUN_MARK]: options.runId },
     detached: true, // its own process group, so that the tree can be killed
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const leader = child.pid;
   if (leader === undefined) throw new RunnerError('internal_error', 'Could not start the process');
+  return { child, leader };
+}
 
-  let finished = false;
-  // Output flows unless the runner's own output is full or the agent asked for a pause.
-  let outputFull = false;
-  let pausedByAgent = false;
-  const applyFlow = (): void => {
-    for (const stream of [child.stdout, child.stderr]) {
-      if (finished)
-        stream.resume(); // after the run: drain and drop
-      else if (outputFull || pausedByAgent) stream.pause();
-      else stream.resume();
-    }
-  };
-  const forward = (stream: NodeJS.ReadableStream, write: (chunk: Buffer) => boolean): void => {
-    stream.on('data', (chunk: Buffer) => {
-      if (finished) return; // late output of background processes is dropped
-      if (!write(chunk) && !outputFull) {
-        outputFull = true;
-        applyFlow();
-        sink.onDrain(() => {
-          outputFull = false;
-          applyFlow();
-        });
-      }
-    });
-  };
-  forward(child.stdout, (c) => sink.stdout(c));
-  forward(child.stderr, (c) => sink.stderr(c));
-  // Registered now: the pipes may close before the process's exit is reported.
-  const outputEnded = Promise.all(
-    [child.stdout, child.stderr].map((stream) => new Promise<void>((ok) => stream.once('end', ok))),
-  );
+/** A run under way: what its result is made of. */
+interface StartedRun {
+  child: RunProcess;
+  cwd: string;
+  /** The working directory's files before the run. */
+  before: Snapshot;
+  timingFile: string;
+  codeFile?: string;
+  started: bigint;
+  output: RunOutput;
+  usage: UsagePoller;
+  timeout: RunTimeout;
+}
 
-  let peakRss = 0;
-  let lastCpuMs = 0;
-  const poll = async (): Promise<void> => {
-    const tree = descendants(await listProcesses(), leader);
-    peakRss = Math.max(
-      peakRss,
-      tree.reduce((sum, p) => sum + p.rss, 0),
-    );
-    lastCpuMs = Math.max(
-      lastCpuMs,
-      tree.reduce((sum, p) => sum + p.cpuMs, 0),
-    );
-  };
-  const poller = setInterval(() => void poll().catch(() => undefined), MEMORY_POLL_MS);
-  void poll().catch(() => undefined);
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  executionTimeMs: number;
+}
 
-  let timedOut = false;
-  const killTree = async (): Promise<void> => {
-    await stopThenKill(async (all, stopped) => [
-      ...runTree(all, leader).map((p) => p.pid),
-      ...treesOf(all, [], stopped),
-      ...(await markedWith(all, `${RUN_MARK}=${id}`)),
-    ]);
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    // A failure here leaves the run to the agent's guard, which restarts the runner.
-    killTree().catch((err: unknown) =>
-      process.stderr.write(`killing a timed-out run: ${String(err)}\n`),
-    );
-  }, spec.timeoutMs);
-
-  const done = new Promise<RunResult>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      clearInterval(poller);
-      const executionTimeMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
-      const grace = new Promise<void>((ok) => setTimeout(ok, OUTPUT_GRACE_MS));
-      void Promise.race([outputEnded, grace])
-        .then(async () => {
-          finished = true;
-          // Keep draining pipes held open by background processes, so they never block.
-          applyFlow();
-          const timing = await readTiming(timingFile);
-          await rm(timingFile, { force: true });
-          if (codeFile !== undefined) await rm(codeFile, { force: true });
-          const after = await snapshot(cwd);
-          const filesWritten = changed(before, after);
-          resolve({
-            exitCode: timedOut ? TIMEOUT_EXIT_CODE : (code ?? 128 + signalNumber(signal)),
-            executionTimeMs,
-            memoryUsedBytes: Math.max(peakRss, timing?.maxRssBytes ?? 0),
-            cpuTimeMs: timing?.cpuTimeMs ?? Math.round(lastCpuMs),
-            timedOut,
-            filesWritten: cappedFilesWritten(filesWritten),
-          });
-        })
-        .catch(reject);
+/** The run's result, once its process has exited. */
+function resultOf(run: StartedRun): Promise<RunResult> {
+  return new Promise<RunResult>((resolve, reject) => {
+    run.child.on('error', reject);
+    run.child.on('exit', (code, signal) => {
+      run.timeout.clear();
+      run.usage.stop();
+      const executionTimeMs = Number((process.hrtime.bigint() - run.started) / 1_000_000n);
+      collectResult(run, { code, signal, executionTimeMs }).then(resolve, reject);
     });
   });
-  const hangUp = (): void => {
-    try {
-      process.kill(-leader, 'SIGHUP');
-    } catch {
-      return; // the group is gone
-    }
-    setTimeout(() => {
-      void listProcesses().then((all) => {
-        // The leader (time) and the command it runs; not their background children.
-        const command = all.filter((p) => p.pid === leader || p.ppid === leader);
-        killAll(command.map((p) => p.pid));
-      });
-    }, HANGUP_GRACE_MS).unref();
+}
+
+/**
+ * After the exit: waits for the last output (OUTPUT_GRACE_MS at most), removes the run's
+ * files, and tells what it used and which files it created or changed.
+ */
+async function collectResult(run: StartedRun, exit: Exit): Promise<RunResult> {
+  await Promise.race([run.output.ended, new Promise((ok) => setTimeout(ok, OUTPUT_GRACE_MS))]);
+  // Keep draining pipes held open by background processes, so they never block.
+  run.output.finish();
+  const timing = await readTiming(run.timingFile);
+  await rm(run.timingFile, { force: true });
+  if (run.codeFile !== undefined) await rm(run.codeFile, { force: true });
+  const filesWritten = changed(run.before, await snapshot(run.cwd));
+  const { timedOut } = run.timeout;
+  return {
+    exitCode: timedOut ? TIMEOUT_EXIT_CODE : (exit.code ?? 128 + signalNumber(exit.signal)),
+    executionTimeMs: exit.executionTimeMs,
+    memoryUsedBytes: Math.max(run.usage.peakRss, timing?.maxRssBytes ?? 0),
+    cpuTimeMs: timing?.cpuTimeMs ?? Math.round(run.usage.cpuMs),
+    timedOut,
+    filesWritten: cappedFilesWritten(filesWritten),
   };
+}
+
+/** Starts a run of a command or code, measured; reports the files it created or changed. */
+export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle> {
+  const cwd = await workingDirectory(spec.cwd);
+  const before = await snapshot(cwd);
+  await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
+  const runId = randomBytes(8).toString('hex');
+  const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
+  const { argv, codeFile } = await commandLineOf(spec, cwd, runId);
+  const started = process.hrtime.bigint();
+  const { child, leader } = spawnUnderTime(argv, { cwd, env: spec.env, runId, timingFile });
+  const output = new RunOutput([child.stdout, child.stderr], sink);
+  const usage = new UsagePoller(leader);
+  const timeout = new RunTimeout(leader, runId, spec.timeoutMs);
+  const done = resultOf({
+    child,
+    cwd,
+    before,
+    timingFile,
+    codeFile,
+    started,
+    output,
+    usage,
+    timeout,
+  });
   return {
     pid: leader,
-    cancel: hangUp,
+    cancel: () => hangUp(leader),
     done,
-    pauseOutput: () => {
-      pausedByAgent = true;
-      applyFlow();
-    },
-    resumeOutput: () => {
-      pausedByAgent = false;
-      applyFlow();
-    },
+    pauseOutput: () => output.pause(),
+    resumeOutput: () => output.resume(),
   };
 }
 

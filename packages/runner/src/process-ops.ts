@@ -1,0 +1,77 @@
+import { readdir } from 'node:fs/promises';
+import type { OpHandler, RunnerContext } from './op-handlers';
+import {
+  findKeepAlive,
+  listProcesses,
+  processNotFound,
+  stopThenKill,
+  treesOf,
+  userProcesses,
+  type ProcessInfo,
+} from './processes';
+import { WORKSPACE } from './workspace-path';
+
+const MAX_COUNTED_FILES = 1_000_000;
+
+/** The runner itself and, if there is one, the container's keep-alive. */
+export async function infrastructurePids(): Promise<Set<number>> {
+  const infrastructure = new Set([process.pid]);
+  const keepAlive = await findKeepAlive(await listProcesses());
+  if (keepAlive !== undefined) infrastructure.add(keepAlive);
+  return infrastructure;
+}
+
+/** The runner's own helpers (its children that are not runs, e.g. esbuild) and the rest. */
+function infrastructureOf(
+  { runs, infrastructure }: RunnerContext,
+  all: readonly { pid: number; ppid: number }[],
+): Set<number> {
+  const leaders = new Set([...runs.values()].map((run) => run.pid));
+  const helpers = all.filter((p) => p.ppid === process.pid && !leaders.has(p.pid));
+  return new Set([...infrastructure, ...helpers.map((p) => p.pid)]);
+}
+
+/** The processes the sandbox's users started, from one listing. */
+async function usersProcesses(context: RunnerContext): Promise<ProcessInfo[]> {
+  const all = await listProcesses();
+  return userProcesses(all, infrastructureOf(context, all));
+}
+
+async function countFiles(root: string): Promise<number> {
+  let count = 0;
+  const queue = [root];
+  while (queue.length > 0 && count < MAX_COUNTED_FILES) {
+    const current = queue.shift() as string;
+    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
+      if (entry.isDirectory()) queue.push(`${current}/${entry.name}`);
+      else if (entry.isFile()) count += 1;
+    }
+  }
+  return count;
+}
+
+/** Answers that the runner is alive, with its pid. */
+export const pingOp: OpHandler<'ping'> = ({ channel }, { id }) => {
+  channel.emit({ id, ev: 'pong', pid: process.pid });
+  return Promise.resolve();
+};
+
+/** Kills one process and its descendants (killing all is done by the agent, from the host). */
+export const killOp: OpHandler<'kill'> = async (context, { id, pid }) => {
+  if (!(await usersProcesses(context)).some((p) => p.pid === pid)) throw processNotFound(pid);
+  const pids = await stopThenKill((all, stopped) =>
+    treesOf(userProcesses(all, infrastructureOf(context, all)), [pid], stopped),
+  );
+  context.channel.emit({ id, ev: 'killed', pids: pids.sort((a, b) => a - b) });
+};
+
+/** How many files the workspace holds and how many user processes run. */
+export const statsOp: OpHandler<'stats'> = async (context, { id }) => {
+  const all = await listProcesses();
+  context.channel.emit({
+    id,
+    ev: 'stats',
+    filesCount: await countFiles(WORKSPACE),
+    activeProcesses: userProcesses(all, infrastructureOf(context, all)).length,
+  });
+};

@@ -1,0 +1,74 @@
+import { PassThrough } from 'node:stream';
+import { RunOutput, type RunSink } from './run-output';
+
+/** A sink that takes output until told it is full, then calls back on `drain()`. */
+function sinkOf() {
+  const received: string[] = [];
+  const waiting: (() => void)[] = [];
+  let full = false;
+  const sink: RunSink = {
+    stdout: (chunk) => received.push(`out:${chunk.toString()}`) > 0 && !full,
+    stderr: (chunk) => received.push(`err:${chunk.toString()}`) > 0 && !full,
+    onDrain: (resume) => waiting.push(resume),
+  };
+  return {
+    sink,
+    received,
+    fill: () => (full = true),
+    drain: () => {
+      full = false;
+      waiting.splice(0).forEach((resume) => resume());
+    },
+  };
+}
+
+const tick = () => new Promise(setImmediate);
+
+describe('RunOutput', () => {
+  it('forwards stdout and stderr and tells when both ended', async () => {
+    const [stdout, stderr] = [new PassThrough(), new PassThrough()];
+    const { sink, received } = sinkOf();
+    const output = new RunOutput([stdout, stderr], sink);
+    stdout.end('a');
+    stderr.end('b');
+    await output.ended;
+    expect(received).toEqual(['out:a', 'err:b']);
+  });
+
+  it('stops reading while the sink is full, until it drains', async () => {
+    const [stdout, stderr] = [new PassThrough(), new PassThrough()];
+    const { sink, fill, drain } = sinkOf();
+    new RunOutput([stdout, stderr], sink);
+    fill();
+    stdout.write('a');
+    await tick();
+    expect([stdout.isPaused(), stderr.isPaused()]).toEqual([true, true]);
+    drain();
+    expect([stdout.isPaused(), stderr.isPaused()]).toEqual([false, false]);
+  });
+
+  it('stops reading while the agent pauses it', async () => {
+    const [stdout, stderr] = [new PassThrough(), new PassThrough()];
+    const { sink, received } = sinkOf();
+    const output = new RunOutput([stdout, stderr], sink);
+    output.pause();
+    stdout.write('a');
+    await tick();
+    expect(received).toEqual([]);
+    output.resume();
+    await tick();
+    expect(received).toEqual(['out:a']);
+  });
+
+  it('drops output that comes after the run finished, even when paused', async () => {
+    const [stdout, stderr] = [new PassThrough(), new PassThrough()];
+    const { sink, received } = sinkOf();
+    const output = new RunOutput([stdout, stderr], sink);
+    output.pause();
+    output.finish();
+    stdout.write('late');
+    await tick();
+    expect(received).toEqual([]);
+    expect(stdout.isPaused()).toBe(false);
+  });
+});

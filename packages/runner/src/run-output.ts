@@ -1,0 +1,74 @@
+import type { Readable } from 'node:stream';
+
+/** Where output goes; `false` from a write means "slow down" until `onDrain` calls back. */
+export interface RunSink {
+  stdout(chunk: Buffer): boolean;
+  stderr(chunk: Buffer): boolean;
+  onDrain(resume: () => void): void;
+}
+
+/**
+ * A run's stdout and stderr piped to a sink. Output flows unless the sink is full or the
+ * agent asked for a pause; once the run is finished, late output (of background processes
+ * holding the pipes) is read and dropped, so that they never block.
+ */
+export class RunOutput {
+  /** Resolves when both pipes have closed. */
+  readonly ended: Promise<void>;
+  private finished = false;
+  private sinkFull = false;
+  private pausedByAgent = false;
+
+  constructor(
+    private readonly streams: readonly [stdout: Readable, stderr: Readable],
+    private readonly sink: RunSink,
+  ) {
+    const [stdout, stderr] = streams;
+    this.forward(stdout, (chunk) => sink.stdout(chunk));
+    this.forward(stderr, (chunk) => sink.stderr(chunk));
+    // Registered now: the pipes may close before the process's exit is reported.
+    this.ended = Promise.all(
+      streams.map((stream) => new Promise<void>((ok) => stream.once('end', ok))),
+    ).then(() => undefined);
+  }
+
+  /** Stops reading the output (the run's process blocks on a full pipe) / starts again. */
+  pause(): void {
+    this.pausedByAgent = true;
+    this.applyFlow();
+  }
+
+  resume(): void {
+    this.pausedByAgent = false;
+    this.applyFlow();
+  }
+
+  /** The run is over: what still comes is drained and dropped. */
+  finish(): void {
+    this.finished = true;
+    this.applyFlow();
+  }
+
+  private applyFlow(): void {
+    for (const stream of this.streams) {
+      if (this.finished)
+        stream.resume(); // after the run: drain and drop
+      else if (this.sinkFull || this.pausedByAgent) stream.pause();
+      else stream.resume();
+    }
+  }
+
+  private forward(stream: Readable, write: (chunk: Buffer) => boolean): void {
+    stream.on('data', (chunk: Buffer) => {
+      if (this.finished) return; // late output of background processes is dropped
+      if (!write(chunk) && !this.sinkFull) {
+        this.sinkFull = true;
+        this.applyFlow();
+        this.sink.onDrain(() => {
+          this.sinkFull = false;
+          this.applyFlow();
+        });
+      }
+    });
+  }
+}

@@ -1,0 +1,213 @@
+import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
+import type { RunResult } from '@sandbox/contract/run';
+import type { RunHandle, RunSpec } from './exec';
+import type { RunnerOp } from './op-handlers';
+import { RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
+import type { RunSink } from './run-output';
+import { serve } from './runner';
+import { OP_HANDLERS } from './runner-server';
+
+type StartRun = (spec: RunSpec, sink: RunSink) => Promise<RunHandle>;
+
+/** A runner served over in-memory streams, and the events it sent. */
+function startRunner(startRun?: StartRun) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const events: RunnerEvent[] = [];
+  createInterface({ input: output }).on('line', (line) => {
+    events.push(JSON.parse(line) as RunnerEvent);
+  });
+  const served = serve(input, output, { startRun });
+  return {
+    events,
+    served,
+    send(request: RunnerRequest | Record<string, unknown> | string): void {
+      input.write(`${typeof request === 'string' ? request : JSON.stringify(request)}\n`);
+    },
+    /** The events of request `id`, once one of them is `ev`. */
+    async until(id: number, ev: RunnerEvent['ev']): Promise<RunnerEvent[]> {
+      for (let waited = 0; waited < 2000; waited += 5) {
+        const mine = events.filter((event) => event.id === id);
+        if (mine.some((event) => event.ev === ev)) return mine;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      throw new Error(`no ${ev} for request ${id}; events: ${JSON.stringify(events)}`);
+    },
+    async end(): Promise<void> {
+      input.end();
+      await served;
+    },
+  };
+}
+
+const RESULT: RunResult = {
+  exitCode: 0,
+  executionTimeMs: 5,
+  memoryUsedBytes: 1024,
+  cpuTimeMs: 1,
+  timedOut: false,
+  filesWritten: [],
+};
+
+/** A run that the test finishes, recording what the runner asked of it. */
+function fakeRun() {
+  let finish: (result: RunResult) => void = () => undefined;
+  const calls: string[] = [];
+  const handle: RunHandle = {
+    pid: 4242,
+    pauseOutput: () => calls.push('pause'),
+    resumeOutput: () => calls.push('resume'),
+    cancel: () => calls.push('cancel'),
+    done: new Promise((resolve) => (finish = resolve)),
+  };
+  return { handle, calls, finish: (result = RESULT) => finish(result) };
+}
+
+const EXEC = { op: 'exec', command: 'true', env: {}, cwd: '/workspace', timeoutMs: 1000 } as const;
+
+describe('serve', () => {
+  it('answers a ping with its pid', async () => {
+    const runner = startRunner();
+    runner.send({ id: 1, op: 'ping' });
+    expect(await runner.until(1, 'pong')).toEqual([{ id: 1, ev: 'pong', pid: process.pid }]);
+    await runner.end();
+  });
+
+  it.each(['launch', 'toString', 'constructor', '__proto__'])(
+    'refuses the unknown op %j',
+    async (op) => {
+      const runner = startRunner();
+      runner.send({ id: 7, op });
+      expect(await runner.until(7, 'error')).toEqual([
+        { id: 7, ev: 'error', code: 'invalid_request', message: 'Unknown operation' },
+      ]);
+      await runner.end();
+    },
+  );
+
+  it('ignores lines that are not JSON and goes on serving', async () => {
+    const runner = startRunner();
+    runner.send('{not json');
+    runner.send('');
+    runner.send({ id: 2, op: 'ping' });
+    await runner.until(2, 'pong');
+    await runner.end();
+    expect(runner.events.map((event) => [event.id, event.ev])).toEqual([[2, 'pong']]);
+  });
+
+  it('answers cancel, pause and resume of an unknown target', async () => {
+    const runner = startRunner();
+    runner.send({ id: 1, op: 'cancel', target: 99 });
+    runner.send({ id: 2, op: 'pause', target: 99 });
+    runner.send({ id: 3, op: 'resume', target: 99 });
+    expect(await runner.until(1, 'killed')).toEqual([{ id: 1, ev: 'killed', pids: [] }]);
+    expect(await runner.until(2, 'flow')).toEqual([{ id: 2, ev: 'flow' }]);
+    expect(await runner.until(3, 'flow')).toEqual([{ id: 3, ev: 'flow' }]);
+    await runner.end();
+  });
+
+  it('sends a run as started, its output, then its result', async () => {
+    const run = fakeRun();
+    const runner = startRunner((_spec, sink) => {
+      setImmediate(() => {
+        sink.stdout(Buffer.from('out'));
+        sink.stderr(Buffer.from('err'));
+        run.finish();
+      });
+      return Promise.resolve(run.handle);
+    });
+    runner.send({ id: 1, ...EXEC });
+    expect(await runner.until(1, 'exec')).toEqual([
+      { id: 1, ev: 'started' },
+      { id: 1, ev: 'stdout', data: Buffer.from('out').toString('base64') },
+      { id: 1, ev: 'stderr', data: Buffer.from('err').toString('base64') },
+      { id: 1, ev: 'exec', ...RESULT },
+    ]);
+    await runner.end();
+    expect(run.calls).toEqual([]);
+  });
+
+  it('passes pause, resume and cancel on to a run', async () => {
+    const run = fakeRun();
+    const runner = startRunner(() => Promise.resolve(run.handle));
+    runner.send({ id: 1, ...EXEC });
+    await runner.until(1, 'started');
+    runner.send({ id: 2, op: 'pause', target: 1 });
+    runner.send({ id: 3, op: 'resume', target: 1 });
+    runner.send({ id: 4, op: 'cancel', target: 1 });
+    await runner.until(4, 'killed');
+    expect(run.calls).toEqual(['pause', 'resume', 'cancel']);
+    run.finish();
+    await runner.until(1, 'exec');
+    await runner.end();
+  });
+
+  it('applies a cancel that came while the run was prepared once it starts', async () => {
+    const run = fakeRun();
+    let prepared: () => void = () => undefined;
+    const runner = startRunner(
+      () => new Promise<RunHandle>((resolve) => (prepared = () => resolve(run.handle))),
+    );
+    runner.send({ id: 1, ...EXEC });
+    runner.send({ id: 2, op: 'cancel', target: 1 });
+    await runner.until(2, 'killed');
+    expect(run.calls).toEqual([]);
+    prepared();
+    await runner.until(1, 'started');
+    expect(run.calls).toEqual(['cancel']);
+    run.finish();
+    await runner.until(1, 'exec');
+    await runner.end();
+  });
+
+  it('reports a run that cannot start as an error with its code', async () => {
+    const runner = startRunner(() =>
+      Promise.reject(
+        new RunnerError('invalid_path', 'workingDir is not a directory: x', { path: 'x' }),
+      ),
+    );
+    runner.send({ id: 1, ...EXEC });
+    expect(await runner.until(1, 'error')).toEqual([
+      {
+        id: 1,
+        ev: 'error',
+        code: 'invalid_path',
+        message: 'workingDir is not a directory: x',
+        details: { path: 'x' },
+      },
+    ]);
+    await runner.end();
+  });
+
+  it('cancels foreground runs when its input ends', async () => {
+    const run = fakeRun();
+    const runner = startRunner(() => Promise.resolve(run.handle));
+    runner.send({ id: 1, ...EXEC });
+    await runner.until(1, 'started');
+    await runner.end();
+    expect(run.calls).toEqual(['cancel']);
+  });
+});
+
+describe('OP_HANDLERS', () => {
+  it('has a handler for every op of the protocol and nothing else', () => {
+    // A Record over the protocol's ops: the compiler rejects a missing or unknown one here.
+    const ops: Record<RunnerOp, true> = {
+      exec: true,
+      cancel: true,
+      pause: true,
+      resume: true,
+      kill: true,
+      stats: true,
+      writeFiles: true,
+      readFile: true,
+      listFiles: true,
+      missingPackages: true,
+      installBundle: true,
+      ping: true,
+    };
+    expect(Object.keys(OP_HANDLERS).sort()).toEqual(Object.keys(ops).sort());
+    for (const handler of Object.values(OP_HANDLERS)) expect(typeof handler).toBe('function');
+  });
+});

@@ -1,0 +1,79 @@
+import type { Writable } from 'node:stream';
+import { startRun, type RunHandle } from './exec';
+import {
+  installBundleOp,
+  listFilesOp,
+  missingPackagesOp,
+  readFileOp,
+  writeFilesOp,
+} from './file-ops';
+import type { OpHandlers, RunnerContext } from './op-handlers';
+import { OutputChannel, type Flow } from './output-channel';
+import { killOp, pingOp, statsOp } from './process-ops';
+import { RunnerError, type RunnerRequest } from './protocol';
+import { cancelOp, execOp, pauseOp, resumeOp } from './run-ops';
+
+/** One handler per op of the protocol: the compiler rejects a missing one. */
+export const OP_HANDLERS: OpHandlers = {
+  ping: pingOp,
+  exec: execOp,
+  cancel: cancelOp,
+  pause: pauseOp,
+  resume: resumeOp,
+  kill: killOp,
+  stats: statsOp,
+  writeFiles: writeFilesOp,
+  readFile: readFileOp,
+  listFiles: listFilesOp,
+  missingPackages: missingPackagesOp,
+  installBundle: installBundleOp,
+};
+
+export interface RunnerServerOptions {
+  /** The runner and the container's keep-alive (see infrastructurePids). */
+  infrastructure: ReadonlySet<number>;
+  /** How runs start; exec.ts's startRun unless a test passes its own. */
+  startRun?: RunnerContext['startRun'];
+}
+
+/**
+ * Answers the agent's requests, concurrently, on one output; holds what is under way (runs,
+ * file reads, runs being prepared).
+ */
+export class RunnerServer implements RunnerContext {
+  readonly channel: OutputChannel;
+  readonly runs = new Map<number, RunHandle>();
+  readonly flows = new Map<number, Flow>();
+  readonly starting = new Map<number, boolean>();
+  readonly infrastructure: ReadonlySet<number>;
+  readonly startRun: RunnerContext['startRun'];
+
+  constructor(output: Writable, options: RunnerServerOptions) {
+    this.channel = new OutputChannel(output);
+    this.infrastructure = options.infrastructure;
+    this.startRun = options.startRun ?? startRun;
+  }
+
+  /** Answers one request; whatever fails becomes its error event. */
+  handle(request: RunnerRequest): void {
+    this.dispatch(request).catch((err: unknown) => this.channel.fail(request.id, err));
+  }
+
+  /** The agent went away: foreground runs stop; background processes live on. */
+  cancelRuns(): void {
+    for (const run of this.runs.values()) run.cancel();
+  }
+
+  private async dispatch(request: RunnerRequest): Promise<void> {
+    // Own properties only: an op named after an Object method is unknown too.
+    if (!Object.hasOwn(OP_HANDLERS, request.op)) {
+      throw new RunnerError('invalid_request', 'Unknown operation');
+    }
+    // The table pairs each op with its request type; the union cannot be narrowed here.
+    const handler = OP_HANDLERS[request.op] as (
+      context: RunnerContext,
+      request: RunnerRequest,
+    ) => Promise<void>;
+    await handler(this, request);
+  }
+}
