@@ -86,10 +86,14 @@ describe('serve', () => {
     },
   );
 
-  it('ignores lines that are not JSON and goes on serving', async () => {
+  it('ignores lines that are not JSON objects with an id, and goes on serving', async () => {
     const runner = startRunner();
     runner.send('{not json');
     runner.send('');
+    runner.send('null');
+    runner.send('[1]');
+    runner.send('"ping"');
+    runner.send({ op: 'ping' });
     runner.send({ id: 2, op: 'ping' });
     await runner.until(2, 'pong');
     await runner.end();

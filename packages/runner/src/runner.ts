@@ -20,14 +20,23 @@ export async function serve(
   const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === '') continue;
-    let request: RunnerRequest;
-    try {
-      request = JSON.parse(line) as RunnerRequest;
-    } catch {
-      continue; // not ours to answer: no id
-    }
-    server.handle(request);
+    const request = parseRequest(line);
+    if (request !== undefined) server.handle(request);
   }
   // The agent went away: foreground runs stop; background processes live on.
   server.cancelRuns();
+}
+
+/** A request line, or undefined for one that is not ours to answer (no id to answer to). */
+function parseRequest(line: string): RunnerRequest | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const id = (value as { id?: unknown } | null)?.id;
+  return typeof value === 'object' && !Array.isArray(value) && typeof id === 'number'
+    ? (value as RunnerRequest)
+    : undefined;
 }
