@@ -1,4 +1,4 @@
-import { Agent, type IncomingMessage, type Server } from 'node:http';
+import { Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import httpProxy from 'http-proxy';
 import { AppError, isErrorCode } from '@sandbox/errors';
@@ -9,10 +9,9 @@ import {
   forwardResponse,
   guardUpgrade,
   PREVIEW_HEADERS,
-  PREVIEW_TOKEN_HEADER,
 } from '@sandbox/contract';
 import { sendErrorPage } from './pages';
-import { parsePreviewHost } from './preview-host';
+import { previewUpstream } from './preview-upstream';
 import { RouteResolver } from './route-resolver';
 
 function messageFor(code: string): string {
@@ -36,25 +35,18 @@ export interface RunningEdgeProxy {
   stop(): Promise<void>;
 }
 
-/** Preview traffic: host → session → node → the agent's preview proxy → the container port. */
-export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise<RunningEdgeProxy> {
-  const resolver = new RouteResolver(
-    config.gatewayInternalUrl,
-    config.internalToken,
-    config.upstreamTimeoutMs,
-    config.routeCacheMs,
-  );
-  // Connections to the agents are reused (keep-alive), as the visitors' are.
-  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256 });
+/**
+ * The proxy towards the agents' preview proxies. The agent's own errors (no such session,
+ * nothing on that port) become pages; everything else is the app's response, streamed
+ * through untouched.
+ */
+function createAgentProxy(upstreamAgent: Agent): httpProxy {
   const proxy = httpProxy.createProxyServer({
     ws: true,
     xfwd: true,
     selfHandleResponse: true,
     agent: upstreamAgent,
   });
-
-  // The agent's own errors (no such session, nothing on that port) become pages; everything
-  // else is the app's response, streamed through untouched.
   proxy.on('proxyRes', (proxyRes, _req, res) => {
     const code = proxyRes.headers[PREVIEW_HEADERS.error];
     if (typeof code === 'string') {
@@ -66,30 +58,7 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       sendErrorPage(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
     );
   });
-
-  async function upstream(req: IncomingMessage): Promise<string> {
-    const address = parsePreviewHost(req.headers.host, config.previewDomain);
-    if (address === undefined) {
-      throw new AppError('not_found', 'This host is not a session preview');
-    }
-    // Whatever the client sent under our internal header names is dropped, and the preview
-    // token goes to the gateway only, not on to the app.
-    for (const header of Object.values(PREVIEW_HEADERS)) delete req.headers[header];
-    const token = req.headers[PREVIEW_TOKEN_HEADER];
-    delete req.headers[PREVIEW_TOKEN_HEADER];
-    const route = await resolver.resolve(
-      address.sessionId,
-      typeof token === 'string' ? token : undefined,
-    );
-    req.headers[PREVIEW_HEADERS.session] = route.sessionId;
-    req.headers[PREVIEW_HEADERS.port] = String(address.port);
-    if (config.internalToken !== undefined)
-      req.headers[PREVIEW_HEADERS.token] = config.internalToken;
-    return `http://${route.previewAddress}`;
-  }
-
   proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
-
   proxy.on('error', (err, _req, res) => {
     if ('writeHead' in res) {
       sendErrorPage(
@@ -100,9 +69,22 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       res.destroy();
     }
   });
+  return proxy;
+}
 
+/** Preview traffic: host → session → node → the agent's preview proxy → the container port. */
+export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise<RunningEdgeProxy> {
+  const resolver = new RouteResolver(
+    config.gatewayInternalUrl,
+    config.internalToken,
+    config.upstreamTimeoutMs,
+    config.routeCacheMs,
+  );
+  // Connections to the agents are reused (keep-alive), as the visitors' are.
+  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const proxy = createAgentProxy(upstreamAgent);
   const server: Server = createProxyServer({
-    target: upstream,
+    target: previewUpstream(resolver, config),
     web: (req, res, target) => proxy.web(req, res, { target }),
     // Upgrades get a connection of their own, never one from the keep-alive pool.
     ws: (req, socket, head, target) => proxy.ws(req, socket, head, { target, agent: false }),
