@@ -1,7 +1,7 @@
 import { loadGatewayConfig } from '@sandbox/config';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { createLogger } from '@sandbox/logger';
-import { call } from '../support/api';
+import { call, createAccountAt } from '../support/api';
 import { requiredEnv } from '../support/env';
 import { closedPort } from '../support/net';
 
@@ -9,34 +9,32 @@ let gateway: RunningGateway;
 const schema = `t_noagent_${Date.now()}`;
 const adminToken = 'admin-token-for-this-test';
 
-beforeAll(async () => {
-  gateway = await startGateway({
+/** A gateway alone in `schema`, whose only agent node is a port nothing listens on. */
+async function startLoneGateway(
+  schema: string,
+  env: Record<string, string>,
+): Promise<RunningGateway> {
+  return startGateway({
     config: loadGatewayConfig({
       GATEWAY_PORT: '0',
       DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
       REDIS_URL: requiredEnv('TEST_REDIS_URL'),
       AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
       ADMIN_TOKEN: adminToken,
-      SESSION_OP_TIMEOUT_MS: '2000',
+      ...env,
     }),
     logger: createLogger({ name: 'test', level: 'silent' }),
     schema,
   });
+}
+
+beforeAll(async () => {
+  gateway = await startLoneGateway(schema, { SESSION_OP_TIMEOUT_MS: '2000' });
 });
 
 /** A key of a new free account on the gateway at `url`. */
 async function freeKey(url: string): Promise<string> {
-  const account = await call<{ id: string }>(`${url}/admin/v1/accounts`, {
-    method: 'POST',
-    key: adminToken,
-    body: { name: 'x', plan: 'free' },
-  });
-  const created = await call<{ key: string }>(`${url}/admin/v1/accounts/${account.body.id}/keys`, {
-    method: 'POST',
-    key: adminToken,
-    body: {},
-  });
-  return created.body.key;
+  return (await createAccountAt({ url, adminToken }, 'free')).key;
 }
 
 afterAll(async () => {
@@ -62,16 +60,8 @@ it('answers 503 service_unavailable with Retry-After when no agent can serve, le
 
 it('answers 503 service_unavailable with Retry-After while Redis is out of reach, not 500', async () => {
   const redisDown = `t_noredis_${Date.now()}`;
-  const other = await startGateway({
-    config: loadGatewayConfig({
-      GATEWAY_PORT: '0',
-      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
-      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
-      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
-      ADMIN_TOKEN: adminToken,
-    }),
-    logger: createLogger({ name: 'test', level: 'silent' }),
-    schema: redisDown,
+  const other = await startLoneGateway(redisDown, {
+    REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
   });
   try {
     const key = await freeKey(other.url);

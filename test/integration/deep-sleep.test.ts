@@ -2,30 +2,23 @@ import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import { loadAgentProto, type AgentClient } from '@sandbox/proto';
-import { call, createAccount, type TestAccount } from '../support/api';
-import { docker, startStack, testWorkspaceDir, type TestStack } from '../support/stack';
+import { docker, testWorkspaceDir } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
 /**
  * The agent's lifecycle primitives: idle (pause), deep sleep (save, verify, remove) and wake
  * (restore), with every byte of the workspace compared.
  */
 
-let stack: TestStack;
-let account: TestAccount;
+const t = useStackWithAccount('paid');
 let client: AgentClient;
 
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
+beforeAll(() => {
   client = new (loadAgentProto().agent.v1.Agent)(
-    stack.agent.address,
+    t.stack.agent.address,
     grpc.credentials.createInsecure(),
   );
-});
-
-afterAll(async () => {
-  client?.close();
-  await stack?.stop();
+  t.beforeStop(() => client.close());
 });
 
 function unary<Res>(
@@ -33,7 +26,7 @@ function unary<Res>(
   request: object,
 ): Promise<Res> {
   const metadata = new grpc.Metadata();
-  metadata.set(INTERNAL_TOKEN_METADATA_KEY, `Bearer ${stack.internalToken}`);
+  metadata.set(INTERNAL_TOKEN_METADATA_KEY, `Bearer ${t.stack.internalToken}`);
   return new Promise((resolve, reject) => {
     (
       client[method] as unknown as (
@@ -48,22 +41,21 @@ function unary<Res>(
 }
 
 const execute = (sessionId: string, command: string) =>
-  call<{ stdout: string; exitCode: number }>(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command, timeout: 60 },
+  t.api.execute<{ stdout: string; exitCode: number }>(sessionId, { command, timeout: 60 });
+
+/** Wakes the sleeping sandbox of `sessionId` with `limits`, as the gateway would. */
+const restore = (sessionId: string, limits: Record<string, number>) =>
+  unary<{ status: string }>('restoreSandbox', {
+    sessionId,
+    accountId: t.account.accountId,
+    limits,
   });
 
 const FINGERPRINT =
   'find . -printf "%y %m %u %p %l\\n" | sort; find . -type f -print0 | sort -z | xargs -0 sha256sum';
 
 it('saves a workspace byte for byte in deep sleep and brings it back', async () => {
-  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key: account.key,
-    body: {},
-  });
-  const sessionId = created.body.sessionId;
+  const sessionId = await t.api.createSession();
   const limits = { memoryMb: 1024, cpu: 0.25, diskMb: 1024, pids: 0 };
   await execute(
     sessionId,
@@ -99,16 +91,12 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
     filters: { label: [`io.sandbox.session=${sessionId}`] },
   });
   expect(left).toHaveLength(0);
-  expect(existsSync(`${testWorkspaceDir(stack.nodeId)}/${sessionId}.ext4`)).toBe(false);
+  expect(existsSync(`${testWorkspaceDir(t.stack.nodeId)}/${sessionId}.ext4`)).toBe(false);
   // Asking again changes nothing.
   expect(await unary('hibernateSandbox', { sessionId })).toEqual(saved);
 
   // Wake: every byte, mode, owner and link as before; processes did not survive.
-  const woken = await unary<{ status: string }>('restoreSandbox', {
-    sessionId,
-    accountId: account.accountId,
-    limits,
-  });
+  const woken = await restore(sessionId, limits);
   expect(woken.status).toBe('running');
   const after = (await execute(sessionId, FINGERPRINT)).body.stdout;
   expect(after).toBe(before);
@@ -121,37 +109,17 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   );
   expect(unlocked.body.stdout).toBe('0\n0\nlocked-content\ninner-content\n');
   // Waking again is harmless.
-  expect(
-    (
-      await unary<{ status: string }>('restoreSandbox', {
-        sessionId,
-        accountId: account.accountId,
-        limits,
-      })
-    ).status,
-  ).toBe('running');
+  expect((await restore(sessionId, limits)).status).toBe('running');
   expect((await execute(sessionId, FINGERPRINT)).body.stdout).toBe(before);
 });
 
 it('destroys a sleeping session completely', async () => {
-  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key: account.key,
-    body: {},
-  });
-  const sessionId = created.body.sessionId;
+  const sessionId = await t.api.createSession();
   await execute(sessionId, 'echo secret > s.txt');
   await unary('hibernateSandbox', { sessionId });
-  const deleted = await call(`${stack.url}/v1/sessions/${sessionId}`, {
-    method: 'DELETE',
-    key: account.key,
-  });
+  const deleted = await t.api.deleteSession(sessionId);
   expect(deleted.status).toBe(200);
   await expect(
-    unary('restoreSandbox', {
-      sessionId,
-      accountId: account.accountId,
-      limits: { memoryMb: 256, cpu: 0.25, diskMb: 1024, pids: 0 },
-    }),
+    restore(sessionId, { memoryMb: 256, cpu: 0.25, diskMb: 1024, pids: 0 }),
   ).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
 });

@@ -1,31 +1,21 @@
-import { call, createAccount, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { createAccount } from '../support/api';
+import { useStackWithAccount } from '../support/use-stack';
 
-let stack: TestStack;
-let account: TestAccount;
-let sessionId: string;
+const t = useStackWithAccount('paid', { session: true });
 
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
-  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key: account.key,
-    body: {},
+const execute = (body: Record<string, unknown>, id = t.sessionId) => t.api.execute(id, body);
+
+/** Asks for a run with `files`, which must be refused whole: 400 invalid_path (with `details`). */
+async function expectFilesRefused(
+  files: { path: string; content: string }[],
+  details?: Record<string, unknown>,
+): Promise<void> {
+  const run = await execute({ files, command: 'true' });
+  expect(run.status).toBe(400);
+  expect(run.body).toMatchObject({
+    error: { code: 'invalid_path', ...(details ? { details } : {}) },
   });
-  sessionId = created.body.sessionId;
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-const execute = (body: Record<string, unknown>, id = sessionId) =>
-  call(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId: id, ...body },
-  });
+}
 
 describe('code runs', () => {
   it('runs TypeScript as an ES module with top-level await, require and relative imports', async () => {
@@ -163,17 +153,13 @@ describe('files in execute', () => {
   });
 
   it('writes all files or none', async () => {
-    const run = await execute({
-      files: [
+    await expectFilesRefused(
+      [
         { path: 'atomic/one.txt', content: '1' },
         { path: '../escape.txt', content: '2' },
       ],
-      command: 'true',
-    });
-    expect(run.status).toBe(400);
-    expect(run.body).toMatchObject({
-      error: { code: 'invalid_path', details: { path: '../escape.txt' } },
-    });
+      { path: '../escape.txt' },
+    );
     const check = await execute({
       command: 'ls atomic 2>&1 || true; ls -a /workspace | grep -c tmp || true',
     });
@@ -182,26 +168,17 @@ describe('files in execute', () => {
 
   it('leaves no directory behind when a later file is refused in the sandbox', async () => {
     await execute({ command: 'ln -sfn /etc leads-out' });
-    const refused = await execute({
-      files: [
-        { path: 'made/for/one.txt', content: '1' },
-        { path: 'leads-out/x.txt', content: '2' },
-      ],
-      command: 'true',
-    });
-    expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ error: { code: 'invalid_path' } });
-    const nested = await execute({
-      files: [
+    await expectFilesRefused([
+      { path: 'made/for/one.txt', content: '1' },
+      { path: 'leads-out/x.txt', content: '2' },
+    ]);
+    await expectFilesRefused(
+      [
         { path: 'nest', content: 'a file' },
         { path: 'nest/inner.txt', content: 'and a directory' },
       ],
-      command: 'true',
-    });
-    expect(nested.status).toBe(400);
-    expect(nested.body).toMatchObject({
-      error: { code: 'invalid_path', details: { path: 'nest' } },
-    });
+      { path: 'nest' },
+    );
     const check = await execute({ command: 'ls -d made nest 2>&1 | grep -c "No such" ' });
     expect(check.body.stdout).toBe('2\n');
   });
@@ -216,21 +193,11 @@ describe('files in execute', () => {
   });
 
   it('refuses a file over the plan limit with 413 file_too_large', async () => {
-    const free = await createAccount(stack, 'free');
-    const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: free.key,
-      body: {},
-    });
+    const free = t.as((await createAccount(t.stack, 'free')).key);
     const big = 'a'.repeat(10 * 1024 * 1024 + 1);
-    const run = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: free.key,
-      body: {
-        sessionId: created.body.sessionId,
-        command: 'true',
-        files: [{ path: 'big.txt', content: big }],
-      },
+    const run = await free.execute(await free.createSession(), {
+      command: 'true',
+      files: [{ path: 'big.txt', content: big }],
     });
     expect(run.status).toBe(413);
     expect(run.body).toMatchObject({
@@ -250,14 +217,10 @@ describe('measurement', () => {
   });
 
   it('counts CPU time of busy child processes', async () => {
-    const fast = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: { resourceLimits: { cpu: 2 } },
-    });
+    const fast = await t.api.createSession({ resourceLimits: { cpu: 2 } });
     const spin = 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done';
-    const single = await execute({ command: spin }, fast.body.sessionId);
-    const double = await execute({ command: `(${spin}) & (${spin}) & wait` }, fast.body.sessionId);
+    const single = await execute({ command: spin }, fast);
+    const double = await execute({ command: `(${spin}) & (${spin}) & wait` }, fast);
     expect(single.body.cpuTime).toBeGreaterThan(100);
     // Two children spinning the same loop use about twice the CPU of one (the same loop's CPU
     // time varies with the machine's load, so the margin is wide; uncounted children would
@@ -269,14 +232,8 @@ describe('measurement', () => {
 describe('output', () => {
   it('streams the first chunk long before a slow run ends', async () => {
     const started = Date.now();
-    const response = await fetch(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        sessionId,
-        command: 'echo first; sleep 3; echo second',
-        stream: true,
-      }),
+    const response = await t.api.executeStream(t.sessionId, {
+      command: 'echo first; sleep 3; echo second',
     });
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
@@ -295,15 +252,9 @@ describe('output', () => {
   });
 
   it('sends a keep-alive comment after 15 s of silence, not while output flows', async () => {
-    const response = await fetch(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        sessionId,
-        command: 'for i in $(seq 9); do echo $i; sleep 2; done; sleep 16.5; echo end',
-        stream: true,
-        timeout: 60,
-      }),
+    const response = await t.api.executeStream(t.sessionId, {
+      command: 'for i in $(seq 9); do echo $i; sleep 2; done; sleep 16.5; echo end',
+      timeout: 60,
     });
     const text = await response.text();
     expect(text.match(/^: keep-alive$/gm)).toHaveLength(1);
@@ -367,12 +318,7 @@ describe('processes', () => {
   });
 
   it('kills one process, then all, with the kill result of 2.10', async () => {
-    const fresh = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    });
-    const id = fresh.body.sessionId;
+    const id = await t.api.createSession();
     const started = await execute(
       {
         command:
@@ -381,16 +327,11 @@ describe('processes', () => {
       id,
     );
     const [first, second] = (started.body.stdout as string).trim().split('\n').map(Number);
-    const kill = (pid?: number) =>
-      call(`${stack.url}/v1/execution/kill`, {
-        method: 'POST',
-        key: account.key,
-        body: { sessionId: id, ...(pid === undefined ? {} : { pid }) },
-      });
+    const kill = (pid?: number) => t.api.kill(id, pid);
     const one = await kill(first);
     expect(one.status).toBe(200);
     expect(one.body).toEqual({ killed: 1, pids: [first] });
-    const info = await call(`${stack.url}/v1/sessions/${id}`, { key: account.key });
+    const info = await t.api.session(id);
     expect(info.body.activeProcesses).toBe(1);
     const all = await kill();
     expect(all.body).toEqual({ killed: 1, pids: [second] });
@@ -405,11 +346,7 @@ describe('processes', () => {
         "nohup bash -c 'setsid sleep 1101 & sleep 1102 & wait' >/dev/null 2>&1 & echo $!; sleep 0.3",
     });
     const parent = Number((started.body.stdout as string).trim());
-    const kill = await call(`${stack.url}/v1/execution/kill`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId, pid: parent },
-    });
+    const kill = await t.api.kill(t.sessionId, parent);
     expect(kill.status).toBe(200);
     expect(kill.body.killed).toBe(3);
     expect(kill.body.pids).toContain(parent);
@@ -435,11 +372,7 @@ describe('processes', () => {
   });
 
   it('refuses a pid no process can have, and a command with a NUL byte', async () => {
-    const kill = await call(`${stack.url}/v1/execution/kill`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId, pid: 4_294_967_506 },
-    });
+    const kill = await t.api.kill(t.sessionId, 4_294_967_506);
     expect(kill.status).toBe(400);
     const nul = await execute({ command: 'echo a\u0000b' });
     expect(nul.status).toBe(400);
@@ -450,16 +383,13 @@ describe('processes', () => {
 
   it('stops a foreground run whose client went away, but not its nohup background process', async () => {
     const controller = new AbortController();
-    const request = fetch(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        sessionId,
-        command: 'nohup sleep 1001 >/dev/null 2>&1 & sleep 1002; echo never',
-        stream: true,
-      }),
-      signal: controller.signal,
-    }).then((r) => r.body?.getReader().read());
+    const request = t.api
+      .executeStream(
+        t.sessionId,
+        { command: 'nohup sleep 1001 >/dev/null 2>&1 & sleep 1002; echo never' },
+        controller.signal,
+      )
+      .then((r) => r.body?.getReader().read());
     await new Promise((resolve) => setTimeout(resolve, 800));
     controller.abort();
     await request.catch(() => undefined);

@@ -1,31 +1,9 @@
-import { call, createAccount, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
-let stack: TestStack;
-let account: TestAccount;
-let sessionId: string;
-
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'free');
-  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key: account.key,
-    body: {},
-  });
-  sessionId = created.body.sessionId;
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const t = useStackWithAccount('free', { session: true });
 
 const write = (path: string, content: string, extra: Record<string, unknown> = {}) =>
-  call(`${stack.url}/v1/files/write`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, path, content, ...extra },
-  });
+  t.api.writeFile(t.sessionId, path, content, extra);
 
 async function read(path: string): Promise<{
   status: number;
@@ -34,8 +12,7 @@ async function read(path: string): Promise<{
   length: string | null;
   text: string;
 }> {
-  const url = `${stack.url}/v1/files/read?sessionId=${sessionId}&path=${encodeURIComponent(path)}`;
-  const response = await fetch(url, { headers: { authorization: `Bearer ${account.key}` } });
+  const response = await t.api.readFile(t.sessionId, path);
   const bytes = Buffer.from(await response.arrayBuffer());
   return {
     status: response.status,
@@ -47,17 +24,12 @@ async function read(path: string): Promise<{
 }
 
 const list = (query = '') =>
-  call<{
+  t.api.get<{
     files: { path: string; size: number; modified: string; type: string }[];
     pagination?: unknown;
-  }>(`${stack.url}/v1/files/list?sessionId=${sessionId}${query}`, { key: account.key });
+  }>(`/v1/files/list?sessionId=${t.sessionId}${query}`);
 
-const execute = (command: string) =>
-  call(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command },
-  });
+const execute = (command: string) => t.api.execute(t.sessionId, { command });
 
 describe('write and read', () => {
   it('writes text, creating parent directories, and reads it back with its type', async () => {
@@ -96,14 +68,10 @@ describe('write and read', () => {
   });
 
   it('answers 404 file_not_found for a missing file and 400 for a directory', async () => {
-    const missing = await call(`${stack.url}/v1/files/read?sessionId=${sessionId}&path=nope.txt`, {
-      key: account.key,
-    });
+    const missing = await t.api.get(`/v1/files/read?sessionId=${t.sessionId}&path=nope.txt`);
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ error: { code: 'file_not_found' } });
-    const dir = await call(`${stack.url}/v1/files/read?sessionId=${sessionId}&path=docs`, {
-      key: account.key,
-    });
+    const dir = await t.api.get(`/v1/files/read?sessionId=${t.sessionId}&path=docs`);
     expect(dir.status).toBe(400);
     expect(dir.body).toMatchObject({ error: { code: 'invalid_path' } });
   });
@@ -135,10 +103,7 @@ describe('paths never leave /workspace', () => {
       const w = await write(path, 'x');
       expect(w.status).toBe(400);
       expect(w.body).toMatchObject({ error: { code: 'invalid_path' } });
-      const r = await call(
-        `${stack.url}/v1/files/read?sessionId=${sessionId}&path=${encodeURIComponent(path)}`,
-        { key: account.key },
-      );
+      const r = await read(path);
       expect(r.status).toBe(400);
       const l = await list(`&path=${encodeURIComponent(path)}`);
       expect(l.status).toBe(400);
@@ -241,7 +206,7 @@ describe('list', () => {
   });
 
   it('counts files in session info', async () => {
-    const info = await call(`${stack.url}/v1/sessions/${sessionId}`, { key: account.key });
+    const info = await t.api.session(t.sessionId);
     const listed = await list();
     expect(info.body.filesCount).toBe(listed.body.files.length);
   });
@@ -279,10 +244,8 @@ describe('the session disk', () => {
     expect(details.used).toBeLessThanOrEqual(details.limit);
     expect(details.limit).toBeLessThanOrEqual(1024 * 1024 * 1024);
     // A code run needs room for its source file: the same 507, not a server error.
-    const code = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId, code: `// ${'x'.repeat(200_000)}\nconsole.log(1)` },
+    const code = await t.api.execute(t.sessionId, {
+      code: `// ${'x'.repeat(200_000)}\nconsole.log(1)`,
     });
     expect(code.status).toBe(507);
     expect(code.body).toMatchObject({ error: { code: 'disk_full' } });

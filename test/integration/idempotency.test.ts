@@ -1,15 +1,8 @@
 import { call, createAccount } from '../support/api';
-import { docker, startStack, type TestStack } from '../support/stack';
+import { docker } from '../support/stack';
+import { useStack } from '../support/use-stack';
 
-let stack: TestStack;
-
-beforeAll(async () => {
-  stack = await startStack({ replicas: 2 });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const t = useStack({ replicas: 2 });
 
 const create = (url: string, key: string, idempotencyKey: string, body: unknown = {}) =>
   call(`${url}/v1/sessions/create`, {
@@ -29,10 +22,10 @@ async function containersOf(accountId: string): Promise<number> {
 
 describe('Idempotency-Key on session creation', () => {
   it('replays the original response byte for byte, on either replica', async () => {
-    const account = await createAccount(stack, 'free');
-    const first = await create(stack.urls[0]!, account.key, 'retry-1', { metadata: { a: 1 } });
+    const account = await createAccount(t.stack, 'free');
+    const first = await create(t.stack.urls[0]!, account.key, 'retry-1', { metadata: { a: 1 } });
     expect(first.status).toBe(200);
-    const again = await create(stack.urls[1]!, account.key, 'retry-1', { metadata: { a: 1 } });
+    const again = await create(t.stack.urls[1]!, account.key, 'retry-1', { metadata: { a: 1 } });
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
@@ -40,15 +33,15 @@ describe('Idempotency-Key on session creation', () => {
   });
 
   it('keeps stored responses sealed: a private preview token is replayed, never stored in clear', async () => {
-    const account = await createAccount(stack, 'free');
+    const account = await createAccount(t.stack, 'free');
     const body = { preview: { private: true } };
-    const first = await create(stack.urls[0]!, account.key, 'private-1', body);
+    const first = await create(t.stack.urls[0]!, account.key, 'private-1', body);
     expect(first.status).toBe(200);
     const token = (first.body as { previewToken: string }).previewToken;
     expect(token).toMatch(/^pvt_/);
-    const again = await create(stack.urls[1]!, account.key, 'private-1', body);
+    const again = await create(t.stack.urls[1]!, account.key, 'private-1', body);
     expect(again.text).toBe(first.text);
-    const { rows } = await stack.gateways[0]!.db.query<{ response_body: string }>(
+    const { rows } = await t.stack.gateways[0]!.db.query<{ response_body: string }>(
       `SELECT response_body FROM idempotency_keys WHERE idempotency_key = 'private-1'`,
     );
     expect(rows).toHaveLength(1);
@@ -57,44 +50,48 @@ describe('Idempotency-Key on session creation', () => {
   });
 
   it('creates exactly one session for 20 concurrent requests with one key', async () => {
-    const account = await createAccount(stack, 'free');
+    const account = await createAccount(t.stack, 'free');
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => create(stack.urls[i % 2]!, account.key, 'burst')),
+      Array.from({ length: 20 }, (_, i) => create(t.stack.urls[i % 2]!, account.key, 'burst')),
     );
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(new Set(responses.map((r) => r.text)).size).toBe(1);
-    const list = await call<{ data: unknown[] }>(`${stack.url}/v1/sessions`, { key: account.key });
+    const list = await call<{ data: unknown[] }>(`${t.stack.url}/v1/sessions`, {
+      key: account.key,
+    });
     expect(list.body.data).toHaveLength(1);
     expect(await containersOf(account.accountId)).toBe(1);
   });
 
   it('refuses a key reused with a different body, and keeps keys per account', async () => {
-    const account = await createAccount(stack, 'free');
-    await create(stack.url, account.key, 'k', { ttl: 100 });
-    const other = await create(stack.url, account.key, 'k', { ttl: 200 });
+    const account = await createAccount(t.stack, 'free');
+    await create(t.stack.url, account.key, 'k', { ttl: 100 });
+    const other = await create(t.stack.url, account.key, 'k', { ttl: 200 });
     expect(other.status).toBe(400);
     expect(other.body).toMatchObject({
       error: { code: 'invalid_request', details: { field: 'Idempotency-Key' } },
     });
-    const stranger = await createAccount(stack, 'free');
-    const theirs = await create(stack.url, stranger.key, 'k', { ttl: 200 });
+    const stranger = await createAccount(t.stack, 'free');
+    const theirs = await create(t.stack.url, stranger.key, 'k', { ttl: 200 });
     expect(theirs.status).toBe(200);
   });
 
   it('stores no failure: a retry after a rejected request runs again', async () => {
-    const account = await createAccount(stack, 'free');
-    const bad = await create(stack.url, account.key, 'fix-me', { ttl: 10_000_000 });
+    const account = await createAccount(t.stack, 'free');
+    const bad = await create(t.stack.url, account.key, 'fix-me', { ttl: 10_000_000 });
     expect(bad.status).toBe(400);
     // The same body is still refused on its merits, not replayed from storage...
-    expect((await create(stack.url, account.key, 'fix-me', { ttl: 10_000_000 })).status).toBe(400);
+    expect((await create(t.stack.url, account.key, 'fix-me', { ttl: 10_000_000 })).status).toBe(
+      400,
+    );
     // ...and the key is free for the corrected request.
-    const fixed = await create(stack.url, account.key, 'fix-me', { ttl: 60 });
+    const fixed = await create(t.stack.url, account.key, 'fix-me', { ttl: 60 });
     expect(fixed.status).toBe(200);
   });
 
   it('rejects malformed keys', async () => {
-    const account = await createAccount(stack, 'free');
-    const response = await create(stack.url, account.key, 'x'.repeat(256));
+    const account = await createAccount(t.stack, 'free');
+    const response = await create(t.stack.url, account.key, 'x'.repeat(256));
     expect(response.status).toBe(400);
   });
 });

@@ -1,14 +1,11 @@
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
-import { docker, startStack, type TestStack } from '../support/stack';
+import { docker } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
 /** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
 
-let stack: TestStack;
-let account: TestAccount;
-
-beforeAll(async () => {
-  stack = await startStack({
+const t = useStackWithAccount('free', {
+  stack: {
     edge: true,
     gatewayEnv: {
       SESSION_IDLE_AFTER_S: '1',
@@ -16,27 +13,17 @@ beforeAll(async () => {
       // The test drives the passes itself.
       SESSION_SWEEP_INTERVAL_S: '3600',
     },
-  });
-  account = await createAccount(stack, 'free');
-});
-
-afterAll(async () => {
-  await stack?.stop();
+  },
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const sweep = () => stack.gateways[0]!.sweeper.sweep();
+const sweep = () => t.stack.gateways[0]!.sweeper.sweep();
 const info = (id: string) =>
-  call<{ state: string; filesCount: number; lastActive: string; activeProcesses: number }>(
-    `${stack.url}/v1/sessions/${id}`,
-    { key: account.key },
+  t.api.session<{ state: string; filesCount: number; lastActive: string; activeProcesses: number }>(
+    id,
   );
 const execute = (sessionId: string, command: string) =>
-  call<{ stdout: string }>(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command },
-  });
+  t.api.execute<{ stdout: string }>(sessionId, { command });
 const container = async (id: string) => {
   const [found] = await docker.listContainers({
     all: true,
@@ -48,7 +35,7 @@ const container = async (id: string) => {
 /** A preview visit through the edge proxy. */
 const visit = async (sessionId: string, path: string) => {
   const { status, body } = await previewRequest(
-    stack.edge?.url ?? '',
+    t.stack.edge?.url ?? '',
     `${sessionId.replace('_', '-')}.preview.test`,
     path,
   );
@@ -58,7 +45,7 @@ const visit = async (sessionId: string, path: string) => {
 const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
 
 it('goes idle, then to deep sleep, and wakes on requests with every byte intact', async () => {
-  const id = await createSession(stack.url, account.key);
+  const id = await t.api.createSession();
   await execute(
     id,
     'mkdir -p d && for i in $(seq 1 20); do head -c $((i * 1000)) /dev/urandom > d/f$i; done; nohup sleep 600 >/dev/null 2>&1 &',
@@ -96,13 +83,9 @@ it('goes idle, then to deep sleep, and wakes on requests with every byte intact'
 });
 
 it('wakes on a preview visit through the edge proxy and on file requests', async () => {
-  const id = await createSession(stack.url, account.key);
-  await startPreviewApp(stack.url, account.key, id);
-  await call(`${stack.url}/v1/files/write`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId: id, path: 'keep.txt', content: 'kept' },
-  });
+  const id = await t.api.createSession();
+  await startPreviewApp(t.stack.url, t.account.key, id);
+  await t.api.writeFile(id, 'keep.txt', 'kept');
 
   // Idle: the app is frozen; a visit thaws it and it answers.
   await sleep(1200);
@@ -119,25 +102,23 @@ it('wakes on a preview visit through the edge proxy and on file requests', async
   expect((await visit(id, '/api')).status).toBe(502);
   expect((await info(id)).body.state).toBe('active');
   expect((await container(id))?.State.Running).toBe(true);
-  await startPreviewApp(stack.url, account.key, id);
+  await startPreviewApp(t.stack.url, t.account.key, id);
   expect(await visit(id, '/api')).toEqual({ status: 200, body: 'api ok on port 3000' });
 
   await sleep(3200);
   expect((await sweep()).slept).toContain(id);
-  const read = await fetch(`${stack.url}/v1/files/read?sessionId=${id}&path=keep.txt`, {
-    headers: { authorization: `Bearer ${account.key}` },
-  });
+  const read = await t.api.readFile(id, 'keep.txt');
   expect(await read.text()).toBe('kept');
 });
 
 it('recovers when a gateway died between marking deep sleep and saving', async () => {
-  const id = await createSession(stack.url, account.key);
+  const id = await t.api.createSession();
   const before = (await execute(id, `head -c 200000 /dev/urandom > r.bin; ${FINGERPRINT}`)).body
     .stdout;
   await sleep(3200);
   // What the dead gateway left: the row in deep sleep (unconfirmed, leased), the sandbox as it
   // was (paused here, as an idle one would be).
-  await stack.gateways[0]!.db.query(
+  await t.stack.gateways[0]!.db.query(
     `UPDATE sessions SET state = 'deep-sleep', lifecycle_lease_until = now() + interval '10 minutes'
       WHERE id = $1`,
     [id],
@@ -148,11 +129,9 @@ it('recovers when a gateway died between marking deep sleep and saving', async (
 });
 
 it('deletes a sleeping session with its saved files', async () => {
-  const id = await createSession(stack.url, account.key);
+  const id = await t.api.createSession();
   await sleep(3200);
   expect((await sweep()).slept).toContain(id);
-  expect(
-    (await call(`${stack.url}/v1/sessions/${id}`, { method: 'DELETE', key: account.key })).status,
-  ).toBe(200);
+  expect((await t.api.deleteSession(id)).status).toBe(200);
   expect((await info(id)).status).toBe(404);
 });

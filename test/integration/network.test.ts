@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { promisify } from 'node:util';
-import { call, createAccount, type TestAccount } from '../support/api';
-import { docker, startStack, type TestStack } from '../support/stack';
+import { docker } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
 /**
  * What a sandbox can reach. Every forbidden address is a real listener on this machine: a
@@ -21,8 +21,6 @@ const PRIVATE_ADDRESS = '10.199.77.2';
 const METADATA_ADDRESS = '169.254.169.254';
 const PORT = 18080;
 
-let stack: TestStack;
-let account: TestAccount;
 let listener: ChildProcess;
 let hostServer: Server;
 let hostPort: number;
@@ -31,23 +29,15 @@ async function ip(...args: string[]): Promise<void> {
   await run('ip', args);
 }
 
-async function session(): Promise<string> {
-  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key: account.key,
-    body: {},
-  });
-  return created.body.sessionId;
-}
+const session = () => t.api.createSession();
 
 async function execute(
   sessionId: string,
   command: string,
 ): Promise<{ stdout: string; exitCode: number }> {
-  const response = await call<{ stdout: string; exitCode: number }>(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command, timeout: 30 },
+  const response = await t.api.execute<{ stdout: string; exitCode: number }>(sessionId, {
+    command,
+    timeout: 30,
   });
   return response.body;
 }
@@ -88,12 +78,12 @@ beforeAll(async () => {
     }
     expect((await run('sh', ['-c', probe(address, PORT)])).stdout).toBe('reached');
   }
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
 });
 
+// Started once the forbidden listeners answer; stopped before they are taken down.
+const t = useStackWithAccount('paid');
+
 afterAll(async () => {
-  await stack?.stop();
   listener?.kill();
   hostServer?.close();
   await ip('route', 'del', `${METADATA_ADDRESS}/32`).catch(() => undefined);

@@ -1,36 +1,15 @@
 import { readdirSync } from 'node:fs';
-import { call, createAccount, type TestAccount } from '../support/api';
-import { startStack, testWorkspaceDir, type TestStack } from '../support/stack';
+import { testWorkspaceDir } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
-let stack: TestStack;
-let account: TestAccount;
+const t = useStackWithAccount('paid');
 
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-async function session(): Promise<string> {
-  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key: account.key,
-    body: {},
-  });
-  return created.body.sessionId;
-}
+const session = () => t.api.createSession();
 
 const execute = (sessionId: string, body: Record<string, unknown>) =>
-  call(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, timeout: 120, ...body },
-  });
+  t.api.execute(sessionId, { timeout: 120, ...body });
 
-const bundles = () => readdirSync(`${testWorkspaceDir(stack.nodeId)}-packages/bundles`);
+const bundles = () => readdirSync(`${testWorkspaceDir(t.stack.nodeId)}-packages/bundles`);
 
 describe('packages imported by code', () => {
   it('are installed on first import, and a second session gets them from the node cache', async () => {

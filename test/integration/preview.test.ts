@@ -1,20 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request, type ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
-import { startStack, type TestStack } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
-let stack: TestStack;
-let account: TestAccount;
-let sessionId: string;
+const t = useStackWithAccount('free', { stack: { edge: true }, session: true });
 
 const preview = (host: string, path = '/', headers: Record<string, string> = {}) =>
-  previewRequest(stack.edge?.url ?? '', host, path, headers);
+  previewRequest(t.stack.edge?.url ?? '', host, path, headers);
 
 /** A WebSocket upgrade request to the edge proxy for `host` (not yet sent). */
 function upgradeRequest(host: string): ClientRequest {
-  const edge = new URL(stack.edge?.url ?? '');
+  const edge = new URL(t.stack.edge?.url ?? '');
   return request({
     host: edge.hostname,
     port: edge.port,
@@ -49,42 +46,25 @@ function upgradeOutcome(host: string): Promise<string> {
 const label = (id: string): string => id.replace('_', '-');
 
 beforeAll(async () => {
-  stack = await startStack({ edge: true });
-  account = await createAccount(stack);
-  const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key: account.key,
-    body: {},
-  });
-  sessionId = created.body.sessionId;
   const server = (port: number) =>
     `nohup node -e "require('http').createServer((q, s) => s.end('port ${port} ' + q.url)).listen(${port})" >/dev/null 2>&1 &`;
-  const started = await call(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: {
-      sessionId,
-      command: `${server(3000)} ${server(5173)} for port in 3000 5173; do for i in $(seq 150); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done; done`,
-    },
+  const started = await t.api.execute(t.sessionId, {
+    command: `${server(3000)} ${server(5173)} for port in 3000 5173; do for i in $(seq 150); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done; done`,
   });
   expect(started.status).toBe(200);
 });
 
-afterAll(async () => {
-  await stack?.stop();
-});
-
 describe('previews through the edge proxy', () => {
   it('serves port 3000 at ses-<id> and any port at <port>-ses-<id>', async () => {
-    const main = await preview(`${label(sessionId)}.preview.test`, '/hello?x=1');
+    const main = await preview(`${label(t.sessionId)}.preview.test`, '/hello?x=1');
     expect(main).toMatchObject({ status: 200, body: 'port 3000 /hello?x=1' });
-    const other = await preview(`5173-${label(sessionId)}.preview.test:8081`, '/');
+    const other = await preview(`5173-${label(t.sessionId)}.preview.test:8081`, '/');
     expect(other).toMatchObject({ status: 200, body: 'port 5173 /' });
   });
 
   it('answers a 502 page quickly for a port nothing listens on', async () => {
     const started = Date.now();
-    const response = await preview(`4000-${label(sessionId)}.preview.test`);
+    const response = await preview(`4000-${label(t.sessionId)}.preview.test`);
     expect(response.status).toBe(502);
     expect(response.type).toMatch(/^text\/html/);
     expect(Date.now() - started).toBeLessThan(1000);
@@ -99,33 +79,25 @@ describe('previews through the edge proxy', () => {
   });
 
   it('stops serving a deleted session', async () => {
-    const other = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: {},
-    });
-    await call(`${stack.url}/v1/sessions/${other.body.sessionId}`, {
-      method: 'DELETE',
-      key: account.key,
-    });
-    expect((await preview(`${label(other.body.sessionId)}.preview.test`)).status).toBe(404);
+    const other = await t.api.createSession();
+    await t.api.deleteSession(other);
+    expect((await preview(`${label(other)}.preview.test`)).status).toBe(404);
   });
 });
 
 describe('private previews', () => {
   it('need the X-Preview-Token given at creation, which the app never sees', async () => {
-    const created = await call<{ sessionId: string; previewToken: string }>(
-      `${stack.url}/v1/sessions/create`,
-      { method: 'POST', key: account.key, body: { preview: { private: true } } },
+    const created = await t.api.post<{ sessionId: string; previewToken: string }>(
+      '/v1/sessions/create',
+      { preview: { private: true } },
     );
     expect(created.status).toBe(200);
     const { sessionId: id, previewToken } = created.body;
     expect(previewToken).toMatch(/^pvt_[A-Za-z0-9_-]{32}$/);
-    await startPreviewApp(stack.url, account.key, id);
+    await startPreviewApp(t.stack.url, t.account.key, id);
     const host = `${label(id)}.preview.test`;
     const lastActive = async () =>
-      (await call<{ lastActive: string }>(`${stack.url}/v1/sessions/${id}`, { key: account.key }))
-        .body.lastActive;
+      (await t.api.session<{ lastActive: string }>(id)).body.lastActive;
 
     const before = await lastActive();
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -146,17 +118,9 @@ describe('private previews', () => {
     expect(await lastActive()).not.toBe(before);
 
     // Sessions without the option stay public and never show a token.
-    const open = await call(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: { preview: { private: false } },
-    });
+    const open = await t.api.post('/v1/sessions/create', { preview: { private: false } });
     expect(open.body).not.toHaveProperty('previewToken');
-    const bad = await call(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body: { preview: { private: 'yes' } },
-    });
+    const bad = await t.api.post('/v1/sessions/create', { preview: { private: 'yes' } });
     expect(bad.status).toBe(400);
   });
 });
@@ -166,13 +130,13 @@ describe('streaming and upgrades through the edge proxy', () => {
   let host: string;
 
   beforeAll(async () => {
-    appSession = await createSession(stack.url, account.key);
-    await startPreviewApp(stack.url, account.key, appSession);
+    appSession = await t.api.createSession();
+    await startPreviewApp(t.stack.url, t.account.key, appSession);
     host = `${label(appSession)}.preview.test`;
   });
 
   it('streams Server-Sent Events as the app sends them', async () => {
-    const edge = new URL(stack.edge?.url ?? '');
+    const edge = new URL(t.stack.edge?.url ?? '');
     const arrivals: { at: number; text: string }[] = [];
     const started = Date.now();
     await new Promise<void>((resolve, reject) => {
@@ -198,7 +162,7 @@ describe('streaming and upgrades through the edge proxy', () => {
   });
 
   it('keeps client connections alive across requests', async () => {
-    const edge = new URL(stack.edge?.url ?? '');
+    const edge = new URL(t.stack.edge?.url ?? '');
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const sockets: Socket[] = [];
     for (let i = 0; i < 3; i += 1) {
@@ -247,15 +211,10 @@ describe('streaming and upgrades through the edge proxy', () => {
 
   it('answers a 502 page for a malformed response, and keeps serving', async () => {
     // A hostile app: a status line Node would refuse to send on (it would throw).
-    const hostile = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: account.key,
-      body: {
-        sessionId: appSession,
-        command:
-          "nohup node -e \"require('net').createServer((s) => { s.on('error', () => {}); s.once('data', () => s.end('HTTP/1.1 099 x\\r\\nContent-Length: 0\\r\\n\\r\\n')); }).listen(3002)\" >/dev/null 2>&1 & " +
-          'for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3002) 2>/dev/null && break; sleep 0.1; done',
-      },
+    const hostile = await t.api.execute(appSession, {
+      command:
+        "nohup node -e \"require('net').createServer((s) => { s.on('error', () => {}); s.once('data', () => s.end('HTTP/1.1 099 x\\r\\nContent-Length: 0\\r\\n\\r\\n')); }).listen(3002)\" >/dev/null 2>&1 & " +
+        'for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3002) 2>/dev/null && break; sleep 0.1; done',
     });
     expect(hostile.status).toBe(200);
     for (let i = 0; i < 3; i += 1) {
@@ -281,15 +240,10 @@ describe('streaming and upgrades through the edge proxy', () => {
       '  });',
       '}).listen(3003);',
     ].join('\n');
-    const started = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: account.key,
-      body: {
-        sessionId: appSession,
-        files: [{ path: 'forger.js', content: app }],
-        command:
-          'nohup node forger.js >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3003) 2>/dev/null && break; sleep 0.1; done',
-      },
+    const started = await t.api.execute(appSession, {
+      files: [{ path: 'forger.js', content: app }],
+      command:
+        'nohup node forger.js >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3003) 2>/dev/null && break; sleep 0.1; done',
     });
     expect(started.status).toBe(200);
     const outcome = await upgradeOutcome(`3003-${host}`);

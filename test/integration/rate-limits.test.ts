@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { RedisRateLimiter } from '@sandbox/gateway';
 import { call, createAccount } from '../support/api';
 import { requiredEnv } from '../support/env';
-import { startStack, type TestStack } from '../support/stack';
+import { useStack } from '../support/use-stack';
 
 describe('RedisRateLimiter against a real Redis', () => {
   let redis: Redis;
@@ -36,19 +36,13 @@ describe('RedisRateLimiter against a real Redis', () => {
 });
 
 describe('rate limits across two gateway replicas', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startStack({ replicas: 2 });
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const t = useStack({ replicas: 2 });
 
   it('shares one budget per key: exactly 100 of 200 concurrent requests pass, the rest get 429', async () => {
-    const { key } = await createAccount(stack, 'free');
+    const { key } = await createAccount(t.stack, 'free');
     const responses = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        call(`${stack.urls[i % 2]}/v1/sessions?limit=1`, { key }),
+        call(`${t.stack.urls[i % 2]}/v1/sessions?limit=1`, { key }),
       ),
     );
     expect(responses.filter((r) => r.status === 200)).toHaveLength(100);
@@ -63,18 +57,11 @@ describe('rate limits across two gateway replicas', () => {
   });
 
   it('sweeps expired sessions on both replicas at once without doing any twice', async () => {
-    const { key } = await createAccount(stack, 'free');
+    const api = t.as((await createAccount(t.stack, 'free')).key);
     const ids: string[] = [];
-    for (let i = 0; i < 6; i += 1) {
-      const created = await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-        method: 'POST',
-        key,
-        body: { ttl: 1 },
-      });
-      ids.push(created.body.sessionId);
-    }
+    for (let i = 0; i < 6; i += 1) ids.push(await api.createSession({ ttl: 1 }));
     await new Promise((resolve) => setTimeout(resolve, 1200));
-    const [a, b] = await Promise.all(stack.gateways.map((g) => g.sweeper.sweep()));
+    const [a, b] = await Promise.all(t.stack.gateways.map((g) => g.sweeper.sweep()));
     const expired = [...a!.expired, ...b!.expired].filter((id) => ids.includes(id));
     const destroyed = [...a!.destroyed, ...b!.destroyed].filter((id) => ids.includes(id));
     expect(expired.sort()).toEqual([...ids].sort());
@@ -82,15 +69,15 @@ describe('rate limits across two gateway replicas', () => {
   });
 
   it('revokes a key on every replica at once', async () => {
-    const account = await createAccount(stack, 'free');
-    for (const url of stack.urls) {
+    const account = await createAccount(t.stack, 'free');
+    for (const url of t.stack.urls) {
       expect((await call(`${url}/v1/sessions`, { key: account.key })).status).toBe(200);
     }
-    await call(`${stack.urls[1]}/admin/v1/keys/${account.keyId}/revoke`, {
+    await call(`${t.stack.urls[1]}/admin/v1/keys/${account.keyId}/revoke`, {
       method: 'POST',
-      key: stack.adminToken,
+      key: t.stack.adminToken,
     });
-    for (const url of stack.urls) {
+    for (const url of t.stack.urls) {
       expect((await call(`${url}/v1/sessions`, { key: account.key })).status).toBe(401);
     }
   });

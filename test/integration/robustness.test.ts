@@ -1,27 +1,16 @@
 import { gzipSync } from 'node:zlib';
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { call, createAccount } from '../support/api';
+import { useStackWithAccount } from '../support/use-stack';
 
 /** Hostile or odd input: always a 4xx in the spec's error shape, never a 500. */
 
-let stack: TestStack;
-let account: TestAccount;
-let sessionId: string;
+const t = useStackWithAccount('paid', { session: true });
 
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
-  sessionId = await createSession(stack.url, account.key);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-const create = (rawBody: string, headers: Record<string, string> = {}) =>
-  call(`${stack.url}/v1/sessions/create`, {
+/** A session creation whose body is sent as written, with `key`. */
+const create = (rawBody: string, headers: Record<string, string> = {}, key = t.account.key) =>
+  call(`${t.stack.url}/v1/sessions/create`, {
     method: 'POST',
-    key: account.key,
+    key,
     rawBody,
     headers: { 'content-type': 'application/json', ...headers },
   });
@@ -50,7 +39,7 @@ describe('metadata comes back as sent', () => {
     const sent = '{"z":1,"a":{"y":2,"b":[3]},"__proto__":{"polluted":true}}';
     const created = await create(`{"metadata":${sent}}`);
     const id = (created.body as { sessionId: string }).sessionId;
-    const info = await call(`${stack.url}/v1/sessions/${id}`, { key: account.key });
+    const info = await t.api.session(id);
     expect(JSON.stringify((info.body as { metadata: unknown }).metadata)).toBe(sent);
   });
 });
@@ -60,7 +49,10 @@ describe('ids and URLs that name no session', () => {
     'GET and DELETE /v1/sessions/%s answer 4xx',
     async (id) => {
       for (const method of ['GET', 'DELETE']) {
-        const response = await call(`${stack.url}/v1/sessions/${id}`, { method, key: account.key });
+        const response = await call(`${t.stack.url}/v1/sessions/${id}`, {
+          method,
+          key: t.account.key,
+        });
         expect(response.status).toBeGreaterThanOrEqual(400);
         expect(response.status).toBeLessThan(500);
         expect(response.body).toMatchObject({ error: { code: expect.any(String) as string } });
@@ -69,11 +61,7 @@ describe('ids and URLs that name no session', () => {
   );
 
   it('answers 404 to an execute whose sessionId holds a NUL', async () => {
-    const response = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId: 'ses_\u0000', command: 'echo' },
-    });
+    const response = await t.api.execute('ses_\u0000', { command: 'echo' });
     expect(response.status).toBe(404);
   });
 });
@@ -81,18 +69,13 @@ describe('ids and URLs that name no session', () => {
 describe('bodies', () => {
   it('refuses compressed bodies instead of inflating them', async () => {
     for (const encoding of ['gzip', 'deflate', 'br']) {
-      const response = await call(`${stack.url}/v1/sessions/create`, {
-        method: 'POST',
-        key: account.key,
-        rawBody: '{"ttl":120}',
-        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
-      });
+      const response = await create('{"ttl":120}', { 'content-encoding': encoding });
       expect(response.status).toBe(400);
     }
-    const real = await fetch(`${stack.url}/v1/sessions/create`, {
+    const real = await fetch(`${t.stack.url}/v1/sessions/create`, {
       method: 'POST',
       headers: {
-        authorization: `Bearer ${account.key}`,
+        authorization: `Bearer ${t.account.key}`,
         'content-type': 'application/json',
         'content-encoding': 'gzip',
       },
@@ -102,7 +85,7 @@ describe('bodies', () => {
   });
 
   it('authenticates before reading the body', async () => {
-    const response = await call(`${stack.url}/v1/sessions/create`, {
+    const response = await call(`${t.stack.url}/v1/sessions/create`, {
       method: 'POST',
       rawBody: '{bad',
       headers: { 'content-type': 'application/json' },
@@ -111,14 +94,11 @@ describe('bodies', () => {
   });
 
   it('rate-limits before reading the body', async () => {
-    const limited = await createAccount(stack, 'enterprise', { limits: { requestsPerMinute: 1 } });
-    await call(`${stack.url}/v1/sessions`, { key: limited.key });
-    const response = await call(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: limited.key,
-      rawBody: '{bad',
-      headers: { 'content-type': 'application/json' },
+    const limited = await createAccount(t.stack, 'enterprise', {
+      limits: { requestsPerMinute: 1 },
     });
+    await t.as(limited.key).get('/v1/sessions');
+    const response = await create('{bad', {}, limited.key);
     expect(response.status).toBe(429);
   });
 
@@ -134,9 +114,7 @@ describe('bodies', () => {
 
   it('accepts only plain decimal pagination', async () => {
     for (const limit of ['0x10', '1e1', '-1', ' 5']) {
-      const response = await call(`${stack.url}/v1/sessions?limit=${encodeURIComponent(limit)}`, {
-        key: account.key,
-      });
+      const response = await t.api.get(`/v1/sessions?limit=${encodeURIComponent(limit)}`);
       expect(response.status).toBe(400);
     }
   });
@@ -144,19 +122,14 @@ describe('bodies', () => {
 
 describe('execute edge cases', () => {
   it('creates a missing working directory', async () => {
-    const response = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId, command: 'pwd', workingDir: 'new/dir' },
-    });
+    const response = await t.api.execute(t.sessionId, { command: 'pwd', workingDir: 'new/dir' });
     expect(response.body).toMatchObject({ stdout: '/workspace/new/dir\n', exitCode: 0 });
   });
 
   it('survives a broken PATH with an ordinary failed run', async () => {
-    const response = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId, command: 'ls', env: { PATH: '/nonexistent' } },
+    const response = await t.api.execute(t.sessionId, {
+      command: 'ls',
+      env: { PATH: '/nonexistent' },
     });
     expect(response.status).toBe(200);
     expect(response.body.exitCode).not.toBe(0);
@@ -166,9 +139,8 @@ describe('execute edge cases', () => {
 
 describe('request ids', () => {
   it('echoes any printable request id', async () => {
-    const response = await call(`${stack.url}/v1/sessions`, {
-      key: account.key,
-      headers: { 'x-request-id': 'my request id with spaces' },
+    const response = await t.api.get('/v1/sessions', {
+      'x-request-id': 'my request id with spaces',
     });
     expect(response.headers.get('x-request-id')).toBe('my request id with spaces');
   });

@@ -1,29 +1,20 @@
 import { availableParallelism } from 'node:os';
-import { call, createAccount, type TestAccount } from '../support/api';
-import { docker, startStack, type TestStack } from '../support/stack';
+import { createAccount, type TestAccount } from '../support/api';
+import { docker } from '../support/stack';
+import { useStack } from '../support/use-stack';
 
-let stack: TestStack;
+// The sweeper is driven by hand below, so its own timer stays out of the way.
+const t = useStack({ gatewayEnv: { SESSION_SWEEP_INTERVAL_S: '3600' } });
 let free: TestAccount;
 let paid: TestAccount;
 
 beforeAll(async () => {
-  // The sweeper is driven by hand below, so its own timer stays out of the way.
-  stack = await startStack({ gatewayEnv: { SESSION_SWEEP_INTERVAL_S: '3600' } });
-  free = await createAccount(stack, 'free');
-  paid = await createAccount(stack, 'paid');
-});
-
-afterAll(async () => {
-  await stack?.stop();
+  free = await createAccount(t.stack, 'free');
+  paid = await createAccount(t.stack, 'paid');
 });
 
 const create = (key: string, body: unknown, headers?: Record<string, string>) =>
-  call(`${stack.url}/v1/sessions/create`, {
-    method: 'POST',
-    key,
-    body,
-    ...(headers ? { headers } : {}),
-  });
+  t.as(key).post('/v1/sessions/create', body, headers);
 
 describe('session creation rules', () => {
   it('rejects a ttl above the maximum with field, value and max', async () => {
@@ -53,7 +44,7 @@ describe('session creation rules', () => {
     const metadata = { user: 'u1', nested: { list: [1, 'two', null], flag: true }, emoji: '✓' };
     const created = await create(free.key, { metadata });
     const id = (created.body as { sessionId: string }).sessionId;
-    const info = await call(`${stack.url}/v1/sessions/${id}`, { key: free.key });
+    const info = await t.as(free.key).session(id);
     expect(info.body.metadata).toEqual(metadata);
     const big = await create(free.key, { metadata: { blob: 'x'.repeat(16 * 1024) } });
     expect(big.status).toBe(400);
@@ -91,11 +82,8 @@ describe('session creation rules', () => {
     const cores = availableParallelism();
     if (cores < 8) {
       const count = async () =>
-        (
-          await call<{ pagination: { total: number } }>(`${stack.url}/v1/sessions`, {
-            key: paid.key,
-          })
-        ).body.pagination.total;
+        (await t.as(paid.key).get<{ pagination: { total: number } }>('/v1/sessions')).body
+          .pagination.total;
       const before = await count();
       const cpu = await create(paid.key, { resourceLimits: { cpu: cores + 1 } });
       expect(cpu.status).toBe(400);
@@ -109,7 +97,7 @@ describe('session creation rules', () => {
 
 describe('concurrent-session limit', () => {
   it('answers 429 session_limit_exceeded past the plan limit, and frees a slot on delete', async () => {
-    const small = await createAccount(stack, 'enterprise', {
+    const small = await createAccount(t.stack, 'enterprise', {
       limits: { maxConcurrentSessions: 2 },
     });
     const results = await Promise.all([1, 2, 3, 4].map(() => create(small.key, {})));
@@ -120,36 +108,34 @@ describe('concurrent-session limit', () => {
       error: { code: 'session_limit_exceeded', details: { limit: 2 } },
     });
     const first = results.find((r) => r.status === 200)?.body as { sessionId: string };
-    await call(`${stack.url}/v1/sessions/${first.sessionId}`, { method: 'DELETE', key: small.key });
+    await t.as(small.key).deleteSession(first.sessionId);
     expect((await create(small.key, {})).status).toBe(200);
   });
 });
 
+interface Listing {
+  data: { sessionId: string }[];
+  pagination: unknown;
+}
+
 describe('listing', () => {
   it('lists the account’s sessions newest first with pagination', async () => {
-    const lister = await createAccount(stack, 'paid');
+    const lister = await createAccount(t.stack, 'paid');
+    const api = t.as(lister.key);
     const ids: string[] = [];
     for (let i = 0; i < 3; i += 1) {
       ids.push(
         ((await create(lister.key, { metadata: { i } })).body as { sessionId: string }).sessionId,
       );
     }
-    const page = await call<{ data: { sessionId: string }[]; pagination: unknown }>(
-      `${stack.url}/v1/sessions?limit=2&offset=0`,
-      { key: lister.key },
-    );
+    const page = await api.get<Listing>('/v1/sessions?limit=2&offset=0');
     expect(page.status).toBe(200);
     expect(page.body.data.map((s) => s.sessionId)).toEqual([ids[2], ids[1]]);
     expect(page.body.pagination).toEqual({ total: 3, limit: 2, offset: 0, hasMore: true });
-    const rest = await call<{ data: { sessionId: string }[]; pagination: unknown }>(
-      `${stack.url}/v1/sessions?limit=2&offset=2`,
-      { key: lister.key },
-    );
+    const rest = await api.get<Listing>('/v1/sessions?limit=2&offset=2');
     expect(rest.body.data.map((s) => s.sessionId)).toEqual([ids[0]]);
     expect(rest.body.pagination).toEqual({ total: 3, limit: 2, offset: 2, hasMore: false });
-    expect((await call(`${stack.url}/v1/sessions?limit=101`, { key: lister.key })).status).toBe(
-      400,
-    );
+    expect((await api.get('/v1/sessions?limit=101')).status).toBe(400);
   });
 });
 
@@ -159,9 +145,9 @@ describe('TTL expiry', () => {
     const id = (created.body as { sessionId: string }).sessionId;
     await new Promise((resolve) => setTimeout(resolve, 1500));
     // Past expiresAt the session is gone for the API even before the sweep.
-    const before = await call(`${stack.url}/v1/sessions/${id}`, { key: free.key });
+    const before = await t.as(free.key).session(id);
     expect(before.status).toBe(404);
-    const { expired, destroyed } = await stack.gateways[0]!.sweeper.sweep();
+    const { expired, destroyed } = await t.stack.gateways[0]!.sweeper.sweep();
     expect(expired).toContain(id);
     expect(destroyed).toContain(id);
     const left = await docker.listContainers({
@@ -169,11 +155,7 @@ describe('TTL expiry', () => {
       filters: { label: [`io.sandbox.session=${id}`] },
     });
     expect(left).toHaveLength(0);
-    const run = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: free.key,
-      body: { sessionId: id, command: 'true' },
-    });
+    const run = await t.as(free.key).execute(id, { command: 'true' });
     expect(run.body).toMatchObject({ error: { code: 'session_not_found' } });
   });
 });
@@ -182,16 +164,9 @@ describe('deletion under a run', () => {
   it('answers a run whose session was deleted meanwhile with 404 session_not_found', async () => {
     const session = await create(paid.key, {});
     const sessionId = (session.body as { sessionId: string }).sessionId;
-    const run = call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: paid.key,
-      body: { sessionId, command: 'sleep 20' },
-    });
+    const run = t.as(paid.key).execute(sessionId, { command: 'sleep 20' });
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const deleted = await call(`${stack.url}/v1/sessions/${sessionId}`, {
-      method: 'DELETE',
-      key: paid.key,
-    });
+    const deleted = await t.as(paid.key).deleteSession(sessionId);
     expect(deleted.status).toBe(200);
     const answer = await run;
     expect(answer.status).toBe(404);

@@ -1,5 +1,6 @@
-import { call, createAccount, type TestAccount } from '../support/api';
-import { docker, startStack, type TestStack } from '../support/stack';
+import { call, createAccount } from '../support/api';
+import { docker } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
 interface SessionBody {
   sessionId: string;
@@ -9,24 +10,15 @@ interface SessionBody {
   resourceLimits: Record<string, number>;
 }
 
-let stack: TestStack;
-let free: TestAccount;
+/** Every test acts as this account on the free plan unless it says otherwise. */
+const t = useStackWithAccount('free');
 
-beforeAll(async () => {
-  stack = await startStack();
-  free = await createAccount(stack, 'free');
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-async function createSession(key = free.key, body: unknown = {}) {
-  return call<SessionBody>(`${stack.url}/v1/sessions/create`, { method: 'POST', key, body });
+async function createSession(key = t.account.key, body: unknown = {}) {
+  return t.as(key).post<SessionBody>('/v1/sessions/create', body);
 }
 
-async function execute(sessionId: string, body: Record<string, unknown>, key = free.key) {
-  return call(`${stack.url}/v1/execute`, { method: 'POST', key, body: { sessionId, ...body } });
+async function execute(sessionId: string, body: Record<string, unknown>, key = t.account.key) {
+  return t.as(key).execute(sessionId, body);
 }
 
 describe('create → execute → info → delete, through every real layer', () => {
@@ -62,10 +54,7 @@ describe('create → execute → info → delete, through every real layer', () 
     expect(typeof run.body.executionTime).toBe('number');
     expect(run.body.executionTime).toBeGreaterThanOrEqual(0);
 
-    const deleted = await call(`${stack.url}/v1/sessions/${session.sessionId}`, {
-      method: 'DELETE',
-      key: free.key,
-    });
+    const deleted = await t.api.deleteSession(session.sessionId);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ deleted: true, sessionId: session.sessionId });
     const left = await docker.listContainers({
@@ -78,13 +67,10 @@ describe('create → execute → info → delete, through every real layer', () 
     });
     expect(volumes.Volumes ?? []).toHaveLength(0);
 
-    const gone = await call(`${stack.url}/v1/sessions/${session.sessionId}`, { key: free.key });
+    const gone = await t.api.session(session.sessionId);
     expect(gone.status).toBe(404);
     expect(gone.body).toMatchObject({ error: { code: 'session_not_found' } });
-    const again = await call(`${stack.url}/v1/sessions/${session.sessionId}`, {
-      method: 'DELETE',
-      key: free.key,
-    });
+    const again = await t.api.deleteSession(session.sessionId);
     expect(again.status).toBe(404);
     const runAfter = await execute(session.sessionId, { command: 'echo hi' });
     expect(runAfter.status).toBe(404);
@@ -117,7 +103,7 @@ describe('execute', () => {
     await execute(sessionId, { command: 'echo one > a.txt && echo two > b.txt' });
     const read = await execute(sessionId, { command: 'cat a.txt b.txt' });
     expect(read.body.stdout).toBe('one\ntwo\n');
-    const info = await call(`${stack.url}/v1/sessions/${sessionId}`, { key: free.key });
+    const info = await t.api.session(sessionId);
     expect(info.status).toBe(200);
     expect(info.body).toMatchObject({
       sessionId,
@@ -136,7 +122,7 @@ describe('execute', () => {
     await execute(other, {
       command: 'nohup sleep 300 >/dev/null 2>&1 & nohup sleep 301 >/dev/null 2>&1 &',
     });
-    const info = await call(`${stack.url}/v1/sessions/${other}`, { key: free.key });
+    const info = await t.api.session(other);
     expect(info.body.activeProcesses).toBe(2);
   });
 
@@ -167,10 +153,8 @@ describe('execute', () => {
   });
 
   it('streams chunks as Server-Sent Events, then exit and result', async () => {
-    const response = await fetch(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${free.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ sessionId, command: 'echo out; echo err >&2; exit 2', stream: true }),
+    const response = await t.api.executeStream(sessionId, {
+      command: 'echo out; echo err >&2; exit 2',
     });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const text = await response.text();
@@ -217,7 +201,7 @@ describe('execute', () => {
 describe('authentication and errors', () => {
   it('answers 401 unauthorized for a missing, malformed or unknown key', async () => {
     for (const key of [undefined, 'nope', 'sk_live_' + 'x'.repeat(40)]) {
-      const response = await call(`${stack.url}/v1/sessions`, key === undefined ? {} : { key });
+      const response = await call(`${t.stack.url}/v1/sessions`, key === undefined ? {} : { key });
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');
       expect(response.body).toEqual({
@@ -227,18 +211,16 @@ describe('authentication and errors', () => {
   });
 
   it('stops accepting a revoked key at once', async () => {
-    const account = await createAccount(stack, 'free');
-    expect((await call(`${stack.url}/v1/sessions`, { key: account.key })).status).toBe(200);
-    const revoked = await call(`${stack.url}/admin/v1/keys/${account.keyId}/revoke`, {
-      method: 'POST',
-      key: stack.adminToken,
-    });
+    const account = await createAccount(t.stack, 'free');
+    const api = t.as(account.key);
+    expect((await api.get('/v1/sessions')).status).toBe(200);
+    const revoked = await t.as(t.stack.adminToken).post(`/admin/v1/keys/${account.keyId}/revoke`);
     expect(revoked.status).toBe(200);
-    expect((await call(`${stack.url}/v1/sessions`, { key: account.key })).status).toBe(401);
+    expect((await api.get('/v1/sessions')).status).toBe(401);
   });
 
   it('answers 403 forbidden for a key without the scope', async () => {
-    const readOnly = await createAccount(stack, 'free', { scopes: ['sessions'] });
+    const readOnly = await createAccount(t.stack, 'free', { scopes: ['sessions'] });
     const session = await createSession(readOnly.key);
     const run = await execute(session.body.sessionId, { command: 'true' }, readOnly.key);
     expect(run.status).toBe(403);
@@ -246,51 +228,45 @@ describe('authentication and errors', () => {
   });
 
   it('answers 400 for malformed JSON and 404 for unknown routes', async () => {
-    const malformed = await call(`${stack.url}/v1/sessions/create`, {
+    const malformed = await call(`${t.stack.url}/v1/sessions/create`, {
       method: 'POST',
-      key: free.key,
+      key: t.account.key,
       rawBody: '{"ttl": ',
       headers: { 'content-type': 'application/json' },
     });
     expect(malformed.status).toBe(400);
     expect(malformed.body).toMatchObject({ error: { code: 'invalid_request' } });
-    const unknown = await call(`${stack.url}/v1/nothing-here`, { key: free.key });
+    const unknown = await t.api.get('/v1/nothing-here');
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ error: { code: 'not_found' } });
-    const outside = await call(`${stack.url}/nothing`);
+    const outside = await call(`${t.stack.url}/nothing`);
     expect(outside.status).toBe(404);
     expect(outside.body).toMatchObject({ error: { code: 'not_found' } });
     // No route is no route, with or without a key; known routes still want one.
-    const anonymous = await call(`${stack.url}/v1/nothing-here`);
+    const anonymous = await call(`${t.stack.url}/v1/nothing-here`);
     expect(anonymous.status).toBe(404);
     expect(anonymous.body).toMatchObject({ error: { code: 'not_found' } });
-    const wrongMethod = await call(`${stack.url}/v1/execute`);
+    const wrongMethod = await call(`${t.stack.url}/v1/execute`);
     expect(wrongMethod.status).toBe(404);
-    expect((await call(`${stack.url}/v1/sessions`)).status).toBe(401);
+    expect((await call(`${t.stack.url}/v1/sessions`)).status).toBe(401);
   });
 
   it("answers 404 for another account's session, exactly like a missing one", async () => {
-    const other = await createAccount(stack, 'free');
+    const other = await createAccount(t.stack, 'free');
     const theirs = (await createSession(other.key)).body.sessionId;
-    const info = await call(`${stack.url}/v1/sessions/${theirs}`, { key: free.key });
-    const missing = await call(`${stack.url}/v1/sessions/ses_${'0'.repeat(24)}`, { key: free.key });
+    const info = await t.api.session(theirs);
+    const missing = await t.api.session(`ses_${'0'.repeat(24)}`);
     expect(info.status).toBe(404);
     expect(missing.status).toBe(404);
     expect(info.body).toMatchObject({ error: { code: 'session_not_found' } });
     expect((await execute(theirs, { command: 'true' })).status).toBe(404);
-    const del = await call(`${stack.url}/v1/sessions/${theirs}`, {
-      method: 'DELETE',
-      key: free.key,
-    });
+    const del = await t.api.deleteSession(theirs);
     expect(del.status).toBe(404);
-    expect((await call(`${stack.url}/v1/sessions/${theirs}`, { key: other.key })).status).toBe(200);
+    expect((await t.as(other.key).session(theirs)).status).toBe(200);
   });
 
   it('sends the rate-limit headers and X-Request-Id on every authenticated response', async () => {
-    const response = await call(`${stack.url}/v1/sessions`, {
-      key: free.key,
-      headers: { 'x-request-id': 'req-123' },
-    });
+    const response = await t.api.get('/v1/sessions', { 'x-request-id': 'req-123' });
     expect(response.headers.get('x-ratelimit-limit')).toBe('100');
     expect(Number(response.headers.get('x-ratelimit-remaining'))).toBeLessThan(100);
     expect(Number(response.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);

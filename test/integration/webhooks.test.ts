@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startGateway } from '@sandbox/gateway';
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { createAccount, createSession, type TestAccount } from '../support/api';
+import { useStackWithAccount } from '../support/use-stack';
 import {
   startWebhookReceiver,
   verifySignature,
@@ -9,12 +9,8 @@ import {
   type WebhookReceiver,
 } from '../support/webhook-receiver';
 
-let stack: TestStack;
-let account: TestAccount;
-const receivers: WebhookReceiver[] = [];
-
-beforeAll(async () => {
-  stack = await startStack({
+const t = useStackWithAccount('free', {
+  stack: {
     gatewayEnv: {
       WEBHOOK_POLL_INTERVAL_MS: '100',
       WEBHOOK_TIMEOUT_MS: '1000',
@@ -22,13 +18,11 @@ beforeAll(async () => {
       WEBHOOK_DISABLE_AFTER_S: '3',
       SESSION_SWEEP_INTERVAL_S: '1',
     },
-  });
-  account = await createAccount(stack);
+  },
 });
-
-afterAll(async () => {
+const receivers: WebhookReceiver[] = [];
+t.beforeStop(async () => {
   for (const receiver of receivers) await receiver.close();
-  await stack.stop();
 });
 
 async function receiver(answer?: Parameters<typeof startWebhookReceiver>[0]) {
@@ -37,15 +31,18 @@ async function receiver(answer?: Parameters<typeof startWebhookReceiver>[0]) {
   return started;
 }
 
+/** Runs `command` in `sessionId` as `owner`. */
+const execute = (owner: TestAccount, sessionId: string, command: string) =>
+  t.as(owner.key).execute(sessionId, { command });
+
 async function register(
   owner: TestAccount,
   url: string,
   events: string[],
 ): Promise<{ id: string; secret: string }> {
-  const created = await call<{ id: string; secret: string }>(`${stack.url}/v1/webhooks`, {
-    method: 'POST',
-    key: owner.key,
-    body: { url, events },
+  const created = await t.as(owner.key).post<{ id: string; secret: string }>('/v1/webhooks', {
+    url,
+    events,
   });
   expect(created.status).toBe(201);
   return created.body;
@@ -56,11 +53,10 @@ const payloadOf = (received: ReceivedWebhook) =>
 
 describe('webhook endpoints', () => {
   it('registers, lists without the secret, and deletes; the secret is stored sealed', async () => {
-    const owner = await createAccount(stack);
-    const created = await call<Record<string, unknown>>(`${stack.url}/v1/webhooks`, {
-      method: 'POST',
-      key: owner.key,
-      body: { url: 'http://127.0.0.1:9/x', events: ['session.expired', 'session.expired'] },
+    const owner = t.as((await createAccount(t.stack)).key);
+    const created = await owner.post('/v1/webhooks', {
+      url: 'http://127.0.0.1:9/x',
+      events: ['session.expired', 'session.expired'],
     });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
@@ -71,7 +67,7 @@ describe('webhook endpoints', () => {
       disabled: false,
       secret: expect.stringMatching(/^whsec_/),
     });
-    const { rows } = await stack.gateways[0]!.db.query<{ secret_encrypted: string }>(
+    const { rows } = await t.stack.gateways[0]!.db.query<{ secret_encrypted: string }>(
       'SELECT secret_encrypted FROM webhook_endpoints WHERE id = $1',
       [created.body.id],
     );
@@ -79,7 +75,7 @@ describe('webhook endpoints', () => {
     expect(rows[0]?.secret_encrypted).toMatch(/^v1\./);
     expect(rows[0]?.secret_encrypted).not.toContain(secret.slice('whsec_'.length));
 
-    const listed = await call<{ data: unknown[] }>(`${stack.url}/v1/webhooks`, { key: owner.key });
+    const listed = await owner.get<{ data: unknown[] }>('/v1/webhooks');
     expect(listed.status).toBe(200);
     expect(listed.body.data).toEqual([
       {
@@ -92,27 +88,16 @@ describe('webhook endpoints', () => {
     ]);
 
     // Another account sees nothing and cannot delete it.
-    const other = await createAccount(stack);
-    expect(
-      (await call<{ data: unknown[] }>(`${stack.url}/v1/webhooks`, { key: other.key })).body.data,
-    ).toEqual([]);
-    const foreign = await call(`${stack.url}/v1/webhooks/${String(created.body.id)}`, {
-      method: 'DELETE',
-      key: other.key,
-    });
+    const other = t.as((await createAccount(t.stack)).key);
+    expect((await other.get<{ data: unknown[] }>('/v1/webhooks')).body.data).toEqual([]);
+    const foreign = await other.delete(`/v1/webhooks/${String(created.body.id)}`);
     expect(foreign.status).toBe(404);
     expect(foreign.body).toMatchObject({ error: { code: 'not_found' } });
 
-    const deleted = await call(`${stack.url}/v1/webhooks/${String(created.body.id)}`, {
-      method: 'DELETE',
-      key: owner.key,
-    });
+    const deleted = await owner.delete(`/v1/webhooks/${String(created.body.id)}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ deleted: true, webhookId: created.body.id });
-    const again = await call(`${stack.url}/v1/webhooks/${String(created.body.id)}`, {
-      method: 'DELETE',
-      key: owner.key,
-    });
+    const again = await owner.delete(`/v1/webhooks/${String(created.body.id)}`);
     expect(again.status).toBe(404);
   });
 
@@ -124,19 +109,15 @@ describe('webhook endpoints', () => {
     [{ url: 42, events: ['session.expired'] }, 'url'],
     [{ url: 'https://example.com', events: ['session.expired'], extra: 1 }, ''],
   ])('refuses %j with invalid_request', async (body, field) => {
-    const refused = await call(`${stack.url}/v1/webhooks`, {
-      method: 'POST',
-      key: account.key,
-      body,
-    });
+    const refused = await t.api.post('/v1/webhooks', body);
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ error: { code: 'invalid_request' } });
     if (field !== '') expect(refused.body).toMatchObject({ error: { details: { field } } });
   });
 
   it('needs the webhooks scope', async () => {
-    const limited = await createAccount(stack, 'free', { scopes: ['sessions'] });
-    const refused = await call(`${stack.url}/v1/webhooks`, { key: limited.key });
+    const limited = await createAccount(t.stack, 'free', { scopes: ['sessions'] });
+    const refused = await t.as(limited.key).get('/v1/webhooks');
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ error: { code: 'forbidden' } });
   });
@@ -144,21 +125,17 @@ describe('webhook endpoints', () => {
 
 describe('webhook delivery', () => {
   it('sends execution.completed, signed, to the subscribed endpoints of the account only', async () => {
-    const owner = await createAccount(stack);
+    const owner = await createAccount(t.stack);
     const hooks = await receiver();
     const { secret } = await register(owner, hooks.url, ['execution.completed']);
-    const bystander = await createAccount(stack);
+    const bystander = await createAccount(t.stack);
     const elsewhere = await receiver();
     await register(bystander, elsewhere.url, ['execution.completed', 'session.expired']);
     const uninterested = await receiver();
     await register(owner, uninterested.url, ['session.expired']);
 
-    const sessionId = await createSession(stack.url, owner.key);
-    const run = await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: owner.key,
-      body: { sessionId, command: 'echo hi; exit 3' },
-    });
+    const sessionId = await createSession(t.stack.url, owner.key);
+    const run = await execute(owner, sessionId, 'echo hi; exit 3');
     expect(run.status).toBe(200);
     await hooks.waitFor((got) => got.length === 1);
     const [delivery] = hooks.received as [ReceivedWebhook];
@@ -184,17 +161,13 @@ describe('webhook delivery', () => {
   });
 
   it('retries a failing endpoint with the same id and body, then marks it failed', async () => {
-    const owner = await createAccount(stack);
+    const owner = await createAccount(t.stack);
     const flaky = await receiver((n) => (n < 2 ? 500 : 200));
     const { secret } = await register(owner, flaky.url, ['execution.completed']);
     const down = await receiver(() => 503);
     await register(owner, down.url, ['execution.completed']);
-    const sessionId = await createSession(stack.url, owner.key);
-    await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: owner.key,
-      body: { sessionId, command: 'true' },
-    });
+    const sessionId = await createSession(t.stack.url, owner.key);
+    await execute(owner, sessionId, 'true');
     await flaky.waitFor((got) => got.length === 3);
     const [first, second, third] = flaky.received as [
       ReceivedWebhook,
@@ -212,7 +185,7 @@ describe('webhook delivery', () => {
     await down.waitFor((got) => got.length === 3);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(down.received).toHaveLength(3);
-    const { rows } = await stack.gateways[0]!.db.query<{
+    const { rows } = await t.stack.gateways[0]!.db.query<{
       status: string;
       attempts: number;
       last_error: string;
@@ -225,30 +198,22 @@ describe('webhook delivery', () => {
   });
 
   it("keeps delivering to other accounts while one account's receivers hang", async () => {
-    const noisy = await createAccount(stack);
+    const noisy = await createAccount(t.stack);
     const hanging = await receiver(() => 'hang');
     for (let i = 0; i < 5; i += 1) {
       await register(noisy, `${hanging.url}?n=${i}`, ['execution.completed']);
     }
-    const noisySession = await createSession(stack.url, noisy.key);
+    const noisySession = await createSession(t.stack.url, noisy.key);
     for (let i = 0; i < 8; i += 1) {
-      await call(`${stack.url}/v1/execute`, {
-        method: 'POST',
-        key: noisy.key,
-        body: { sessionId: noisySession, command: 'true' },
-      });
+      await execute(noisy, noisySession, 'true');
     }
     await hanging.waitFor((got) => got.length >= 4);
 
-    const quiet = await createAccount(stack);
+    const quiet = await createAccount(t.stack);
     const hooks = await receiver();
     await register(quiet, hooks.url, ['execution.completed']);
-    const quietSession = await createSession(stack.url, quiet.key);
-    await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: quiet.key,
-      body: { sessionId: quietSession, command: 'true' },
-    });
+    const quietSession = await createSession(t.stack.url, quiet.key);
+    await execute(quiet, quietSession, 'true');
     const ran = Date.now();
     await hooks.waitFor((got) => got.length === 1);
     // 40 deliveries of the noisy account, each hanging for the 1 s timeout, wait their turn.
@@ -259,22 +224,15 @@ describe('webhook delivery', () => {
   });
 
   it('disables an endpoint that fails for too long, and queues nothing more for it', async () => {
-    const owner = await createAccount(stack);
+    const owner = await createAccount(t.stack);
     const broken = await receiver(() => 500);
     const { id } = await register(owner, broken.url, ['execution.completed']);
-    const sessionId = await createSession(stack.url, owner.key);
-    const run = () =>
-      call(`${stack.url}/v1/execute`, {
-        method: 'POST',
-        key: owner.key,
-        body: { sessionId, command: 'true' },
-      });
+    const sessionId = await createSession(t.stack.url, owner.key);
+    const run = () => execute(owner, sessionId, 'true');
     await run();
     const listed = async () =>
       (
-        await call<{ data: { id: string; disabled: boolean }[] }>(`${stack.url}/v1/webhooks`, {
-          key: owner.key,
-        })
+        await t.as(owner.key).get<{ data: { id: string; disabled: boolean }[] }>('/v1/webhooks')
       ).body.data.find((hook) => hook.id === id);
     const deadline = Date.now() + 15_000;
     while (!(await listed())?.disabled) {
@@ -286,7 +244,7 @@ describe('webhook delivery', () => {
     await run();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(broken.received.length).toBe(seen);
-    const { rows } = await stack.gateways[0]!.db.query<{ status: string }>(
+    const { rows } = await t.stack.gateways[0]!.db.query<{ status: string }>(
       `SELECT DISTINCT status FROM webhook_deliveries WHERE endpoint_id = $1`,
       [id],
     );
@@ -294,10 +252,10 @@ describe('webhook delivery', () => {
   });
 
   it('sends session.expired when a session reaches its ttl', async () => {
-    const owner = await createAccount(stack);
+    const owner = await createAccount(t.stack);
     const hooks = await receiver();
     const { secret } = await register(owner, hooks.url, ['session.expired']);
-    const sessionId = await createSession(stack.url, owner.key, { ttl: 1, metadata: { job: 7 } });
+    const sessionId = await createSession(t.stack.url, owner.key, { ttl: 1, metadata: { job: 7 } });
     await hooks.waitFor((got) => got.length === 1);
     const [delivery] = hooks.received as [ReceivedWebhook];
     expect(verifySignature(secret, delivery)).toBe(true);
@@ -314,32 +272,28 @@ describe('webhook delivery', () => {
     });
     const data = payload.data as { createdAt: string; expiresAt: string };
     expect(Date.parse(data.expiresAt) - Date.parse(data.createdAt)).toBe(1000);
-    const gone = await call(`${stack.url}/v1/sessions/${sessionId}`, { key: owner.key });
+    const gone = await t.as(owner.key).session(sessionId);
     expect(gone.status).toBe(404);
   });
 
   it('delivers after a gateway restart in the middle of a delivery', async () => {
-    const owner = await createAccount(stack);
+    const owner = await createAccount(t.stack);
     // The first request is never answered: the gateway stops while it is in flight.
     const hooks = await receiver((n) => (n === 0 ? 'hang' : 200));
     const { secret } = await register(owner, hooks.url, ['execution.completed']);
-    const sessionId = await createSession(stack.url, owner.key);
-    await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: owner.key,
-      body: { sessionId, command: 'echo restart' },
-    });
+    const sessionId = await createSession(t.stack.url, owner.key);
+    await execute(owner, sessionId, 'echo restart');
     await hooks.waitFor((got) => got.length === 1);
-    const [first] = stack.gateways.splice(0, 1);
+    const [first] = t.stack.gateways.splice(0, 1);
     await first!.stop();
 
     const restarted = await startGateway({
-      config: stack.gatewayConfig,
-      logger: stack.logger,
-      schema: stack.schema,
+      config: t.stack.gatewayConfig,
+      logger: t.stack.logger,
+      schema: t.stack.schema,
     });
-    stack.gateways.unshift(restarted);
-    stack.url = restarted.url;
+    t.stack.gateways.unshift(restarted);
+    t.stack.url = restarted.url;
     await hooks.waitFor((got) => got.length === 2);
     const [hung, delivered] = hooks.received as [ReceivedWebhook, ReceivedWebhook];
     expect(delivered.headers['webhook-id']).toBe(hung.headers['webhook-id']);
@@ -361,45 +315,41 @@ describe('webhook delivery', () => {
   });
 
   it('rotates SECRETS_KEY: secrets are sealed again at start and deliveries still verify', async () => {
-    const owner = await createAccount(stack);
+    const owner = await createAccount(t.stack);
     const hooks = await receiver();
     const { id, secret } = await register(owner, hooks.url, ['execution.completed']);
     const sealedUnder = async () =>
       (
-        await stack.gateways[0]!.db.query<{ secret_encrypted: string }>(
+        await t.stack.gateways[0]!.db.query<{ secret_encrypted: string }>(
           'SELECT secret_encrypted FROM webhook_endpoints WHERE id = $1',
           [id],
         )
       ).rows[0]!.secret_encrypted.split('.')[1];
     const before = await sealedUnder();
 
-    const oldKey = stack.gatewayConfig.secretsKey!;
+    const oldKey = t.stack.gatewayConfig.secretsKey!;
     const newKey = randomBytes(32);
-    const [first] = stack.gateways.splice(0, 1);
+    const [first] = t.stack.gateways.splice(0, 1);
     await first!.stop();
     const rotated = await startGateway({
-      config: { ...stack.gatewayConfig, secretsKey: newKey, secretsPreviousKeys: [oldKey] },
-      logger: stack.logger,
-      schema: stack.schema,
+      config: { ...t.stack.gatewayConfig, secretsKey: newKey, secretsPreviousKeys: [oldKey] },
+      logger: t.stack.logger,
+      schema: t.stack.schema,
     });
-    stack.gateways.unshift(rotated);
-    stack.url = rotated.url;
+    t.stack.gateways.unshift(rotated);
+    t.stack.url = rotated.url;
     expect(await sealedUnder()).not.toBe(before);
 
-    const sessionId = await createSession(stack.url, owner.key);
-    await call(`${stack.url}/v1/execute`, {
-      method: 'POST',
-      key: owner.key,
-      body: { sessionId, command: 'true' },
-    });
+    const sessionId = await createSession(t.stack.url, owner.key);
+    await execute(owner, sessionId, 'true');
     await hooks.waitFor((got) => got.length === 1);
     expect(verifySignature(secret, hooks.received[0]!)).toBe(true);
 
     // A key dropped too early loses those secrets, but does not stop a gateway from starting.
     const lost = await startGateway({
-      config: { ...stack.gatewayConfig, secretsKey: randomBytes(32), secretsPreviousKeys: [] },
-      logger: stack.logger,
-      schema: stack.schema,
+      config: { ...t.stack.gatewayConfig, secretsKey: randomBytes(32), secretsPreviousKeys: [] },
+      logger: t.stack.logger,
+      schema: t.stack.schema,
     });
     await lost.stop();
     await rotated.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);

@@ -1,30 +1,15 @@
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
 /**
  * Escape attempts from inside a session. Each command prints what it achieved; the sandbox
  * must refuse every one of them.
  */
 
-let stack: TestStack;
-let account: TestAccount;
-let sessionId: string;
-
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
-  sessionId = await createSession(stack.url, account.key);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const t = useStackWithAccount('paid', { session: true });
 
 async function run(command: string): Promise<string> {
-  const response = await call<{ stdout: string; stderr: string }>(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command },
+  const response = await t.api.execute<{ stdout: string; stderr: string }>(t.sessionId, {
+    command,
   });
   return response.body.stdout;
 }

@@ -1,5 +1,4 @@
-import { call, createAccount, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 import {
   startWebhookReceiver,
   verifySignature,
@@ -11,27 +10,21 @@ import {
  * the attacker gets a clear result.
  */
 
-let stack: TestStack;
-let account: TestAccount;
+const t = useStackWithAccount('paid', {
+  stack: { gatewayEnv: { WEBHOOK_POLL_INTERVAL_MS: '100' } },
+});
 /** Receives the account's resource_limit.exceeded events. */
 let limits: WebhookReceiver;
 let limitsSecret: string;
 
 beforeAll(async () => {
-  stack = await startStack({ gatewayEnv: { WEBHOOK_POLL_INTERVAL_MS: '100' } });
-  account = await createAccount(stack, 'paid');
   limits = await startWebhookReceiver();
-  const hook = await call<{ secret: string }>(`${stack.url}/v1/webhooks`, {
-    method: 'POST',
-    key: account.key,
-    body: { url: limits.url, events: ['resource_limit.exceeded'] },
+  t.beforeStop(() => limits.close());
+  const hook = await t.api.post<{ secret: string }>('/v1/webhooks', {
+    url: limits.url,
+    events: ['resource_limit.exceeded'],
   });
   limitsSecret = hook.body.secret;
-});
-
-afterAll(async () => {
-  await limits?.close();
-  await stack?.stop();
 });
 
 /** Waits for the resource_limit.exceeded event of `sessionId` about `limit`, signed. */
@@ -47,24 +40,23 @@ async function limitEvent(sessionId: string, limit: string): Promise<Record<stri
   return JSON.parse(event!.body) as Record<string, unknown>;
 }
 
-async function session(body: Record<string, unknown> = {}): Promise<string> {
-  return (
-    await call<{ sessionId: string }>(`${stack.url}/v1/sessions/create`, {
-      method: 'POST',
-      key: account.key,
-      body,
-    })
-  ).body.sessionId;
-}
+const session = (body: Record<string, unknown> = {}) => t.api.createSession(body);
 
 const execute = (sessionId: string, body: Record<string, unknown>) =>
-  call<{ stdout: string; stderr: string; exitCode: number; timedOut?: boolean }>(
-    `${stack.url}/v1/execute`,
-    { method: 'POST', key: account.key, body: { sessionId, ...body } },
-  );
+  t.api.execute<{
+    stdout: string;
+    stderr: string;
+    exitCode: number;
+    timedOut?: boolean;
+    outputTruncated?: boolean;
+  }>(sessionId, body);
 
-/** The neighbour's `echo` while `attack` runs: answered, and within a few seconds. */
-async function neighbourDuring(attack: Promise<unknown>): Promise<number[]> {
+/**
+ * Runs the attack `body` in `attacker` while a neighbour session runs `echo`: the neighbour is
+ * answered, each time within 5 s. Returns the attack's own answer.
+ */
+async function attackBesideNeighbour(attacker: string, body: Record<string, unknown>) {
+  const attack = execute(attacker, body);
   const neighbour = await session();
   const times: number[] = [];
   for (let i = 0; i < 3; i += 1) {
@@ -74,22 +66,17 @@ async function neighbourDuring(attack: Promise<unknown>): Promise<number[]> {
     expect(response.body.stdout).toBe('alive\n');
     times.push(Date.now() - started);
   }
-  await attack;
-  return times;
+  const result = await attack;
+  expect(Math.max(...times)).toBeLessThan(5000);
+  return result;
 }
 
 describe('exhaustion stays in its session', () => {
   it('contains a fork bomb by the process limit', async () => {
     const attacker = await session();
-    const attack = execute(attacker, { command: ':(){ :|:& };:', timeout: 6 });
-    const times = await neighbourDuring(attack);
-    expect(Math.max(...times)).toBeLessThan(5000);
+    await attackBesideNeighbour(attacker, { command: ':(){ :|:& };:', timeout: 6 });
     // The bomb lives on in the background, capped by the process limit, until it is killed.
-    const kill = await call<{ killed: number }>(`${stack.url}/v1/execution/kill`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId: attacker },
-    });
+    const kill = await t.api.kill<{ killed: number }>(attacker);
     expect(kill.status).toBe(200);
     expect(kill.body.killed).toBeGreaterThan(0);
     const after = await execute(attacker, {
@@ -108,13 +95,10 @@ describe('exhaustion stays in its session', () => {
 
   it('kills a memory bomb at the session limit', async () => {
     const attacker = await session({ resourceLimits: { memory: 256 } });
-    const attack = execute(attacker, {
+    const result = await attackBesideNeighbour(attacker, {
       code: 'const chunks = []; for (;;) chunks.push(Buffer.alloc(16 * 1024 * 1024, 1));',
       timeout: 30,
     });
-    const times = await neighbourDuring(attack);
-    expect(Math.max(...times)).toBeLessThan(5000);
-    const result = await attack;
     expect(result.status).toBe(200);
     expect(result.body.exitCode).not.toBe(0);
     expect((await execute(attacker, { command: 'echo still-usable' })).body.stdout).toBe(
@@ -129,12 +113,10 @@ describe('exhaustion stays in its session', () => {
 
   it('contains CPU spinning in many processes', async () => {
     const attacker = await session();
-    const attack = execute(attacker, {
+    await attackBesideNeighbour(attacker, {
       command: 'for i in $(seq 8); do (while :; do :; done) & done; sleep 4; kill 0',
       timeout: 10,
     });
-    const times = await neighbourDuring(attack);
-    expect(Math.max(...times)).toBeLessThan(5000);
   });
 
   it('answers 507 when the inodes run out, and the session stays usable', async () => {
@@ -144,11 +126,7 @@ describe('exhaustion stays in its session', () => {
         'mkdir -p f && cd f && for b in $(seq 0 70); do touch $(seq -f "$b-%g" 1 1000) 2>/dev/null || break; done; true',
       timeout: 60,
     });
-    const write = await call(`${stack.url}/v1/files/write`, {
-      method: 'POST',
-      key: account.key,
-      body: { sessionId: attacker, path: 'one-more.txt', content: 'x' },
-    });
+    const write = await t.api.writeFile(attacker, 'one-more.txt', 'x');
     expect(write.status).toBe(507);
     expect(write.body).toMatchObject({ error: { code: 'disk_full' } });
     expect((await limitEvent(attacker, 'disk')).data).toEqual({
@@ -164,14 +142,11 @@ describe('exhaustion stays in its session', () => {
 
   it('fills only its own disk, answers 507 and reports the limit', async () => {
     const attacker = await session();
-    const attack = execute(attacker, {
+    const result = await attackBesideNeighbour(attacker, {
       command:
         'dd if=/dev/zero of=fill bs=1M 2>&1; echo "dd exit $?"; df -m --output=size . | tail -1',
       timeout: 60,
     });
-    const times = await neighbourDuring(attack);
-    expect(Math.max(...times)).toBeLessThan(5000);
-    const result = await attack;
     expect(result.status).toBe(200);
     expect(result.body.stdout).toMatch(/No space left on device/);
     expect(result.body.stdout).toMatch(/dd exit 1/);
@@ -179,12 +154,8 @@ describe('exhaustion stays in its session', () => {
     const sizeMb = Number(result.body.stdout.trim().split('\n').pop());
     expect(sizeMb).toBeGreaterThan(900);
     expect(sizeMb).toBeLessThanOrEqual(1024);
-    const write = await call(`${stack.url}/v1/files/write`, {
-      method: 'POST',
-      key: account.key,
-      // dd stops with up to one block (1 MB) left: more than that cannot fit.
-      body: { sessionId: attacker, path: 'more.txt', content: 'x'.repeat(2_000_000) },
-    });
+    // dd stops with up to one block (1 MB) left: more than that cannot fit.
+    const write = await t.api.writeFile(attacker, 'more.txt', 'x'.repeat(2_000_000));
     expect(write.status).toBe(507);
     expect(write.body).toMatchObject({
       error: { code: 'disk_full', details: { limit: expect.any(Number) } },
@@ -200,21 +171,10 @@ describe('exhaustion stays in its session', () => {
 
   it('caps a flood of output and keeps the neighbour answering', async () => {
     const attacker = await session();
-    const attack = call<{ stdout: string; exitCode: number; outputTruncated?: boolean }>(
-      `${stack.url}/v1/execute`,
-      {
-        method: 'POST',
-        key: account.key,
-        body: {
-          sessionId: attacker,
-          command: 'head -c 100000000 /dev/zero | tr "\\0" x',
-          timeout: 60,
-        },
-      },
-    );
-    const times = await neighbourDuring(attack);
-    expect(Math.max(...times)).toBeLessThan(5000);
-    const result = await attack;
+    const result = await attackBesideNeighbour(attacker, {
+      command: 'head -c 100000000 /dev/zero | tr "\\0" x',
+      timeout: 60,
+    });
     expect(result.status).toBe(200);
     expect(result.body.exitCode).toBe(0);
     expect(result.body.outputTruncated).toBe(true);
@@ -223,7 +183,7 @@ describe('exhaustion stays in its session', () => {
 
   it('stops a process opening thousands of files at its limit, and nothing else', async () => {
     const attacker = await session();
-    const attack = execute(attacker, {
+    const result = await attackBesideNeighbour(attacker, {
       code: `
         const fs = require('node:fs');
         fs.writeFileSync('f', 'x');
@@ -233,9 +193,6 @@ describe('exhaustion stays in its session', () => {
       `,
       timeout: 30,
     });
-    const times = await neighbourDuring(attack);
-    expect(Math.max(...times)).toBeLessThan(5000);
-    const result = await attack;
     expect(result.body.stdout).toBe('EMFILE true\n');
     expect((await execute(attacker, { command: 'echo fine' })).body.stdout).toBe('fine\n');
   });

@@ -42,11 +42,23 @@ export interface TestAccount {
   keyId: string;
 }
 
-/** Creates an account on `plan` with one key, through the admin API. */
-export async function createAccount(
+export type Plan = 'free' | 'paid' | 'enterprise';
+type AccountOptions = { limits?: Record<string, number>; scopes?: string[] };
+
+/** Creates an account on `plan` with one key, through the admin API of the stack. */
+export function createAccount(
   stack: TestStack,
-  plan: 'free' | 'paid' | 'enterprise' = 'free',
-  options: { limits?: Record<string, number>; scopes?: string[] } = {},
+  plan: Plan = 'free',
+  options: AccountOptions = {},
+): Promise<TestAccount> {
+  return createAccountAt(stack, plan, options);
+}
+
+/** Creates an account on `plan` with one key, through the admin API of any gateway. */
+export async function createAccountAt(
+  stack: Pick<TestStack, 'url' | 'adminToken'>,
+  plan: Plan = 'free',
+  options: AccountOptions = {},
 ): Promise<TestAccount> {
   const admin = { key: stack.adminToken };
   const account = await call<{ id: string }>(`${stack.url}/admin/v1/accounts`, {

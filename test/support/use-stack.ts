@@ -1,0 +1,86 @@
+import { createAccount, type Plan, type TestAccount } from './api';
+import { ApiClient } from './api-client';
+import { startStack, type StackOptions, type TestStack } from './stack';
+
+/**
+ * One stack for the tests of a file (or of a `describe`): started before the first test,
+ * stopped after the last. Its parts are read through the handle, which answers only once they
+ * exist (a test file's top level runs before `beforeAll`).
+ */
+export interface StackFixture {
+  readonly stack: TestStack;
+  /** The API as `key` sees it on this stack's first gateway. */
+  as: (key: string) => ApiClient;
+  /** Runs `close` after the last test, before the stack stops (last registered, first run). */
+  beforeStop: (close: () => unknown) => void;
+}
+
+export interface AccountFixture extends StackFixture {
+  /** An account made with the stack. */
+  readonly account: TestAccount;
+  /** The API as the account's key sees it. */
+  readonly api: ApiClient;
+  /** A session of the account made with the stack (only with `session: true`). */
+  readonly sessionId: string;
+}
+
+function ready<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what} is not there: read it inside a test or hook`);
+  return value;
+}
+
+/** Registers `beforeAll`/`afterAll` for one stack started with `options`. */
+export function useStack(options: StackOptions = {}): StackFixture {
+  let stack: TestStack | undefined;
+  const closers: (() => unknown)[] = [];
+  beforeAll(async () => {
+    stack = await startStack(options);
+  });
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+    await stack?.stop();
+  });
+  return {
+    get stack() {
+      return ready(stack, 'the stack');
+    },
+    as(key) {
+      return new ApiClient(ready(stack, 'the stack'), key);
+    },
+    beforeStop(close) {
+      closers.push(close);
+    },
+  };
+}
+
+/** One stack, as `useStack`, with an account on `plan` and, on request, one session of it. */
+export function useStackWithAccount(
+  plan: Plan = 'free',
+  options: { stack?: StackOptions; session?: boolean } = {},
+): AccountFixture {
+  const fixture = useStack(options.stack);
+  let account: TestAccount | undefined;
+  let api: ApiClient | undefined;
+  let sessionId: string | undefined;
+  beforeAll(async () => {
+    account = await createAccount(fixture.stack, plan);
+    api = fixture.as(account.key);
+    if (options.session) sessionId = await api.createSession();
+  });
+  return {
+    get stack() {
+      return fixture.stack;
+    },
+    as: fixture.as,
+    beforeStop: fixture.beforeStop,
+    get account() {
+      return ready(account, 'the account');
+    },
+    get api() {
+      return ready(api, 'the account');
+    },
+    get sessionId() {
+      return ready(sessionId, 'the session (ask for it with `session: true`)');
+    },
+  };
+}
