@@ -1,7 +1,6 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { AccountStore } from './accounts/account-store';
-import type { AgentPool } from './agents/agent-pool';
 import { buildOpenApiDocument } from './api/openapi';
 import { operations, type ApiOperation, type OperationName } from './api/operations';
 import { authenticate, requireScope } from './auth/authenticate';
@@ -25,7 +24,7 @@ import { createSession } from './routes/sessions/create-session';
 import { deleteSession } from './routes/sessions/delete-session';
 import { getSession } from './routes/sessions/get-session';
 import { listSessions } from './routes/sessions/list-sessions';
-import type { SessionLifecycle } from './sessions/session-lifecycle';
+import type { SessionAccess } from './sessions/session-access';
 import type { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
 import { createWebhook, deleteWebhook, listWebhooks } from './routes/webhooks/webhooks';
@@ -36,14 +35,13 @@ export interface AppDeps {
   accounts: AccountStore;
   sessionStore: SessionStore;
   sessions: SessionService;
-  lifecycle: SessionLifecycle;
+  sessionAccess: SessionAccess;
   idempotency: IdempotencyOptions;
   execute: ExecuteService;
   files: FilesService;
   processes: ProcessesService;
   webhooks: WebhookService;
   rateLimiter: RateLimiter;
-  agents: AgentPool;
   adminToken: string | undefined;
   internalToken: string | undefined;
   bodyLimitBytes: number;
@@ -67,7 +65,7 @@ export function createApp(deps: AppDeps): Express {
   app.get(
     '/internal/v1/previews/:sessionId',
     tokenAuth(deps.internalToken, 'INTERNAL_TOKEN'),
-    resolvePreview(deps.sessionStore, deps.agents, deps.lifecycle),
+    resolvePreview(deps.sessionStore, deps.sessionAccess),
   );
 
   const openApiDocument = buildOpenApiDocument();

@@ -15,6 +15,7 @@ import { IdempotencyStore } from './idempotency/idempotency-store';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter';
 import type { RateLimiter } from './limits/rate-limiter';
 import { RedisRateLimiter } from './limits/redis-rate-limiter';
+import { SessionAccess } from './sessions/session-access';
 import { SessionLifecycle } from './sessions/session-lifecycle';
 import { SessionService } from './sessions/session-service';
 import { SessionStore } from './sessions/session-store';
@@ -133,9 +134,10 @@ export async function startGateway({
     box === undefined
       ? undefined
       : new WebhookDispatcher({ store: webhookStore, box, logger, ...config.webhooks });
-  const execute = new ExecuteService(sessionStore, agents, lifecycle, webhookStore, logger);
-  const files = new FilesService(sessionStore, agents, lifecycle, webhookStore, logger);
-  const processes = new ProcessesService(sessionStore, agents, lifecycle);
+  const sessionAccess = new SessionAccess(sessionStore, agents, lifecycle);
+  const execute = new ExecuteService(sessionAccess, webhookStore, logger);
+  const files = new FilesService(sessionAccess, webhookStore, logger);
+  const processes = new ProcessesService(sessionAccess);
   const idempotency = new IdempotencyStore(db, box);
   const sweeper = new SessionSweeper({
     store: sessionStore,
@@ -151,14 +153,13 @@ export async function startGateway({
     accounts,
     sessionStore,
     sessions,
-    lifecycle,
+    sessionAccess,
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
     files,
     processes,
     webhooks,
     rateLimiter,
-    agents,
     adminToken: config.adminToken,
     internalToken: config.internalToken,
     bodyLimitBytes: config.bodyLimitBytes,

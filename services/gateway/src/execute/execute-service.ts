@@ -1,12 +1,10 @@
 import { AppError } from '@sandbox/errors';
 import { runDeadlines } from '@sandbox/contract';
 import type { RunResult__Output } from '@sandbox/proto';
-import type { FlowControl } from '../agents/agent-client';
-import type { AgentPool } from '../agents/agent-pool';
+import type { AgentClient, FlowControl } from '../agents/agent-client';
 import type { Principal } from '../auth/principal';
-import type { SessionLifecycle } from '../sessions/session-lifecycle';
+import type { SessionAccess } from '../sessions/session-access';
 import type { SessionResourceLimits } from '../sessions/session-limits';
-import type { SessionStore } from '../sessions/session-store';
 import type { Logger } from '@sandbox/logger';
 import { announcingDiskFull } from '../webhooks/disk-full';
 import type { WebhookEventData } from '../webhooks/events';
@@ -48,28 +46,27 @@ export interface RunObserver {
 
 export interface PreparedExecution {
   plan: ExecutePlan;
-  nodeId: string;
+  agent: AgentClient;
   accountId: string;
   limits: SessionResourceLimits;
 }
 
 export class ExecuteService {
   constructor(
-    private readonly store: SessionStore,
-    private readonly agents: AgentPool,
-    private readonly lifecycle: SessionLifecycle,
+    private readonly access: SessionAccess,
     private readonly webhooks: WebhookStore,
     private readonly logger: Logger,
   ) {}
 
   /** Validates the request and finds the session (counting as activity). */
   async prepare(principal: Principal, body: ExecuteBody): Promise<PreparedExecution> {
-    const session = await this.store.touch(principal.accountId, body.sessionId);
-    const plan = planExecution(body, principal.limits, session.resourceLimits.timeout);
-    await this.lifecycle.ensureAwake(session);
+    // A request the plan refuses does not wake the session.
+    const { session, agent, vetted } = await this.access.open(principal, body.sessionId, (found) =>
+      planExecution(body, principal.limits, found.resourceLimits.timeout),
+    );
     return {
-      plan,
-      nodeId: session.nodeId,
+      plan: vetted,
+      agent,
       accountId: principal.accountId,
       limits: session.resourceLimits,
     };
@@ -81,7 +78,7 @@ export class ExecuteService {
    * collected result (output capped at MAX_COLLECTED_OUTPUT_BYTES per stream).
    */
   async run(
-    { plan, nodeId, accountId, limits }: PreparedExecution,
+    { plan, agent, accountId, limits }: PreparedExecution,
     signal: AbortSignal,
     observer?: RunObserver,
   ): Promise<ExecutionResult> {
@@ -89,18 +86,18 @@ export class ExecuteService {
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     let result: RunResult__Output | undefined;
     // A running execution is activity: the session must not go idle under it.
-    const stopKeepingActive = this.lifecycle.keepActiveWhile(plan.sessionId);
+    const stopKeepingActive = this.access.keepActiveWhile(plan.sessionId);
     try {
       await announcingDiskFull(
         this.webhooks,
         this.logger,
         { accountId, id: plan.sessionId, diskMb: limits.disk },
-        () => this.exec(nodeId, plan, signal, stdout, stderr, observer, (r) => (result = r)),
+        () => this.exec(agent, plan, signal, stdout, stderr, observer, (r) => (result = r)),
       );
     } catch (err) {
       // A session deleted (or expired) under its run: the run's sandbox is gone for good.
       if (err instanceof AppError && err.code === 'service_unavailable') {
-        await this.store.get(accountId, plan.sessionId);
+        await this.access.ensureExists({ accountId }, plan.sessionId);
       }
       throw err;
     } finally {
@@ -157,7 +154,7 @@ export class ExecuteService {
   }
 
   private async exec(
-    nodeId: string,
+    agent: AgentClient,
     plan: ExecutePlan,
     signal: AbortSignal,
     stdout: OutputBuffer,
@@ -165,7 +162,7 @@ export class ExecuteService {
     observer: RunObserver | undefined,
     onResult: (result: RunResult__Output) => void,
   ): Promise<void> {
-    await this.agents.forNode(nodeId).exec(
+    await agent.exec(
       {
         sessionId: plan.sessionId,
         ...plan.program,
