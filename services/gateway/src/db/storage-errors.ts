@@ -20,12 +20,13 @@ const CONNECTION_LOST =
  * temporary fault, 503 service_unavailable with Retry-After, not a server bug.
  */
 export function storageUnavailable(err: unknown): AppError | undefined {
-  if (!(err instanceof Error) || err instanceof AppError) return undefined;
-  const { code } = err as { code?: unknown };
+  // Not `instanceof Error`: Node's own socket errors may come from another realm (jest's).
+  if (typeof err !== 'object' || err === null || err instanceof AppError) return undefined;
+  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
   const unavailable =
     (typeof code === 'string' && (NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code))) ||
-    err.name === 'MaxRetriesPerRequestError' ||
-    CONNECTION_LOST.test(err.message);
+    name === 'MaxRetriesPerRequestError' ||
+    (typeof message === 'string' && CONNECTION_LOST.test(message));
   if (!unavailable) return undefined;
   return new AppError('service_unavailable', 'The service is temporarily unavailable; retry', {
     retryAfter: 1,

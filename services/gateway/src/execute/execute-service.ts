@@ -1,18 +1,14 @@
 import { AppError } from '@sandbox/errors';
-import { runDeadlines } from '@sandbox/contract';
-import type { RunResult__Output } from '@sandbox/proto';
+import { runDeadlines, type RunResult } from '@sandbox/contract';
 import type { AgentClient, FlowControl } from '../agents/agent-client';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import type { SessionResourceLimits } from '../sessions/session-limits';
 import type { Logger } from '@sandbox/logger';
 import { announcingDiskFull } from '../webhooks/disk-full';
-import type { WebhookEventData } from '../webhooks/events';
 import type { WebhookStore } from '../webhooks/webhook-store';
 import { planExecution, type ExecuteBody, type ExecutePlan } from './execute-request';
 import { OutputBuffer } from './output-buffer';
-
-type LimitName = WebhookEventData['resource_limit.exceeded']['limit'];
 
 /** Spec 2.6 */
 export interface ExecutionResult {
@@ -84,7 +80,7 @@ export class ExecuteService {
   ): Promise<ExecutionResult> {
     const stdout = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
-    let result: RunResult__Output | undefined;
+    let result: RunResult | undefined;
     // A running execution is activity: the session must not go idle under it.
     const stopKeepingActive = this.access.keepActiveWhile(plan.sessionId);
     try {
@@ -124,7 +120,7 @@ export class ExecuteService {
     accountId: string,
     sessionId: string,
     limits: SessionResourceLimits,
-    result: RunResult__Output,
+    result: RunResult,
   ): Promise<void> {
     try {
       await this.webhooks.enqueue(accountId, 'execution.completed', {
@@ -135,17 +131,17 @@ export class ExecuteService {
         memoryUsed: result.memoryUsedBytes,
         cpuTime: result.cpuTimeMs,
       });
-      for (const exceeded of result.limitsExceeded) {
+      for (const exceeded of result.limitsExceeded ?? []) {
         await this.webhooks.enqueue(accountId, 'resource_limit.exceeded', {
           sessionId,
-          limit: exceeded.limit as LimitName,
+          limit: exceeded.limit,
           // The session's own numbers (the agent sees the disk's usable size, a bit less).
           max:
             exceeded.limit === 'memory'
               ? limits.memory
               : exceeded.limit === 'disk'
                 ? limits.disk
-                : Number(exceeded.max),
+                : exceeded.max,
         });
       }
     } catch (err) {
@@ -160,7 +156,7 @@ export class ExecuteService {
     stdout: OutputBuffer,
     stderr: OutputBuffer,
     observer: RunObserver | undefined,
-    onResult: (result: RunResult__Output) => void,
+    onResult: (result: RunResult) => void,
   ): Promise<void> {
     await agent.exec(
       {
@@ -173,15 +169,12 @@ export class ExecuteService {
       },
       {
         onEvent: (event, flow) => {
-          if (event.stdout) {
-            stdout.push(event.stdout.data);
-            observer?.output('stdout', event.stdout.data, flow);
-          } else if (event.stderr) {
-            stderr.push(event.stderr.data);
-            observer?.output('stderr', event.stderr.data, flow);
-          } else if (event.result) {
+          if (event.kind === 'stdout' || event.kind === 'stderr') {
+            (event.kind === 'stdout' ? stdout : stderr).push(event.data);
+            observer?.output(event.kind, event.data, flow);
+          } else if (event.kind === 'result') {
             onResult(event.result);
-          } else if (event.started) {
+          } else {
             observer?.started();
           }
         },

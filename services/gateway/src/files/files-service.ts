@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
+import type { FileListing } from '../agents/agent-messages';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import { decodeFile, type FileInputBody } from './file-content';
@@ -12,13 +13,6 @@ import { workspaceRelativePath } from './workspace-path';
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
 /** Most entries a listing returns (decisions.md). */
 export const MAX_LIST_ENTRIES = 10_000;
-
-export interface FileEntryView {
-  path: string;
-  size: number;
-  modified: string;
-  type: 'file';
-}
 
 /** Files of a session's /workspace (spec 4.6–4.8). Each call counts as activity. */
 export class FilesService {
@@ -69,19 +63,9 @@ export class FilesService {
     sessionId: string,
     path: string | undefined,
     page: { offset: number; limit: number },
-  ): Promise<{ files: FileEntryView[]; total: number; truncated: boolean }> {
+  ): Promise<FileListing> {
     const relative = path === undefined ? '' : workspaceRelativePath(path, { allowRoot: true });
     const { session, agent } = await this.access.open(principal, sessionId);
-    const listing = await agent.listFiles(session.id, relative, page);
-    return {
-      files: listing.files.map((f) => ({
-        path: f.path,
-        size: f.size,
-        modified: f.modified,
-        type: 'file',
-      })),
-      total: listing.total,
-      truncated: listing.truncated,
-    };
+    return agent.listFiles(session.id, relative, page);
   }
 }
