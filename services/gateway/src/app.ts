@@ -1,7 +1,8 @@
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { AccountStore } from './accounts/account-store';
 import { buildOpenApiDocument } from './api/openapi';
+import { operationRoute, type HandlerOf } from './api/operation-route';
 import { operations, type ApiOperation, type OperationName } from './api/operations';
 import { authenticate, requireScope } from './auth/authenticate';
 import { tokenAuth } from './auth/token-auth';
@@ -74,8 +75,8 @@ export function createApp(deps: AppDeps): Express {
   });
 
   // One handler per documented operation: the compiler rejects a missing one.
-  const handlers: Record<OperationName, RequestHandler> = {
-    createSession: createSession(deps.sessions, deps.idempotency),
+  const handlers: { [N in OperationName]: HandlerOf<N> } = {
+    createSession: createSession(deps.sessions),
     listSessions: listSessions(deps.sessionStore, deps.sessions),
     getSession: getSession(deps.sessions),
     deleteSession: deleteSession(deps.sessions),
@@ -94,7 +95,12 @@ export function createApp(deps: AppDeps): Express {
   const v1 = express.Router();
   for (const [name, op] of Object.entries(operations) as [OperationName, ApiOperation][]) {
     const scope = op.scope === undefined ? [] : [requireScope(op.scope)];
-    v1[op.method](op.path, ...guard, ...scope, handlers[name]);
+    v1[op.method](
+      op.path,
+      ...guard,
+      ...scope,
+      operationRoute(op, handlers[name], deps.idempotency),
+    );
   }
   app.use('/v1', v1);
 

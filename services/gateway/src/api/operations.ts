@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import type { ErrorCode } from '@sandbox/errors';
-import type { Scope } from '../auth/principal';
+import type { Principal, Scope } from '../auth/principal';
 import { executeBody } from '../execute/execute-request';
 import { listFilesQuery } from '../routes/files/list-files';
 import { readFileQuery } from '../routes/files/read-file';
 import { writeFileBody } from '../routes/files/write-file';
 import { killBody } from '../routes/processes/kill-processes';
-import { createSessionBody } from '../routes/sessions/create-session';
+import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import { createWebhookBody } from '../routes/webhooks/webhooks';
 import {
@@ -32,8 +32,15 @@ export interface ApiOperation {
   summary: string;
   /** Scope a key needs; none means the operation is public. */
   scope?: Scope;
+  /** The request body's schema: validates it (operation-route.ts) and documents it. */
   body?: z.ZodType;
+  /** The query string's schema, likewise. */
   query?: z.ZodType;
+  /**
+   * A check of the body that needs the caller's plan, run before the schema so that its more
+   * specific answer wins (createSession's ttl: field, value and the plan's maximum).
+   */
+  precheck?: (body: unknown, principal: Principal) => void;
   idempotent?: boolean;
   success: {
     status: number;
@@ -64,6 +71,7 @@ export const operations = {
     summary: 'Create a session',
     scope: 'sessions',
     body: createSessionBody,
+    precheck: checkTtl,
     idempotent: true,
     success: { status: 200, schema: sessionSchema, description: 'The new session' },
     errors: [
