@@ -1,8 +1,8 @@
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { AccountStore } from './accounts/account-store';
-import type { AgentPool } from './agents/agent-pool';
 import { buildOpenApiDocument } from './api/openapi';
+import { operationRoute, type HandlerOf } from './api/operation-route';
 import { operations, type ApiOperation, type OperationName } from './api/operations';
 import { authenticate, requireScope } from './auth/authenticate';
 import { tokenAuth } from './auth/token-auth';
@@ -25,7 +25,7 @@ import { createSession } from './routes/sessions/create-session';
 import { deleteSession } from './routes/sessions/delete-session';
 import { getSession } from './routes/sessions/get-session';
 import { listSessions } from './routes/sessions/list-sessions';
-import type { SessionLifecycle } from './sessions/session-lifecycle';
+import type { SessionAccess } from './sessions/session-access';
 import type { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
 import { createWebhook, deleteWebhook, listWebhooks } from './routes/webhooks/webhooks';
@@ -36,14 +36,13 @@ export interface AppDeps {
   accounts: AccountStore;
   sessionStore: SessionStore;
   sessions: SessionService;
-  lifecycle: SessionLifecycle;
+  sessionAccess: SessionAccess;
   idempotency: IdempotencyOptions;
   execute: ExecuteService;
   files: FilesService;
   processes: ProcessesService;
   webhooks: WebhookService;
   rateLimiter: RateLimiter;
-  agents: AgentPool;
   adminToken: string | undefined;
   internalToken: string | undefined;
   bodyLimitBytes: number;
@@ -67,7 +66,7 @@ export function createApp(deps: AppDeps): Express {
   app.get(
     '/internal/v1/previews/:sessionId',
     tokenAuth(deps.internalToken, 'INTERNAL_TOKEN'),
-    resolvePreview(deps.sessionStore, deps.agents, deps.lifecycle),
+    resolvePreview(deps.sessionStore, deps.sessionAccess),
   );
 
   const openApiDocument = buildOpenApiDocument();
@@ -76,8 +75,8 @@ export function createApp(deps: AppDeps): Express {
   });
 
   // One handler per documented operation: the compiler rejects a missing one.
-  const handlers: Record<OperationName, RequestHandler> = {
-    createSession: createSession(deps.sessions, deps.idempotency),
+  const handlers: { [N in OperationName]: HandlerOf<N> } = {
+    createSession: createSession(deps.sessions),
     listSessions: listSessions(deps.sessionStore, deps.sessions),
     getSession: getSession(deps.sessions),
     deleteSession: deleteSession(deps.sessions),
@@ -96,7 +95,12 @@ export function createApp(deps: AppDeps): Express {
   const v1 = express.Router();
   for (const [name, op] of Object.entries(operations) as [OperationName, ApiOperation][]) {
     const scope = op.scope === undefined ? [] : [requireScope(op.scope)];
-    v1[op.method](op.path, ...guard, ...scope, handlers[name]);
+    v1[op.method](
+      op.path,
+      ...guard,
+      ...scope,
+      operationRoute(op, handlers[name], deps.idempotency),
+    );
   }
   app.use('/v1', v1);
 

@@ -1,4 +1,6 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import type { GatewayConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
@@ -15,6 +17,7 @@ import { IdempotencyStore } from './idempotency/idempotency-store';
 import { MemoryRateLimiter } from './limits/memory-rate-limiter';
 import type { RateLimiter } from './limits/rate-limiter';
 import { RedisRateLimiter } from './limits/redis-rate-limiter';
+import { SessionAccess } from './sessions/session-access';
 import { SessionLifecycle } from './sessions/session-lifecycle';
 import { SessionService } from './sessions/session-service';
 import { SessionStore } from './sessions/session-store';
@@ -85,6 +88,80 @@ function openSecretBox(config: GatewayConfig, logger: Logger): SecretBox | undef
   return new SecretBox(config.secretsKey, config.secretsPreviousKeys);
 }
 
+/** The session pieces: their store, service, lifecycle and the way requests reach them. */
+function openSessions(config: GatewayConfig, logger: Logger, db: Database, agents: AgentPool) {
+  const sessionStore = new SessionStore(db);
+  const sessions = new SessionService({
+    store: sessionStore,
+    agents,
+    logger,
+    previewDomain: config.previewDomain,
+    previewUrlScheme: config.previewUrlScheme,
+  });
+  const lifecycle = new SessionLifecycle(
+    sessionStore,
+    agents,
+    { idleAfterS: config.idleAfterS, deepSleepAfterS: config.deepSleepAfterS },
+    logger,
+  );
+  const sessionAccess = new SessionAccess(sessionStore, agents, lifecycle);
+  return { sessionStore, sessions, lifecycle, sessionAccess };
+}
+
+interface Webhooks {
+  store: WebhookStore;
+  service: WebhookService;
+  /** Absent when no SECRETS_KEY is configured. */
+  dispatcher: WebhookDispatcher | undefined;
+  box: SecretBox | undefined;
+}
+
+/** Webhooks, with every stored secret sealed under the current key (and the lost ones told). */
+async function openWebhooks(
+  config: GatewayConfig,
+  logger: Logger,
+  db: Database,
+): Promise<Webhooks> {
+  const store = new WebhookStore(db);
+  const box = openSecretBox(config, logger);
+  if (box !== undefined) {
+    const resealed = await store.resealSecrets(
+      (sealed) => box.isStale(sealed),
+      (sealed) => box.seal(box.open(sealed)),
+    );
+    if (resealed > 0) logger.info({ resealed }, 'webhook secrets sealed with the current key');
+    const lost = await store.countSecrets((sealed) => !box.canOpen(sealed));
+    if (lost > 0) {
+      logger.error({ webhooks: lost }, 'webhook secrets sealed with a key no longer configured');
+    }
+  }
+  return {
+    store,
+    service: new WebhookService(store, box, config.webhooks.allowPrivateUrls),
+    dispatcher:
+      box === undefined
+        ? undefined
+        : new WebhookDispatcher({ store, box, logger, ...config.webhooks }),
+    box,
+  };
+}
+
+/** Serves `app`; resolves once it listens, with its URL. */
+async function listen(
+  app: Express,
+  config: GatewayConfig,
+): Promise<{ server: Server; url: string }> {
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // Receiving a request (not answering it: runs stream for minutes) must not stall forever.
+  server.requestTimeout = Math.max(config.sessionOpTimeoutMs, config.fileOpTimeoutMs);
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://${config.host}:${port}` };
+}
+
 /** Wires the real dependencies, migrates the schema and serves the public API. */
 export async function startGateway({
   config,
@@ -100,43 +177,14 @@ export async function startGateway({
     callTimeoutMs: config.sessionOpTimeoutMs,
     fileTimeoutMs: config.fileOpTimeoutMs,
   });
-  const accounts = new AccountStore(db);
-  const sessionStore = new SessionStore(db);
-  const sessions = new SessionService({
-    store: sessionStore,
-    agents,
+  const { sessionStore, sessions, lifecycle, sessionAccess } = openSessions(
+    config,
     logger,
-    previewDomain: config.previewDomain,
-    previewUrlScheme: config.previewUrlScheme,
-  });
-  const lifecycle = new SessionLifecycle(
-    sessionStore,
+    db,
     agents,
-    { idleAfterS: config.idleAfterS, deepSleepAfterS: config.deepSleepAfterS },
-    logger,
   );
-  const webhookStore = new WebhookStore(db);
-  const box = openSecretBox(config, logger);
-  if (box !== undefined) {
-    const resealed = await webhookStore.resealSecrets(
-      (sealed) => box.isStale(sealed),
-      (sealed) => box.seal(box.open(sealed)),
-    );
-    if (resealed > 0) logger.info({ resealed }, 'webhook secrets sealed with the current key');
-    const lost = await webhookStore.countSecrets((sealed) => !box.canOpen(sealed));
-    if (lost > 0) {
-      logger.error({ webhooks: lost }, 'webhook secrets sealed with a key no longer configured');
-    }
-  }
-  const webhooks = new WebhookService(webhookStore, box, config.webhooks.allowPrivateUrls);
-  const webhookDispatcher =
-    box === undefined
-      ? undefined
-      : new WebhookDispatcher({ store: webhookStore, box, logger, ...config.webhooks });
-  const execute = new ExecuteService(sessionStore, agents, lifecycle, webhookStore, logger);
-  const files = new FilesService(sessionStore, agents, lifecycle, webhookStore, logger);
-  const processes = new ProcessesService(sessionStore, agents, lifecycle);
-  const idempotency = new IdempotencyStore(db, box);
+  const webhooks = await openWebhooks(config, logger, db);
+  const idempotency = new IdempotencyStore(db, webhooks.box);
   const sweeper = new SessionSweeper({
     store: sessionStore,
     sessions,
@@ -148,42 +196,33 @@ export async function startGateway({
 
   const app = createApp({
     logger,
-    accounts,
+    accounts: new AccountStore(db),
     sessionStore,
     sessions,
-    lifecycle,
+    sessionAccess,
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
-    execute,
-    files,
-    processes,
-    webhooks,
+    execute: new ExecuteService(sessionAccess, webhooks.store, logger),
+    files: new FilesService(sessionAccess, webhooks.store, logger),
+    processes: new ProcessesService(sessionAccess),
+    webhooks: webhooks.service,
     rateLimiter,
-    agents,
     adminToken: config.adminToken,
     internalToken: config.internalToken,
     bodyLimitBytes: config.bodyLimitBytes,
   });
-  const server = app.listen(config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  // Receiving a request (not answering it: runs stream for minutes) must not stall forever.
-  server.requestTimeout = Math.max(config.sessionOpTimeoutMs, config.fileOpTimeoutMs);
+  const { server, url } = await listen(app, config);
   sweeper.start();
-  webhookDispatcher?.start();
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${config.host}:${port}`;
+  webhooks.dispatcher?.start();
   logger.info({ url }, 'gateway listening');
 
   return {
     url,
     db,
     sweeper,
-    webhookDispatcher,
+    webhookDispatcher: webhooks.dispatcher,
     async stop() {
       await sweeper.stop();
-      await webhookDispatcher?.stop();
+      await webhooks.dispatcher?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

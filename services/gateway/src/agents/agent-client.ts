@@ -17,6 +17,14 @@ import {
   type ResourceLimits,
   type Sandbox__Output,
 } from '@sandbox/proto';
+import {
+  toExecEvent,
+  toFileListing,
+  toSandboxInfo,
+  type ExecEvent,
+  type FileListing,
+  type SandboxInfo,
+} from './agent-messages';
 
 export interface AgentClientOptions {
   nodeId: string;
@@ -32,6 +40,13 @@ export interface AgentClientOptions {
 const READ_STREAM_DEADLINE_MS = 10 * 60 * 1000;
 const HIBERNATE_TIMEOUT_MS = 10 * 60 * 1000;
 
+/** What creating or restoring a sandbox needs. */
+export interface SandboxRequest {
+  sessionId: string;
+  accountId: string;
+  limits: ResourceLimits;
+}
+
 /** Pauses and resumes the flow of a run's events (backpressure up to the process). */
 export interface FlowControl {
   pause(): void;
@@ -40,7 +55,7 @@ export interface FlowControl {
 
 /** Receives a running execution's events. */
 export interface ExecHandlers {
-  onEvent(event: ExecEvent__Output, flow: FlowControl): void;
+  onEvent(event: ExecEvent, flow: FlowControl): void;
 }
 
 /** The gateway's view of one agent; every failure comes back as an AppError. */
@@ -90,13 +105,11 @@ export class AgentClient {
     });
   }
 
-  getNodeInfo(): Promise<NodeInfo__Output> {
-    return this.unary((md, options, cb) => this.client.getNodeInfo({}, md, options, cb));
-  }
-
   /** The node's preview proxy address; asked once, then remembered. */
   async previewAddress(): Promise<string> {
-    this.previewAddressCache ??= this.getNodeInfo().then((info) => info.previewAddress);
+    this.previewAddressCache ??= this.unary<NodeInfo__Output>((md, options, cb) =>
+      this.client.getNodeInfo({}, md, options, cb),
+    ).then((info) => info.previewAddress);
     try {
       return await this.previewAddressCache;
     } catch (err) {
@@ -105,16 +118,18 @@ export class AgentClient {
     }
   }
 
-  createSandbox(input: {
-    sessionId: string;
-    accountId: string;
-    limits: ResourceLimits;
-  }): Promise<Sandbox__Output> {
-    return this.unary((md, options, cb) => this.client.createSandbox(input, md, options, cb));
+  async createSandbox(input: SandboxRequest): Promise<void> {
+    await this.unary<Sandbox__Output>((md, options, cb) =>
+      this.client.createSandbox(input, md, options, cb),
+    );
   }
 
-  getSandbox(sessionId: string): Promise<Sandbox__Output> {
-    return this.unary((md, options, cb) => this.client.getSandbox({ sessionId }, md, options, cb));
+  async getSandbox(sessionId: string): Promise<SandboxInfo> {
+    return toSandboxInfo(
+      await this.unary<Sandbox__Output>((md, options, cb) =>
+        this.client.getSandbox({ sessionId }, md, options, cb),
+      ),
+    );
   }
 
   async destroySandbox(sessionId: string): Promise<boolean> {
@@ -139,7 +154,10 @@ export class AgentClient {
       const cancel = (): void => call.cancel();
       signal.addEventListener('abort', cancel, { once: true });
       const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
-      call.on('data', (event: ExecEvent__Output) => handlers.onEvent(event, flow));
+      call.on('data', (message: ExecEvent__Output) => {
+        const event = toExecEvent(message);
+        if (event !== undefined) handlers.onEvent(event, flow);
+      });
       call.on('error', (err) => {
         signal.removeEventListener('abort', cancel);
         reject(
@@ -153,32 +171,32 @@ export class AgentClient {
     });
   }
 
-  pauseSandbox(sessionId: string): Promise<Sandbox__Output> {
-    return this.unary((md, options, cb) =>
+  async pauseSandbox(sessionId: string): Promise<void> {
+    await this.unary<Sandbox__Output>((md, options, cb) =>
       this.client.pauseSandbox({ sessionId }, md, options, cb),
     );
   }
 
-  resumeSandbox(sessionId: string): Promise<Sandbox__Output> {
-    return this.unary((md, options, cb) =>
+  async resumeSandbox(sessionId: string): Promise<void> {
+    await this.unary<Sandbox__Output>((md, options, cb) =>
       this.client.resumeSandbox({ sessionId }, md, options, cb),
     );
   }
 
-  /** Saving a large workspace takes time: this is no user's request, so the deadline is long. */
-  hibernateSandbox(sessionId: string): Promise<HibernateResponse__Output> {
-    return this.unary<HibernateResponse__Output>(
+  /**
+   * Saves the workspace and removes the sandbox; resolves with the count of files saved.
+   * Saving a large workspace takes time: this is no user's request, so the deadline is long.
+   */
+  async hibernateSandbox(sessionId: string): Promise<{ filesCount: number }> {
+    const saved = await this.unary<HibernateResponse__Output>(
       (md, options, cb) => this.client.hibernateSandbox({ sessionId }, md, options, cb),
       HIBERNATE_TIMEOUT_MS,
     );
+    return { filesCount: saved.filesCount };
   }
 
-  restoreSandbox(input: {
-    sessionId: string;
-    accountId: string;
-    limits: ResourceLimits;
-  }): Promise<Sandbox__Output> {
-    return this.unary(
+  async restoreSandbox(input: SandboxRequest): Promise<void> {
+    await this.unary<Sandbox__Output>(
       (md, options, cb) => this.client.restoreSandbox(input, md, options, cb),
       this.fileTimeoutMs,
     );
@@ -191,11 +209,13 @@ export class AgentClient {
     return response.pids;
   }
 
-  writeFile(sessionId: string, path: string, content: Buffer): Promise<WriteFileResponse__Output> {
-    return this.unary<WriteFileResponse__Output>(
+  /** Writes a file atomically; resolves with its size. */
+  async writeFile(sessionId: string, path: string, content: Buffer): Promise<{ size: number }> {
+    const written = await this.unary<WriteFileResponse__Output>(
       (md, options, cb) => this.client.writeFile({ sessionId, path, content }, md, options, cb),
       this.fileTimeoutMs,
     );
+    return { size: written.size };
   }
 
   /**
@@ -247,14 +267,16 @@ export class AgentClient {
     });
   }
 
-  listFiles(
+  async listFiles(
     sessionId: string,
     path: string,
     page: { offset: number; limit: number },
-  ): Promise<ListFilesResponse__Output> {
-    return this.unary<ListFilesResponse__Output>(
-      (md, options, cb) => this.client.listFiles({ sessionId, path, ...page }, md, options, cb),
-      this.fileTimeoutMs,
+  ): Promise<FileListing> {
+    return toFileListing(
+      await this.unary<ListFilesResponse__Output>(
+        (md, options, cb) => this.client.listFiles({ sessionId, path, ...page }, md, options, cb),
+        this.fileTimeoutMs,
+      ),
     );
   }
 

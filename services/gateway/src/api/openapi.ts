@@ -37,42 +37,52 @@ function responseHeaders(op: ApiOperation, status: number): Record<string, unkno
   };
 }
 
+function header(description: string, type: 'string' | 'integer', required = false) {
+  return { description, ...(required ? { required } : {}), schema: { type } };
+}
+
 const COMPONENT_HEADERS = {
-  'X-Request-Id': {
-    description:
-      "The caller's X-Request-Id when printable ASCII of at most 200 characters, else a new id",
-    required: true,
-    schema: { type: 'string' },
-  },
-  'X-RateLimit-Limit': {
-    description: 'Requests per minute of this key',
-    required: true,
-    schema: { type: 'integer' },
-  },
-  'X-RateLimit-Remaining': {
-    description: 'Requests left in the sliding one-minute window',
-    required: true,
-    schema: { type: 'integer' },
-  },
-  'X-RateLimit-Reset': {
-    description: 'Unix time (seconds) at which the whole budget is available again',
-    required: true,
-    schema: { type: 'integer' },
-  },
-  'Retry-After': {
-    description: 'Seconds to wait before retrying: on 429 rate_limit_exceeded and on 503',
-    schema: { type: 'integer' },
-  },
-  'Idempotent-Replayed': {
-    description:
-      '"true" when this is the stored response of an earlier request with the same Idempotency-Key',
-    schema: { type: 'string' },
-  },
+  'X-Request-Id': header(
+    "The caller's X-Request-Id when printable ASCII of at most 200 characters, else a new id",
+    'string',
+    true,
+  ),
+  'X-RateLimit-Limit': header('Requests per minute of this key', 'integer', true),
+  'X-RateLimit-Remaining': header(
+    'Requests left in the sliding one-minute window',
+    'integer',
+    true,
+  ),
+  'X-RateLimit-Reset': header(
+    'Unix time (seconds) at which the whole budget is available again',
+    'integer',
+    true,
+  ),
+  'Retry-After': header(
+    'Seconds to wait before retrying: on 429 rate_limit_exceeded and on 503',
+    'integer',
+  ),
+  'Idempotent-Replayed': header(
+    '"true" when this is the stored response of an earlier request with the same Idempotency-Key',
+    'string',
+  ),
 };
+
+/** Every error `op` can answer with. */
+export function errorCodes(op: ApiOperation): ErrorCode[] {
+  return [
+    ...new Set<ErrorCode>([
+      ...(op.body === undefined && op.query === undefined ? [] : ['invalid_request' as const]),
+      ...(op.scope === undefined ? [] : ['forbidden' as const]),
+      ...op.errors,
+      ...COMMON_ERRORS,
+    ]),
+  ];
+}
 
 function errorResponses(op: ApiOperation): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of new Set([...op.errors, ...COMMON_ERRORS])) {
+  for (const code of errorCodes(op)) {
     if (code === 'rate_limit_exceeded' && op.scope === undefined) continue;
     const status = errorCodeTable[code].httpStatus;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
@@ -116,7 +126,7 @@ function queryParameters(op: ApiOperation): unknown[] {
   });
 }
 
-function operationObject(op: ApiOperation): Record<string, unknown> {
+function operationObject(operationId: string, op: ApiOperation): Record<string, unknown> {
   const parameters = [
     ...[...op.path.matchAll(/:([A-Za-z]+)/g)].map((match) => ({
       name: match[1],
@@ -142,7 +152,7 @@ function operationObject(op: ApiOperation): Record<string, unknown> {
     : { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } };
   if (op.success.eventStream) success['text/event-stream'] = { schema: { type: 'string' } };
   return {
-    operationId: op.operationId,
+    operationId,
     summary: op.summary,
     ...(op.scope === undefined ? { security: [] } : { 'x-required-scope': op.scope }),
     ...(parameters.length > 0 ? { parameters } : {}),
@@ -168,9 +178,9 @@ function operationObject(op: ApiOperation): Record<string, unknown> {
 /** The OpenAPI 3.1 document of the public API, built from the schemas that validate it. */
 export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of Object.values(operations) as ApiOperation[]) {
+  for (const [operationId, op] of Object.entries(operations) as [string, ApiOperation][]) {
     const path = openApiPath(op.path);
-    paths[path] = { ...paths[path], [op.method]: operationObject(op) };
+    paths[path] = { ...paths[path], [op.method]: operationObject(operationId, op) };
   }
   paths['/openapi.json'] = {
     get: {

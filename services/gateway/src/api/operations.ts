@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import type { ErrorCode } from '@sandbox/errors';
-import type { Scope } from '../auth/principal';
+import type { Principal, Scope } from '../auth/principal';
 import { executeBody } from '../execute/execute-request';
 import { listFilesQuery } from '../routes/files/list-files';
 import { readFileQuery } from '../routes/files/read-file';
 import { writeFileBody } from '../routes/files/write-file';
 import { killBody } from '../routes/processes/kill-processes';
-import { createSessionBody } from '../routes/sessions/create-session';
+import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import { createWebhookBody } from '../routes/webhooks/webhooks';
 import {
@@ -28,12 +28,18 @@ export interface ApiOperation {
   method: 'get' | 'post' | 'delete';
   /** Express path under /v1. */
   path: string;
-  operationId: string;
   summary: string;
   /** Scope a key needs; none means the operation is public. */
   scope?: Scope;
+  /** The request body's schema: validates it (operation-route.ts) and documents it. */
   body?: z.ZodType;
+  /** The query string's schema, likewise. */
   query?: z.ZodType;
+  /**
+   * A check of the body that needs the caller's plan, run before the schema so that its more
+   * specific answer wins (createSession's ttl: field, value and the plan's maximum).
+   */
+  precheck?: (body: unknown, principal: Principal) => void;
   idempotent?: boolean;
   success: {
     status: number;
@@ -43,7 +49,10 @@ export interface ApiOperation {
     /** The body is raw bytes, not JSON. */
     raw?: boolean;
   };
-  /** Error codes this operation can answer with (besides the ones every call can). */
+  /**
+   * Error codes this operation can answer with, besides the ones every call can, 403 forbidden
+   * (a key without the scope) and 400 invalid_request (the validator refusing a body or query).
+   */
   errors: readonly ErrorCode[];
 }
 
@@ -60,15 +69,13 @@ export const operations = {
   createSession: {
     method: 'post',
     path: '/sessions/create',
-    operationId: 'createSession',
     summary: 'Create a session',
     scope: 'sessions',
     body: createSessionBody,
+    precheck: checkTtl,
     idempotent: true,
     success: { status: 200, schema: sessionSchema, description: 'The new session' },
     errors: [
-      'invalid_request',
-      'forbidden',
       'payload_too_large',
       'session_limit_exceeded',
       'request_timeout',
@@ -78,35 +85,31 @@ export const operations = {
   listSessions: {
     method: 'get',
     path: '/sessions',
-    operationId: 'listSessions',
     summary: "List the account's sessions, newest first",
     scope: 'sessions',
     query: paginationQuery,
     success: { status: 200, schema: sessionListSchema, description: 'One page of sessions' },
-    errors: ['invalid_request', 'forbidden'],
+    errors: [],
   },
   getSession: {
     method: 'get',
     path: '/sessions/:sessionId',
-    operationId: 'getSession',
     summary: 'Session info (does not wake the session)',
     scope: 'sessions',
     success: { status: 200, schema: sessionInfoSchema, description: 'Session info' },
-    errors: ['forbidden', 'session_not_found', 'request_timeout', 'service_unavailable'],
+    errors: ['session_not_found', 'request_timeout', 'service_unavailable'],
   },
   deleteSession: {
     method: 'delete',
     path: '/sessions/:sessionId',
-    operationId: 'deleteSession',
     summary: 'Delete a session and all its data',
     scope: 'sessions',
     success: { status: 200, schema: deleteResultSchema, description: 'Deleted' },
-    errors: ['forbidden', 'session_not_found'],
+    errors: ['session_not_found'],
   },
   execute: {
     method: 'post',
     path: '/execute',
-    operationId: 'execute',
     summary: 'Run code or a command in a session (JSON, or Server-Sent Events with stream: true)',
     scope: 'execute',
     body: executeBody,
@@ -117,9 +120,7 @@ export const operations = {
       eventStream: true,
     },
     errors: [
-      'invalid_request',
       'invalid_path',
-      'forbidden',
       'payload_too_large',
       'file_too_large',
       'session_not_found',
@@ -132,25 +133,21 @@ export const operations = {
   killProcesses: {
     method: 'post',
     path: '/execution/kill',
-    operationId: 'killProcesses',
     summary: "Kill one process (and its children) or all of a session's processes",
     scope: 'processes',
     body: killBody,
     success: { status: 200, schema: killResultSchema, description: 'What was killed' },
-    errors: ['invalid_request', 'forbidden', 'session_not_found', 'process_not_found'],
+    errors: ['session_not_found', 'process_not_found'],
   },
   writeFile: {
     method: 'post',
     path: '/files/write',
-    operationId: 'writeFile',
     summary: 'Create or replace a file under /workspace (atomically)',
     scope: 'files',
     body: writeFileBody,
     success: { status: 200, schema: writeFileResultSchema, description: 'The written file' },
     errors: [
-      'invalid_request',
       'invalid_path',
-      'forbidden',
       'session_not_found',
       'payload_too_large',
       'file_too_large',
@@ -160,57 +157,45 @@ export const operations = {
   readFile: {
     method: 'get',
     path: '/files/read',
-    operationId: 'readFile',
     summary: 'The raw content of a file, with a Content-Type from its extension',
     scope: 'files',
     query: readFileQuery,
     success: { status: 200, schema: rawBytesSchema, description: 'The file', raw: true },
-    errors: [
-      'invalid_request',
-      'invalid_path',
-      'forbidden',
-      'session_not_found',
-      'file_not_found',
-      'file_too_large',
-    ],
+    errors: ['invalid_path', 'session_not_found', 'file_not_found', 'file_too_large'],
   },
   listFiles: {
     method: 'get',
     path: '/files/list',
-    operationId: 'listFiles',
     summary: 'Files under a directory of /workspace (recursive, files only)',
     scope: 'files',
     query: listFilesQuery,
     success: { status: 200, schema: fileListSchema, description: 'The files' },
-    errors: ['invalid_request', 'invalid_path', 'forbidden', 'session_not_found', 'file_not_found'],
+    errors: ['invalid_path', 'session_not_found', 'file_not_found'],
   },
   createWebhook: {
     method: 'post',
     path: '/webhooks',
-    operationId: 'createWebhook',
     summary: 'Register a webhook endpoint (Standard Webhooks signing; the secret is shown once)',
     scope: 'webhooks',
     body: createWebhookBody,
     success: { status: 201, schema: createdWebhookSchema, description: 'The new webhook' },
-    errors: ['invalid_request', 'forbidden', 'payload_too_large', 'service_unavailable'],
+    errors: ['payload_too_large', 'service_unavailable'],
   },
   listWebhooks: {
     method: 'get',
     path: '/webhooks',
-    operationId: 'listWebhooks',
     summary: "The account's webhook endpoints",
     scope: 'webhooks',
     success: { status: 200, schema: webhookListSchema, description: 'The webhooks' },
-    errors: ['forbidden'],
+    errors: [],
   },
   deleteWebhook: {
     method: 'delete',
     path: '/webhooks/:webhookId',
-    operationId: 'deleteWebhook',
     summary: 'Delete a webhook endpoint and drop its pending deliveries',
     scope: 'webhooks',
     success: { status: 200, schema: deletedWebhookSchema, description: 'Deleted' },
-    errors: ['forbidden', 'not_found'],
+    errors: ['not_found'],
   },
 } as const satisfies Record<string, ApiOperation>;
 

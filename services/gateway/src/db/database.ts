@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { callingStorage } from './storage-errors';
 
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(
@@ -21,7 +22,10 @@ export interface DatabaseOptions {
   schema?: string;
 }
 
-/** A Postgres pool behind the small Database interface. */
+/**
+ * A Postgres pool behind the small Database interface. A database out of reach fails every
+ * call with 503 service_unavailable (storage-errors.ts), never with the driver's error.
+ */
 export function createDatabase(options: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
@@ -32,21 +36,22 @@ export function createDatabase(options: DatabaseOptions): Database {
     // An idle client lost its connection; the pool replaces it on next use.
   });
   return {
-    query: (text, params) => pool.query(text, params),
-    async transaction(work) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
+    query: (text, params) => callingStorage(() => pool.query(text, params)),
+    transaction: (work) =>
+      callingStorage(async () => {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const result = await work(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        } finally {
+          client.release();
+        }
+      }),
     close: () => pool.end(),
   };
 }

@@ -44,23 +44,8 @@ export interface ExecutePlan {
   stream: boolean;
 }
 
-/** Checks an execute request against the spec's rules and the caller's plan. */
-export function planExecution(
-  body: ExecuteBody,
-  limits: PlanLimits,
-  sessionDefaultTimeoutS: number,
-): ExecutePlan {
-  if (body.code !== undefined && body.command !== undefined) {
-    throw new AppError('invalid_request', 'Send either code or command, not both', {
-      details: { field: 'code' },
-    });
-  }
-  if (body.code === undefined && body.command === undefined) {
-    throw new AppError('invalid_request', 'Either code or command is required', {
-      details: { field: 'command' },
-    });
-  }
-  const env = body.env ?? {};
+/** The run's environment, checked against the plan's count and what the kernel accepts. */
+function checkEnv(env: Record<string, string>, limits: PlanLimits): Record<string, string> {
   const names = Object.keys(env);
   if (names.length > limits.maxEnvVars) {
     throw new AppError('invalid_request', `At most ${limits.maxEnvVars} env variables`, {
@@ -91,6 +76,26 @@ export function planExecution(
       details: { field: 'env', max: MAX_ENV_TOTAL_BYTES },
     });
   }
+  return env;
+}
+
+/** Checks an execute request against the spec's rules and the caller's plan. */
+export function planExecution(
+  body: ExecuteBody,
+  limits: PlanLimits,
+  sessionDefaultTimeoutS: number,
+): ExecutePlan {
+  if (body.code !== undefined && body.command !== undefined) {
+    throw new AppError('invalid_request', 'Send either code or command, not both', {
+      details: { field: 'code' },
+    });
+  }
+  if (body.code === undefined && body.command === undefined) {
+    throw new AppError('invalid_request', 'Either code or command is required', {
+      details: { field: 'command' },
+    });
+  }
+  const env = checkEnv(body.env ?? {}, limits);
   if (body.command?.includes('\0') === true) {
     throw new AppError('invalid_request', 'command cannot contain NUL bytes', {
       details: { field: 'command' },

@@ -1,20 +1,14 @@
 import { AppError } from '@sandbox/errors';
-import { runDeadlines } from '@sandbox/contract';
-import type { RunResult__Output } from '@sandbox/proto';
-import type { FlowControl } from '../agents/agent-client';
-import type { AgentPool } from '../agents/agent-pool';
+import { runDeadlines, type RunResult } from '@sandbox/contract';
+import type { AgentClient, FlowControl } from '../agents/agent-client';
 import type { Principal } from '../auth/principal';
-import type { SessionLifecycle } from '../sessions/session-lifecycle';
+import type { SessionAccess } from '../sessions/session-access';
 import type { SessionResourceLimits } from '../sessions/session-limits';
-import type { SessionStore } from '../sessions/session-store';
 import type { Logger } from '@sandbox/logger';
 import { announcingDiskFull } from '../webhooks/disk-full';
-import type { WebhookEventData } from '../webhooks/events';
 import type { WebhookStore } from '../webhooks/webhook-store';
 import { planExecution, type ExecuteBody, type ExecutePlan } from './execute-request';
 import { OutputBuffer } from './output-buffer';
-
-type LimitName = WebhookEventData['resource_limit.exceeded']['limit'];
 
 /** Spec 2.6 */
 export interface ExecutionResult {
@@ -48,28 +42,27 @@ export interface RunObserver {
 
 export interface PreparedExecution {
   plan: ExecutePlan;
-  nodeId: string;
+  agent: AgentClient;
   accountId: string;
   limits: SessionResourceLimits;
 }
 
 export class ExecuteService {
   constructor(
-    private readonly store: SessionStore,
-    private readonly agents: AgentPool,
-    private readonly lifecycle: SessionLifecycle,
+    private readonly access: SessionAccess,
     private readonly webhooks: WebhookStore,
     private readonly logger: Logger,
   ) {}
 
   /** Validates the request and finds the session (counting as activity). */
   async prepare(principal: Principal, body: ExecuteBody): Promise<PreparedExecution> {
-    const session = await this.store.touch(principal.accountId, body.sessionId);
-    const plan = planExecution(body, principal.limits, session.resourceLimits.timeout);
-    await this.lifecycle.ensureAwake(session);
+    // A request the plan refuses does not wake the session.
+    const { session, agent, vetted } = await this.access.open(principal, body.sessionId, (found) =>
+      planExecution(body, principal.limits, found.resourceLimits.timeout),
+    );
     return {
-      plan,
-      nodeId: session.nodeId,
+      plan: vetted,
+      agent,
       accountId: principal.accountId,
       limits: session.resourceLimits,
     };
@@ -81,26 +74,26 @@ export class ExecuteService {
    * collected result (output capped at MAX_COLLECTED_OUTPUT_BYTES per stream).
    */
   async run(
-    { plan, nodeId, accountId, limits }: PreparedExecution,
+    { plan, agent, accountId, limits }: PreparedExecution,
     signal: AbortSignal,
     observer?: RunObserver,
   ): Promise<ExecutionResult> {
     const stdout = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
-    let result: RunResult__Output | undefined;
+    let result: RunResult | undefined;
     // A running execution is activity: the session must not go idle under it.
-    const stopKeepingActive = this.lifecycle.keepActiveWhile(plan.sessionId);
+    const stopKeepingActive = this.access.keepActiveWhile(plan.sessionId);
     try {
       await announcingDiskFull(
         this.webhooks,
         this.logger,
         { accountId, id: plan.sessionId, diskMb: limits.disk },
-        () => this.exec(nodeId, plan, signal, stdout, stderr, observer, (r) => (result = r)),
+        () => this.exec(agent, plan, signal, stdout, stderr, observer, (r) => (result = r)),
       );
     } catch (err) {
       // A session deleted (or expired) under its run: the run's sandbox is gone for good.
       if (err instanceof AppError && err.code === 'service_unavailable') {
-        await this.store.get(accountId, plan.sessionId);
+        await this.access.ensureExists({ accountId }, plan.sessionId);
       }
       throw err;
     } finally {
@@ -127,7 +120,7 @@ export class ExecuteService {
     accountId: string,
     sessionId: string,
     limits: SessionResourceLimits,
-    result: RunResult__Output,
+    result: RunResult,
   ): Promise<void> {
     try {
       await this.webhooks.enqueue(accountId, 'execution.completed', {
@@ -138,17 +131,17 @@ export class ExecuteService {
         memoryUsed: result.memoryUsedBytes,
         cpuTime: result.cpuTimeMs,
       });
-      for (const exceeded of result.limitsExceeded) {
+      for (const exceeded of result.limitsExceeded ?? []) {
         await this.webhooks.enqueue(accountId, 'resource_limit.exceeded', {
           sessionId,
-          limit: exceeded.limit as LimitName,
+          limit: exceeded.limit,
           // The session's own numbers (the agent sees the disk's usable size, a bit less).
           max:
             exceeded.limit === 'memory'
               ? limits.memory
               : exceeded.limit === 'disk'
                 ? limits.disk
-                : Number(exceeded.max),
+                : exceeded.max,
         });
       }
     } catch (err) {
@@ -157,15 +150,15 @@ export class ExecuteService {
   }
 
   private async exec(
-    nodeId: string,
+    agent: AgentClient,
     plan: ExecutePlan,
     signal: AbortSignal,
     stdout: OutputBuffer,
     stderr: OutputBuffer,
     observer: RunObserver | undefined,
-    onResult: (result: RunResult__Output) => void,
+    onResult: (result: RunResult) => void,
   ): Promise<void> {
-    await this.agents.forNode(nodeId).exec(
+    await agent.exec(
       {
         sessionId: plan.sessionId,
         ...plan.program,
@@ -176,15 +169,12 @@ export class ExecuteService {
       },
       {
         onEvent: (event, flow) => {
-          if (event.stdout) {
-            stdout.push(event.stdout.data);
-            observer?.output('stdout', event.stdout.data, flow);
-          } else if (event.stderr) {
-            stderr.push(event.stderr.data);
-            observer?.output('stderr', event.stderr.data, flow);
-          } else if (event.result) {
+          if (event.kind === 'stdout' || event.kind === 'stderr') {
+            (event.kind === 'stdout' ? stdout : stderr).push(event.data);
+            observer?.output(event.kind, event.data, flow);
+          } else if (event.kind === 'result') {
             onResult(event.result);
-          } else if (event.started) {
+          } else {
             observer?.started();
           }
         },

@@ -1,10 +1,9 @@
 import type { Readable } from 'node:stream';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { AgentPool } from '../agents/agent-pool';
+import type { FileListing } from '../agents/agent-messages';
 import type { Principal } from '../auth/principal';
-import type { SessionLifecycle } from '../sessions/session-lifecycle';
-import type { SessionRecord, SessionStore } from '../sessions/session-store';
+import type { SessionAccess } from '../sessions/session-access';
 import { decodeFile, type FileInputBody } from './file-content';
 import { announcingDiskFull } from '../webhooks/disk-full';
 import type { WebhookStore } from '../webhooks/webhook-store';
@@ -15,39 +14,22 @@ export const MAX_READ_BYTES = 256 * 1024 * 1024;
 /** Most entries a listing returns (decisions.md). */
 export const MAX_LIST_ENTRIES = 10_000;
 
-export interface FileEntryView {
-  path: string;
-  size: number;
-  modified: string;
-  type: 'file';
-}
-
 /** Files of a session's /workspace (spec 4.6–4.8). Each call counts as activity. */
 export class FilesService {
   constructor(
-    private readonly store: SessionStore,
-    private readonly agents: AgentPool,
-    private readonly lifecycle: SessionLifecycle,
+    private readonly access: SessionAccess,
     private readonly webhooks: WebhookStore,
     private readonly logger: Logger,
   ) {}
 
-  /** The caller's session, recorded as activity and awake. */
-  private async awake(principal: Principal, sessionId: string): Promise<SessionRecord> {
-    const session = await this.store.touch(principal.accountId, sessionId);
-    await this.lifecycle.ensureAwake(session);
-    return session;
-  }
-
   async write(principal: Principal, sessionId: string, file: FileInputBody) {
     const decoded = decodeFile(file, principal.limits);
-    const session = await this.awake(principal, sessionId);
+    const { session, agent } = await this.access.open(principal, sessionId);
     const written = await announcingDiskFull(
       this.webhooks,
       this.logger,
       { accountId: principal.accountId, id: session.id, diskMb: session.resourceLimits.disk },
-      () =>
-        this.agents.forNode(session.nodeId).writeFile(session.id, decoded.path, decoded.content),
+      () => agent.writeFile(session.id, decoded.path, decoded.content),
     );
     return { path: decoded.path, size: written.size };
   }
@@ -59,8 +41,8 @@ export class FilesService {
     path: string,
   ): Promise<{ size: number; body: Readable }> {
     const relative = workspaceRelativePath(path);
-    const session = await this.awake(principal, sessionId);
-    const file = await this.agents.forNode(session.nodeId).openFile(session.id, relative);
+    const { session, agent } = await this.access.open(principal, sessionId);
+    const file = await agent.openFile(session.id, relative);
     if (file.size > MAX_READ_BYTES) {
       file.body.destroy();
       throw new AppError('file_too_large', `The file is larger than ${MAX_READ_BYTES} bytes`, {
@@ -68,7 +50,7 @@ export class FilesService {
       });
     }
     // A slow reader must not let the session go idle (its sandbox paused) under the read.
-    file.body.once('close', this.lifecycle.keepActiveWhile(session.id));
+    file.body.once('close', this.access.keepActiveWhile(session.id));
     return file;
   }
 
@@ -81,19 +63,9 @@ export class FilesService {
     sessionId: string,
     path: string | undefined,
     page: { offset: number; limit: number },
-  ): Promise<{ files: FileEntryView[]; total: number; truncated: boolean }> {
+  ): Promise<FileListing> {
     const relative = path === undefined ? '' : workspaceRelativePath(path, { allowRoot: true });
-    const session = await this.awake(principal, sessionId);
-    const listing = await this.agents.forNode(session.nodeId).listFiles(session.id, relative, page);
-    return {
-      files: listing.files.map((f) => ({
-        path: f.path,
-        size: f.size,
-        modified: f.modified,
-        type: 'file',
-      })),
-      total: listing.total,
-      truncated: listing.truncated,
-    };
+    const { session, agent } = await this.access.open(principal, sessionId);
+    return agent.listFiles(session.id, relative, page);
   }
 }

@@ -26,42 +26,9 @@ function fromExpress(err: unknown): AppError | undefined {
   return undefined;
 }
 
-const NETWORK_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
-/** SQLSTATE classes of a database out of reach: connection exceptions, shutting down. */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3])$/;
-const CONNECTION_LOST =
-  /^(Connection is closed|Connection terminated|timeout exceeded when trying to connect)/i;
-
-/**
- * Postgres or Redis out of reach (refused, reset, shutting down, retries exhausted): a
- * temporary fault, 503 service_unavailable with Retry-After, not a server bug.
- */
-function fromDependency(err: unknown): AppError | undefined {
-  if (!(err instanceof Error)) return undefined;
-  const { code } = err as { code?: unknown };
-  const unavailable =
-    (typeof code === 'string' && (NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code))) ||
-    err.name === 'MaxRetriesPerRequestError' ||
-    CONNECTION_LOST.test(err.message);
-  if (!unavailable) return undefined;
-  return new AppError('service_unavailable', 'The service is temporarily unavailable; retry', {
-    retryAfter: 1,
-    cause: err,
-  });
-}
-
 /** The one place where errors become HTTP responses (spec part 7). */
 export function errorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
-  const appError = fromExpress(err) ?? fromDependency(err) ?? toAppError(err);
+  const appError = fromExpress(err) ?? toAppError(err);
   if (appError.code === 'internal_error') {
     req.log.error({ err: appError.cause ?? err }, 'request failed');
   } else if (appError.code === 'service_unavailable' && appError.cause !== undefined) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis, Result } from 'ioredis';
+import { callingStorage } from '../db/storage-errors';
 import { decide, type RateDecision, type RateLimiter } from './rate-limiter';
 
 /**
@@ -49,12 +50,10 @@ export class RedisRateLimiter implements RateLimiter {
     redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
   }
 
+  /** Redis out of reach is 503 service_unavailable (storage-errors.ts). */
   async consume(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-    const [allowed, count, oldest, newest, now] = await this.redis.slidingWindow(
-      this.prefix + key,
-      limit,
-      windowMs,
-      randomUUID(),
+    const [allowed, count, oldest, newest, now] = await callingStorage(() =>
+      this.redis.slidingWindow(this.prefix + key, limit, windowMs, randomUUID()),
     );
     return decide(
       allowed === 1,

@@ -1,3 +1,5 @@
+import type { LimitExceeded } from '@sandbox/contract';
+
 /** Events an integrator can subscribe a webhook to (decisions.md). */
 export const WEBHOOK_EVENTS = [
   'execution.completed',
@@ -26,7 +28,7 @@ export interface WebhookEventData {
   'resource_limit.exceeded': {
     sessionId: string;
     /** memory: a process was killed out of memory; disk: the session disk is full; processes: a fork failed at the process limit. */
-    limit: 'memory' | 'disk' | 'processes';
+    limit: LimitExceeded['limit'];
     /** The limit in its unit: MB for memory and disk, a count for processes. */
     max: number;
   };

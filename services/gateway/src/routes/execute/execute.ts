@@ -1,14 +1,15 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
 import { toAppError, toErrorBody } from '@sandbox/errors';
+import type { OperationHandler, OperationInput } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
-import { executeBody } from '../../execute/execute-request';
+import type { executeBody } from '../../execute/execute-request';
 import {
   timeoutError,
   type ExecuteService,
   type PreparedExecution,
 } from '../../execute/execute-service';
-import { validate } from '../../http/validate';
 
 const KEEP_ALIVE_MS = 15_000;
 
@@ -89,9 +90,10 @@ async function stream(
 }
 
 /** POST /v1/execute (spec 4.4) */
-export function executeRoute(execute: ExecuteService): RequestHandler {
-  return async (req, res) => {
-    const body = validate(executeBody, req.body ?? {});
+export function executeRoute(
+  execute: ExecuteService,
+): OperationHandler<OperationInput<z.output<typeof executeBody>>> {
+  return async ({ body }, req, res) => {
     const prepared = await execute.prepare(principalOf(req), body);
     if (prepared.plan.stream) {
       await stream(execute, prepared, req, res);

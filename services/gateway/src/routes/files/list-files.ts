@@ -1,8 +1,8 @@
-import type { RequestHandler } from 'express';
 import { z } from 'zod';
+import type { OperationHandler, OperationInput } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { MAX_LIST_ENTRIES, type FilesService } from '../../files/files-service';
-import { queryInt, validate } from '../../http/validate';
+import { queryInt } from '../../http/validate';
 
 export const listFilesQuery = z.object({
   sessionId: z.string().min(1),
@@ -16,9 +16,10 @@ export const listFilesQuery = z.object({
  * most MAX_LIST_ENTRIES (`truncated` past that). With `limit` or `offset` the answer is one
  * page of them all plus a pagination block.
  */
-export function listFiles(files: FilesService): RequestHandler {
-  return async (req, res) => {
-    const query = validate(listFilesQuery, req.query);
+export function listFiles(
+  files: FilesService,
+): OperationHandler<OperationInput<undefined, z.output<typeof listFilesQuery>>> {
+  return async ({ query }, req, res) => {
     const paginated = query.limit !== undefined || query.offset !== undefined;
     const limit = paginated ? (query.limit ?? 50) : MAX_LIST_ENTRIES;
     const offset = query.offset ?? 0;

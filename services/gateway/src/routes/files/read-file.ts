@@ -1,10 +1,9 @@
 import { pipeline } from 'node:stream/promises';
-import type { RequestHandler } from 'express';
 import { z } from 'zod';
+import type { OperationHandler, OperationInput } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { contentTypeFor } from '../../files/content-type';
 import type { FilesService } from '../../files/files-service';
-import { validate } from '../../http/validate';
 
 export const readFileQuery = z.object({
   sessionId: z.string().min(1),
@@ -15,9 +14,10 @@ export const readFileQuery = z.object({
  * GET /v1/files/read (spec 4.7): the raw bytes, typed by the file's extension, streamed at
  * the reader's pace (a slow reader holds the read in the sandbox, not bytes in memory).
  */
-export function readFile(files: FilesService): RequestHandler {
-  return async (req, res) => {
-    const { sessionId, path } = validate(readFileQuery, req.query);
+export function readFile(
+  files: FilesService,
+): OperationHandler<OperationInput<undefined, z.output<typeof readFileQuery>>> {
+  return async ({ query: { sessionId, path } }, req, res) => {
     const file = await files.read(principalOf(req), sessionId, path);
     res.status(200);
     res.setHeader('Content-Type', contentTypeFor(path));

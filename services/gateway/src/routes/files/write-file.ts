@@ -1,16 +1,16 @@
-import type { RequestHandler } from 'express';
 import { z } from 'zod';
+import type { OperationHandler, OperationInput } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { fileInput } from '../../files/file-content';
 import type { FilesService } from '../../files/files-service';
-import { validate } from '../../http/validate';
 
 export const writeFileBody = fileInput.extend({ sessionId: z.string().min(1) });
 
 /** POST /v1/files/write (spec 4.6) */
-export function writeFile(files: FilesService): RequestHandler {
-  return async (req, res) => {
-    const { sessionId, ...file } = validate(writeFileBody, req.body ?? {});
+export function writeFile(
+  files: FilesService,
+): OperationHandler<OperationInput<z.output<typeof writeFileBody>>> {
+  return async ({ body: { sessionId, ...file } }, req, res) => {
     res.json(await files.write(principalOf(req), sessionId, file));
   };
 }

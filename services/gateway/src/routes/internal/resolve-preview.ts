@@ -1,21 +1,16 @@
 import type { RequestHandler } from 'express';
-import type { AgentPool } from '../../agents/agent-pool';
 import { PREVIEW_TOKEN_HEADER, type PreviewRoute } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import { pathParam } from '../../http/validate';
 import { previewTokenMatches } from '../../sessions/preview-token';
-import type { SessionLifecycle } from '../../sessions/session-lifecycle';
+import type { SessionAccess } from '../../sessions/session-access';
 import type { SessionStore } from '../../sessions/session-store';
 
 /**
  * GET /internal/v1/previews/:sessionId — for the edge proxy: where a session's preview traffic
  * goes. Counts as activity on the session.
  */
-export function resolvePreview(
-  store: SessionStore,
-  agents: AgentPool,
-  lifecycle: SessionLifecycle,
-): RequestHandler {
+export function resolvePreview(store: SessionStore, access: SessionAccess): RequestHandler {
   return async (req, res) => {
     const sessionId = pathParam(req.params, 'sessionId');
     // A private preview is checked before anything else: a stranger can neither wake the
@@ -28,9 +23,8 @@ export function resolvePreview(
     ) {
       throw new AppError('forbidden', 'This preview is private: send its X-Preview-Token');
     }
-    const session = await store.touchById(sessionId);
-    await lifecycle.ensureAwake(session);
-    const previewAddress = await agents.forNode(session.nodeId).previewAddress();
+    const { session, agent } = await access.openForPreview(sessionId);
+    const previewAddress = await agent.previewAddress();
     const route: PreviewRoute = {
       sessionId: session.id,
       nodeId: session.nodeId,

@@ -1,7 +1,6 @@
-import type { RequestHandler } from 'express';
 import { z } from 'zod';
+import type { OperationHandler, OperationInput } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
-import { validate } from '../../http/validate';
 import type { ProcessesService } from '../../processes/processes-service';
 
 export const killBody = z.object({
@@ -11,9 +10,10 @@ export const killBody = z.object({
 });
 
 /** POST /v1/execution/kill (spec 4.5) */
-export function killProcesses(processes: ProcessesService): RequestHandler {
-  return async (req, res) => {
-    const { sessionId, pid } = validate(killBody, req.body ?? {});
+export function killProcesses(
+  processes: ProcessesService,
+): OperationHandler<OperationInput<z.output<typeof killBody>>> {
+  return async ({ body: { sessionId, pid } }, req, res) => {
     res.json(await processes.kill(principalOf(req), sessionId, pid));
   };
 }

@@ -1,8 +1,7 @@
-import type { RequestHandler } from 'express';
 import { z } from 'zod';
+import type { OperationInput, IdempotentHandler } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
-import { validate } from '../../http/validate';
-import { idempotent, type IdempotencyOptions } from '../../idempotency/idempotent';
+import type { Principal } from '../../auth/principal';
 import { ABSOLUTE_MAX_TTL_S, resolveTtl, resourceLimitsInput } from '../../sessions/session-limits';
 import type { SessionService } from '../../sessions/session-service';
 
@@ -29,19 +28,20 @@ export const createSessionBody = z.object({
     .optional(),
 });
 
+/** A bad ttl of any type gets field, value and the plan's max (spec part 7). */
+export function checkTtl(body: unknown, principal: Principal): void {
+  if (typeof body === 'object' && body !== null) {
+    resolveTtl((body as { ttl?: unknown }).ttl, principal.limits);
+  }
+}
+
 /** POST /v1/sessions/create (spec 4.1), idempotent under `Idempotency-Key`. */
 export function createSession(
   sessions: SessionService,
-  idempotency: IdempotencyOptions,
-): RequestHandler {
-  return idempotent(idempotency, async (req) => {
-    const raw = (req.body ?? {}) as { ttl?: unknown; metadata?: unknown };
-    const principal = principalOf(req);
-    // A bad ttl of any type gets field, value and max (spec part 7).
-    if (typeof raw === 'object' && raw !== null) resolveTtl(raw.ttl, principal.limits);
-    const body = validate(createSessionBody, raw);
-    // The metadata as parsed, not as rebuilt by validation (which drops keys like __proto__).
-    const metadata = raw.metadata as Record<string, unknown> | undefined;
-    return { status: 200, body: await sessions.create(principal, { ...body, metadata }) };
-  });
+): IdempotentHandler<OperationInput<z.output<typeof createSessionBody>>> {
+  return async ({ body }, req) => {
+    // The metadata as sent, not as rebuilt by validation (which drops keys like __proto__).
+    const { metadata } = (req.body ?? {}) as { metadata?: Record<string, unknown> };
+    return { status: 200, body: await sessions.create(principalOf(req), { ...body, metadata }) };
+  };
 }

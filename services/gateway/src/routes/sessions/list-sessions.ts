@@ -1,7 +1,7 @@
-import type { RequestHandler } from 'express';
 import { z } from 'zod';
+import type { OperationHandler, OperationInput } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
-import { queryInt, validate } from '../../http/validate';
+import { queryInt } from '../../http/validate';
 import type { SessionService } from '../../sessions/session-service';
 import type { SessionStore } from '../../sessions/session-store';
 
@@ -11,9 +11,11 @@ export const paginationQuery = z.object({
 });
 
 /** GET /v1/sessions: the caller's sessions, newest first (decisions.md). */
-export function listSessions(store: SessionStore, sessions: SessionService): RequestHandler {
-  return async (req, res) => {
-    const { limit, offset } = validate(paginationQuery, req.query);
+export function listSessions(
+  store: SessionStore,
+  sessions: SessionService,
+): OperationHandler<OperationInput<undefined, z.output<typeof paginationQuery>>> {
+  return async ({ query: { limit, offset } }, req, res) => {
     const { accountId } = principalOf(req);
     const page = await store.list(accountId, limit, offset);
     res.json({
