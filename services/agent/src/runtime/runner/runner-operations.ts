@@ -8,7 +8,7 @@ import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
-import type { ByteSink, ExecSpec, FileContent, FileListing, ListPage } from './sandbox-runtime';
+import type { ByteSink, ExecSpec, FileContent, FileListing, ListPage } from '../sandbox-runtime';
 
 function failedRun(
   exitCode: number,
