@@ -48,6 +48,24 @@ describe('reconcile', () => {
     expect(await reconcile(d)).toEqual({ started: [], rebuilt: ['fine'] });
   });
 
+  it('leaves alone a sandbox brought back while it waited for the lock', async () => {
+    const d = doubles();
+    await made(d, 'ses_1', undefined);
+    let wake!: () => void;
+    // A wake from deep sleep holds the lock, and its container runs when it lets go.
+    const waking = d.locks.withLock('ses_1', async () => {
+      await new Promise<void>((resolve) => (wake = resolve));
+      d.containers.put('ses_1', 'running', sandboxLabels(sandboxSpec('ses_1'), testConfig));
+    });
+    const pass = reconcile(d);
+    await new Promise((resolve) => setImmediate(resolve));
+    wake();
+    await waking;
+    d.journal.length = 0;
+    expect(await pass).toEqual({ started: [], rebuilt: [] });
+    expect(d.journal).toEqual([]);
+  });
+
   it("counts only this node's containers", async () => {
     const d = doubles();
     await made(d, 'ours', 'running');

@@ -17,9 +17,13 @@ export async function reconcile(
   const rebuilt: string[] = [];
   const attempt = async (sessionId: string, into: string[]) => {
     try {
-      const healed = await deps.locks.withLock(sessionId, async (lock) =>
-        heal(deps, lock, await findSandbox(deps, sessionId)),
-      );
+      const healed = await deps.locks.withLock(sessionId, async (lock) => {
+        const info = await findSandbox(deps, sessionId);
+        // Brought back while this pass waited for the lock (by a request or a wake): restarting
+        // it now would cut the runner connection of whoever brought it back.
+        if (info !== undefined && (info.running || info.paused)) return undefined;
+        return heal(deps, lock, info);
+      });
       if (healed !== undefined) into.push(sessionId);
     } catch (err) {
       deps.logger.error({ err, sessionId }, 'reconcile could not bring a sandbox back');
