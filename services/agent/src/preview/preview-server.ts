@@ -22,6 +22,44 @@ interface PreviewTarget {
   url: string;
 }
 
+/** Where a preview request goes; the agent's own headers are taken off it. */
+async function target(deps: PreviewServerDeps, req: IncomingMessage): Promise<PreviewTarget> {
+  if (deps.internalToken !== undefined) {
+    const sent = req.headers[PREVIEW_HEADERS.token];
+    if (!tokenMatches(typeof sent === 'string' ? sent : undefined, deps.internalToken)) {
+      throw new AppError('unauthorized', 'Invalid internal token');
+    }
+  }
+  const sessionId = req.headers[PREVIEW_HEADERS.session];
+  const port = Number(req.headers[PREVIEW_HEADERS.port]);
+  if (!isSessionId(sessionId)) {
+    throw new AppError('invalid_request', 'Missing or bad session header');
+  }
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new AppError('invalid_request', 'Missing or bad port header');
+  }
+  delete req.headers[PREVIEW_HEADERS.token];
+  delete req.headers[PREVIEW_HEADERS.session];
+  delete req.headers[PREVIEW_HEADERS.port];
+  const host = await deps.runtime.previewHost(sessionId);
+  return { url: `http://${host}:${port}` };
+}
+
+/** Answers a preview that failed with the error body, marked as the agent's. */
+function fail(logger: Logger, res: ServerResponse, err: unknown): void {
+  const appError = toAppError(err);
+  if (appError.code === 'internal_error') logger.error({ err }, 'preview failed');
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(appError.httpStatus, {
+    'content-type': 'application/json',
+    [PREVIEW_HEADERS.error]: appError.code,
+  });
+  res.end(JSON.stringify(toErrorBody(appError)));
+}
+
 /**
  * The agent's side of previews: takes requests from the edge proxy (with the internal token),
  * and forwards them, HTTP and WebSocket, to the named port of the named session's container.
@@ -39,61 +77,34 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
     forwardResponse(
       proxyRes,
       res,
-      () => fail(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
+      () =>
+        fail(
+          deps.logger,
+          res,
+          new AppError('bad_gateway', 'The app answered with an invalid response'),
+        ),
       // Only the agent says a preview failed: an app cannot pose as it.
       [PREVIEW_HEADERS.error],
     );
   });
   proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
 
-  async function target(req: IncomingMessage): Promise<PreviewTarget> {
-    if (deps.internalToken !== undefined) {
-      const sent = req.headers[PREVIEW_HEADERS.token];
-      if (!tokenMatches(typeof sent === 'string' ? sent : undefined, deps.internalToken)) {
-        throw new AppError('unauthorized', 'Invalid internal token');
-      }
-    }
-    const sessionId = req.headers[PREVIEW_HEADERS.session];
-    const port = Number(req.headers[PREVIEW_HEADERS.port]);
-    if (!isSessionId(sessionId)) {
-      throw new AppError('invalid_request', 'Missing or bad session header');
-    }
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new AppError('invalid_request', 'Missing or bad port header');
-    }
-    delete req.headers[PREVIEW_HEADERS.token];
-    delete req.headers[PREVIEW_HEADERS.session];
-    delete req.headers[PREVIEW_HEADERS.port];
-    const host = await deps.runtime.previewHost(sessionId);
-    return { url: `http://${host}:${port}` };
-  }
-
-  function fail(res: ServerResponse, err: unknown): void {
-    const appError = toAppError(err);
-    if (appError.code === 'internal_error') deps.logger.error({ err }, 'preview failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.writeHead(appError.httpStatus, {
-      'content-type': 'application/json',
-      [PREVIEW_HEADERS.error]: appError.code,
-    });
-    res.end(JSON.stringify(toErrorBody(appError)));
-  }
-
   proxy.on('error', (err, _req, res) => {
     if (!('writeHead' in res) || res.headersSent) {
       res.destroy();
       return;
     }
-    fail(res, new AppError('bad_gateway', 'Nothing answers on that port', { cause: err }));
+    fail(
+      deps.logger,
+      res,
+      new AppError('bad_gateway', 'Nothing answers on that port', { cause: err }),
+    );
   });
 
   const server = createServer((req, res) => {
-    target(req).then(
+    target(deps, req).then(
       ({ url }) => proxy.web(req, res, { target: url }),
-      (err: unknown) => fail(res, err),
+      (err: unknown) => fail(deps.logger, res, err),
     );
   });
   // Node's server forgets upgraded (WebSocket) connections: closing all must end them too.
@@ -107,7 +118,7 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
     upgraded.add(socket);
     socket.on('close', () => upgraded.delete(socket));
     socket.on('error', () => socket.destroy());
-    target(req).then(
+    target(deps, req).then(
       ({ url }) => proxy.ws(req, socket, head, { target: url }),
       () => socket.destroy(),
     );
