@@ -1,11 +1,10 @@
 import Ajv2020 from 'ajv/dist/2020';
-import { createDockerRuntime } from '@sandbox/agent';
 import { loadGatewayConfig } from '@sandbox/config';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { call, createAccount, type ApiResponse, type TestAccount } from '../support/api';
 import { requiredEnv } from '../support/env';
 import { closedPort } from '../support/net';
-import { SlowContainers } from '../support/slow-containers';
+import { slowRuntime } from '../support/slow-runtime';
 import { startStack, type TestStack } from '../support/stack';
 
 /**
@@ -27,7 +26,7 @@ interface OpenApiDoc {
 
 let stack: TestStack;
 /** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
-let containers: SlowContainers;
+const { slowness, runtime } = slowRuntime();
 let noAgent: RunningGateway;
 /** A gateway whose Redis is out of reach. */
 let noRedis: RunningGateway;
@@ -70,10 +69,7 @@ function expectDocumented(method: string, path: string, response: ApiResponse<un
 beforeAll(async () => {
   stack = await startStack({
     gatewayEnv: { SESSION_OP_TIMEOUT_MS: '1000', BODY_LIMIT_MB: '1' },
-    runtime: (config, logger) => {
-      containers = new SlowContainers(logger);
-      return createDockerRuntime({ config, logger, containers });
-    },
+    runtime,
   });
   noAgent = await startGateway({
     config: loadGatewayConfig({
@@ -188,11 +184,11 @@ describe('every operation answers as documented', () => {
     );
     const full = await createAccount(stack, 'enterprise', { limits: { maxConcurrentSessions: 0 } });
     expectDocumented('post', '/sessions/create', await post('/sessions/create', full.key, {}));
-    containers.delayMs = 2500;
+    slowness.delayMs = 2500;
     try {
       expectDocumented('post', '/sessions/create', await post('/sessions/create', account.key, {}));
     } finally {
-      containers.delayMs = 0;
+      slowness.delayMs = 0;
     }
     expectDocumented(
       'post',
@@ -224,11 +220,11 @@ describe('every operation answers as documented', () => {
       path,
       await call(v1(`/sessions/${sessionId}`), { key: executeOnly.key }),
     );
-    containers.delayMs = 2500;
+    slowness.delayMs = 2500;
     try {
       expectDocumented('get', path, await call(v1(`/sessions/${sessionId}`), { key: account.key }));
     } finally {
-      containers.delayMs = 0;
+      slowness.delayMs = 0;
     }
     expectDocumented(
       'get',

@@ -1,19 +1,15 @@
-import { createDockerRuntime } from '@sandbox/agent';
 import { call, createAccount } from '../support/api';
-import { SlowContainers } from '../support/slow-containers';
+import { slowRuntime } from '../support/slow-runtime';
 import { docker, startStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 /** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
-let containers: SlowContainers | undefined;
+const { slowness, runtime } = slowRuntime();
 
 beforeAll(async () => {
   stack = await startStack({
     gatewayEnv: { SESSION_OP_TIMEOUT_MS: '800', SESSION_SWEEP_INTERVAL_S: '3600' },
-    runtime: (config, logger) => {
-      containers = new SlowContainers(logger);
-      return createDockerRuntime({ config, logger, containers });
-    },
+    runtime,
   });
 });
 
@@ -23,7 +19,7 @@ afterAll(async () => {
 
 it('answers 408 when the node is slower than the session-operation timeout, and leaves nothing behind', async () => {
   const account = await createAccount(stack, 'free');
-  containers!.delayMs = 2000;
+  slowness.delayMs = 2000;
   const started = Date.now();
   const created = await call(`${stack.url}/v1/sessions/create`, {
     method: 'POST',
@@ -46,7 +42,7 @@ it('answers 408 when the node is slower than the session-operation timeout, and 
   });
   expect(left).toHaveLength(0);
 
-  containers!.delayMs = 0;
+  slowness.delayMs = 0;
   const fine = await call(`${stack.url}/v1/sessions/create`, {
     method: 'POST',
     key: account.key,
