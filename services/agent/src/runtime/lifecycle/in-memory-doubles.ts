@@ -5,6 +5,7 @@ import type {
   ContainerState,
   ContainerSummary,
   HostProcess,
+  NetworkCreateOptions,
   NetworkState,
 } from '../docker/container-client';
 import type { ContainerConfig } from '../docker/container-spec';
@@ -124,7 +125,7 @@ export class FakeContainers implements ContainerClient {
     );
   }
 
-  createNetwork(): Promise<boolean> {
+  createNetwork(_options: NetworkCreateOptions): Promise<boolean> {
     return Promise.resolve(false);
   }
 
@@ -132,7 +133,7 @@ export class FakeContainers implements ContainerClient {
     return Promise.resolve({ id: name, options: {} });
   }
 
-  inspectImage(): Promise<void> {
+  inspectImage(_name: string): Promise<void> {
     return Promise.resolve();
   }
 }
