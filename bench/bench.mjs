@@ -10,7 +10,7 @@ import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 
 const require = createRequire(import.meta.url);
-const { DockerRuntime, startAgent } = require('../services/agent/dist/index.js');
+const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
 const { startGateway } = require('../services/gateway/dist/index.js');
 const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
 const {
@@ -152,7 +152,7 @@ async function main() {
     PACKAGE_CACHE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-packages`,
     SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
   });
-  const runtime = new DockerRuntime({ config: agentConfig, logger });
+  const runtime = createDockerRuntime({ config: agentConfig, logger });
   const agent = await startAgent({ config: agentConfig, logger, runtime });
   const gateway = await startGateway({
     config: loadGatewayConfig({

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { DockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
+import { createDockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import { createLogger } from '@sandbox/logger';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
@@ -39,7 +39,7 @@ function nodeInfo(md: grpc.Metadata): Promise<{ nodeId: string; previewAddress: 
 }
 
 beforeAll(async () => {
-  agent = await startAgent({ config, logger, runtime: new DockerRuntime({ config, logger }) });
+  agent = await startAgent({ config, logger, runtime: createDockerRuntime({ config, logger }) });
   const Agent = loadAgentProto().agent.v1.Agent;
   client = new Agent(agent.address, grpc.credentials.createInsecure());
 });
@@ -84,7 +84,7 @@ describe('agent gRPC service', () => {
     agent = await startAgent({
       config,
       logger,
-      runtime: new DockerRuntime({ config, logger }),
+      runtime: createDockerRuntime({ config, logger }),
     });
     client.close();
     client = new (loadAgentProto().agent.v1.Agent)(

@@ -1,10 +1,10 @@
 import Ajv2020 from 'ajv/dist/2020';
-import { DockerRuntime } from '@sandbox/agent';
 import { loadGatewayConfig } from '@sandbox/config';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { call, createAccount, type ApiResponse, type TestAccount } from '../support/api';
 import { requiredEnv } from '../support/env';
 import { closedPort } from '../support/net';
+import { slowRuntime } from '../support/slow-runtime';
 import { startStack, type TestStack } from '../support/stack';
 
 /**
@@ -24,20 +24,9 @@ interface OpenApiDoc {
   paths: Record<string, Record<string, { responses: Record<string, DocumentedResponse> }>>;
 }
 
-class SlowRuntime extends DockerRuntime {
-  delayMs = 0;
-  override async create(...args: Parameters<DockerRuntime['create']>) {
-    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-    return super.create(...args);
-  }
-  override async inspect(...args: Parameters<DockerRuntime['inspect']>) {
-    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-    return super.inspect(...args);
-  }
-}
-
 let stack: TestStack;
-let runtime: SlowRuntime;
+/** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
+const { slowness, runtime } = slowRuntime();
 let noAgent: RunningGateway;
 /** A gateway whose Redis is out of reach. */
 let noRedis: RunningGateway;
@@ -80,7 +69,7 @@ function expectDocumented(method: string, path: string, response: ApiResponse<un
 beforeAll(async () => {
   stack = await startStack({
     gatewayEnv: { SESSION_OP_TIMEOUT_MS: '1000', BODY_LIMIT_MB: '1' },
-    runtime: (config, logger) => (runtime = new SlowRuntime({ config, logger })),
+    runtime,
   });
   noAgent = await startGateway({
     config: loadGatewayConfig({
@@ -195,11 +184,11 @@ describe('every operation answers as documented', () => {
     );
     const full = await createAccount(stack, 'enterprise', { limits: { maxConcurrentSessions: 0 } });
     expectDocumented('post', '/sessions/create', await post('/sessions/create', full.key, {}));
-    runtime.delayMs = 2500;
+    slowness.delayMs = 2500;
     try {
       expectDocumented('post', '/sessions/create', await post('/sessions/create', account.key, {}));
     } finally {
-      runtime.delayMs = 0;
+      slowness.delayMs = 0;
     }
     expectDocumented(
       'post',
@@ -231,11 +220,11 @@ describe('every operation answers as documented', () => {
       path,
       await call(v1(`/sessions/${sessionId}`), { key: executeOnly.key }),
     );
-    runtime.delayMs = 2500;
+    slowness.delayMs = 2500;
     try {
       expectDocumented('get', path, await call(v1(`/sessions/${sessionId}`), { key: account.key }));
     } finally {
-      runtime.delayMs = 0;
+      slowness.delayMs = 0;
     }
     expectDocumented(
       'get',

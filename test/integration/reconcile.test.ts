@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { DockerRuntime } from '@sandbox/agent';
+import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { docker, startStack, testWorkspaceDir, type TestStack } from '../support/stack';
 
@@ -18,7 +18,7 @@ let runtime: DockerRuntime;
 
 beforeAll(async () => {
   stack = await startStack({
-    runtime: (config, logger) => (runtime = new DockerRuntime({ config, logger })),
+    runtime: (config, logger) => (runtime = createDockerRuntime({ config, logger })),
   });
   account = await createAccount(stack);
 });

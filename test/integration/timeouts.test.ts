@@ -1,26 +1,15 @@
-import { DockerRuntime, type SandboxRuntime } from '@sandbox/agent';
 import { call, createAccount } from '../support/api';
+import { slowRuntime } from '../support/slow-runtime';
 import { docker, startStack, type TestStack } from '../support/stack';
 
-/** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
-class SlowRuntime extends DockerRuntime implements SandboxRuntime {
-  delayMs = 0;
-  override async create(...args: Parameters<DockerRuntime['create']>) {
-    await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-    return super.create(...args);
-  }
-}
-
 let stack: TestStack;
-let runtime: SlowRuntime | undefined;
+/** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
+const { slowness, runtime } = slowRuntime();
 
 beforeAll(async () => {
   stack = await startStack({
     gatewayEnv: { SESSION_OP_TIMEOUT_MS: '800', SESSION_SWEEP_INTERVAL_S: '3600' },
-    runtime: (config, logger) => {
-      runtime = new SlowRuntime({ config, logger });
-      return runtime;
-    },
+    runtime,
   });
 });
 
@@ -30,7 +19,7 @@ afterAll(async () => {
 
 it('answers 408 when the node is slower than the session-operation timeout, and leaves nothing behind', async () => {
   const account = await createAccount(stack, 'free');
-  runtime!.delayMs = 2000;
+  slowness.delayMs = 2000;
   const started = Date.now();
   const created = await call(`${stack.url}/v1/sessions/create`, {
     method: 'POST',
@@ -53,7 +42,7 @@ it('answers 408 when the node is slower than the session-operation timeout, and 
   });
   expect(left).toHaveLength(0);
 
-  runtime!.delayMs = 0;
+  slowness.delayMs = 0;
   const fine = await call(`${stack.url}/v1/sessions/create`, {
     method: 'POST',
     key: account.key,

@@ -3,7 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { DockerRuntime, startAgent, type RunningAgent, type SandboxRuntime } from '@sandbox/agent';
+import {
+  createDockerRuntime,
+  startAgent,
+  type RunningAgent,
+  type SandboxRuntime,
+} from '@sandbox/agent';
 import {
   loadAgentConfig,
   loadEdgeProxyConfig,
@@ -125,7 +130,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     config: agentConfig,
     logger,
     runtime:
-      options.runtime?.(agentConfig, logger) ?? new DockerRuntime({ config: agentConfig, logger }),
+      options.runtime?.(agentConfig, logger) ??
+      createDockerRuntime({ config: agentConfig, logger }),
   });
   const gatewayConfig = loadGatewayConfig({
     GATEWAY_PORT: '0',

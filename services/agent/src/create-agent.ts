@@ -3,8 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Periodic } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import { loadAgentProto } from '@sandbox/proto';
-import { createAgentHandlers } from './grpc/agent-service';
+import { addAgentService } from './grpc/agent-service';
 import { createPreviewServer } from './preview/preview-server';
 import type { SandboxRuntime } from './runtime/sandbox-runtime';
 
@@ -34,17 +33,14 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
   });
   const previewAddress = `${config.advertiseHost}:${(preview.address() as AddressInfo).port}`;
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 128 * 1024 * 1024 });
-  server.addService(
-    loadAgentProto().agent.v1.Agent.service,
-    createAgentHandlers({
-      runtime,
-      logger,
-      nodeId: config.nodeId,
-      version: AGENT_VERSION,
-      previewAddress,
-      internalToken: config.internalToken,
-    }),
-  );
+  addAgentService(server, {
+    runtime,
+    logger,
+    nodeId: config.nodeId,
+    version: AGENT_VERSION,
+    previewAddress,
+    internalToken: config.internalToken,
+  });
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(
       `${config.host}:${config.port}`,

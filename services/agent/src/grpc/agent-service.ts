@@ -1,7 +1,8 @@
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import { runDeadlines, WORKSPACE } from '@sandbox/contract';
-import { AppError, toAppError, toGrpcStatus } from '@sandbox/errors';
+import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
+import { loadAgentProto } from '@sandbox/proto';
 import type {
   AgentHandlers,
   CreateSandboxRequest__Output,
@@ -10,13 +11,12 @@ import type {
   Sandbox,
 } from '@sandbox/proto';
 import type {
-  ByteSink,
   ExecSpec,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
 } from '../runtime/sandbox-runtime';
-import { checkInternalToken } from './auth';
+import { streaming, unary } from './call-handlers';
 
 export interface AgentServiceDeps {
   runtime: SandboxRuntime;
@@ -73,111 +73,30 @@ function sandboxSpec(request: CreateSandboxRequest__Output): SandboxSpec {
   };
 }
 
-/** The agent's gRPC handlers over a sandbox runtime; errors leave as gRPC statuses. */
-export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
+type LifecycleMethods =
+  | 'GetNodeInfo'
+  | 'CreateSandbox'
+  | 'GetSandbox'
+  | 'DestroySandbox'
+  | 'PauseSandbox'
+  | 'ResumeSandbox'
+  | 'HibernateSandbox'
+  | 'RestoreSandbox';
+
+type DataMethods = 'Exec' | 'KillProcesses' | 'WriteFile' | 'ReadFile' | 'ListFiles';
+
+/** The calls that make, inspect, idle, put to sleep and remove sandboxes. */
+function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, LifecycleMethods> {
   const { runtime, logger } = deps;
-
-  function fail(method: string, err: unknown): Partial<grpc.StatusObject> {
-    const appError = toAppError(err);
-    if (appError.code === 'internal_error') logger.error({ err, method }, 'agent call failed');
-    return toGrpcStatus(appError);
-  }
-
-  function unary<Req, Res>(
-    method: string,
-    handle: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
-  ): grpc.handleUnaryCall<Req, Res> {
-    return (call, callback) => {
-      Promise.resolve()
-        .then(() => checkInternalToken(call.metadata, deps.internalToken))
-        .then(() => handle(call.request, call))
-        .then(
-          (response) => callback(null, response),
-          (err: unknown) => callback(fail(method, err)),
-        )
-        .catch((err: unknown) => {
-          // Sending the answer itself failed: never let that end the agent.
-          logger.error({ err, method }, 'could not answer a call');
-          callback({ code: grpc.status.INTERNAL, details: 'Internal error' });
-        });
-    };
-  }
-
-  /**
-   * A server-streaming call: `work` writes messages through a byte sink that honours the
-   * client's flow control, and may return one last message. A cancelled call aborts `signal`.
-   * `started.message` tells the client the work began; with `started.unlessOutputWithinMs`,
-   * only when no output (which tells it as well) follows that soon. grpc-js leaves Nagle's
-   * algorithm on for server connections, so two small messages in a row would make the second
-   * wait for the client's delayed ACK (~40 ms): a run that prints at once sends one.
-   */
-  function streaming<Req, Res>(
-    method: string,
-    toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer) => Res,
-    work: (request: Req, sink: ByteSink, signal: AbortSignal) => Promise<Res | undefined>,
-    started?: { message: (size?: number) => Res; unlessOutputWithinMs?: number },
-  ): grpc.handleServerStreamingCall<Req, Res> {
-    return (call) => {
-      const abort = new AbortController();
-      call.on('cancelled', () => abort.abort());
-      // One 'drain' listener however many writes met a full buffer before it drained.
-      const drainWaiters: (() => void)[] = [];
-      let announcedStart = false;
-      let startTimer: NodeJS.Timeout | undefined;
-      const announceStart = (size?: number): void => {
-        clearTimeout(startTimer);
-        if (started === undefined || announcedStart || call.cancelled) return;
-        announcedStart = true;
-        call.write(started.message(size));
-      };
-      const sink: ByteSink = {
-        write: (stream, chunk) => {
-          clearTimeout(startTimer);
-          announcedStart = true; // output says it
-          return call.cancelled ? true : call.write(toMessage(stream, chunk));
-        },
-        onDrain: (resume) => {
-          drainWaiters.push(resume);
-          if (drainWaiters.length === 1) {
-            call.once('drain', () => drainWaiters.splice(0).forEach((waiter) => waiter()));
-          }
-        },
-        started: (size) => {
-          if (started?.unlessOutputWithinMs === undefined) announceStart(size);
-          else if (startTimer === undefined) {
-            startTimer = setTimeout(() => announceStart(size), started.unlessOutputWithinMs);
-          }
-        },
-      };
-      Promise.resolve()
-        .then(async () => {
-          checkInternalToken(call.metadata, deps.internalToken);
-          const last = await work(call.request, sink, abort.signal).finally(() =>
-            clearTimeout(startTimer),
-          );
-          if (call.cancelled) return;
-          if (last !== undefined) call.write(last);
-          call.end();
-        })
-        .catch((err: unknown) => {
-          if (!call.cancelled) call.emit('error', fail(method, err));
-        })
-        .catch((err: unknown) => {
-          logger.error({ err, method }, 'could not answer a call');
-          call.destroy();
-        });
-    };
-  }
-
   return {
-    GetNodeInfo: unary('GetNodeInfo', async () => ({
+    GetNodeInfo: unary(deps, 'GetNodeInfo', async () => ({
       nodeId: deps.nodeId,
       version: deps.version,
       previewAddress: deps.previewAddress,
       sandboxes: await runtime.count(),
     })),
 
-    CreateSandbox: unary('CreateSandbox', async (request, call) => {
+    CreateSandbox: unary(deps, 'CreateSandbox', async (request, call) => {
       const info = await runtime.create(sandboxSpec(request));
       if (call.cancelled) {
         // The caller gave up (deadline passed) and has ended the session: leave nothing behind.
@@ -188,15 +107,37 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       return toSandbox(info);
     }),
 
-    GetSandbox: unary('GetSandbox', async (request) =>
+    GetSandbox: unary(deps, 'GetSandbox', async (request) =>
       toSandbox(await runtime.inspect(request.sessionId)),
     ),
 
-    DestroySandbox: unary('DestroySandbox', async (request) => ({
+    DestroySandbox: unary(deps, 'DestroySandbox', async (request) => ({
       existed: await runtime.destroy(request.sessionId),
     })),
 
+    PauseSandbox: unary(deps, 'PauseSandbox', async (request) =>
+      toSandbox(await runtime.pause(request.sessionId)),
+    ),
+
+    ResumeSandbox: unary(deps, 'ResumeSandbox', async (request) =>
+      toSandbox(await runtime.resume(request.sessionId)),
+    ),
+
+    HibernateSandbox: unary(deps, 'HibernateSandbox', async (request) =>
+      runtime.hibernate(request.sessionId),
+    ),
+
+    RestoreSandbox: unary(deps, 'RestoreSandbox', async (request) =>
+      toSandbox(await runtime.restore(sandboxSpec(request))),
+    ),
+  };
+}
+
+/** The calls that run code and move files in a sandbox. */
+function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHandlers, DataMethods> {
+  return {
     Exec: streaming<ExecRequest__Output, ExecEvent>(
+      context,
       'Exec',
       (stream, data) => (stream === 'stdout' ? { stdout: { data } } : { stderr: { data } }),
       async (request: ExecRequest__Output, sink, signal) => ({
@@ -205,15 +146,16 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       { message: () => ({ started: {} }), unlessOutputWithinMs: START_UNLESS_OUTPUT_MS },
     ),
 
-    KillProcesses: unary('KillProcesses', async (request) => ({
+    KillProcesses: unary(context, 'KillProcesses', async (request) => ({
       pids: await runtime.kill(request.sessionId, request.pid === 0 ? undefined : request.pid),
     })),
 
-    WriteFile: unary('WriteFile', async (request) =>
+    WriteFile: unary(context, 'WriteFile', async (request) =>
       runtime.writeFile(request.sessionId, { path: request.path, content: request.content }),
     ),
 
     ReadFile: streaming(
+      context,
       'ReadFile',
       (_stream, data) => ({ data }),
       async (request: { sessionId: string; path: string }, sink, signal) => {
@@ -223,27 +165,21 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
       { message: (size) => ({ data: Buffer.alloc(0), size: size ?? 0 }) },
     ),
 
-    PauseSandbox: unary('PauseSandbox', async (request) =>
-      toSandbox(await runtime.pause(request.sessionId)),
-    ),
-
-    ResumeSandbox: unary('ResumeSandbox', async (request) =>
-      toSandbox(await runtime.resume(request.sessionId)),
-    ),
-
-    HibernateSandbox: unary('HibernateSandbox', async (request) =>
-      runtime.hibernate(request.sessionId),
-    ),
-
-    RestoreSandbox: unary('RestoreSandbox', async (request) =>
-      toSandbox(await runtime.restore(sandboxSpec(request))),
-    ),
-
-    ListFiles: unary('ListFiles', async (request) =>
+    ListFiles: unary(context, 'ListFiles', async (request) =>
       runtime.listFiles(request.sessionId, request.path, {
         offset: request.offset,
         limit: request.limit || 10_000,
       }),
     ),
   };
+}
+
+/** The agent's gRPC handlers over a sandbox runtime; errors leave as gRPC statuses. */
+export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
+  return { ...lifecycleHandlers(deps), ...dataHandlers(deps) };
+}
+
+/** Serves the Agent service of `agent.proto` on `server`. */
+export function addAgentService(server: grpc.Server, deps: AgentServiceDeps): void {
+  server.addService(loadAgentProto().agent.v1.Agent.service, createAgentHandlers(deps));
 }

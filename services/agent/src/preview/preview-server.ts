@@ -18,6 +18,44 @@ export interface PreviewServerDeps {
   internalToken: string | undefined;
 }
 
+/** Where a preview request goes; the agent's own headers are taken off it. */
+async function target(deps: PreviewServerDeps, req: IncomingMessage): Promise<string> {
+  if (deps.internalToken !== undefined) {
+    const sent = req.headers[PREVIEW_HEADERS.token];
+    if (!tokenMatches(typeof sent === 'string' ? sent : undefined, deps.internalToken)) {
+      throw new AppError('unauthorized', 'Invalid internal token');
+    }
+  }
+  const sessionId = req.headers[PREVIEW_HEADERS.session];
+  const port = Number(req.headers[PREVIEW_HEADERS.port]);
+  if (!isSessionId(sessionId)) {
+    throw new AppError('invalid_request', 'Missing or bad session header');
+  }
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new AppError('invalid_request', 'Missing or bad port header');
+  }
+  delete req.headers[PREVIEW_HEADERS.token];
+  delete req.headers[PREVIEW_HEADERS.session];
+  delete req.headers[PREVIEW_HEADERS.port];
+  const host = await deps.runtime.previewHost(sessionId);
+  return `http://${host}:${port}`;
+}
+
+/** Answers a preview that failed with the error body, marked as the agent's. */
+function fail(logger: Logger, res: ServerResponse, err: unknown): void {
+  const appError = toAppError(err);
+  if (appError.code === 'internal_error') logger.error({ err }, 'preview failed');
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(appError.httpStatus, {
+    'content-type': 'application/json',
+    [PREVIEW_HEADERS.error]: appError.code,
+  });
+  res.end(JSON.stringify(toErrorBody(appError)));
+}
+
 /**
  * The agent's side of previews: takes requests from the edge proxy (with the internal token),
  * and forwards them, HTTP and WebSocket, to the named port of the named session's container.
@@ -35,61 +73,34 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
     forwardResponse(
       proxyRes,
       res,
-      () => fail(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
+      () =>
+        fail(
+          deps.logger,
+          res,
+          new AppError('bad_gateway', 'The app answered with an invalid response'),
+        ),
       // Only the agent says a preview failed: an app cannot pose as it.
       [PREVIEW_HEADERS.error],
     );
   });
   proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
 
-  async function target(req: IncomingMessage): Promise<string> {
-    if (deps.internalToken !== undefined) {
-      const sent = req.headers[PREVIEW_HEADERS.token];
-      if (!tokenMatches(typeof sent === 'string' ? sent : undefined, deps.internalToken)) {
-        throw new AppError('unauthorized', 'Invalid internal token');
-      }
-    }
-    const sessionId = req.headers[PREVIEW_HEADERS.session];
-    const port = Number(req.headers[PREVIEW_HEADERS.port]);
-    if (!isSessionId(sessionId)) {
-      throw new AppError('invalid_request', 'Missing or bad session header');
-    }
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new AppError('invalid_request', 'Missing or bad port header');
-    }
-    delete req.headers[PREVIEW_HEADERS.token];
-    delete req.headers[PREVIEW_HEADERS.session];
-    delete req.headers[PREVIEW_HEADERS.port];
-    const host = await deps.runtime.previewHost(sessionId);
-    return `http://${host}:${port}`;
-  }
-
-  function fail(res: ServerResponse, err: unknown): void {
-    const appError = toAppError(err);
-    if (appError.code === 'internal_error') deps.logger.error({ err }, 'preview failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.writeHead(appError.httpStatus, {
-      'content-type': 'application/json',
-      [PREVIEW_HEADERS.error]: appError.code,
-    });
-    res.end(JSON.stringify(toErrorBody(appError)));
-  }
-
   proxy.on('error', (err, _req, res) => {
     if (!('writeHead' in res) || res.headersSent) {
       res.destroy();
       return;
     }
-    fail(res, new AppError('bad_gateway', 'Nothing answers on that port', { cause: err }));
+    fail(
+      deps.logger,
+      res,
+      new AppError('bad_gateway', 'Nothing answers on that port', { cause: err }),
+    );
   });
 
   return createProxyServer({
-    target,
+    target: (req) => target(deps, req),
     web: (req, res, url) => proxy.web(req, res, { target: url }),
     ws: (req, socket, head, url) => proxy.ws(req, socket, head, { target: url }),
-    refuse: fail,
+    refuse: (res, err) => fail(deps.logger, res, err),
   });
 }

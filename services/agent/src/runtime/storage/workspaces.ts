@@ -6,7 +6,7 @@ import type Docker from 'dockerode';
 import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { statusCode, workspaceVolumeName } from './docker-names';
+import { statusCode, workspaceVolumeName } from '../docker/docker-names';
 
 const run = promisify(execFile);
 

@@ -8,7 +8,7 @@ import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
-import type { ByteSink, ExecSpec, FileContent, FileListing, ListPage } from './sandbox-runtime';
+import type { ByteSink, ExecSpec, FileContent, FileListing, ListPage } from '../sandbox-runtime';
 
 function failedRun(
   exitCode: number,
@@ -32,64 +32,80 @@ export interface ExecDeps {
   logger: Logger;
 }
 
+/** Writes the request's files (all or none); the paths written. */
+async function writeRequestFiles(runner: RunnerClient, files: FileContent[]): Promise<string[]> {
+  if (files.length === 0) return [];
+  const { files: written } = await runner.request(
+    {
+      op: 'writeFiles',
+      files: files.map((f) => ({ path: f.path, content: f.content.toString('base64') })),
+    },
+    'written',
+  );
+  return written.map((f) => f.path);
+}
+
+/**
+ * Installs the packages `code` imports that are missing, from the node's cache. Undefined when
+ * it went well; else the run's outcome (an install failure is the run's own result).
+ */
+async function installMissing(
+  { runner, installer }: ExecDeps,
+  spec: ExecSpec & { code: string },
+  sink: ByteSink,
+  run: { started: number; written: string[] },
+): Promise<RunResult | undefined> {
+  const { packages } = await runner.request(
+    { op: 'missingPackages', code: spec.code, cwd: spec.workingDir },
+    'packages',
+  );
+  if (packages.length === 0) return undefined;
+  // The request is valid; an install failure is the run's own outcome.
+  sink.started();
+  try {
+    const bundle = await installer.bundle(packages, spec.timeoutMs - (Date.now() - run.started));
+    await runner
+      .request(
+        { op: 'installBundle', cwd: spec.workingDir, bundle: bundle.toString('base64') },
+        'installed',
+      )
+      .catch((err: unknown) => {
+        // A full disk is the session's 507; any other unpack failure is the run's result.
+        if (err instanceof AppError && err.code === 'internal_error') {
+          throw new InstallFailed(`${err.message}\n`, false);
+        }
+        throw err;
+      });
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof InstallFailed)) throw err;
+    sink.write('stderr', Buffer.from(err.message));
+    return err.timedOut
+      ? failedRun(TIMEOUT_EXIT_CODE, run.started, run.written, true)
+      : failedRun(1, run.started, run.written);
+  }
+}
+
 /**
  * One run: the request's files (all or none), then for code the packages it imports that are
  * missing (installed from the node's cache), then the command or code itself, streaming its
  * output to `sink`. Installing counts toward the run's timeout.
  */
 export async function exec(
-  { runner, installer, logger }: ExecDeps,
+  deps: ExecDeps,
   spec: ExecSpec,
   sink: ByteSink,
   signal: AbortSignal,
 ): Promise<RunResult> {
+  const { runner, logger } = deps;
   const started = Date.now();
-  const written =
-    spec.files.length === 0
-      ? []
-      : (
-          await runner.request(
-            {
-              op: 'writeFiles',
-              files: spec.files.map((f) => ({
-                path: f.path,
-                content: f.content.toString('base64'),
-              })),
-            },
-            'written',
-          )
-        ).files.map((f) => f.path);
-
+  const written = await writeRequestFiles(runner, spec.files);
   if (spec.code !== undefined) {
-    const { packages } = await runner.request(
-      { op: 'missingPackages', code: spec.code, cwd: spec.workingDir },
-      'packages',
-    );
-    if (packages.length > 0) {
-      // The request is valid; an install failure is the run's own outcome.
-      sink.started();
-      try {
-        const bundle = await installer.bundle(packages, spec.timeoutMs - (Date.now() - started));
-        await runner
-          .request(
-            { op: 'installBundle', cwd: spec.workingDir, bundle: bundle.toString('base64') },
-            'installed',
-          )
-          .catch((err: unknown) => {
-            // A full disk is the session's 507; any other unpack failure is the run's result.
-            if (err instanceof AppError && err.code === 'internal_error') {
-              throw new InstallFailed(`${err.message}\n`, false);
-            }
-            throw err;
-          });
-      } catch (err) {
-        if (!(err instanceof InstallFailed)) throw err;
-        sink.write('stderr', Buffer.from(err.message));
-        return err.timedOut
-          ? failedRun(TIMEOUT_EXIT_CODE, started, written, true)
-          : failedRun(1, started, written);
-      }
-    }
+    const failed = await installMissing(deps, { ...spec, code: spec.code }, sink, {
+      started,
+      written,
+    });
+    if (failed !== undefined) return failed;
   }
   const remainingMs = spec.timeoutMs - (Date.now() - started);
   if (remainingMs <= 0) return failedRun(TIMEOUT_EXIT_CODE, started, written, true);

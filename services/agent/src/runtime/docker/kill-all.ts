@@ -1,13 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
-import type Docker from 'dockerode';
+import type { ContainerClient, ContainerState, HostProcess } from './container-client';
 
 const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
-
-interface HostProcess {
-  pid: number;
-  ppid: number;
-  args: string;
-}
 
 /** The process's pid inside its container (last NSpid entry), from the host's /proc. */
 async function containerPid(hostPid: number): Promise<number | undefined> {
@@ -41,20 +35,14 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
  * starves the sandbox's own CPU cannot slow this down. Returns the killed pids as the sandbox
  * sees them.
  */
-export async function killAllInContainer(docker: Docker, containerId: string): Promise<number[]> {
-  const container = docker.getContainer(containerId);
-  const info = await container.inspect();
-  await container.pause();
+export async function killAllInContainer(
+  containers: ContainerClient,
+  { id: containerId, pid: initPid }: Pick<ContainerState, 'id' | 'pid'>,
+): Promise<number[]> {
+  await containers.pause(containerId);
   try {
-    const top = (await container.top({ ps_args: '-o pid,ppid,args' })) as {
-      Processes?: string[][];
-    };
-    const processes = (top.Processes ?? []).map(([pid, ppid, ...args]) => ({
-      pid: Number(pid),
-      ppid: Number(ppid),
-      args: args.join(' '),
-    }));
-    const targets = userProcessesOf(processes, info.State.Pid);
+    const processes = await containers.top(containerId);
+    const targets = userProcessesOf(processes, initPid);
     const killed: number[] = [];
     for (const target of targets) {
       const inside = await containerPid(target.pid);
@@ -65,11 +53,11 @@ export async function killAllInContainer(docker: Docker, containerId: string): P
         // gone already
       }
     }
-    await container.unpause();
+    await containers.unpause(containerId);
     await waitUntilGone(targets.map((t) => t.pid));
     return killed.sort((a, b) => a - b);
   } catch (err) {
-    await container.unpause().catch(() => undefined);
+    await containers.unpause(containerId).catch(() => undefined);
     throw err;
   }
 }

@@ -2,12 +2,13 @@ import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { SANDBOX_USER } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
+import type { Runners } from '../lifecycle/lifecycle-deps';
 import { RunnerClient } from './runner-client';
 
 const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
 
 /** One runner client per sandbox; each starts its runner with `docker exec` when first used. */
-export class RunnerPool {
+export class RunnerPool implements Runners {
   private readonly clients = new Map<string, { containerId: string; client: RunnerClient }>();
 
   constructor(
@@ -26,6 +27,18 @@ export class RunnerPool {
     );
     this.clients.set(sessionId, { containerId, client });
     return client;
+  }
+
+  async warmUp(sessionId: string, containerId: string): Promise<void> {
+    await this.get(sessionId, containerId).request({ op: 'ping' }, 'pong');
+  }
+
+  async stats(
+    sessionId: string,
+    containerId: string,
+  ): Promise<{ filesCount: number; activeProcesses: number }> {
+    const stats = await this.get(sessionId, containerId).request({ op: 'stats' }, 'stats');
+    return { filesCount: stats.filesCount, activeProcesses: stats.activeProcesses };
   }
 
   close(sessionId: string): void {

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SandboxSpec } from './sandbox-runtime';
+import type { SandboxSpec } from '../sandbox-runtime';
 import { isSessionId } from '@sandbox/contract';
 
 /**

@@ -1,0 +1,107 @@
+import * as grpc from '@grpc/grpc-js';
+import { toAppError, toGrpcStatus } from '@sandbox/errors';
+import type { Logger } from '@sandbox/logger';
+import type { ByteSink } from '../runtime/sandbox-runtime';
+import { checkInternalToken } from './auth';
+
+/** What every call of the agent needs: where failures are logged, and the token it checks. */
+export interface CallContext {
+  logger: Logger;
+  internalToken: string | undefined;
+}
+
+/** The gRPC status of a failure; only unexpected ones are logged (their cause never leaves). */
+function fail(context: CallContext, method: string, err: unknown): Partial<grpc.StatusObject> {
+  const appError = toAppError(err);
+  if (appError.code === 'internal_error')
+    context.logger.error({ err, method }, 'agent call failed');
+  return toGrpcStatus(appError);
+}
+
+export function unary<Req, Res>(
+  context: CallContext,
+  method: string,
+  handle: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    Promise.resolve()
+      .then(() => checkInternalToken(call.metadata, context.internalToken))
+      .then(() => handle(call.request, call))
+      .then(
+        (response) => callback(null, response),
+        (err: unknown) => callback(fail(context, method, err)),
+      )
+      .catch((err: unknown) => {
+        // Sending the answer itself failed: never let that end the agent.
+        context.logger.error({ err, method }, 'could not answer a call');
+        callback({ code: grpc.status.INTERNAL, details: 'Internal error' });
+      });
+  };
+}
+
+/**
+ * A server-streaming call: `work` writes messages through a byte sink that honours the
+ * client's flow control, and may return one last message. A cancelled call aborts `signal`.
+ * `started.message` tells the client the work began; with `started.unlessOutputWithinMs`,
+ * only when no output (which tells it as well) follows that soon. grpc-js leaves Nagle's
+ * algorithm on for server connections, so two small messages in a row would make the second
+ * wait for the client's delayed ACK (~40 ms): a run that prints at once sends one.
+ */
+export function streaming<Req, Res>(
+  context: CallContext,
+  method: string,
+  toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer) => Res,
+  work: (request: Req, sink: ByteSink, signal: AbortSignal) => Promise<Res | undefined>,
+  started?: { message: (size?: number) => Res; unlessOutputWithinMs?: number },
+): grpc.handleServerStreamingCall<Req, Res> {
+  return (call) => {
+    const abort = new AbortController();
+    call.on('cancelled', () => abort.abort());
+    // One 'drain' listener however many writes met a full buffer before it drained.
+    const drainWaiters: (() => void)[] = [];
+    let announcedStart = false;
+    let startTimer: NodeJS.Timeout | undefined;
+    const announceStart = (size?: number): void => {
+      clearTimeout(startTimer);
+      if (started === undefined || announcedStart || call.cancelled) return;
+      announcedStart = true;
+      call.write(started.message(size));
+    };
+    const sink: ByteSink = {
+      write: (stream, chunk) => {
+        clearTimeout(startTimer);
+        announcedStart = true; // output says it
+        return call.cancelled ? true : call.write(toMessage(stream, chunk));
+      },
+      onDrain: (resume) => {
+        drainWaiters.push(resume);
+        if (drainWaiters.length === 1) {
+          call.once('drain', () => drainWaiters.splice(0).forEach((waiter) => waiter()));
+        }
+      },
+      started: (size) => {
+        if (started?.unlessOutputWithinMs === undefined) announceStart(size);
+        else if (startTimer === undefined) {
+          startTimer = setTimeout(() => announceStart(size), started.unlessOutputWithinMs);
+        }
+      },
+    };
+    Promise.resolve()
+      .then(async () => {
+        checkInternalToken(call.metadata, context.internalToken);
+        const last = await work(call.request, sink, abort.signal).finally(() =>
+          clearTimeout(startTimer),
+        );
+        if (call.cancelled) return;
+        if (last !== undefined) call.write(last);
+        call.end();
+      })
+      .catch((err: unknown) => {
+        if (!call.cancelled) call.emit('error', fail(context, method, err));
+      })
+      .catch((err: unknown) => {
+        context.logger.error({ err, method }, 'could not answer a call');
+        call.destroy();
+      });
+  };
+}

@@ -1,0 +1,51 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import type { AgentConfig } from '@sandbox/config';
+import type { Logger } from '@sandbox/logger';
+import type { ContainerClient } from './docker/container-client';
+import { DockerodeContainerClient } from './docker/dockerode-container-client';
+import { prepareHost } from './docker/host-setup';
+import { DockerRuntime } from './docker-runtime';
+import { SessionLocks } from './locks/session-locks';
+import { PackageInstaller } from './runner/package-installer';
+import { RunnerPool } from './runner/runner-pool';
+import { createBlobStore } from './storage/blob-store';
+import { SandboxSpecs } from './storage/sandbox-specs';
+import { LoopWorkspaces, VolumeWorkspaces } from './storage/workspaces';
+
+export interface DockerRuntimeOptions {
+  config: AgentConfig;
+  logger: Logger;
+  docker?: Docker;
+  /** The Docker calls of the lifecycle (default: through `docker`); tests pass their own. */
+  containers?: ContainerClient;
+}
+
+/** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
+export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
+  const { config, logger } = options;
+  const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
+  const containers = options.containers ?? new DockerodeContainerClient(docker, logger);
+  return new DockerRuntime({
+    config,
+    logger,
+    containers,
+    prepareHost: () => prepareHost({ containers, config, logger }),
+    runners: new RunnerPool(docker, logger),
+    blobs: createBlobStore(config),
+    specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
+    locks: new SessionLocks(),
+    hostCpus: availableParallelism(),
+    installer: new PackageInstaller({
+      cacheDir: config.packageCacheDir,
+      npmCommand: config.npmCommand,
+      extraCaCertsPath: config.extraCaCertsPath,
+      logger,
+    }),
+    workspaces:
+      config.diskQuota === 'loop'
+        ? new LoopWorkspaces(config.workspaceDir, logger)
+        : new VolumeWorkspaces(docker),
+  });
+}

@@ -1,0 +1,82 @@
+import { SANDBOX_GID, SANDBOX_UID, SANDBOX_USER } from '@sandbox/contract';
+import type { AgentConfig } from '@sandbox/config';
+import type { SandboxSpec } from '../sandbox-runtime';
+import type { ContainerCreateOptions } from './container-client';
+import { containerName, sandboxLabelKeys } from './docker-names';
+
+const MIB = 1024 * 1024;
+const EXTRA_CA_IN_SANDBOX = '/etc/sandbox/extra-ca-certificates.pem';
+
+/** What a sandbox container is made of, from the agent's configuration. */
+export type ContainerConfig = Pick<
+  AgentConfig,
+  | 'sandboxImage'
+  | 'sandboxNetwork'
+  | 'sandboxRuntime'
+  | 'nodeId'
+  | 'labelPrefix'
+  | 'extraCaCertsPath'
+  | 'pidsLimit'
+  | 'nofileLimit'
+>;
+
+/** The labels of a session's container and workspace: whose it is, and on which node. */
+export function sandboxLabels(spec: SandboxSpec, config: ContainerConfig): Record<string, string> {
+  const labels = sandboxLabelKeys(config.labelPrefix);
+  return {
+    [labels.managed]: 'true',
+    [labels.session]: spec.sessionId,
+    [labels.account]: spec.accountId,
+    [labels.node]: config.nodeId,
+  };
+}
+
+/**
+ * The hardened container of a session: the sandbox user, no capabilities, a read-only root with
+ * small tmpfs mounts, the session's limits, and `workspace` (a Docker bind) as /workspace.
+ */
+export function containerSpec(
+  spec: SandboxSpec,
+  config: ContainerConfig,
+  workspace: string,
+): ContainerCreateOptions {
+  const env = ['HOME=/home/sandbox'];
+  const binds = [workspace];
+  if (config.extraCaCertsPath !== undefined) {
+    binds.push(`${config.extraCaCertsPath}:${EXTRA_CA_IN_SANDBOX}:ro`);
+    env.push(`NODE_EXTRA_CA_CERTS=${EXTRA_CA_IN_SANDBOX}`);
+  }
+  const memoryBytes = spec.limits.memoryMb * MIB;
+  return {
+    name: containerName(spec.sessionId),
+    Image: config.sandboxImage,
+    User: SANDBOX_USER,
+    WorkingDir: '/workspace',
+    Env: env,
+    Labels: sandboxLabels(spec, config),
+    Cmd: ['sleep', 'infinity'],
+    NetworkDisabled: false,
+    HostConfig: {
+      Init: true,
+      Privileged: false,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges:true'],
+      ReadonlyRootfs: true,
+      Tmpfs: {
+        '/tmp': 'rw,nosuid,nodev,size=512m,mode=1777',
+        '/home/sandbox': `rw,nosuid,nodev,size=256m,uid=${SANDBOX_UID},gid=${SANDBOX_GID},mode=0755`,
+      },
+      Binds: binds,
+      Memory: memoryBytes,
+      MemorySwap: memoryBytes,
+      NanoCpus: Math.round(spec.limits.cpu * 1e9),
+      PidsLimit: spec.limits.pids > 0 ? spec.limits.pids : config.pidsLimit,
+      // Open files per process: plenty for real work, not enough to exhaust kernel memory.
+      Ulimits: [{ Name: 'nofile', Soft: config.nofileLimit, Hard: config.nofileLimit }],
+      IpcMode: 'private',
+      NetworkMode: config.sandboxNetwork,
+      RestartPolicy: { Name: 'no' },
+      ...(config.sandboxRuntime === undefined ? {} : { Runtime: config.sandboxRuntime }),
+    },
+  };
+}

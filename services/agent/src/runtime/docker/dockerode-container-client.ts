@@ -1,0 +1,149 @@
+import type Docker from 'dockerode';
+import type { Logger } from '@sandbox/logger';
+import type {
+  ContainerClient,
+  ContainerCreateOptions,
+  ContainerState,
+  ContainerSummary,
+  HostProcess,
+  NetworkCreateOptions,
+  NetworkState,
+} from './container-client';
+import { statusCode } from './docker-names';
+
+function stateOf(info: Docker.ContainerInspectInfo): ContainerState {
+  const addresses: Record<string, string | undefined> = {};
+  for (const [name, network] of Object.entries(info.NetworkSettings.Networks)) {
+    addresses[name] = network.IPAddress;
+  }
+  return {
+    id: info.Id,
+    running: info.State.Running,
+    paused: info.State.Paused,
+    status: info.State.Status,
+    pid: info.State.Pid,
+    memoryBytes: info.HostConfig.Memory ?? 0,
+    pidsLimit: info.HostConfig.PidsLimit ?? 0,
+    addresses,
+  };
+}
+
+/** The Docker Engine API through dockerode. */
+export class DockerodeContainerClient implements ContainerClient {
+  constructor(
+    private readonly docker: Docker,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Runs one Docker call; a failure is logged with what it was about, and rethrown. */
+  private async call<T>(
+    what: string,
+    subject: Record<string, string>,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      this.logger.debug({ err, ...subject, status: statusCode(err) }, `docker ${what} failed`);
+      throw err;
+    }
+  }
+
+  async find(container: string): Promise<ContainerState | undefined> {
+    try {
+      return stateOf(await this.docker.getContainer(container).inspect());
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      this.logger.debug({ err, container }, 'docker inspect failed');
+      throw err;
+    }
+  }
+
+  createAndStart(options: ContainerCreateOptions): Promise<string> {
+    return this.call('create', { container: options.name ?? '' }, async () => {
+      const container = await this.docker.createContainer(options);
+      await container.start();
+      return container.id;
+    });
+  }
+
+  async remove(container: string): Promise<boolean> {
+    try {
+      await this.docker.getContainer(container).remove({ force: true, v: true });
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 404) return false;
+      this.logger.debug({ err, container }, 'docker remove failed');
+      throw err;
+    }
+  }
+
+  pause(container: string): Promise<void> {
+    return this.call('pause', { container }, () => this.docker.getContainer(container).pause());
+  }
+
+  unpause(container: string): Promise<void> {
+    return this.call('unpause', { container }, () => this.docker.getContainer(container).unpause());
+  }
+
+  start(container: string): Promise<void> {
+    return this.call('start', { container }, () =>
+      this.docker
+        .getContainer(container)
+        .start()
+        .catch((err: unknown) => {
+          if (statusCode(err) !== 304) throw err; // 304: already started
+        }),
+    );
+  }
+
+  top(container: string): Promise<HostProcess[]> {
+    return this.call('top', { container }, async () => {
+      const top = (await this.docker
+        .getContainer(container)
+        .top({ ps_args: '-o pid,ppid,args' })) as { Processes?: string[][] };
+      return (top.Processes ?? []).map(([pid, ppid, ...args]) => ({
+        pid: Number(pid),
+        ppid: Number(ppid),
+        args: args.join(' '),
+      }));
+    });
+  }
+
+  listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
+    return this.call('list', { label: `${key}=${value}` }, async () => {
+      const containers = await this.docker.listContainers({
+        all: true,
+        filters: { label: [`${key}=${value}`] },
+      });
+      return containers.map((c) => ({ labels: c.Labels, state: c.State }));
+    });
+  }
+
+  async createNetwork(options: NetworkCreateOptions): Promise<boolean> {
+    try {
+      await this.docker.createNetwork(options);
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 409) return false; // it exists
+      this.logger.debug({ err, network: options.Name }, 'docker network create failed');
+      throw err;
+    }
+  }
+
+  inspectNetwork(name: string): Promise<NetworkState> {
+    return this.call('network inspect', { network: name }, async () => {
+      const info = (await this.docker.getNetwork(name).inspect()) as {
+        Id: string;
+        Options?: Record<string, string>;
+      };
+      return { id: info.Id, options: info.Options ?? {} };
+    });
+  }
+
+  inspectImage(name: string): Promise<void> {
+    return this.call('image inspect', { image: name }, async () => {
+      await this.docker.getImage(name).inspect();
+    });
+  }
+}

@@ -1,0 +1,68 @@
+import type { AgentConfig } from '@sandbox/config';
+import { AppError } from '@sandbox/errors';
+import type { Logger } from '@sandbox/logger';
+import type { ContainerClient } from './container-client';
+import { sandboxLabelKeys } from './docker-names';
+import { applyEgressFirewall, hostNameservers } from './egress-firewall';
+
+export type HostSetupConfig = Pick<
+  AgentConfig,
+  'sandboxImage' | 'sandboxNetwork' | 'labelPrefix' | 'egressFirewall' | 'egressAllow'
+>;
+
+export interface HostSetupDeps {
+  containers: ContainerClient;
+  config: HostSetupConfig;
+  logger: Logger;
+}
+
+/** What this host needs before any sandbox: the image, the sandbox network, its firewall. */
+export async function prepareHost(deps: HostSetupDeps): Promise<void> {
+  const { containers, config } = deps;
+  try {
+    await containers.inspectImage(config.sandboxImage);
+  } catch (err) {
+    throw new AppError(
+      'service_unavailable',
+      `Sandbox image ${config.sandboxImage} is missing; run scripts/build-sandbox-image`,
+      { cause: err, retryAfter: 30 },
+    );
+  }
+  await ensureFirewall(deps, await ensureNetwork(deps));
+}
+
+/** The sandbox network (created if missing, without inter-container traffic); its bridge. */
+async function ensureNetwork({ containers, config, logger }: HostSetupDeps): Promise<string> {
+  const name = config.sandboxNetwork;
+  const created = await containers.createNetwork({
+    Name: name,
+    Driver: 'bridge',
+    CheckDuplicate: true,
+    Labels: { [sandboxLabelKeys(config.labelPrefix).managed]: 'true' },
+    // Sandboxes must not talk to each other.
+    Options: { 'com.docker.network.bridge.enable_icc': 'false' },
+  });
+  if (created) logger.info({ network: name }, 'created sandbox network');
+  const info = await containers.inspectNetwork(name);
+  if (info.options['com.docker.network.bridge.enable_icc'] !== 'false') {
+    throw new AppError(
+      'service_unavailable',
+      `Docker network ${name} lets containers talk to each other; remove it so the agent can recreate it`,
+    );
+  }
+  return info.options['com.docker.network.bridge.name'] ?? `br-${info.id.slice(0, 12)}`;
+}
+
+/** Sandboxes reach the internet, never this host, private ranges or metadata services. */
+async function ensureFirewall({ config, logger }: HostSetupDeps, bridge: string): Promise<void> {
+  if (!config.egressFirewall) {
+    logger.warn('SANDBOX_EGRESS_FIREWALL=off: sandboxes can reach this host and private networks');
+    return;
+  }
+  await applyEgressFirewall({
+    bridge,
+    dnsServers: await hostNameservers(),
+    allow: config.egressAllow,
+  });
+  logger.info({ bridge }, 'sandbox egress firewall applied');
+}

@@ -1,0 +1,76 @@
+import { AppError } from '@sandbox/errors';
+import { containerSpec, sandboxLabels } from '../docker/container-spec';
+import { statusCode } from '../docker/docker-names';
+import type { SessionLock } from '../locks/session-locks';
+import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
+import type { LifecycleDeps } from './lifecycle-deps';
+import { removeContainer, removeSandbox } from './remove-sandbox';
+import { findSandbox, inspectSandbox } from './sandbox-info';
+
+type Cleanup = (deps: LifecycleDeps, lock: SessionLock) => Promise<boolean>;
+
+/**
+ * Creates and starts the sandbox of `spec` on its workspace (provisioned, or found), its spec
+ * recorded beside it; returns the existing one for a known session. `cleanup` undoes a
+ * failed start.
+ */
+async function provision(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+  spec: SandboxSpec,
+  cleanup: Cleanup,
+): Promise<SandboxInfo> {
+  const { sessionId } = spec;
+  lock.check(sessionId);
+  const existing = await findSandbox(deps, sessionId);
+  if (existing !== undefined) return inspectSandbox(deps, sessionId);
+  // Docker refuses more CPU than the host has, which no retry would change.
+  if (spec.limits.cpu > deps.hostCpus) {
+    throw new AppError('invalid_request', `resourceLimits.cpu is at most ${deps.hostCpus} here`, {
+      details: { field: 'resourceLimits.cpu', value: spec.limits.cpu, max: deps.hostCpus },
+    });
+  }
+
+  const labels = sandboxLabels(spec, deps.config);
+  const workspace = await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
+  await deps.specs.write(spec);
+  try {
+    const containerId = await deps.containers.createAndStart(
+      containerSpec(spec, deps.config, workspace),
+    );
+    deps.logger.info({ sessionId, containerId }, 'sandbox started');
+    // Start the runner now, without waiting for it: the first run finds it ready.
+    deps.runners
+      .warmUp(sessionId, containerId)
+      .catch((err: unknown) => deps.logger.warn({ err, sessionId }, 'runner warm-up failed'));
+    return { sessionId, containerId, status: 'running', filesCount: 0, activeProcesses: 0 };
+  } catch (err) {
+    if (statusCode(err) === 409) return inspectSandbox(deps, sessionId); // created concurrently
+    deps.logger.error({ err, sessionId }, 'sandbox creation failed');
+    await cleanup(deps, lock).catch((cleanupErr: unknown) =>
+      deps.logger.error({ err: cleanupErr, sessionId }, 'cleanup failed'),
+    );
+    throw new AppError('service_unavailable', 'Could not start the session sandbox', {
+      cause: err,
+      retryAfter: 5,
+    });
+  }
+}
+
+/** A new sandbox; a failed start removes what it made, workspace included. */
+export function createSandbox(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+  spec: SandboxSpec,
+): Promise<SandboxInfo> {
+  return provision(deps, lock, spec, removeSandbox);
+}
+
+/** A sandbox rebuilt on its kept disk, which holds the session's only copy: never removed. */
+export function rebuildSandbox(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+  spec: SandboxSpec,
+): Promise<SandboxInfo> {
+  return provision(deps, lock, spec, removeContainer);
+}

@@ -1,0 +1,116 @@
+import { hibernateSandbox, restoreSandbox } from './deep-sleep';
+import { doubles, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { destroySandbox } from './remove-sandbox';
+
+async function running(d: Doubles, sessionId: string): Promise<void> {
+  await d.specs.write(sandboxSpec(sessionId));
+  d.workspaces.disks.set(sessionId, { attaches: true });
+  d.containers.put(sessionId, 'running');
+  d.journal.length = 0;
+}
+
+describe('hibernateSandbox', () => {
+  it('pauses the sandbox, saves its workspace, then removes it', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100 });
+    expect(d.journal).toEqual([
+      'container.pause ses_1',
+      'blob.save ses_1',
+      'runner.close ses_1',
+      'container.remove ses_1',
+      'workspace.destroy ses_1',
+    ]);
+    expect(d.blobs.saved.has('ses_1')).toBe(true);
+  });
+
+  it('refuses when the disk does not attach, saving and removing nothing', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    d.workspaces.disks.set('ses_1', { attaches: false });
+    await expect(hibernateSandbox(d, 'ses_1')).rejects.toMatchObject({
+      code: 'service_unavailable',
+      retryAfter: 30,
+    });
+    expect(d.journal).toEqual(['container.pause ses_1']);
+    expect(await d.containers.find('sbx-ses_1')).toBeDefined();
+  });
+
+  it('answers with the saved copy when asleep already, and 404 when there is nothing', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    d.journal.length = 0;
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100 });
+    expect(d.journal).toEqual([]);
+    await expect(hibernateSandbox(d, 'ses_2')).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
+  });
+});
+
+describe('restoreSandbox', () => {
+  it('refuses without a saved copy, making nothing', async () => {
+    const d = doubles();
+    await expect(restoreSandbox(d, sandboxSpec('ses_1'))).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
+    expect(d.journal).toEqual([]);
+  });
+
+  it('restores the workspace before the container, and removes the saved copy after', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    d.journal.length = 0;
+    const info = await restoreSandbox(d, sandboxSpec('ses_1'));
+    expect(info).toMatchObject({ sessionId: 'ses_1', status: 'running' });
+    const step = (name: string) => d.journal.indexOf(name);
+    expect(step('workspace.create ses_1')).toBe(0);
+    expect(step('blob.restore ses_1')).toBeGreaterThan(step('workspace.create ses_1'));
+    expect(step('container.create ses_1')).toBeGreaterThan(step('blob.restore ses_1'));
+    expect(step('blob.remove ses_1')).toBeGreaterThan(step('container.create ses_1'));
+    expect(d.blobs.saved.has('ses_1')).toBe(false);
+  });
+
+  it('keeps the saved copy when the container cannot start', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    d.containers.failCreate = new Error('no');
+    await expect(restoreSandbox(d, sandboxSpec('ses_1'))).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
+    expect(d.blobs.saved.has('ses_1')).toBe(true);
+  });
+
+  it('answers with the running sandbox, thawed, when it is awake', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    await d.containers.pause('sbx-ses_1');
+    const info = await restoreSandbox(d, sandboxSpec('ses_1'));
+    expect(info.status).toBe('running');
+    expect(d.journal).not.toContain('blob.restore ses_1');
+  });
+});
+
+describe('transitions of one session', () => {
+  it('never overlap: a destroy waits for a deep-sleep save to finish', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    let finishSave!: () => void;
+    const save = d.blobs.save.bind(d.blobs);
+    d.blobs.save = async (sessionId: string) => {
+      d.journal.push('save begins');
+      await new Promise<void>((resolve) => (finishSave = resolve));
+      return save(sessionId);
+    };
+    const sleeping = hibernateSandbox(d, 'ses_1');
+    const destroying = destroySandbox(d, 'ses_1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(d.journal).toEqual(['container.pause ses_1', 'save begins']);
+    finishSave();
+    await sleeping;
+    await destroying;
+    expect(d.journal.indexOf('spec.remove ses_1')).toBeGreaterThan(
+      d.journal.indexOf('blob.save ses_1'),
+    );
+  });
+});

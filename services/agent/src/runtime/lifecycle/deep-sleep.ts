@@ -1,0 +1,59 @@
+import { AppError } from '@sandbox/errors';
+import { sandboxLabels } from '../docker/container-spec';
+import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
+import { createSandbox } from './create-sandbox';
+import { ensureRunning } from './heal';
+import type { LifecycleDeps } from './lifecycle-deps';
+import { removeSandbox } from './remove-sandbox';
+import { findSandbox, inspectSandbox } from './sandbox-info';
+
+/** Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. */
+export function hibernateSandbox(
+  deps: LifecycleDeps,
+  sessionId: string,
+): Promise<{ filesCount: number; bytes: number }> {
+  return deps.locks.withLock(sessionId, async (lock) => {
+    const info = await findSandbox(deps, sessionId);
+    if (info === undefined) {
+      const saved = await deps.blobs.manifest(sessionId);
+      if (saved !== undefined) return { filesCount: saved.filesCount, bytes: saved.bytes };
+      throw new AppError('session_not_found', 'Nothing to put to sleep for this session');
+    }
+    // Frozen processes cannot change files while they are saved.
+    if (!info.paused && info.running) await deps.containers.pause(info.id);
+    // Never save an unmounted disk's empty mount point (after a reboot) as the workspace.
+    if (!(await deps.workspaces.attach(sessionId))) {
+      throw new AppError('service_unavailable', 'The session disk is not available', {
+        retryAfter: 30,
+      });
+    }
+    const saved = await deps.blobs.save(sessionId, await deps.workspaces.hostPath(sessionId));
+    await removeSandbox(deps, lock);
+    deps.logger.info({ sessionId, ...saved }, 'sandbox in deep sleep');
+    return { filesCount: saved.filesCount, bytes: saved.bytes };
+  });
+}
+
+/** A fresh sandbox with the saved workspace (or the running one). Idempotent. */
+export function restoreSandbox(deps: LifecycleDeps, spec: SandboxSpec): Promise<SandboxInfo> {
+  const { sessionId } = spec;
+  return deps.locks.withLock(sessionId, async (lock) => {
+    const existing = await findSandbox(deps, sessionId);
+    if (existing !== undefined) {
+      await ensureRunning(deps, lock);
+      return inspectSandbox(deps, sessionId);
+    }
+    const saved = await deps.blobs.manifest(sessionId);
+    if (saved === undefined) {
+      throw new AppError('session_not_found', 'No saved workspace for this session');
+    }
+    // The workspace first (so that no process sees it half-restored), then the container.
+    const labels = sandboxLabels(spec, deps.config);
+    await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
+    await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(sessionId));
+    const info = await createSandbox(deps, lock, spec);
+    await deps.blobs.remove(sessionId);
+    deps.logger.info({ sessionId }, 'sandbox woke from deep sleep');
+    return info;
+  });
+}

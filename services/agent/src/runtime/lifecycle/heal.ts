@@ -1,0 +1,91 @@
+import { AppError } from '@sandbox/errors';
+import type { ContainerState } from '../docker/container-client';
+import type { SessionLock } from '../locks/session-locks';
+import { rebuildSandbox } from './create-sandbox';
+import type { LifecycleDeps } from './lifecycle-deps';
+import { findSandbox, isRunning } from './sandbox-info';
+
+/**
+ * The session's running container. A paused one (idle) is thawed and a stopped or missing one
+ * healed first, under the session's lock, so that this never races a deep-sleep save or a
+ * removal. 404 when there is nothing to run.
+ */
+export async function requireRunning(
+  deps: LifecycleDeps,
+  sessionId: string,
+): Promise<ContainerState> {
+  const info = await findSandbox(deps, sessionId);
+  if (isRunning(info)) return info;
+  return deps.locks.withLock(sessionId, (lock) => bringBackOrFail(deps, lock));
+}
+
+/** `requireRunning` for a caller that holds the session's lock already. */
+export async function ensureRunning(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+): Promise<ContainerState> {
+  const info = await findSandbox(deps, lock.sessionId);
+  if (isRunning(info)) return info;
+  return bringBackOrFail(deps, lock);
+}
+
+async function bringBackOrFail(deps: LifecycleDeps, lock: SessionLock): Promise<ContainerState> {
+  const running = await bringBack(deps, lock);
+  if (running === undefined) {
+    throw new AppError('session_not_found', 'Session sandbox not found', {
+      details: { sessionId: lock.sessionId },
+    });
+  }
+  return running;
+}
+
+async function bringBack(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+): Promise<ContainerState | undefined> {
+  let info = await findSandbox(deps, lock.sessionId);
+  if (info === undefined || (!info.running && !info.paused)) {
+    info = await heal(deps, lock, info);
+  }
+  if (info?.paused) {
+    // A request for an idle sandbox wakes it.
+    await deps.containers.unpause(info.id).catch(() => undefined);
+    info = await findSandbox(deps, lock.sessionId);
+  }
+  return isRunning(info) ? info : undefined;
+}
+
+/**
+ * Brings back a sandbox that should run but does not: a container stopped by a reboot or a
+ * crash (its disk mounted again first), or one removed behind the agent's back (rebuilt from
+ * its recorded spec on the same workspace). Sleeping sessions are left to `restore`.
+ * Returns the container, or undefined when there is nothing to bring back.
+ */
+export async function heal(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+  info: ContainerState | undefined,
+): Promise<ContainerState | undefined> {
+  const { sessionId } = lock;
+  lock.check(sessionId);
+  if (info === undefined) {
+    const spec = await deps.specs.read(sessionId);
+    if (spec === undefined || (await deps.blobs.manifest(sessionId)) !== undefined) {
+      return undefined;
+    }
+    if (!(await deps.workspaces.attach(sessionId))) return undefined;
+    deps.logger.warn({ sessionId }, 'sandbox container vanished: rebuilding it on its disk');
+    await rebuildSandbox(deps, lock, spec);
+  } else {
+    // A session being destroyed (its spec already gone) is not started again.
+    if ((await deps.specs.read(sessionId)) === undefined) return undefined;
+    if (!(await deps.workspaces.attach(sessionId))) {
+      deps.logger.error({ sessionId }, 'a stopped sandbox has lost its workspace');
+      return undefined;
+    }
+    deps.logger.warn({ sessionId, state: info.status }, 'sandbox was stopped: starting it');
+    deps.runners.close(sessionId);
+    await deps.containers.start(info.id);
+  }
+  return findSandbox(deps, sessionId);
+}

@@ -1,0 +1,280 @@
+import { createLogger } from '@sandbox/logger';
+import type {
+  ContainerClient,
+  ContainerCreateOptions,
+  ContainerState,
+  ContainerSummary,
+  HostProcess,
+  NetworkCreateOptions,
+  NetworkState,
+} from '../docker/container-client';
+import type { ContainerConfig } from '../docker/container-spec';
+import { containerName } from '../docker/docker-names';
+import { SessionLocks } from '../locks/session-locks';
+import type { SandboxSpec } from '../sandbox-runtime';
+import type { ArchiveManifest } from '../storage/blob-store';
+import type { WorkspaceStore } from '../storage/workspaces';
+import type { LifecycleDeps, Runners, SavedWorkspaces, SpecStore } from './lifecycle-deps';
+
+/** In-memory doubles of the lifecycle's collaborators, for unit tests (no Docker, no disk). */
+
+/** Every step the doubles took, in order, e.g. `container.create ses_1`. */
+export type Journal = string[];
+
+/** A Docker Engine error, as dockerode rejects with it. */
+export const dockerError = (statusCode: number) =>
+  Object.assign(new Error(`docker answered ${statusCode}`), { statusCode });
+
+interface FakeContainer {
+  state: ContainerState;
+  labels: Record<string, string>;
+  options: ContainerCreateOptions;
+}
+
+export class FakeContainers implements ContainerClient {
+  readonly byName = new Map<string, FakeContainer>();
+  /** The next `createAndStart` rejects with this. */
+  failCreate: Error | undefined;
+  private nextId = 1;
+
+  constructor(private readonly journal: Journal) {}
+
+  /** A container of the session in `status` (running, paused, exited...), made behind our back. */
+  put(sessionId: string, status: string, labels: Record<string, string> = {}): ContainerState {
+    const state: ContainerState = {
+      id: `ctr-${this.nextId++}`,
+      running: status === 'running' || status === 'paused',
+      paused: status === 'paused',
+      status,
+      pid: 4242,
+      memoryBytes: 0,
+      pidsLimit: 0,
+      addresses: {},
+    };
+    this.byName.set(containerName(sessionId), { state, labels, options: {} });
+    return state;
+  }
+
+  private entry(container: string): FakeContainer | undefined {
+    return (
+      this.byName.get(container) ?? [...this.byName.values()].find((c) => c.state.id === container)
+    );
+  }
+
+  private sessionOf(container: string): string {
+    const name = [...this.byName.entries()].find(
+      ([key, c]) => key === container || c.state.id === container,
+    )?.[0];
+    return (name ?? container).replace(/^sbx-/, '');
+  }
+
+  find(container: string): Promise<ContainerState | undefined> {
+    const found = this.entry(container);
+    return Promise.resolve(found === undefined ? undefined : { ...found.state });
+  }
+
+  createAndStart(options: ContainerCreateOptions): Promise<string> {
+    const name = options.name ?? '';
+    this.journal.push(`container.create ${name.replace(/^sbx-/, '')}`);
+    const failure = this.failCreate;
+    this.failCreate = undefined;
+    if (failure !== undefined) return Promise.reject(failure);
+    if (this.byName.has(name)) return Promise.reject(dockerError(409));
+    const state = this.put(name.replace(/^sbx-/, ''), 'running', options.Labels ?? {});
+    this.byName.get(name)!.options = options;
+    return Promise.resolve(state.id);
+  }
+
+  remove(container: string): Promise<boolean> {
+    this.journal.push(`container.remove ${this.sessionOf(container)}`);
+    const found = this.entry(container);
+    if (found === undefined) return Promise.resolve(false);
+    for (const [name, c] of this.byName) if (c === found) this.byName.delete(name);
+    return Promise.resolve(true);
+  }
+
+  private set(container: string, step: string, change: Partial<ContainerState>): Promise<void> {
+    this.journal.push(`container.${step} ${this.sessionOf(container)}`);
+    const found = this.entry(container);
+    if (found === undefined) return Promise.reject(dockerError(404));
+    Object.assign(found.state, change);
+    return Promise.resolve();
+  }
+
+  pause(container: string): Promise<void> {
+    return this.set(container, 'pause', { paused: true, status: 'paused' });
+  }
+
+  unpause(container: string): Promise<void> {
+    return this.set(container, 'unpause', { paused: false, status: 'running' });
+  }
+
+  start(container: string): Promise<void> {
+    return this.set(container, 'start', { running: true, status: 'running' });
+  }
+
+  top(): Promise<HostProcess[]> {
+    return Promise.resolve([]);
+  }
+
+  listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
+    return Promise.resolve(
+      [...this.byName.values()]
+        .filter((c) => c.labels[key] === value)
+        .map((c) => ({ labels: c.labels, state: c.state.status })),
+    );
+  }
+
+  createNetwork(_options: NetworkCreateOptions): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
+  inspectNetwork(name: string): Promise<NetworkState> {
+    return Promise.resolve({ id: name, options: {} });
+  }
+
+  inspectImage(_name: string): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export class FakeWorkspaces implements WorkspaceStore {
+  /** Sessions with a disk, and whether it attaches (false: lost, e.g. after a reboot). */
+  readonly disks = new Map<string, { attaches: boolean }>();
+
+  constructor(private readonly journal: Journal) {}
+
+  create(sessionId: string): Promise<string> {
+    this.journal.push(`workspace.create ${sessionId}`);
+    if (!this.disks.has(sessionId)) this.disks.set(sessionId, { attaches: true });
+    return Promise.resolve(`/disks/${sessionId}:/workspace:rw`);
+  }
+
+  destroy(sessionId: string): Promise<boolean> {
+    this.journal.push(`workspace.destroy ${sessionId}`);
+    return Promise.resolve(this.disks.delete(sessionId));
+  }
+
+  hostPath(sessionId: string): Promise<string> {
+    return Promise.resolve(`/nonexistent/disks/${sessionId}`);
+  }
+
+  attach(sessionId: string): Promise<boolean> {
+    return Promise.resolve(this.disks.get(sessionId)?.attaches ?? false);
+  }
+}
+
+export class FakeBlobs implements SavedWorkspaces {
+  readonly saved = new Map<string, ArchiveManifest>();
+
+  constructor(private readonly journal: Journal) {}
+
+  manifest(sessionId: string): Promise<ArchiveManifest | undefined> {
+    return Promise.resolve(this.saved.get(sessionId));
+  }
+
+  save(sessionId: string): Promise<ArchiveManifest> {
+    this.journal.push(`blob.save ${sessionId}`);
+    const manifest = { sha256: '0'.repeat(64), bytes: 100, filesCount: 3 };
+    this.saved.set(sessionId, manifest);
+    return Promise.resolve(manifest);
+  }
+
+  restore(sessionId: string): Promise<ArchiveManifest> {
+    this.journal.push(`blob.restore ${sessionId}`);
+    const manifest = this.saved.get(sessionId);
+    return manifest === undefined
+      ? Promise.reject(new Error('nothing saved'))
+      : Promise.resolve(manifest);
+  }
+
+  remove(sessionId: string): Promise<void> {
+    this.journal.push(`blob.remove ${sessionId}`);
+    this.saved.delete(sessionId);
+    return Promise.resolve();
+  }
+}
+
+export class FakeSpecs implements SpecStore {
+  readonly specs = new Map<string, SandboxSpec>();
+
+  constructor(private readonly journal: Journal) {}
+
+  write(spec: SandboxSpec): Promise<void> {
+    this.journal.push(`spec.write ${spec.sessionId}`);
+    this.specs.set(spec.sessionId, spec);
+    return Promise.resolve();
+  }
+
+  read(sessionId: string): Promise<SandboxSpec | undefined> {
+    return Promise.resolve(this.specs.get(sessionId));
+  }
+
+  remove(sessionId: string): Promise<void> {
+    this.journal.push(`spec.remove ${sessionId}`);
+    this.specs.delete(sessionId);
+    return Promise.resolve();
+  }
+
+  list(): Promise<SandboxSpec[]> {
+    return Promise.resolve([...this.specs.values()]);
+  }
+}
+
+export class FakeRunners implements Runners {
+  constructor(private readonly journal: Journal) {}
+
+  warmUp(sessionId: string): Promise<void> {
+    this.journal.push(`runner.warmUp ${sessionId}`);
+    return Promise.resolve();
+  }
+
+  stats(): Promise<{ filesCount: number; activeProcesses: number }> {
+    return Promise.resolve({ filesCount: 0, activeProcesses: 0 });
+  }
+
+  close(sessionId: string): void {
+    this.journal.push(`runner.close ${sessionId}`);
+  }
+}
+
+export const testConfig: ContainerConfig = {
+  sandboxImage: 'sandbox-runtime:test',
+  sandboxNetwork: 'sandbox-net',
+  sandboxRuntime: undefined,
+  nodeId: 'node-1',
+  labelPrefix: 'io.sandbox',
+  extraCaCertsPath: undefined,
+  pidsLimit: 256,
+  nofileLimit: 1024,
+};
+
+export function sandboxSpec(sessionId: string, cpu = 1): SandboxSpec {
+  return { sessionId, accountId: 'acc_1', limits: { memoryMb: 256, cpu, diskMb: 512, pids: 64 } };
+}
+
+export interface Doubles extends LifecycleDeps {
+  journal: Journal;
+  containers: FakeContainers;
+  workspaces: FakeWorkspaces;
+  blobs: FakeBlobs;
+  specs: FakeSpecs;
+  runners: FakeRunners;
+}
+
+/** Lifecycle dependencies made of in-memory doubles, sharing one journal. */
+export function doubles(): Doubles {
+  const journal: Journal = [];
+  return {
+    journal,
+    containers: new FakeContainers(journal),
+    workspaces: new FakeWorkspaces(journal),
+    blobs: new FakeBlobs(journal),
+    specs: new FakeSpecs(journal),
+    runners: new FakeRunners(journal),
+    locks: new SessionLocks(),
+    logger: createLogger({ name: 'test', level: 'silent' }),
+    config: testConfig,
+    hostCpus: 4,
+  };
+}

@@ -1,0 +1,75 @@
+import { sandboxLabels } from '../docker/container-spec';
+import { doubles, sandboxSpec, testConfig, type Doubles } from './in-memory-doubles';
+import { countSandboxes, reconcile } from './reconcile';
+
+/** A sandbox this node made: its spec, its disk, and its container in `status`. */
+async function made(d: Doubles, sessionId: string, status: string | undefined): Promise<void> {
+  const spec = sandboxSpec(sessionId);
+  await d.specs.write(spec);
+  d.workspaces.disks.set(sessionId, { attaches: true });
+  if (status !== undefined) d.containers.put(sessionId, status, sandboxLabels(spec, testConfig));
+}
+
+describe('reconcile', () => {
+  it('starts exited containers and rebuilds missing ones, leaving the rest alone', async () => {
+    const d = doubles();
+    await made(d, 'exited', 'exited');
+    await made(d, 'created', 'created');
+    await made(d, 'gone', undefined);
+    await made(d, 'running', 'running');
+    await made(d, 'paused', 'paused');
+    d.journal.length = 0;
+
+    const report = await reconcile(d);
+    expect(report.started.sort()).toEqual(['created', 'exited']);
+    expect(report.rebuilt).toEqual(['gone']);
+    expect(d.journal.sort()).toEqual([
+      'container.create gone',
+      'container.start created',
+      'container.start exited',
+      'runner.close created',
+      'runner.close exited',
+      'runner.warmUp gone',
+      'spec.write gone',
+      'workspace.create gone',
+    ]);
+    expect((await d.containers.find('sbx-paused'))?.paused).toBe(true);
+    expect(await reconcile(d)).toEqual({ started: [], rebuilt: [] });
+  });
+
+  it('does not bring back a sleeping session, and goes on past one that fails', async () => {
+    const d = doubles();
+    await made(d, 'asleep', undefined);
+    await d.blobs.save('asleep');
+    await made(d, 'broken', undefined);
+    await made(d, 'fine', undefined);
+    d.workspaces.attach = (sessionId) =>
+      sessionId === 'broken' ? Promise.reject(new Error('mount failed')) : Promise.resolve(true);
+    expect(await reconcile(d)).toEqual({ started: [], rebuilt: ['fine'] });
+  });
+
+  it('leaves alone a sandbox brought back while it waited for the lock', async () => {
+    const d = doubles();
+    await made(d, 'ses_1', undefined);
+    let wake!: () => void;
+    // A wake from deep sleep holds the lock, and its container runs when it lets go.
+    const waking = d.locks.withLock('ses_1', async () => {
+      await new Promise<void>((resolve) => (wake = resolve));
+      d.containers.put('ses_1', 'running', sandboxLabels(sandboxSpec('ses_1'), testConfig));
+    });
+    const pass = reconcile(d);
+    await new Promise((resolve) => setImmediate(resolve));
+    wake();
+    await waking;
+    d.journal.length = 0;
+    expect(await pass).toEqual({ started: [], rebuilt: [] });
+    expect(d.journal).toEqual([]);
+  });
+
+  it("counts only this node's containers", async () => {
+    const d = doubles();
+    await made(d, 'ours', 'running');
+    d.containers.put('theirs', 'running', { 'io.sandbox.node': 'node-2' });
+    expect(await countSandboxes(d)).toBe(1);
+  });
+});

@@ -1,0 +1,53 @@
+import { sandboxLabelKeys } from '../docker/docker-names';
+import { heal } from './heal';
+import type { LifecycleDeps } from './lifecycle-deps';
+import { findSandbox } from './sandbox-info';
+
+/**
+ * Desired state vs actual state, for this node: every sandbox the agent made and has not
+ * removed runs (or stays paused). Run at start and then periodically.
+ */
+export async function reconcile(
+  deps: LifecycleDeps,
+): Promise<{ started: string[]; rebuilt: string[] }> {
+  const labels = sandboxLabelKeys(deps.config.labelPrefix);
+  const containers = await deps.containers.listByLabel(labels.node, deps.config.nodeId);
+  const present = new Set<string>();
+  const started: string[] = [];
+  const rebuilt: string[] = [];
+  const attempt = async (sessionId: string, into: string[]) => {
+    try {
+      const healed = await deps.locks.withLock(sessionId, async (lock) => {
+        const info = await findSandbox(deps, sessionId);
+        // Brought back while this pass waited for the lock (by a request or a wake): restarting
+        // it now would cut the runner connection of whoever brought it back.
+        if (info !== undefined && (info.running || info.paused)) return undefined;
+        return heal(deps, lock, info);
+      });
+      if (healed !== undefined) into.push(sessionId);
+    } catch (err) {
+      deps.logger.error({ err, sessionId }, 'reconcile could not bring a sandbox back');
+    }
+  };
+  for (const container of containers) {
+    const sessionId = container.labels[labels.session];
+    if (sessionId === undefined) continue;
+    present.add(sessionId);
+    if (container.state === 'exited' || container.state === 'created') {
+      await attempt(sessionId, started);
+    }
+  }
+  for (const spec of await deps.specs.list()) {
+    if (!present.has(spec.sessionId)) await attempt(spec.sessionId, rebuilt);
+  }
+  if (started.length + rebuilt.length > 0) {
+    deps.logger.info({ started, rebuilt }, 'reconciled sandboxes');
+  }
+  return { started, rebuilt };
+}
+
+/** How many containers this node has (running or not). */
+export async function countSandboxes(deps: LifecycleDeps): Promise<number> {
+  const labels = sandboxLabelKeys(deps.config.labelPrefix);
+  return (await deps.containers.listByLabel(labels.node, deps.config.nodeId)).length;
+}
