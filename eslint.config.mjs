@@ -51,6 +51,128 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
+  // Which part may import which (docs/architecture.md). Generated gRPC types stop at the
+  // gRPC edges; services never import each other; the runner runs inside the sandbox with
+  // Node's built-ins and the dependency-free contract module only.
+  {
+    files: ['services/gateway/src/**/*.ts'],
+    ignores: ['services/gateway/src/agents/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@sandbox/proto', message: 'gRPC types stop at agents/: use its types.' },
+          ],
+          patterns: [
+            {
+              group: ['@sandbox/agent', '@sandbox/edge-proxy', '@sandbox/runner'],
+              message: 'Services talk over their APIs, not imports.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['services/agent/src/**/*.ts'],
+    ignores: ['services/agent/src/grpc/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@sandbox/proto', message: 'gRPC types stop at grpc/: use the runtime types.' },
+          ],
+          patterns: [
+            {
+              group: ['@sandbox/gateway', '@sandbox/edge-proxy'],
+              message: 'Services talk over their APIs, not imports.',
+            },
+            {
+              group: ['@sandbox/runner'],
+              message: 'The runner protocol is spoken in runtime/runner/ only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The agent's side of the runner protocol: the one place that imports the runner package.
+    files: ['services/agent/src/runtime/runner/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: '@sandbox/proto', message: 'gRPC types stop at grpc/.' }],
+          patterns: [
+            {
+              group: ['@sandbox/gateway', '@sandbox/edge-proxy'],
+              message: 'Services talk over their APIs, not imports.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['services/edge-proxy/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['@sandbox/proto'],
+          patterns: [
+            {
+              group: ['@sandbox/gateway', '@sandbox/agent', '@sandbox/runner'],
+              message: 'Services talk over their APIs, not imports.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/*/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@sandbox/gateway', '@sandbox/agent', '@sandbox/edge-proxy'],
+              message: 'Packages never import services.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/runner/src/**/*.ts'],
+    ignores: ['packages/runner/src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!node:|@sandbox/contract/run$|@sandbox/errors$|\\.)',
+              allowTypeImports: true,
+              message:
+                'The runner runs inside the sandbox: Node built-ins and @sandbox/contract/run only.',
+            },
+            {
+              group: ['@sandbox/errors'],
+              allowTypeImports: true,
+              message: 'Type imports only inside the sandbox.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.test.ts', 'test/**/*.ts'],
     rules: {
