@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { lstat, open, readdir, realpath, rename, rm, rmdir, stat, statfs } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
-import { RunnerError, type FileEntry, type FileInput } from './protocol';
+import type { FileEntry, FileListing } from '@sandbox/contract';
+import { RunnerError, type FileInput } from './protocol';
 import { lexicalDir, prepareParent, resolveExisting, WORKSPACE } from './workspace-path';
 
 /** used/limit of the workspace's filesystem, for disk_full errors. */
@@ -130,7 +131,7 @@ export async function listFiles(
   dir: string,
   page: { offset: number; limit: number; maxBytes?: number },
   root = WORKSPACE,
-): Promise<{ files: FileEntry[]; total: number; truncated: boolean }> {
+): Promise<FileListing> {
   const realRoot = await realpath(root);
   const start = dir === '' || dir === '.' ? root : lexicalDir(dir, root);
   const real = start === root ? realRoot : await resolveExisting(posix.relative(root, start), root);

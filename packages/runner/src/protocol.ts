@@ -1,3 +1,4 @@
+import type { FileListing } from '@sandbox/contract';
 import type { RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
 
@@ -33,13 +34,6 @@ export type RunnerRequest =
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   | { id: number; op: 'ping' };
 
-export interface FileEntry {
-  path: string;
-  size: number;
-  modified: string;
-  type: 'file';
-}
-
 export type RunnerEvent =
   | { id: number; ev: 'stdout' | 'stderr' | 'chunk'; data: string }
   /** An exec's process is running: its working directory and code file were accepted. */
@@ -51,7 +45,7 @@ export type RunnerEvent =
   | { id: number; ev: 'stats'; filesCount: number; activeProcesses: number }
   | { id: number; ev: 'written'; files: { path: string; size: number }[] }
   | { id: number; ev: 'read'; size: number }
-  | { id: number; ev: 'listed'; files: FileEntry[]; total: number; truncated: boolean }
+  | ({ id: number; ev: 'listed' } & FileListing)
   | { id: number; ev: 'pong'; pid: number }
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }

@@ -1,4 +1,4 @@
-import type { RunResult } from '@sandbox/contract';
+import type { FileListing, RunResult } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
 import { killAllInContainer } from './docker/kill-all';
@@ -19,7 +19,6 @@ import type {
   ByteSink,
   ExecSpec,
   FileContent,
-  FileListing,
   ListPage,
   SandboxInfo,
   SandboxRuntime,

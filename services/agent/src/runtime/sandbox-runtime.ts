@@ -1,4 +1,4 @@
-import type { RunResult } from '@sandbox/contract';
+import type { FileListing, RunResult } from '@sandbox/contract';
 
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 
@@ -57,23 +57,9 @@ export interface ByteSink {
   started(size?: number): void;
 }
 
-export interface FileEntry {
-  path: string;
-  size: number;
-  modified: string;
-}
-
 export interface ListPage {
   offset: number;
   limit: number;
-}
-
-export interface FileListing {
-  files: FileEntry[];
-  /** Files under the directory (only those seen when `truncated`). */
-  total: number;
-  /** The walk stopped at its cap. */
-  truncated: boolean;
 }
 
 export interface SandboxRuntime {

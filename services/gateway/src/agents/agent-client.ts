@@ -17,12 +17,12 @@ import {
   type ResourceLimits,
   type Sandbox__Output,
 } from '@sandbox/proto';
+import type { FileListing } from '@sandbox/contract';
 import {
   toExecEvent,
   toFileListing,
   toSandboxInfo,
   type ExecEvent,
-  type FileListing,
   type SandboxInfo,
 } from './agent-messages';
 

@@ -19,16 +19,20 @@ describe('agent messages', () => {
     expect(toExecEvent({ result })).toEqual({ kind: 'result', result });
   });
 
-  it('gives every listed entry its type: the node lists files only', () => {
-    const listing = toFileListing({
-      files: [{ path: 'a.txt', size: 1, modified: '2026-01-01T00:00:00.000Z' }],
-      total: 1,
-      truncated: false,
-    });
-    expect(listing).toEqual({
-      files: [{ path: 'a.txt', size: 1, modified: '2026-01-01T00:00:00.000Z', type: 'file' }],
-      total: 1,
-      truncated: false,
-    });
+  it('passes listed entries on with the type the node gave them', () => {
+    const entry = { path: 'a.txt', size: 1, modified: '2026-01-01T00:00:00.000Z', type: 'file' };
+    const listing = { files: [entry], total: 1, truncated: false };
+    expect(toFileListing(listing)).toEqual(listing);
+  });
+
+  it('refuses an entry of a type the contract does not know', () => {
+    const entry = { path: 'a', size: 1, modified: '2026-01-01T00:00:00.000Z', type: 'socket' };
+    let thrown: unknown;
+    try {
+      toFileListing({ files: [entry], total: 1, truncated: false });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toMatchObject({ code: 'internal_error' });
   });
 });

@@ -1,4 +1,11 @@
-import type { LimitExceeded, RunResult } from '@sandbox/contract';
+import {
+  isFileEntryType,
+  type FileEntry,
+  type FileListing,
+  type LimitExceeded,
+  type RunResult,
+} from '@sandbox/contract';
+import { AppError } from '@sandbox/errors';
 import type {
   ExecEvent__Output,
   FileEntry__Output,
@@ -23,21 +30,6 @@ export type ExecEvent =
 export interface SandboxInfo {
   filesCount: number;
   activeProcesses: number;
-}
-
-/** A file of a listing (spec 4.8): the node lists files only, so every entry is a file. */
-export interface FileEntry {
-  path: string;
-  size: number;
-  modified: string;
-  type: 'file';
-}
-
-/** One page of a listing, with the total; `truncated` when the node stopped at its cap. */
-export interface FileListing {
-  files: FileEntry[];
-  total: number;
-  truncated: boolean;
 }
 
 export function toRunResult(result: RunResult__Output): RunResult {
@@ -69,7 +61,10 @@ export function toSandboxInfo(sandbox: Sandbox__Output): SandboxInfo {
 }
 
 function toFileEntry(entry: FileEntry__Output): FileEntry {
-  return { path: entry.path, size: entry.size, modified: entry.modified, type: 'file' };
+  if (!isFileEntryType(entry.type)) {
+    throw new AppError('internal_error', `The node listed an entry of unknown type ${entry.type}`);
+  }
+  return { path: entry.path, size: entry.size, modified: entry.modified, type: entry.type };
 }
 
 export function toFileListing(listing: ListFilesResponse__Output): FileListing {

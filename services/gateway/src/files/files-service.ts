@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { FileListing } from '../agents/agent-messages';
+import type { FileListing } from '@sandbox/contract';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import { decodeFile, type FileInputBody } from './file-content';

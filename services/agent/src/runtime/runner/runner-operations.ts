@@ -2,13 +2,14 @@ import {
   cappedFilesWritten,
   runDeadlines,
   TIMEOUT_EXIT_CODE,
+  type FileListing,
   type RunResult,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
-import type { ByteSink, ExecSpec, FileContent, FileListing, ListPage } from '../sandbox-runtime';
+import type { ByteSink, ExecSpec, FileContent, ListPage } from '../sandbox-runtime';
 
 function failedRun(
   exitCode: number,
@@ -198,7 +199,7 @@ export async function listFiles(
 ): Promise<FileListing> {
   const result = await runner.request({ op: 'listFiles', path, ...page }, 'listed');
   return {
-    files: result.files.map((f) => ({ path: f.path, size: f.size, modified: f.modified })),
+    files: result.files,
     total: result.total,
     truncated: result.truncated,
   };

@@ -6,10 +6,12 @@ export interface FileEntry {
   'path'?: (string);
   'size'?: (number | string | Long);
   'modified'?: (string);
+  'type'?: (string);
 }
 
 export interface FileEntry__Output {
   'path': (string);
   'size': (number);
   'modified': (string);
+  'type': (string);
 }
