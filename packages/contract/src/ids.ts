@@ -1,7 +1,9 @@
 /** Session ids: `ses_` + 24 lowercase alphanumerics, so that a preview label maps back to one. */
 export const SESSION_ID_PREFIX = 'ses_';
 export const SESSION_ID_RANDOM_LENGTH = 24;
-export const SESSION_ID_PATTERN = /^ses_[a-z0-9]{24}$/;
+/** The random part of a session id (a regular expression's source). */
+export const SESSION_ID_BODY = '[a-z0-9]{24}';
+export const SESSION_ID_PATTERN = new RegExp(`^${SESSION_ID_PREFIX}${SESSION_ID_BODY}$`);
 
 export function isSessionId(value: unknown): value is string {
   return typeof value === 'string' && SESSION_ID_PATTERN.test(value);

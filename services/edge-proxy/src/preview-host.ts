@@ -1,4 +1,4 @@
-import { sessionIdOfLabel } from '@sandbox/contract';
+import { SESSION_ID_BODY, sessionIdOfLabel } from '@sandbox/contract';
 
 /** A preview request's destination, parsed from its Host header. */
 export interface PreviewAddress {
@@ -7,7 +7,7 @@ export interface PreviewAddress {
 }
 
 export const DEFAULT_PREVIEW_PORT = 3000;
-const LABEL = /^(?:(\d{1,5})-)?ses-([a-z0-9]{24})$/;
+const LABEL = new RegExp(`^(?:(\\d{1,5})-)?ses-(${SESSION_ID_BODY})$`);
 
 /**
  * `ses-<id>.{domain}` → port 3000 of session `ses_<id>`; `<port>-ses-<id>.{domain}` → that

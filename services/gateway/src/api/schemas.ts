@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SESSION_ID_PATTERN } from '@sandbox/contract';
+import { WEBHOOK_EVENTS, WEBHOOK_ID_PATTERN } from '../webhooks/events';
 
 /** Response shapes of the public API (spec part 2), the source of the OpenAPI document. */
 
@@ -115,12 +116,10 @@ export const killResultSchema = z.strictObject({
 /** Raw file bytes. */
 export const rawBytesSchema = z.string().describe('the raw bytes of the file');
 
-const webhookEvents = z.array(
-  z.enum(['execution.completed', 'session.expired', 'resource_limit.exceeded']),
-);
+const webhookEvents = z.array(z.enum(WEBHOOK_EVENTS));
 
 export const webhookSchema = z.strictObject({
-  id: z.string().regex(/^wh_[a-z0-9]{24}$/),
+  id: z.string().regex(WEBHOOK_ID_PATTERN),
   url: z.string(),
   events: webhookEvents,
   createdAt: isoTimestamp,

@@ -1,5 +1,8 @@
 import type { LimitExceeded } from '@sandbox/contract';
 
+/** Webhook ids: `wh_` + 24 lowercase alphanumerics. */
+export const WEBHOOK_ID_PATTERN = /^wh_[a-z0-9]{24}$/;
+
 /** Events an integrator can subscribe a webhook to (decisions.md). */
 export const WEBHOOK_EVENTS = [
   'execution.completed',

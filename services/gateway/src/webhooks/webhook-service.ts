@@ -3,11 +3,9 @@ import { randomString } from '../auth/api-keys';
 import type { Principal } from '../auth/principal';
 import type { SecretBox } from '../secrets/secret-box';
 import { parseWebhookUrl } from './destination';
-import type { WebhookEvent } from './events';
+import { WEBHOOK_ID_PATTERN, type WebhookEvent } from './events';
 import { newWebhookSecret } from './signing';
 import { webhookNotFound, type WebhookEndpoint, type WebhookStore } from './webhook-store';
-
-const WEBHOOK_ID = /^wh_[a-z0-9]{24}$/;
 
 export interface WebhookView {
   id: string;
@@ -59,7 +57,10 @@ export class WebhookService {
   }
 
   async delete(principal: Principal, webhookId: string): Promise<void> {
-    if (!WEBHOOK_ID.test(webhookId) || !(await this.store.delete(principal.accountId, webhookId))) {
+    if (
+      !WEBHOOK_ID_PATTERN.test(webhookId) ||
+      !(await this.store.delete(principal.accountId, webhookId))
+    ) {
       throw webhookNotFound(webhookId);
     }
   }
