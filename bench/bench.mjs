@@ -206,7 +206,7 @@ async function main() {
     );
     const sessionId = JSON.parse(await api(url, key, '/sessions/create', {})).sessionId;
     const [container] = await docker.listContainers({
-      filters: { label: [`io.sandbox.session=${sessionId}`] },
+      filters: { name: [`^/sbx-${sessionId}$`] },
     });
     const oneMb = 'x'.repeat(1024 * 1024);
 
@@ -359,8 +359,8 @@ async function main() {
       filters: { label: [`io.sandbox.node=${nodeId}`] },
     });
     for (const c of all) {
-      const id = c.Labels['io.sandbox.session'];
-      await runtime.destroy(id).catch(() => undefined);
+      const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
+      if (id.startsWith('ses_')) await runtime.destroy(id).catch(() => undefined);
     }
     edgeClients.destroy();
     directClients.destroy();

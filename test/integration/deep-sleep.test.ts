@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import { loadAgentProto, type AgentClient } from '@sandbox/proto';
-import { docker, testWorkspaceDir } from '../support/stack';
+import { docker, sessionContainer, testWorkspaceDir } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -86,11 +86,7 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   });
   expect(saved.filesCount).toBe(55);
   expect(saved.bytes).toBeGreaterThan(5_000_000);
-  const left = await docker.listContainers({
-    all: true,
-    filters: { label: [`io.sandbox.session=${sessionId}`] },
-  });
-  expect(left).toHaveLength(0);
+  expect(await sessionContainer(sessionId)).toBeUndefined();
   expect(existsSync(`${testWorkspaceDir(t.stack.nodeId)}/${sessionId}.ext4`)).toBe(false);
   // Asking again changes nothing.
   expect(await unary('hibernateSandbox', { sessionId })).toEqual(saved);

@@ -1,5 +1,5 @@
 import { call, createAccount } from '../support/api';
-import { docker } from '../support/stack';
+import { sessionContainers } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 const t = useStack({ replicas: 2 });
@@ -12,24 +12,22 @@ const create = (url: string, key: string, idempotencyKey: string, body: unknown 
     headers: { 'idempotency-key': idempotencyKey },
   });
 
-async function containersOf(accountId: string): Promise<number> {
-  const list = await docker.listContainers({
-    all: true,
-    filters: { label: [`io.sandbox.account=${accountId}`] },
-  });
-  return list.length;
+/** Session containers on the stack's node (the file's tests run one after another). */
+async function sessionCount(): Promise<number> {
+  return (await sessionContainers(t.stack.nodeId)).length;
 }
 
 describe('Idempotency-Key on session creation', () => {
   it('replays the original response byte for byte, on either replica', async () => {
     const account = await createAccount(t.stack, 'free');
+    const before = await sessionCount();
     const first = await create(t.stack.urls[0]!, account.key, 'retry-1', { metadata: { a: 1 } });
     expect(first.status).toBe(200);
     const again = await create(t.stack.urls[1]!, account.key, 'retry-1', { metadata: { a: 1 } });
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(await containersOf(account.accountId)).toBe(1);
+    expect(await sessionCount()).toBe(before + 1);
   });
 
   it('keeps stored responses sealed: a private preview token is replayed, never stored in clear', async () => {
@@ -51,6 +49,7 @@ describe('Idempotency-Key on session creation', () => {
 
   it('creates exactly one session for 20 concurrent requests with one key', async () => {
     const account = await createAccount(t.stack, 'free');
+    const before = await sessionCount();
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) => create(t.stack.urls[i % 2]!, account.key, 'burst')),
     );
@@ -60,7 +59,7 @@ describe('Idempotency-Key on session creation', () => {
       key: account.key,
     });
     expect(list.body.data).toHaveLength(1);
-    expect(await containersOf(account.accountId)).toBe(1);
+    expect(await sessionCount()).toBe(before + 1);
   });
 
   it('refuses a key reused with a different body, and keeps keys per account', async () => {

@@ -1,5 +1,5 @@
 import { previewRequest, startPreviewApp } from '../support/preview-app';
-import { docker } from '../support/stack';
+import { docker, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
@@ -25,10 +25,7 @@ const info = (id: string) =>
 const execute = (sessionId: string, command: string) =>
   t.api.execute<{ stdout: string }>(sessionId, { command });
 const container = async (id: string) => {
-  const [found] = await docker.listContainers({
-    all: true,
-    filters: { label: [`io.sandbox.session=${id}`] },
-  });
+  const found = await sessionContainer(id);
   return found === undefined ? undefined : docker.getContainer(found.Id).inspect();
 };
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { promisify } from 'node:util';
-import { docker } from '../support/stack';
+import { sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -120,9 +120,7 @@ describe('sandbox networking', () => {
       `nohup node -e "require('http').createServer((q, s) => s.end('reached')).listen(8000)" >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null && break; sleep 0.1; done`,
     );
     expect((await execute(target, probe('127.0.0.1', 8000))).stdout).toBe('reached');
-    const [container] = await docker.listContainers({
-      filters: { label: [`io.sandbox.session=${target}`] },
-    });
+    const container = await sessionContainer(target);
     const address = Object.values(container!.NetworkSettings.Networks)[0]!.IPAddress;
     const attacker = await session();
     expect((await execute(attacker, probe(address, 8000))).stdout).toBe('blocked\n');

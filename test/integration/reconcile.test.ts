@@ -3,7 +3,13 @@ import { access } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { docker, startStack, testWorkspaceDir, type TestStack } from '../support/stack';
+import {
+  docker,
+  sessionContainer,
+  startStack,
+  testWorkspaceDir,
+  type TestStack,
+} from '../support/stack';
 
 /**
  * The agent brings sandboxes back by itself (desired state vs actual state): after a reboot
@@ -50,10 +56,7 @@ async function sessionWithFiles(): Promise<{ id: string; fingerprint: string }> 
 }
 
 async function containerOf(sessionId: string) {
-  const [found] = await docker.listContainers({
-    all: true,
-    filters: { label: [`io.sandbox.session=${sessionId}`] },
-  });
+  const found = await sessionContainer(sessionId);
   return found === undefined ? undefined : docker.getContainer(found.Id).inspect();
 }
 

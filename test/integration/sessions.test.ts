@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { createAccount, type TestAccount } from '../support/api';
-import { docker } from '../support/stack';
+import { docker, sessionContainer } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 // The sweeper is driven by hand below, so its own timer stays out of the way.
@@ -66,9 +66,7 @@ describe('session creation rules', () => {
     expect(created.status).toBe(200);
     const session = created.body as { sessionId: string; resourceLimits: unknown };
     expect(session.resourceLimits).toEqual({ memory: 2048, cpu: 0.5, timeout: 120, disk: 1024 });
-    const [container] = await docker.listContainers({
-      filters: { label: [`io.sandbox.session=${session.sessionId}`] },
-    });
+    const container = await sessionContainer(session.sessionId);
     const info = await docker.getContainer(container?.Id as string).inspect();
     expect(info.HostConfig.Memory).toBe(2048 * 1024 * 1024);
     expect(info.HostConfig.NanoCpus).toBe(500_000_000);
@@ -150,11 +148,7 @@ describe('TTL expiry', () => {
     const { expired, destroyed } = await t.stack.gateways[0]!.sweeper.sweep();
     expect(expired).toContain(id);
     expect(destroyed).toContain(id);
-    const left = await docker.listContainers({
-      all: true,
-      filters: { label: [`io.sandbox.session=${id}`] },
-    });
-    expect(left).toHaveLength(0);
+    expect(await sessionContainer(id)).toBeUndefined();
     const run = await t.as(free.key).execute(id, { command: 'true' });
     expect(run.body).toMatchObject({ error: { code: 'session_not_found' } });
   });

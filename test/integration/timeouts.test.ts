@@ -1,6 +1,6 @@
 import { call, createAccount } from '../support/api';
 import { slowRuntime } from '../support/slow-runtime';
-import { docker, startStack, type TestStack } from '../support/stack';
+import { sessionContainers, startStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 /** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
@@ -36,10 +36,7 @@ it('answers 408 when the node is slower than the session-operation timeout, and 
   expect(list.body.data).toEqual([]);
   await stack.gateways[0]!.sweeper.sweep();
   await new Promise((resolve) => setTimeout(resolve, 2500));
-  const left = await docker.listContainers({
-    all: true,
-    filters: { label: [`io.sandbox.account=${account.accountId}`] },
-  });
+  const left = await sessionContainers(stack.nodeId);
   expect(left).toHaveLength(0);
 
   slowness.delayMs = 0;

@@ -1,5 +1,5 @@
 import { call, createAccount } from '../support/api';
-import { docker } from '../support/stack';
+import { docker, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 interface SessionBody {
@@ -32,9 +32,7 @@ describe('create → execute → info → delete, through every real layer', () 
     const ttlMs = Date.parse(session.expiresAt) - Date.parse(session.createdAt);
     expect(Math.abs(ttlMs - 86_400_000)).toBeLessThan(5000);
 
-    const [container] = await docker.listContainers({
-      filters: { label: [`io.sandbox.session=${session.sessionId}`] },
-    });
+    const container = await sessionContainer(session.sessionId);
     expect(container).toBeDefined();
     const info = await docker.getContainer(container?.Id as string).inspect();
     expect(info.HostConfig.Privileged).toBe(false);
@@ -57,11 +55,7 @@ describe('create → execute → info → delete, through every real layer', () 
     const deleted = await t.api.deleteSession(session.sessionId);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ deleted: true, sessionId: session.sessionId });
-    const left = await docker.listContainers({
-      all: true,
-      filters: { label: [`io.sandbox.session=${session.sessionId}`] },
-    });
-    expect(left).toHaveLength(0);
+    expect(await sessionContainer(session.sessionId)).toBeUndefined();
     const volumes = await docker.listVolumes({
       filters: { label: [`io.sandbox.session=${session.sessionId}`] },
     });

@@ -65,6 +65,26 @@ export function nodeLabelFilter(nodeId: string): { label: string[] } {
   return { label: [`io.sandbox.node=${nodeId}`] };
 }
 
+/**
+ * The container of a session, running or not, found by the name the agent gives it (a warm
+ * pool member keeps its pool labels when a session claims it: only its name is the session's).
+ */
+export async function sessionContainer(
+  sessionId: string,
+): Promise<Docker.ContainerInfo | undefined> {
+  const [found] = await docker.listContainers({
+    all: true,
+    filters: { name: [`^/sbx-${sessionId}$`] },
+  });
+  return found;
+}
+
+/** The containers of a node's sessions (not its warm pool's members). */
+export async function sessionContainers(nodeId: string): Promise<Docker.ContainerInfo[]> {
+  const all = await docker.listContainers({ all: true, filters: nodeLabelFilter(nodeId) });
+  return all.filter((c) => c.Names.some((name) => name.startsWith('/sbx-ses_')));
+}
+
 /** Where a test agent keeps its sessions' disks. */
 export function testWorkspaceDir(nodeId: string): string {
   return `/var/lib/sandbox-agent/test-workspaces/${nodeId}`;
@@ -118,6 +138,8 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     INTERNAL_TOKEN: internalToken,
     SANDBOX_IMAGE,
     SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
+    // A small warm pool, so that the tests' sessions come from it as in production.
+    SANDBOX_POOL: '2:1024:0.25:1024',
     PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
     BLOB_STORE_DIR: `${testWorkspaceDir(nodeId)}-blobs`,
     // The operator's extra CA bundle (here: the npm proxy's), as ./scripts/up passes it.

@@ -46,6 +46,44 @@ function blobStoreSettings(env: BlobStoreEnv, ctx: z.RefinementCtx): BlobStoreSe
   };
 }
 
+/** One shape of the warm pool: `size:memoryMb:cpu:diskMb`, e.g. `4:1024:0.25:1024`. */
+export interface PoolShapeSetting {
+  size: number;
+  memoryMb: number;
+  cpu: number;
+  diskMb: number;
+}
+
+const POOL_SHAPE = /^(\d{1,3}):(\d{1,6}):(\d{1,3}(?:\.\d{1,3})?):(\d{1,7})$/;
+
+/** `SANDBOX_POOL`: comma-separated shapes; empty or `0` for no pool. */
+const poolSetting = z
+  .string()
+  .default('4:1024:0.25:1024')
+  .transform((text, ctx): PoolShapeSetting[] => {
+    const trimmed = text.trim();
+    if (trimmed === '' || trimmed === '0') return [];
+    const shapes: PoolShapeSetting[] = [];
+    for (const part of trimmed.split(',')) {
+      const match = POOL_SHAPE.exec(part.trim());
+      const shape = match && {
+        size: Number(match[1]),
+        memoryMb: Number(match[2]),
+        cpu: Number(match[3]),
+        diskMb: Number(match[4]),
+      };
+      if (!shape || shape.memoryMb < 6 || shape.cpu <= 0 || shape.diskMb < 16) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${part}" is not size:memoryMb:cpu:diskMb (e.g. 4:1024:0.25:1024)`,
+        });
+        return z.NEVER;
+      }
+      if (shape.size > 0) shapes.push(shape);
+    }
+    return shapes;
+  });
+
 const agentSchema = z
   .object({
     AGENT_HOST: z.string().default('127.0.0.1'),
@@ -67,6 +105,7 @@ const agentSchema = z
     SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
     SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
+    SANDBOX_POOL: poolSetting,
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
     BLOB_STORE: z.enum(['local', 's3']).default('local'),
     BLOB_STORE_DIR: z.string().default('/var/lib/sandbox-agent/blobs'),
@@ -122,6 +161,8 @@ const agentSchema = z
     egressAllow: env.SANDBOX_EGRESS_ALLOW.split(',')
       .map((cidr) => cidr.trim())
       .filter((cidr) => cidr !== ''),
+    /** The warm pool: sandboxes of these shapes made ahead of demand (needs `loop` disks). */
+    pool: env.SANDBOX_POOL,
     /** How often the agent brings its sandboxes back to the state they should be in. */
     reconcileIntervalS: env.AGENT_RECONCILE_INTERVAL_S,
     logLevel: env.LOG_LEVEL,

@@ -1,5 +1,5 @@
 export { loadAgentConfig } from './agent-config';
-export type { AgentConfig, BlobStoreSettings } from './agent-config';
+export type { AgentConfig, BlobStoreSettings, PoolShapeSetting } from './agent-config';
 export { parseAgentNodes } from './agent-nodes';
 export type { AgentNode } from './agent-nodes';
 export { loadEdgeProxyConfig } from './edge-proxy-config';

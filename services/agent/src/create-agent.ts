@@ -66,6 +66,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     previewAddress,
     async stop() {
       await reconciler.stop();
+      await runtime.stop?.();
       await new Promise<void>((resolve) => {
         preview.close(() => resolve());
         preview.closeAllConnections();

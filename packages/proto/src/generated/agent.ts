@@ -21,6 +21,7 @@ import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__
 import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesResponse__Output as _agent_v1_ListFilesResponse__Output } from './agent/v1/ListFilesResponse';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from './agent/v1/NodeInfo';
 import type { OutputChunk as _agent_v1_OutputChunk, OutputChunk__Output as _agent_v1_OutputChunk__Output } from './agent/v1/OutputChunk';
+import type { PoolShape as _agent_v1_PoolShape, PoolShape__Output as _agent_v1_PoolShape__Output } from './agent/v1/PoolShape';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from './agent/v1/ReadFileRequest';
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
@@ -55,6 +56,7 @@ export interface ProtoGrpcType {
       ListFilesResponse: MessageTypeDefinition<_agent_v1_ListFilesResponse, _agent_v1_ListFilesResponse__Output>
       NodeInfo: MessageTypeDefinition<_agent_v1_NodeInfo, _agent_v1_NodeInfo__Output>
       OutputChunk: MessageTypeDefinition<_agent_v1_OutputChunk, _agent_v1_OutputChunk__Output>
+      PoolShape: MessageTypeDefinition<_agent_v1_PoolShape, _agent_v1_PoolShape__Output>
       ReadFileRequest: MessageTypeDefinition<_agent_v1_ReadFileRequest, _agent_v1_ReadFileRequest__Output>
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>

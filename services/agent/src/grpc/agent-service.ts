@@ -94,6 +94,7 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
       version: deps.version,
       previewAddress: deps.previewAddress,
       sandboxes: await runtime.count(),
+      pool: runtime.poolStatus?.() ?? [],
     })),
 
     CreateSandbox: unary(deps, 'CreateSandbox', async (request, call) => {

@@ -9,6 +9,7 @@ import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
 import { PackageInstaller } from './runner/package-installer';
+import { WarmPool } from './pool/warm-pool';
 import { RunnerPool } from './runner/runner-pool';
 import { createBlobStore } from './storage/blob-store';
 import { SandboxSpecs } from './storage/sandbox-specs';
@@ -27,12 +28,24 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
   const { config, logger } = options;
   const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
   const containers = options.containers ?? new DockerodeContainerClient(docker, logger);
+  const runners = new RunnerPool(docker, logger);
+  const workspaces =
+    config.diskQuota === 'loop'
+      ? new LoopWorkspaces(config.workspaceDir, logger)
+      : new VolumeWorkspaces(docker);
+  let pool: WarmPool | undefined;
+  if (config.pool.length > 0 && workspaces instanceof LoopWorkspaces) {
+    pool = new WarmPool({ containers, workspaces, runners, config, logger, shapes: config.pool });
+  } else if (config.pool.length > 0) {
+    logger.warn('no warm pool: it needs SANDBOX_DISK_QUOTA=loop');
+  }
   return new DockerRuntime({
     config,
     logger,
     containers,
     prepareHost: () => prepareHost({ containers, config, logger }),
-    runners: new RunnerPool(docker, logger),
+    runners,
+    pool,
     blobs: createBlobStore(config),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     locks: new SessionLocks(),
@@ -43,9 +56,6 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       extraCaCertsPath: config.extraCaCertsPath,
       logger,
     }),
-    workspaces:
-      config.diskQuota === 'loop'
-        ? new LoopWorkspaces(config.workspaceDir, logger)
-        : new VolumeWorkspaces(docker),
+    workspaces,
   });
 }

@@ -11,6 +11,7 @@ import { countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { inspectSandbox } from './lifecycle/sandbox-info';
 import { meteredExec } from './runner/metered-exec';
+import type { PoolShapeStatus, WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
@@ -28,6 +29,7 @@ import type {
 /** The collaborators of a `DockerRuntime` (`createDockerRuntime` builds the real ones). */
 export interface DockerRuntimeParts extends LifecycleDeps {
   runners: RunnerPool;
+  pool?: WarmPool | undefined;
   installer: PackageInstaller;
   /** Makes sure the image, the network and its firewall are there. */
   prepareHost(): Promise<void>;
@@ -41,8 +43,17 @@ export interface DockerRuntimeParts extends LifecycleDeps {
 export class DockerRuntime implements SandboxRuntime {
   constructor(private readonly parts: DockerRuntimeParts) {}
 
-  prepare(): Promise<void> {
-    return this.parts.prepareHost();
+  async prepare(): Promise<void> {
+    await this.parts.prepareHost();
+    await this.parts.pool?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.parts.pool?.stop();
+  }
+
+  poolStatus(): PoolShapeStatus[] {
+    return this.parts.pool?.status() ?? [];
   }
 
   create(spec: SandboxSpec): Promise<SandboxInfo> {
@@ -51,7 +62,8 @@ export class DockerRuntime implements SandboxRuntime {
     );
   }
 
-  reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
+  async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
+    await this.parts.pool?.prune();
     return reconcile(this.parts);
   }
 

@@ -2,6 +2,15 @@ import type { FileListing, RunResult } from '@sandbox/contract';
 
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 
+/** One shape of sandbox the node keeps ready, how many it keeps and how many are ready. */
+export interface PoolStatus {
+  size: number;
+  ready: number;
+  memoryMb: number;
+  cpu: number;
+  diskMb: number;
+}
+
 export interface SandboxLimits {
   memoryMb: number;
   cpu: number;
@@ -94,4 +103,8 @@ export interface SandboxRuntime {
   previewHost(sessionId: string): Promise<string>;
   /** Brings this node's sandboxes back to the state they should be in (after a crash). */
   reconcile?(): Promise<{ started: string[]; rebuilt: string[] }>;
+  /** The warm pool's shapes and how many of each are ready. */
+  poolStatus?(): PoolStatus[];
+  /** Releases what the runtime keeps for later (the warm pool's members). */
+  stop?(): Promise<void>;
 }

@@ -13,10 +13,14 @@ export interface ContainerState {
   pidsLimit: number;
   /** The container's address on each of its networks. */
   addresses: Record<string, string | undefined>;
+  labels: Record<string, string>;
 }
 
 /** One container of a listing. */
 export interface ContainerSummary {
+  id: string;
+  /** Without Docker's leading slash. */
+  name: string;
   labels: Record<string, string>;
   /** created, running, paused, exited... */
   state: string;
@@ -32,6 +36,13 @@ export interface HostProcess {
 export interface NetworkState {
   id: string;
   options: Record<string, string>;
+}
+
+/** The limits of a container that can change while it runs. */
+export interface ContainerLimits {
+  memoryBytes: number;
+  nanoCpus: number;
+  pidsLimit: number;
 }
 
 export type ContainerCreateOptions = Docker.ContainerCreateOptions;
@@ -51,6 +62,10 @@ export interface ContainerClient {
   remove(container: string): Promise<boolean>;
   pause(container: string): Promise<void>;
   unpause(container: string): Promise<void>;
+  /** Gives the container another name. A name in use rejects with status 409. */
+  rename(container: string, name: string): Promise<void>;
+  /** Changes a (running) container's memory, CPU and process limits. */
+  updateLimits(container: string, limits: ContainerLimits): Promise<void>;
   /** Starts a stopped container; one already running is fine. */
   start(container: string): Promise<void>;
   /** The container's processes, with host pids. */

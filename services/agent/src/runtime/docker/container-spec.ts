@@ -1,7 +1,7 @@
 import { SANDBOX_GID, SANDBOX_UID, SANDBOX_USER } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
-import type { SandboxSpec } from '../sandbox-runtime';
-import type { ContainerCreateOptions } from './container-client';
+import type { SandboxLimits, SandboxSpec } from '../sandbox-runtime';
+import type { ContainerCreateOptions, ContainerLimits } from './container-client';
 import { containerName, sandboxLabelKeys } from './docker-names';
 
 const MIB = 1024 * 1024;
@@ -31,6 +31,21 @@ export function sandboxLabels(spec: SandboxSpec, config: ContainerConfig): Recor
   };
 }
 
+/** The labels of a warm pool member: this node's, and no session's (it has none yet). */
+export function poolLabels(config: ContainerConfig): Record<string, string> {
+  const labels = sandboxLabelKeys(config.labelPrefix);
+  return { [labels.managed]: 'true', [labels.node]: config.nodeId, [labels.pool]: 'true' };
+}
+
+/** The limits of a sandbox's container that Docker can change while it runs. */
+export function containerLimits(limits: SandboxLimits, config: ContainerConfig): ContainerLimits {
+  return {
+    memoryBytes: limits.memoryMb * MIB,
+    nanoCpus: Math.round(limits.cpu * 1e9),
+    pidsLimit: limits.pids > 0 ? limits.pids : config.pidsLimit,
+  };
+}
+
 /**
  * The hardened container of a session: the sandbox user, no capabilities, a read-only root with
  * small tmpfs mounts, the session's limits, and `workspace` (a Docker bind) as /workspace.
@@ -39,6 +54,7 @@ export function containerSpec(
   spec: SandboxSpec,
   config: ContainerConfig,
   workspace: string,
+  labels: Record<string, string> = sandboxLabels(spec, config),
 ): ContainerCreateOptions {
   const env = ['HOME=/home/sandbox'];
   const binds = [workspace];
@@ -46,14 +62,14 @@ export function containerSpec(
     binds.push(`${config.extraCaCertsPath}:${EXTRA_CA_IN_SANDBOX}:ro`);
     env.push(`NODE_EXTRA_CA_CERTS=${EXTRA_CA_IN_SANDBOX}`);
   }
-  const memoryBytes = spec.limits.memoryMb * MIB;
+  const limits = containerLimits(spec.limits, config);
   return {
     name: containerName(spec.sessionId),
     Image: config.sandboxImage,
     User: SANDBOX_USER,
     WorkingDir: '/workspace',
     Env: env,
-    Labels: sandboxLabels(spec, config),
+    Labels: labels,
     Cmd: ['sleep', 'infinity'],
     NetworkDisabled: false,
     HostConfig: {
@@ -67,10 +83,10 @@ export function containerSpec(
         '/home/sandbox': `rw,nosuid,nodev,size=256m,uid=${SANDBOX_UID},gid=${SANDBOX_GID},mode=0755`,
       },
       Binds: binds,
-      Memory: memoryBytes,
-      MemorySwap: memoryBytes,
-      NanoCpus: Math.round(spec.limits.cpu * 1e9),
-      PidsLimit: spec.limits.pids > 0 ? spec.limits.pids : config.pidsLimit,
+      Memory: limits.memoryBytes,
+      MemorySwap: limits.memoryBytes,
+      NanoCpus: limits.nanoCpus,
+      PidsLimit: limits.pidsLimit,
       // Open files per process: plenty for real work, not enough to exhaust kernel memory.
       Ulimits: [{ Name: 'nofile', Soft: config.nofileLimit, Hard: config.nofileLimit }],
       IpcMode: 'private',

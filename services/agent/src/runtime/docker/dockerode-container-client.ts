@@ -3,6 +3,7 @@ import type { Logger } from '@sandbox/logger';
 import type {
   ContainerClient,
   ContainerCreateOptions,
+  ContainerLimits,
   ContainerState,
   ContainerSummary,
   HostProcess,
@@ -25,6 +26,7 @@ function stateOf(info: Docker.ContainerInspectInfo): ContainerState {
     memoryBytes: info.HostConfig.Memory ?? 0,
     pidsLimit: info.HostConfig.PidsLimit ?? 0,
     addresses,
+    labels: info.Config.Labels ?? {},
   };
 }
 
@@ -86,6 +88,23 @@ export class DockerodeContainerClient implements ContainerClient {
     return this.call('unpause', { container }, () => this.docker.getContainer(container).unpause());
   }
 
+  rename(container: string, name: string): Promise<void> {
+    return this.call('rename', { container, name }, async () => {
+      await this.docker.getContainer(container).rename({ name });
+    });
+  }
+
+  updateLimits(container: string, limits: ContainerLimits): Promise<void> {
+    return this.call('update', { container }, async () => {
+      await this.docker.getContainer(container).update({
+        Memory: limits.memoryBytes,
+        MemorySwap: limits.memoryBytes,
+        NanoCpus: limits.nanoCpus,
+        PidsLimit: limits.pidsLimit,
+      });
+    });
+  }
+
   start(container: string): Promise<void> {
     return this.call('start', { container }, () =>
       this.docker
@@ -116,7 +135,12 @@ export class DockerodeContainerClient implements ContainerClient {
         all: true,
         filters: { label: [`${key}=${value}`] },
       });
-      return containers.map((c) => ({ labels: c.Labels, state: c.State }));
+      return containers.map((c) => ({
+        id: c.Id,
+        name: (c.Names[0] ?? '').replace(/^\//, ''),
+        labels: c.Labels,
+        state: c.State,
+      }));
     });
   }
 

@@ -3,6 +3,7 @@ import { containerSpec, sandboxLabels } from '../docker/container-spec';
 import { statusCode } from '../docker/docker-names';
 import type { SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
+import { claimPooled } from './claim-pooled';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { removeContainer, removeSandbox } from './remove-sandbox';
 import { findSandbox, inspectSandbox } from './sandbox-info';
@@ -11,14 +12,15 @@ type Cleanup = (deps: LifecycleDeps, lock: SessionLock) => Promise<boolean>;
 
 /**
  * Creates and starts the sandbox of `spec` on its workspace (provisioned, or found), its spec
- * recorded beside it; returns the existing one for a known session. `cleanup` undoes a
- * failed start.
+ * recorded beside it; returns the existing one for a known session. `pooled`: a warm pool
+ * member may serve it. `cleanup` undoes a failed start.
  */
 async function provision(
   deps: LifecycleDeps,
   lock: SessionLock,
   spec: SandboxSpec,
   cleanup: Cleanup,
+  pooled: boolean,
 ): Promise<SandboxInfo> {
   const { sessionId } = spec;
   lock.check(sessionId);
@@ -31,6 +33,22 @@ async function provision(
     });
   }
 
+  if (pooled) {
+    const claimed = await claimPooled(deps, lock, spec);
+    if (claimed !== undefined) return claimed;
+  }
+  const work = () => startCold(deps, lock, spec, cleanup);
+  return pooled && deps.pool !== undefined ? deps.pool.cold(work) : work();
+}
+
+/** The slow way: the workspace (provisioned, or found), then a container on it. */
+async function startCold(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+  spec: SandboxSpec,
+  cleanup: Cleanup,
+): Promise<SandboxInfo> {
+  const { sessionId } = spec;
   const labels = sandboxLabels(spec, deps.config);
   const workspace = await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
   await deps.specs.write(spec);
@@ -57,13 +75,17 @@ async function provision(
   }
 }
 
-/** A new sandbox; a failed start removes what it made, workspace included. */
+/**
+ * A new sandbox, from the warm pool when it can (not when `pooled` is false: its workspace is
+ * already made); a failed start removes what it made, workspace included.
+ */
 export function createSandbox(
   deps: LifecycleDeps,
   lock: SessionLock,
   spec: SandboxSpec,
+  pooled = true,
 ): Promise<SandboxInfo> {
-  return provision(deps, lock, spec, removeSandbox);
+  return provision(deps, lock, spec, removeSandbox, pooled);
 }
 
 /** A sandbox rebuilt on its kept disk, which holds the session's only copy: never removed. */
@@ -72,5 +94,5 @@ export function rebuildSandbox(
   lock: SessionLock,
   spec: SandboxSpec,
 ): Promise<SandboxInfo> {
-  return provision(deps, lock, spec, removeContainer);
+  return provision(deps, lock, spec, removeContainer, false);
 }

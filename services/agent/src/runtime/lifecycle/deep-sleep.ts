@@ -1,6 +1,8 @@
 import { AppError } from '@sandbox/errors';
 import { sandboxLabels } from '../docker/container-spec';
+import type { SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
+import { claimPooled } from './claim-pooled';
 import { createSandbox } from './create-sandbox';
 import { ensureRunning } from './heal';
 import type { LifecycleDeps } from './lifecycle-deps';
@@ -47,13 +49,27 @@ export function restoreSandbox(deps: LifecycleDeps, spec: SandboxSpec): Promise<
     if (saved === undefined) {
       throw new AppError('session_not_found', 'No saved workspace for this session');
     }
-    // The workspace first (so that no process sees it half-restored), then the container.
-    const labels = sandboxLabels(spec, deps.config);
-    await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
-    await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(sessionId));
-    const info = await createSandbox(deps, lock, spec);
+    // The workspace first (so that no process sees it half-restored), then the container: a
+    // pool member's workspace is filled before it takes the session's name.
+    const info =
+      (await claimPooled(deps, lock, spec, async (member) => {
+        await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(member.slot));
+      })) ?? (await restoreCold(deps, lock, spec));
     await deps.blobs.remove(sessionId);
     deps.logger.info({ sessionId }, 'sandbox woke from deep sleep');
     return info;
   });
+}
+
+/** A restore without the pool: a new workspace, the saved files, then a container on them. */
+async function restoreCold(
+  deps: LifecycleDeps,
+  lock: SessionLock,
+  spec: SandboxSpec,
+): Promise<SandboxInfo> {
+  const { sessionId } = spec;
+  const labels = sandboxLabels(spec, deps.config);
+  await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
+  await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(sessionId));
+  return createSandbox(deps, lock, spec, false);
 }

@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { ContainerState } from '../docker/container-client';
+import { sandboxLabelKeys } from '../docker/docker-names';
 import type { SessionLock } from '../locks/session-locks';
 import { rebuildSandbox } from './create-sandbox';
 import type { LifecycleDeps } from './lifecycle-deps';
@@ -55,6 +56,10 @@ async function bringBack(
   return isRunning(info) ? info : undefined;
 }
 
+function bornInPool(deps: LifecycleDeps, info: ContainerState): boolean {
+  return info.labels[sandboxLabelKeys(deps.config.labelPrefix).pool] === 'true';
+}
+
 /**
  * Brings back a sandbox that should run but does not: a container stopped by a reboot or a
  * crash (its disk mounted again first), or one removed behind the agent's back (rebuilt from
@@ -78,14 +83,23 @@ export async function heal(
     await rebuildSandbox(deps, lock, spec);
   } else {
     // A session being destroyed (its spec already gone) is not started again.
-    if ((await deps.specs.read(sessionId)) === undefined) return undefined;
+    const spec = await deps.specs.read(sessionId);
+    if (spec === undefined) return undefined;
     if (!(await deps.workspaces.attach(sessionId))) {
       deps.logger.error({ sessionId }, 'a stopped sandbox has lost its workspace');
       return undefined;
     }
-    deps.logger.warn({ sessionId, state: info.status }, 'sandbox was stopped: starting it');
     deps.runners.close(sessionId);
-    await deps.containers.start(info.id);
+    if (bornInPool(deps, info)) {
+      // Its bind names the pool slot's mount point, gone since the claim: starting it would
+      // give it an empty workspace. A new container on the session's disk instead.
+      deps.logger.warn({ sessionId, state: info.status }, 'sandbox was stopped: rebuilding it');
+      await deps.containers.remove(info.id);
+      await rebuildSandbox(deps, lock, spec);
+    } else {
+      deps.logger.warn({ sessionId, state: info.status }, 'sandbox was stopped: starting it');
+      await deps.containers.start(info.id);
+    }
   }
   return findSandbox(deps, sessionId);
 }

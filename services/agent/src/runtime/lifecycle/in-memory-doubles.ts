@@ -2,6 +2,7 @@ import { createLogger } from '@sandbox/logger';
 import type {
   ContainerClient,
   ContainerCreateOptions,
+  ContainerLimits,
   ContainerState,
   ContainerSummary,
   HostProcess,
@@ -13,7 +14,7 @@ import { containerName } from '../docker/docker-names';
 import { SessionLocks } from '../locks/session-locks';
 import type { SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
-import type { WorkspaceStore } from '../storage/workspaces';
+import type { AdoptableWorkspaces } from '../storage/workspaces';
 import type { LifecycleDeps, Runners, SavedWorkspaces, SpecStore } from './lifecycle-deps';
 
 /** In-memory doubles of the lifecycle's collaborators, for unit tests (no Docker, no disk). */
@@ -35,6 +36,8 @@ export class FakeContainers implements ContainerClient {
   readonly byName = new Map<string, FakeContainer>();
   /** The next `createAndStart` rejects with this. */
   failCreate: Error | undefined;
+  /** The next `rename` rejects with this. */
+  failRename: Error | undefined;
   private nextId = 1;
 
   constructor(private readonly journal: Journal) {}
@@ -50,6 +53,7 @@ export class FakeContainers implements ContainerClient {
       memoryBytes: 0,
       pidsLimit: 0,
       addresses: {},
+      labels,
     };
     this.byName.set(containerName(sessionId), { state, labels, options: {} });
     return state;
@@ -101,6 +105,28 @@ export class FakeContainers implements ContainerClient {
     return Promise.resolve();
   }
 
+  rename(container: string, name: string): Promise<void> {
+    this.journal.push(`container.rename ${this.sessionOf(container)} ${name.replace(/^sbx-/, '')}`);
+    const failure = this.failRename;
+    this.failRename = undefined;
+    if (failure !== undefined) return Promise.reject(failure);
+    const found = this.entry(container);
+    if (found === undefined) return Promise.reject(dockerError(404));
+    if (this.byName.has(name)) return Promise.reject(dockerError(409));
+    for (const [key, c] of this.byName) if (c === found) this.byName.delete(key);
+    this.byName.set(name, found);
+    return Promise.resolve();
+  }
+
+  updateLimits(container: string, limits: ContainerLimits): Promise<void> {
+    this.journal.push(`container.update ${this.sessionOf(container)}`);
+    const found = this.entry(container);
+    if (found === undefined) return Promise.reject(dockerError(404));
+    found.state.memoryBytes = limits.memoryBytes;
+    found.state.pidsLimit = limits.pidsLimit;
+    return Promise.resolve();
+  }
+
   pause(container: string): Promise<void> {
     return this.set(container, 'pause', { paused: true, status: 'paused' });
   }
@@ -119,9 +145,9 @@ export class FakeContainers implements ContainerClient {
 
   listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
     return Promise.resolve(
-      [...this.byName.values()]
-        .filter((c) => c.labels[key] === value)
-        .map((c) => ({ labels: c.labels, state: c.state.status })),
+      [...this.byName.entries()]
+        .filter(([, c]) => c.labels[key] === value)
+        .map(([name, c]) => ({ id: c.state.id, name, labels: c.labels, state: c.state.status })),
     );
   }
 
@@ -138,7 +164,7 @@ export class FakeContainers implements ContainerClient {
   }
 }
 
-export class FakeWorkspaces implements WorkspaceStore {
+export class FakeWorkspaces implements AdoptableWorkspaces {
   /** Sessions with a disk, and whether it attaches (false: lost, e.g. after a reboot). */
   readonly disks = new Map<string, { attaches: boolean }>();
 
@@ -161,6 +187,21 @@ export class FakeWorkspaces implements WorkspaceStore {
 
   attach(sessionId: string): Promise<boolean> {
     return Promise.resolve(this.disks.get(sessionId)?.attaches ?? false);
+  }
+
+  adopt(from: string, to: string): Promise<void> {
+    this.journal.push(`workspace.adopt ${from} ${to}`);
+    const disk = this.disks.get(from);
+    if (disk === undefined || this.disks.has(to)) {
+      return Promise.reject(new Error(`cannot adopt ${from} as ${to}`));
+    }
+    this.disks.delete(from);
+    this.disks.set(to, disk);
+    return Promise.resolve();
+  }
+
+  slots(): Promise<string[]> {
+    return Promise.resolve([...this.disks.keys()]);
   }
 }
 
@@ -235,6 +276,10 @@ export class FakeRunners implements Runners {
 
   close(sessionId: string): void {
     this.journal.push(`runner.close ${sessionId}`);
+  }
+
+  adopt(from: string, to: string): void {
+    this.journal.push(`runner.adopt ${from} ${to}`);
   }
 }
 

@@ -2,7 +2,7 @@ import type { Logger } from '@sandbox/logger';
 import type { ContainerClient } from '../docker/container-client';
 import type { ContainerConfig } from '../docker/container-spec';
 import type { SessionLocks } from '../locks/session-locks';
-import type { SandboxSpec } from '../sandbox-runtime';
+import type { SandboxLimits, SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
 import type { WorkspaceStore } from '../storage/workspaces';
 
@@ -34,6 +34,29 @@ export interface Runners {
   ): Promise<{ filesCount: number; activeProcesses: number }>;
   /** Forgets the session's runner (its container is going or was replaced). */
   close(sessionId: string): void;
+  /** The runner started for pool slot `from` now serves session `to`. */
+  adopt(from: string, to: string): void;
+}
+
+/** A sandbox of the warm pool: running, its runner answering, its workspace empty. */
+export interface PoolMember {
+  /** The name its container and workspace have until a session claims it. */
+  slot: string;
+  containerId: string;
+  /** What it was started with (a claim may change memory, CPU and processes). */
+  limits: SandboxLimits;
+}
+
+/** Sandboxes made ahead of demand (`WarmPool`). */
+export interface SandboxPool {
+  /** A ready member with `limits`' disk size, out of the pool; undefined when none is ready. */
+  take(limits: SandboxLimits): PoolMember | undefined;
+  /** Gives the member's workspace to the session (which must have none). */
+  adoptWorkspace(member: PoolMember, sessionId: string): Promise<void>;
+  /** Removes a member that could not be given to a session: its container and workspace. */
+  discard(member: PoolMember): Promise<void>;
+  /** Runs a create that the pool could not serve: refills wait while one runs. */
+  cold<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** The collaborators of the sandbox lifecycle: narrow interfaces, so that it runs on doubles. */
@@ -43,6 +66,8 @@ export interface LifecycleDeps {
   blobs: SavedWorkspaces;
   specs: SpecStore;
   runners: Runners;
+  /** Absent when the node keeps no warm pool. */
+  pool?: SandboxPool | undefined;
   locks: SessionLocks;
   logger: Logger;
   config: ContainerConfig;

@@ -1,7 +1,20 @@
-import { sandboxLabelKeys } from '../docker/docker-names';
+import type { ContainerSummary } from '../docker/container-client';
+import {
+  isPoolSlot,
+  sandboxLabelKeys,
+  slotOfContainerName,
+  type SandboxLabels,
+} from '../docker/docker-names';
 import { heal } from './heal';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { findSandbox } from './sandbox-info';
+
+/** The session a container of this node serves; undefined for a pool member. */
+function sessionOf(container: ContainerSummary, labels: SandboxLabels): string | undefined {
+  // A claimed pool member carries no session label: its name is the session's.
+  const slot = container.labels[labels.session] ?? slotOfContainerName(container.name);
+  return slot === undefined || isPoolSlot(slot) ? undefined : slot;
+}
 
 /**
  * Desired state vs actual state, for this node: every sandbox the agent made and has not
@@ -30,7 +43,7 @@ export async function reconcile(
     }
   };
   for (const container of containers) {
-    const sessionId = container.labels[labels.session];
+    const sessionId = sessionOf(container, labels);
     if (sessionId === undefined) continue;
     present.add(sessionId);
     if (container.state === 'exited' || container.state === 'created') {
@@ -46,8 +59,9 @@ export async function reconcile(
   return { started, rebuilt };
 }
 
-/** How many containers this node has (running or not). */
+/** How many sessions' containers this node has (running or not; pool members are not). */
 export async function countSandboxes(deps: LifecycleDeps): Promise<number> {
   const labels = sandboxLabelKeys(deps.config.labelPrefix);
-  return (await deps.containers.listByLabel(labels.node, deps.config.nodeId)).length;
+  const containers = await deps.containers.listByLabel(labels.node, deps.config.nodeId);
+  return containers.filter((container) => sessionOf(container, labels) !== undefined).length;
 }

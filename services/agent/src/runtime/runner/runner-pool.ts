@@ -41,6 +41,14 @@ export class RunnerPool implements Runners {
     return { filesCount: stats.filesCount, activeProcesses: stats.activeProcesses };
   }
 
+  adopt(from: string, to: string): void {
+    const entry = this.clients.get(from);
+    if (entry === undefined) return;
+    this.clients.delete(from);
+    this.clients.get(to)?.client.close();
+    this.clients.set(to, entry);
+  }
+
   close(sessionId: string): void {
     this.clients.get(sessionId)?.client.close();
     this.clients.delete(sessionId);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chown, mkdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { chown, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
@@ -9,6 +9,13 @@ import type { Logger } from '@sandbox/logger';
 import { statusCode, workspaceVolumeName } from '../docker/docker-names';
 
 const run = promisify(execFile);
+
+function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
 
 /** Where each session's /workspace lives on the host. */
 export interface WorkspaceStore {
@@ -23,6 +30,17 @@ export interface WorkspaceStore {
    * when the session has none.
    */
   attach(sessionId: string): Promise<boolean>;
+}
+
+/** Workspaces a warm pool can make ahead of demand and then hand to a session. */
+export interface AdoptableWorkspaces extends WorkspaceStore {
+  /**
+   * Gives the workspace of `from` (a pool slot) to the session `to`, which must have none: its
+   * files and disk move with it, and a container that binds it keeps seeing them.
+   */
+  adopt(from: string, to: string): Promise<void>;
+  /** Every slot (session or pool member) that has a workspace here. */
+  slots(): Promise<string[]>;
 }
 
 /** Named Docker volumes: no size limit (for hosts where loop devices are not available). */
@@ -73,7 +91,7 @@ export class VolumeWorkspaces implements WorkspaceStore {
  * loop-mounted on the host and bound into the container: a full disk is the session's own
  * (ENOSPC → 507 disk_full), never the host's.
  */
-export class LoopWorkspaces implements WorkspaceStore {
+export class LoopWorkspaces implements AdoptableWorkspaces {
   constructor(
     private readonly dir: string,
     private readonly logger: Logger,
@@ -97,11 +115,7 @@ export class LoopWorkspaces implements WorkspaceStore {
 
   async attach(sessionId: string): Promise<boolean> {
     const { image, mount } = this.paths(sessionId);
-    const exists = await stat(image).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) return false;
+    if (!(await exists(image))) return false;
     await mkdir(mount, { recursive: true, mode: 0o755 });
     if (!(await this.isMounted(mount))) {
       await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
@@ -114,11 +128,7 @@ export class LoopWorkspaces implements WorkspaceStore {
     const { image, mount } = this.paths(sessionId);
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
-      const exists = await stat(image).then(
-        () => true,
-        () => false,
-      );
-      if (!exists) {
+      if (!(await exists(image))) {
         await run('truncate', ['-s', `${sizeMb}M`, `${image}.tmp`]);
         await run('mkfs.ext4', [
           '-q',
@@ -147,6 +157,37 @@ export class LoopWorkspaces implements WorkspaceStore {
     return `${mount}:/workspace:rw`;
   }
 
+  async adopt(from: string, to: string): Promise<void> {
+    const source = this.paths(from);
+    const target = this.paths(to);
+    if (await exists(target.image)) {
+      throw new Error(`${to} has a workspace already`);
+    }
+    if (!(await this.isMounted(source.mount))) throw new Error(`${from} is not mounted`);
+    // The same mounted filesystem at the new path (never a second loop device on one image,
+    // which would corrupt it), then the old path goes; bound containers are unaffected.
+    await rename(source.image, target.image);
+    try {
+      await mkdir(target.mount, { recursive: true, mode: 0o755 });
+      await run('mount', ['--bind', source.mount, target.mount]);
+    } catch (err) {
+      await rename(target.image, source.image).catch(() => undefined);
+      throw err;
+    }
+    await run('umount', [source.mount]).catch(() => run('umount', ['-l', source.mount]));
+    await rmdir(source.mount).catch(() => undefined);
+  }
+
+  async slots(): Promise<string[]> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const slots = new Set<string>();
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      slots.add(name.replace(/\.ext4(\.tmp)?$/, ''));
+    }
+    return [...slots];
+  }
+
   async destroy(sessionId: string): Promise<boolean> {
     const { image, mount } = this.paths(sessionId);
     let existed = false;
@@ -155,11 +196,7 @@ export class LoopWorkspaces implements WorkspaceStore {
       await run('umount', [mount]).catch(() => run('umount', ['-l', mount]));
     }
     for (const path of [mount, image, `${image}.tmp`]) {
-      const present = await stat(path).then(
-        () => true,
-        () => false,
-      );
-      if (present) {
+      if (await exists(path)) {
         existed = true;
         // --one-file-system semantics: the mount is gone, so this only removes the empty dir.
         await rm(path, { recursive: true, force: true });

@@ -1,0 +1,129 @@
+import { containerName } from '../docker/docker-names';
+import { doubles, type Doubles } from '../lifecycle/in-memory-doubles';
+import { WarmPool, type PoolShape } from './warm-pool';
+
+const SHAPE: PoolShape = { size: 2, memoryMb: 1024, cpu: 0.25, diskMb: 1024 };
+const LIMITS = { memoryMb: 1024, cpu: 0.25, diskMb: 1024, pids: 0 };
+
+function pooled(shapes: PoolShape[] = [SHAPE]): { d: Doubles; pool: WarmPool } {
+  const d = doubles();
+  const pool = new WarmPool({ ...d, shapes, retryDelayMs: 5 });
+  return { d, pool };
+}
+
+const made = (d: Doubles) => d.journal.filter((step) => step.startsWith('container.create'));
+
+describe('WarmPool', () => {
+  it('fills each shape to its size with running members whose runner answered', async () => {
+    const { d, pool } = pooled([SHAPE, { size: 1, memoryMb: 2048, cpu: 1, diskMb: 2048 }]);
+    await pool.start();
+    await pool.settled();
+    expect(pool.status().map((s) => s.ready)).toEqual([2, 1]);
+    expect(made(d)).toHaveLength(3);
+    // Each member: its disk, then its container, then its runner.
+    const slot = d.journal[0]!.split(' ')[1]!;
+    expect(slot).toMatch(/^pool-[0-9a-f]{12}$/);
+    expect(d.journal.slice(0, 3)).toEqual([
+      `workspace.create ${slot}`,
+      `container.create ${slot}`,
+      `runner.warmUp ${slot}`,
+    ]);
+    const options = d.containers.byName.get(containerName(slot))!.options;
+    expect(options.Labels).toEqual({
+      'io.sandbox.managed': 'true',
+      'io.sandbox.node': 'node-1',
+      'io.sandbox.pool': 'true',
+    });
+    expect(options.HostConfig?.NanoCpus).toBe(0.25e9);
+  });
+
+  it('hands out a member of the same disk size, preferring the same memory and CPU, and refills', async () => {
+    const { d, pool } = pooled([
+      { size: 1, memoryMb: 512, cpu: 1, diskMb: 1024 },
+      { size: 1, memoryMb: 1024, cpu: 0.25, diskMb: 1024 },
+    ]);
+    await pool.start();
+    await pool.settled();
+    expect(pool.take({ ...LIMITS, diskMb: 4096 })).toBeUndefined();
+    expect(pool.take(LIMITS)?.limits).toMatchObject({ memoryMb: 1024, cpu: 0.25 });
+    expect(pool.take(LIMITS)?.limits).toMatchObject({ memoryMb: 512, cpu: 1 });
+    expect(pool.take(LIMITS)).toBeUndefined();
+    await pool.settled();
+    expect(pool.status().map((s) => s.ready)).toEqual([1, 1]);
+    expect(made(d)).toHaveLength(4);
+  });
+
+  it('does not refill while a create it could not serve is running', async () => {
+    const { d, pool } = pooled();
+    await pool.start();
+    await pool.settled();
+    let finish!: () => void;
+    const cold = pool.cold(() => new Promise<void>((resolve) => (finish = resolve)));
+    pool.take(LIMITS);
+    pool.take(LIMITS);
+    await pool.settled();
+    expect(made(d)).toHaveLength(2);
+    finish();
+    await cold;
+    await pool.settled();
+    expect(made(d)).toHaveLength(4);
+    expect(pool.status()[0]!.ready).toBe(2);
+  });
+
+  it('cleans up a member it could not make, and tries again later', async () => {
+    const { d, pool } = pooled([{ ...SHAPE, size: 1 }]);
+    d.containers.failCreate = new Error('no more containers');
+    await pool.start();
+    await pool.settled();
+    const failed = d.journal[0]!.split(' ')[1]!;
+    expect(d.journal).toContain(`workspace.destroy ${failed}`);
+    expect(d.workspaces.disks.has(failed)).toBe(false);
+    expect(pool.status()[0]!.ready).toBe(1);
+  });
+
+  it('removes the members an earlier run left, but not claimed ones, before filling', async () => {
+    const { d, pool } = pooled([{ ...SHAPE, size: 0 }]);
+    const labels = { 'io.sandbox.node': 'node-1', 'io.sandbox.pool': 'true' };
+    d.containers.put('pool-aaaaaaaaaaaa', 'running', labels);
+    d.containers.put('ses_claimed', 'running', labels);
+    await d.workspaces.create('pool-aaaaaaaaaaaa');
+    await d.workspaces.create('pool-bbbbbbbbbbbb'); // a disk whose container was never made
+    await d.workspaces.create('ses_claimed');
+    d.journal.length = 0;
+    await pool.start();
+    expect(d.journal).toEqual(
+      expect.arrayContaining([
+        'container.remove pool-aaaaaaaaaaaa',
+        'workspace.destroy pool-aaaaaaaaaaaa',
+        'workspace.destroy pool-bbbbbbbbbbbb',
+      ]),
+    );
+    expect(d.containers.byName.has(containerName('ses_claimed'))).toBe(true);
+    expect(d.workspaces.disks.has('ses_claimed')).toBe(true);
+  });
+
+  it('replaces a member whose container stopped', async () => {
+    const { d, pool } = pooled([{ ...SHAPE, size: 1 }]);
+    await pool.start();
+    await pool.settled();
+    const [first] = [...d.containers.byName.values()];
+    first!.state.running = false;
+    await pool.prune();
+    await pool.settled();
+    expect(d.journal.filter((s) => s.startsWith('container.remove'))).toHaveLength(1);
+    expect(made(d)).toHaveLength(2);
+    expect(pool.take(LIMITS)?.containerId).not.toBe(first!.state.id);
+  });
+
+  it('removes its ready members when stopped, and makes no more', async () => {
+    const { d, pool } = pooled();
+    await pool.start();
+    await pool.settled();
+    await pool.stop();
+    expect(d.containers.byName.size).toBe(0);
+    expect(d.workspaces.disks.size).toBe(0);
+    expect(pool.take(LIMITS)).toBeUndefined();
+    await pool.settled();
+    expect(made(d)).toHaveLength(2);
+  });
+});

@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@sandbox/logger';
+import type { ContainerClient } from '../docker/container-client';
+import { containerSpec, poolLabels, type ContainerConfig } from '../docker/container-spec';
+import {
+  containerName,
+  isPoolSlot,
+  POOL_SLOT_PREFIX,
+  sandboxLabelKeys,
+  slotOfContainerName,
+} from '../docker/docker-names';
+import type { PoolMember, Runners, SandboxPool } from '../lifecycle/lifecycle-deps';
+import type { SandboxLimits } from '../sandbox-runtime';
+import type { AdoptableWorkspaces } from '../storage/workspaces';
+
+/** One kind of sandbox the pool keeps ready, and how many of it. */
+export interface PoolShape {
+  size: number;
+  memoryMb: number;
+  cpu: number;
+  diskMb: number;
+}
+
+/** A shape and how many of it are ready now (reported by the node). */
+export interface PoolShapeStatus extends PoolShape {
+  ready: number;
+}
+
+export interface WarmPoolDeps {
+  containers: ContainerClient;
+  workspaces: AdoptableWorkspaces;
+  runners: Runners;
+  config: ContainerConfig;
+  logger: Logger;
+  shapes: PoolShape[];
+  /** Backoff after a member could not be made (doubles up to 32×). */
+  retryDelayMs?: number;
+}
+
+function limitsOf(shape: PoolShape): SandboxLimits {
+  return { memoryMb: shape.memoryMb, cpu: shape.cpu, diskMb: shape.diskMb, pids: 0 };
+}
+
+function sameShape(limits: SandboxLimits, shape: SandboxLimits): boolean {
+  return limits.memoryMb === shape.memoryMb && limits.cpu === shape.cpu;
+}
+
+/**
+ * Sandboxes made ahead of demand: each a running container with its workspace, network and
+ * warmed runner, named by a pool slot until a session claims it. Refills in the background,
+ * one member at a time, and only while no create the pool could not serve is running: the
+ * pool never competes with a caller waiting for a sandbox. Members are never reused: a
+ * session's sandbox is never anyone else's before or after.
+ */
+export class WarmPool implements SandboxPool {
+  private readonly ready: PoolMember[] = [];
+  /** Creates running the slow way. */
+  private colds = 0;
+  private filling: Promise<void> | undefined;
+  private readonly stopping = new AbortController();
+  private failures = 0;
+
+  constructor(private readonly deps: WarmPoolDeps) {}
+
+  /** Removes what an earlier run of the agent left in the pool, then starts filling it. */
+  async start(): Promise<void> {
+    await this.removeLeftovers();
+    this.fill();
+  }
+
+  /** Stops refilling and removes the ready members. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.filling;
+    await Promise.all(this.ready.splice(0).map((member) => this.discardQuietly(member)));
+  }
+
+  /** Resolves when the pool is not making members (full, stopped, or waiting for a cold create). */
+  async settled(): Promise<void> {
+    while (this.filling !== undefined) await this.filling;
+  }
+
+  status(): PoolShapeStatus[] {
+    return this.deps.shapes.map((shape) => ({
+      ...shape,
+      ready: this.ready.filter(
+        (m) => m.limits.diskMb === shape.diskMb && sameShape(m.limits, limitsOf(shape)),
+      ).length,
+    }));
+  }
+
+  take(limits: SandboxLimits): PoolMember | undefined {
+    const fits = (m: PoolMember) => m.limits.diskMb === limits.diskMb;
+    let index = this.ready.findIndex((m) => fits(m) && sameShape(m.limits, limits));
+    if (index < 0) index = this.ready.findIndex(fits);
+    if (index < 0) return undefined;
+    const [member] = this.ready.splice(index, 1);
+    this.fill();
+    return member;
+  }
+
+  adoptWorkspace(member: PoolMember, sessionId: string): Promise<void> {
+    return this.deps.workspaces.adopt(member.slot, sessionId);
+  }
+
+  async discard(member: PoolMember): Promise<void> {
+    this.deps.runners.close(member.slot);
+    await this.deps.containers.remove(member.containerId);
+    await this.deps.workspaces.destroy(member.slot);
+  }
+
+  async cold<T>(work: () => Promise<T>): Promise<T> {
+    this.colds += 1;
+    try {
+      return await work();
+    } finally {
+      this.colds -= 1;
+      this.fill();
+    }
+  }
+
+  /** Drops members whose container stopped or vanished (checked by the agent's reconcile). */
+  async prune(): Promise<void> {
+    for (const member of [...this.ready]) {
+      const state = await this.deps.containers.find(member.containerId);
+      if (state?.running === true && !state.paused) continue;
+      const index = this.ready.indexOf(member);
+      if (index < 0) continue; // claimed meanwhile
+      this.ready.splice(index, 1);
+      this.deps.logger.warn({ slot: member.slot }, 'a pool member stopped: replacing it');
+      await this.discardQuietly(member);
+    }
+    this.fill();
+  }
+
+  /** The shape that lacks members most (counting the one being made), if any does. */
+  private nextShape(): PoolShape | undefined {
+    let best: { shape: PoolShape; missing: number } | undefined;
+    for (const status of this.status()) {
+      const missing = status.size - status.ready;
+      if (missing > 0 && (best === undefined || missing > best.missing)) {
+        best = { shape: status, missing };
+      }
+    }
+    return best?.shape;
+  }
+
+  private fill(): void {
+    if (this.filling !== undefined || this.stopping.signal.aborted || this.colds > 0) return;
+    if (this.nextShape() === undefined) return;
+    this.filling = this.fillUntilFull().finally(() => {
+      this.filling = undefined;
+      // A claim or a cold create may have ended while this pass was finishing.
+      this.fill();
+    });
+  }
+
+  private async fillUntilFull(): Promise<void> {
+    for (;;) {
+      if (this.stopping.signal.aborted || this.colds > 0) return;
+      const shape = this.nextShape();
+      if (shape === undefined) return;
+      try {
+        const member = await this.make(shape);
+        if (this.stopping.signal.aborted) {
+          await this.discardQuietly(member);
+          return;
+        }
+        this.ready.push(member);
+        this.failures = 0;
+      } catch (err) {
+        this.failures += 1;
+        this.deps.logger.error({ err, failures: this.failures }, 'could not make a pool member');
+        const delay = (this.deps.retryDelayMs ?? 1000) * 2 ** Math.min(this.failures - 1, 5);
+        await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  private async make(shape: PoolShape): Promise<PoolMember> {
+    const { containers, workspaces, runners, config } = this.deps;
+    const slot = `${POOL_SLOT_PREFIX}${randomBytes(6).toString('hex')}`;
+    const limits = limitsOf(shape);
+    const labels = poolLabels(config);
+    try {
+      const bind = await workspaces.create(slot, shape.diskMb, labels);
+      const spec = { sessionId: slot, accountId: '', limits };
+      const containerId = await containers.createAndStart(
+        containerSpec(spec, config, bind, labels),
+      );
+      await runners.warmUp(slot, containerId);
+      return { slot, containerId, limits };
+    } catch (err) {
+      runners.close(slot);
+      await containers.remove(containerName(slot)).catch(() => undefined);
+      await workspaces.destroy(slot).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async discardQuietly(member: PoolMember): Promise<void> {
+    await this.discard(member).catch((err: unknown) =>
+      this.deps.logger.error({ err, slot: member.slot }, 'pool member removal failed'),
+    );
+  }
+
+  /**
+   * Members of an earlier run (the agent stopped or crashed) are not trusted: their containers
+   * and workspaces are removed. A claimed member has the session's name and is left alone.
+   */
+  private async removeLeftovers(): Promise<void> {
+    const { containers, workspaces, config, logger } = this.deps;
+    const labels = sandboxLabelKeys(config.labelPrefix);
+    const leftovers: string[] = [];
+    for (const container of await containers.listByLabel(labels.node, config.nodeId)) {
+      const slot = slotOfContainerName(container.name);
+      if (slot === undefined || !isPoolSlot(slot)) continue;
+      await containers.remove(container.id);
+      leftovers.push(slot);
+    }
+    for (const slot of await workspaces.slots()) {
+      if (!isPoolSlot(slot)) continue;
+      await workspaces.destroy(slot);
+      if (!leftovers.includes(slot)) leftovers.push(slot);
+    }
+    if (leftovers.length > 0) logger.info({ slots: leftovers }, 'removed old pool members');
+  }
+}

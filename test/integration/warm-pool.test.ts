@@ -1,0 +1,207 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
+import { loadAgentConfig } from '@sandbox/config';
+import type Docker from 'dockerode';
+import {
+  docker,
+  nodeLabelFilter,
+  removeNodeSandboxes,
+  sessionContainer,
+  testWorkspaceDir,
+} from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
+
+/**
+ * The warm pool, end to end: sessions come from it, a claimed sandbox is indistinguishable
+ * from one made for the session, the pool refills after a burst, and an agent restart leaves
+ * no member of the old run behind.
+ */
+
+const POOL_SIZE = 2;
+let runtime: DockerRuntime | undefined;
+const t = useStackWithAccount('free', {
+  stack: {
+    agentEnv: { SANDBOX_POOL: `${POOL_SIZE}:1024:0.25:1024` },
+    runtime: (config, logger) => (runtime = createDockerRuntime({ config, logger })),
+  },
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function poolReady(rt: DockerRuntime, size = POOL_SIZE): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (rt.poolStatus().reduce((n, s) => n + s.ready, 0) < size) {
+    if (Date.now() > deadline) throw new Error('the pool did not fill');
+    await sleep(50);
+  }
+}
+
+/** Containers of the node that are unclaimed pool members. */
+async function poolContainers(nodeId: string): Promise<string[]> {
+  const all = await docker.listContainers({ all: true, filters: nodeLabelFilter(nodeId) });
+  return all.flatMap((c) => c.Names).filter((name) => name.startsWith('/sbx-pool-'));
+}
+
+async function fromPool(sessionId: string): Promise<boolean> {
+  const container = await sessionContainer(sessionId);
+  return container?.Labels['io.sandbox.pool'] === 'true';
+}
+
+/** What a process in the session sees of its sandbox, apart from what is its own by nature. */
+const LOOK = [
+  'id',
+  'pwd',
+  'ls -la /workspace /tmp /home/sandbox | grep -v " \\.\\.\\?$" | sort',
+  'ps -eo user,args --no-headers | grep -v " ps -eo\\| sort\\|sh -c" | sort',
+  'env | grep -v "^HOSTNAME=\\|^SANDBOX_RUN_ID=\\|^PWD=\\|^_=" | sort',
+  'ulimit -a',
+  'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/cpu.max /sys/fs/cgroup/pids.max',
+  'df -k /workspace | tail -1 | awk "{print \\$2}"',
+].join('; echo ---; ');
+
+async function look(sessionId: string): Promise<string> {
+  const run = await t.api.execute<{ stdout: string; stderr: string }>(sessionId, {
+    command: LOOK,
+  });
+  expect(run.status).toBe(200);
+  // Sizes and dates of /tmp and /home entries differ by when they were made, not by content.
+  return run.body.stdout.replace(/\s\w{3}\s+\d+\s+\d\d:\d\d\s/g, ' DATE ');
+}
+
+describe('the warm pool', () => {
+  it('serves creates, and a claimed sandbox is indistinguishable from one made for the session', async () => {
+    await poolReady(runtime!);
+    const pooled = await t.api.createSession();
+    // The pool has one member left, then none until it refills: these come the slow way.
+    const [second, cold] = await Promise.all([t.api.createSession(), t.api.createSession()]);
+    expect(await fromPool(pooled)).toBe(true);
+    expect([await fromPool(second), await fromPool(cold)]).toContain(false);
+    const fresh = (await fromPool(second)) ? cold : second;
+    expect(await look(pooled)).toBe(await look(fresh));
+
+    // Same limits, same hardening: only names and addresses differ.
+    const [a, b] = (await Promise.all(
+      [pooled, fresh].map(async (id) =>
+        docker.getContainer((await sessionContainer(id))!.Id).inspect(),
+      ),
+    )) as [Docker.ContainerInspectInfo, Docker.ContainerInspectInfo];
+    const hostConfig = (info: Docker.ContainerInspectInfo) => {
+      const { Binds: _binds, ...rest } = info.HostConfig;
+      return rest;
+    };
+    expect(hostConfig(a)).toEqual(hostConfig(b));
+    expect(a.Config.User).toBe(b.Config.User);
+    expect(a.Config.Env).toEqual(b.Config.Env);
+    for (const id of [pooled, second, cold]) await t.api.deleteSession(id);
+  });
+
+  it('never shows one session anything of another: files, processes, environment', async () => {
+    await poolReady(runtime!);
+    const first = await t.api.createSession();
+    expect(await fromPool(first)).toBe(true);
+    const planted = await t.api.execute(first, {
+      command:
+        'echo secret > /workspace/mine; echo secret > /tmp/mine; echo secret > ~/mine; ' +
+        'nohup sleep 600 >/dev/null 2>&1 & echo started',
+      env: { PLANTED_SECRET: 'yes' },
+    });
+    expect(planted.body).toMatchObject({ stdout: 'started\n' });
+    await t.api.deleteSession(first);
+    for (let i = 0; i < POOL_SIZE + 1; i += 1) {
+      await poolReady(runtime!);
+      const next = await t.api.createSession();
+      expect(await fromPool(next)).toBe(true);
+      const seen = await t.api.execute<{ stdout: string }>(next, {
+        command:
+          'ls -A /workspace /tmp ~; ps -eo args | grep -c "^sleep 60[0]"; env | grep -c PLANT[E]D; true',
+      });
+      expect(seen.body.stdout).not.toContain('mine');
+      expect(seen.body.stdout.trim().split('\n').slice(-2)).toEqual(['0', '0']);
+      await t.api.deleteSession(next);
+    }
+  });
+
+  it('refills after a burst that drained it, and every session of the burst works', async () => {
+    await poolReady(runtime!);
+    const burst = await Promise.all(
+      Array.from({ length: POOL_SIZE + 3 }, () => t.api.createSession()),
+    );
+    for (const id of burst) {
+      const run = await t.api.execute<{ stdout: string }>(id, { command: 'echo $PWD' });
+      expect(run.body.stdout).toBe('/workspace\n');
+    }
+    await poolReady(runtime!);
+    expect(await poolContainers(t.stack.nodeId)).toHaveLength(POOL_SIZE);
+    for (const id of burst) await t.api.deleteSession(id);
+  });
+
+  it('after an agent restart, removes the members of the old run (containers and disks) and keeps claimed sessions', async () => {
+    const config = loadAgentConfig(restartEnv(t.stack.agentConfig));
+    const logger = t.stack.logger;
+    t.beforeStop(() => removeNodeSandboxes(config.nodeId));
+    // The old run crashes: its members stay behind, as does a session claimed from it.
+    const before = createDockerRuntime({ config, logger });
+    t.beforeStop(() => before.stop()); // should this test fail midway, stop its refills first
+    await before.prepare();
+    await poolReady(before);
+    const claimed = await before.create({
+      sessionId: `ses_${'r'.repeat(24)}`,
+      accountId: 'acc_test',
+      limits: { memoryMb: 1024, cpu: 0.25, diskMb: 1024, pids: 0 },
+    });
+    await poolReady(before);
+    const oldMembers = await poolContainers(config.nodeId);
+    expect(oldMembers).toHaveLength(POOL_SIZE);
+    await before.writeFile(claimed.sessionId, { path: 'kept.txt', content: Buffer.from('kept') });
+
+    const after = createDockerRuntime({ config, logger });
+    await after.prepare();
+    await poolReady(after);
+    const members = await poolContainers(config.nodeId);
+    expect(members).toHaveLength(POOL_SIZE);
+    expect(members.filter((m) => oldMembers.includes(m))).toEqual([]);
+    const disks = (await readdir(config.workspaceDir)).filter((n) => n.startsWith('pool-'));
+    expect(disks.sort()).toEqual(
+      members
+        .flatMap((m) => [`${m.slice('/sbx-'.length)}`, `${m.slice('/sbx-'.length)}.ext4`])
+        .sort(),
+    );
+    // The claimed session survived, with its files.
+    const read = await runFile(after, claimed.sessionId, 'kept.txt');
+    expect(read).toBe('kept');
+
+    await after.destroy(claimed.sessionId);
+    await after.stop();
+    expect(await poolContainers(config.nodeId)).toEqual([]);
+    expect((await readdir(config.workspaceDir)).filter((n) => !n.startsWith('.'))).toEqual([]);
+    const mounts = await readFile('/proc/self/mounts', 'utf8');
+    expect(mounts).not.toContain(`${config.workspaceDir}/`);
+  });
+});
+
+/** The environment of a second agent on its own node and disks (the stack's keeps running). */
+function restartEnv(stackConfig: { nodeId: string }): Record<string, string> {
+  const nodeId = `${stackConfig.nodeId}-r`;
+  return {
+    NODE_ID: nodeId,
+    SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
+    PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
+    BLOB_STORE_DIR: `${testWorkspaceDir(nodeId)}-blobs`,
+    SANDBOX_POOL: `${POOL_SIZE}:1024:0.25:1024`,
+    SANDBOX_IMAGE: t.stack.agentConfig.sandboxImage,
+    ...(process.env.NODE_EXTRA_CA_CERTS
+      ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
+      : {}),
+  };
+}
+
+async function runFile(rt: DockerRuntime, sessionId: string, path: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  const sink = {
+    write: (_stream: 'stdout' | 'stderr', chunk: Buffer) => chunks.push(chunk) > 0,
+    onDrain: () => undefined,
+    started: () => undefined,
+  };
+  await rt.readFile(sessionId, path, sink, new AbortController().signal);
+  return Buffer.concat(chunks).toString();
+}
