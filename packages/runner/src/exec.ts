@@ -12,6 +12,7 @@ import { readTiming, TIME_FORMAT, UsagePoller } from './run-measure';
 import { RunOutput, type RunSink } from './run-output';
 import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
+import { needsOwnStart, Zygotes, type Zygote } from './zygotes';
 import { lexicalDir, makeDirectories } from './workspace-path';
 
 export interface RunSpec {
@@ -117,6 +118,41 @@ function spawnUnderTime(
   return { child, leader };
 }
 
+/** The pre-started Nodes of code runs (zygote.ts), one kept ready. */
+export const zygotes = new Zygotes();
+
+/** A ready zygote for a code run, unless the run sets what Node reads only at start-up. */
+function takeZygote(spec: RunSpec): Zygote | undefined {
+  if (needsOwnStart(spec.env)) return undefined;
+  const zygote = zygotes.take();
+  const alive = zygote?.child.exitCode === null && zygote.child.signalCode === null;
+  return alive ? zygote : undefined;
+}
+
+/**
+ * Gives the code run to a zygote: it takes the environment, working directory and arguments
+ * `node file` would have had, marked like any run, and writes its own timing when it exits.
+ */
+function handToZygote(
+  zygote: Zygote,
+  file: string,
+  options: { cwd: string; env: Record<string, string>; runId: string; timingFile: string },
+): { child: RunProcess; leader: number } {
+  zygote.hand({
+    file,
+    cwd: options.cwd,
+    env: { ...stringEnv(process.env), ...options.env, [RUN_MARK]: options.runId },
+    timingFile: options.timingFile,
+  });
+  return { child: zygote.child, leader: zygote.pid };
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
+  return result;
+}
+
 /** A run under way: what its result is made of. */
 interface StartedRun {
   child: RunProcess;
@@ -182,11 +218,17 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
   const { argv, codeFile } = await commandLineOf(spec, cwd, runId);
   const started = process.hrtime.bigint();
-  const { child, leader } = spawnUnderTime(argv, { cwd, env: spec.env, runId, timingFile });
+  const launch = { cwd, env: spec.env, runId, timingFile };
+  const zygote =
+    codeFile !== undefined && argv[0] === process.execPath ? takeZygote(spec) : undefined;
+  const { child, leader } =
+    zygote !== undefined && codeFile !== undefined
+      ? handToZygote(zygote, codeFile, launch)
+      : spawnUnderTime(argv, launch);
   const output = new RunOutput([child.stdout, child.stderr], sink);
   const usage = new UsagePoller(leader);
   const timeout = new RunTimeout(leader, runId, spec.timeoutMs);
-  const done = resultOf({
+  const result = resultOf({
     child,
     cwd,
     before,
@@ -197,6 +239,8 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
     usage,
     timeout,
   });
+  // The next code run's Node starts once this run no longer needs the CPU.
+  const done = codeFile === undefined ? result : result.finally(() => zygotes.prepare());
   return {
     pid: leader,
     cancel: () => hangUp(leader),

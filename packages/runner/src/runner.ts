@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { RunnerContext } from './op-handlers';
+import { zygotes } from './exec';
 import { infrastructurePids } from './process-ops';
 import type { RunnerRequest } from './protocol';
 import { RunnerServer } from './runner-server';
@@ -17,6 +18,8 @@ export async function serve(
 ): Promise<void> {
   const infrastructure = await infrastructurePids();
   const server = new RunnerServer(output, { ...options, infrastructure });
+  // The first code run finds a Node started already.
+  if (options.startRun === undefined) zygotes.prepare();
   const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === '') continue;
@@ -25,6 +28,7 @@ export async function serve(
   }
   // The agent went away: foreground runs stop; background processes live on.
   server.cancelRuns();
+  zygotes.close();
 }
 
 /** A request line, or undefined for one that is not ours to answer (no id to answer to). */

@@ -2,6 +2,11 @@ import { readFile, stat } from 'node:fs/promises';
 import type { ContainerClient, ContainerState, HostProcess } from './container-client';
 
 const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
+/**
+ * A runner's pre-started Node while it waits (a run renames it after its code file). A run
+ * that names itself so only hides from its own session's kill-all.
+ */
+const WAITING_ZYGOTE_ARGS = ' --enable-source-maps /opt/sandbox/runner/zygote.js';
 
 /** The process's pid inside its container (last NSpid entry), from the host's /proc. */
 async function containerPid(hostPid: number): Promise<number | undefined> {
@@ -13,7 +18,7 @@ async function containerPid(hostPid: number): Promise<number | undefined> {
 
 /**
  * The processes of a sandbox that belong to its user: all but its init, the keep-alive, the
- * runners and their helpers (e.g. esbuild).
+ * runners and their helpers (esbuild, a zygote waiting for its run).
  */
 export function userProcessesOf(processes: readonly HostProcess[], initPid: number): HostProcess[] {
   const keepAlive = processes
@@ -25,7 +30,10 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
       p.pid !== initPid &&
       p.pid !== keepAlive &&
       !runners.has(p.pid) &&
-      !(runners.has(p.ppid) && p.args.includes('esbuild')),
+      !(
+        runners.has(p.ppid) &&
+        (p.args.includes('esbuild') || p.args.endsWith(WAITING_ZYGOTE_ARGS))
+      ),
   );
 }
 

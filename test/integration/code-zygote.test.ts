@@ -1,0 +1,127 @@
+import { useStackWithAccount } from '../support/use-stack';
+
+/**
+ * Code runs start in a Node the runner started ahead of time (a zygote): the same semantics as
+ * `node file`, one process per run, nothing carried from one run to the next.
+ */
+
+const t = useStackWithAccount('free', { session: true });
+
+interface Run {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  cpuTime: number;
+  memoryUsed: number;
+}
+
+const code = (source: string, extra: Record<string, unknown> = {}) =>
+  t.api.execute<Run>(t.sessionId, { code: source, ...extra });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Seconds since the process running this code started (from /proc), printed by the code. */
+const PROCESS_AGE =
+  "import { readFileSync } from 'node:fs';" +
+  "const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);" +
+  "const stat = readFileSync('/proc/self/stat', 'utf8');" +
+  "const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);" +
+  'console.log((uptime - startTicks / 100).toFixed(2));';
+
+describe('code runs in a pre-started Node', () => {
+  it('runs in a process that was started before the request came', async () => {
+    await code('1'); // the next zygote starts as this run is handed to the last one
+    await sleep(1500);
+    const run = await code(PROCESS_AGE);
+    expect(run.body.exitCode).toBe(0);
+    expect(Number(run.body.stdout)).toBeGreaterThan(1.2);
+  });
+
+  it('starts its own Node when the run sets what Node reads at start-up', async () => {
+    await sleep(1500);
+    const run = await code(
+      `${PROCESS_AGE}\nimport v8 from 'node:v8';\nconsole.log(v8.getHeapStatistics().heap_size_limit < 200 * 2 ** 20);`,
+      { env: { NODE_OPTIONS: '--max-old-space-size=100' } },
+    );
+    const [age, limited] = run.body.stdout.trim().split('\n');
+    expect(Number(age)).toBeLessThan(1.2);
+    expect(limited).toBe('true');
+  });
+
+  it('gives the run its own argv, working directory and environment, and nothing of an earlier run', async () => {
+    const first = await code(
+      "globalThis.leaked = 'yes'; process.env.LEAKED = 'yes'; process.title = 'changed'; console.log(process.env.MINE)",
+      { env: { MINE: 'first' } },
+    );
+    expect(first.body.stdout).toBe('first\n');
+    const second = await code(
+      [
+        "import { basename, dirname } from 'node:path';",
+        'console.log(process.argv.length, dirname(process.argv[1]), /^\\.sandbox-code-.*\\.mjs$/.test(basename(process.argv[1])));',
+        'console.log(process.cwd(), process.env.MINE, process.env.LEAKED, globalThis.leaked);',
+        "console.log(process.execArgv.join(' '), typeof process.send, process.env.HOME, /^[0-9a-f]{16}$/.test(process.env.SANDBOX_RUN_ID));",
+      ].join('\n'),
+      { env: { MINE: 'second' }, workingDir: 'sub' },
+    );
+    expect(second.body.stdout).toBe(
+      [
+        '2 /workspace/sub true',
+        '/workspace/sub second undefined undefined',
+        '--enable-source-maps undefined /home/sandbox true',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('keeps the order of stdout and stderr, and delivers all output', async () => {
+    const source =
+      "console.log('a'); console.error('b'); process.stdout.write('x'.repeat(1 << 20)); console.log('end'); process.exitCode = 3;";
+    const run = await code(source);
+    expect(run.body.exitCode).toBe(3);
+    expect(run.body.stdout).toBe(`a\n${'x'.repeat(1 << 20)}end\n`);
+    expect(run.body.stderr).toBe('b\n');
+  });
+
+  it('reports uncaught errors and unhandled rejections with the TypeScript line, exit code 1', async () => {
+    const thrown = await code("const n: number = 1;\n\nthrow new TypeError('bad ' + n);");
+    expect(thrown.body.exitCode).toBe(1);
+    expect(thrown.body.stderr).toContain('TypeError: bad 1');
+    expect(thrown.body.stderr).toMatch(/\.mts:3:7/);
+    const rejected = await code(
+      "const later = (): Promise<never> => Promise.reject(new Error('nope'));\nlater();",
+    );
+    expect(rejected.body.exitCode).toBe(1);
+    expect(rejected.body.stderr).toContain('Error: nope');
+    expect(rejected.body.stderr).toMatch(/\.mts:1:/);
+    const inCallback = await code("setTimeout(() => { throw new Error('late'); }, 5);");
+    expect(inCallback.body.exitCode).toBe(1);
+    expect(inCallback.body.stderr).toContain('Error: late');
+  });
+
+  it("measures the run's own CPU time and memory, not the Node start-up before it", async () => {
+    const busy =
+      'const end = Date.now() + 600; let n = 0; while (Date.now() < end) n++; console.log(n > 0);';
+    const measure = async (env: Record<string, string>) => {
+      await sleep(500);
+      const idle = (await code('1', { env })).body;
+      const working = (await code(busy, { env })).body;
+      return { idle, working };
+    };
+    // A Node of its own (a NODE_ variable starts one) pays its start-up within the run.
+    const own = await measure({ NODE_REFERENCE: '1' });
+    const zygote = await measure({});
+    expect(zygote.idle.cpuTime).toBeLessThan(own.idle.cpuTime);
+    expect(zygote.idle.cpuTime).toBeLessThan(20);
+    expect(zygote.idle.memoryUsed).toBeGreaterThan(10 * 2 ** 20); // a Node process's own size
+    // The busy loop's CPU is counted in full (0.25 CPU over 600 ms: about 150 ms).
+    expect(zygote.working.cpuTime).toBeGreaterThan(own.working.cpuTime - own.idle.cpuTime - 40);
+  });
+
+  it('stops a run that outlives its timeout (408 execution_timeout), and the next run works', async () => {
+    const run = await code('setInterval(() => {}, 1000);', { timeout: 1 });
+    expect(run.status).toBe(408);
+    expect(run.body).toMatchObject({ error: { code: 'execution_timeout' } });
+    const next = await code("console.log('after')");
+    expect(next.body).toMatchObject({ exitCode: 0, stdout: 'after\n' });
+  });
+});
