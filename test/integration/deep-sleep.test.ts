@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import { loadAgentProto, type AgentClient } from '@sandbox/proto';
-import { docker, sessionContainer, testWorkspaceDir } from '../support/stack';
+import { sessionContainer, testWorkspaceDir } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
