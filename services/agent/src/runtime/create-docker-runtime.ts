@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
+import { CachedContainers } from './docker/cached-containers';
 import type { ContainerClient } from './docker/container-client';
 import { DockerodeContainerClient } from './docker/dockerode-container-client';
 import { prepareHost } from './docker/host-setup';
@@ -27,7 +28,20 @@ export interface DockerRuntimeOptions {
 export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
   const { config, logger } = options;
   const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
-  const containers = options.containers ?? new DockerodeContainerClient(docker, logger);
+  // Container state from memory while Docker's event stream says what changed.
+  let cache: CachedContainers | undefined;
+  let containers = options.containers;
+  if (containers === undefined) {
+    cache = new CachedContainers(
+      new DockerodeContainerClient(docker, logger),
+      () =>
+        docker.getEvents({
+          filters: { type: ['container'], label: [`${config.labelPrefix}.managed=true`] },
+        }),
+      logger,
+    );
+    containers = cache;
+  }
   const runners = new RunnerPool(docker, logger);
   const workspaces =
     config.diskQuota === 'loop'
@@ -46,6 +60,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     prepareHost: () => prepareHost({ containers, config, logger }),
     runners,
     pool,
+    cache,
     blobs: createBlobStore(config),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     locks: new SessionLocks(),

@@ -1,6 +1,7 @@
 import type { FileListing, RunResult } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
+import type { CachedContainers } from './docker/cached-containers';
 import { killAllInContainer } from './docker/kill-all';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox } from './lifecycle/deep-sleep';
@@ -30,6 +31,8 @@ import type {
 export interface DockerRuntimeParts extends LifecycleDeps {
   runners: RunnerPool;
   pool?: WarmPool | undefined;
+  /** The container state cache behind `containers`, when there is one. */
+  cache?: CachedContainers | undefined;
   installer: PackageInstaller;
   /** Makes sure the image, the network and its firewall are there. */
   prepareHost(): Promise<void>;
@@ -44,12 +47,14 @@ export class DockerRuntime implements SandboxRuntime {
   constructor(private readonly parts: DockerRuntimeParts) {}
 
   async prepare(): Promise<void> {
+    await this.parts.cache?.watch();
     await this.parts.prepareHost();
     await this.parts.pool?.start();
   }
 
   async stop(): Promise<void> {
     await this.parts.pool?.stop();
+    this.parts.cache?.unwatch();
   }
 
   poolStatus(): PoolShapeStatus[] {

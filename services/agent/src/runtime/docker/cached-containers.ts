@@ -1,0 +1,222 @@
+import { createInterface } from 'node:readline';
+import type { Logger } from '@sandbox/logger';
+import type {
+  ContainerClient,
+  ContainerCreateOptions,
+  ContainerLimits,
+  ContainerState,
+  ContainerSummary,
+  HostProcess,
+  NetworkCreateOptions,
+  NetworkState,
+} from './container-client';
+
+/** Docker's container events that change what `find` answers (exec_* and the like do not). */
+const STATE_CHANGES = new Set([
+  'create',
+  'start',
+  'restart',
+  'stop',
+  'die',
+  'kill',
+  'oom',
+  'pause',
+  'unpause',
+  'rename',
+  'update',
+  'destroy',
+]);
+
+/** One line of Docker's event stream, as far as the cache reads it. */
+interface DockerEvent {
+  Type?: string;
+  Action?: string;
+  Actor?: { ID?: string; Attributes?: Record<string, string> };
+}
+
+/** Opens Docker's event stream of this node's containers. */
+export type EventSource = () => Promise<NodeJS.ReadableStream>;
+
+/** How long to wait before reopening a broken event stream (doubling up to 16×). */
+const RECONNECT_MS = 250;
+
+/**
+ * The runtime's Docker calls, with `find` answered from memory while Docker's event stream is
+ * open: the agent's own changes and every state change Docker reports (a container that died,
+ * was killed or removed behind the agent's back) forget what was known. With no event stream
+ * (not started, broken, reconnecting), every `find` asks Docker, as before.
+ */
+export class CachedContainers implements ContainerClient {
+  private readonly known = new Map<string, ContainerState>();
+  /** Bumped by every change: a lookup that raced a change does not store what it read. */
+  private generation = 0;
+  private live = false;
+  private stopped = true;
+  private stream: NodeJS.ReadableStream | undefined;
+  private failures = 0;
+  private reconnect: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly inner: ContainerClient,
+    private readonly events: EventSource,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Opens the event stream; until it is open, nothing is cached. */
+  async watch(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  unwatch(): void {
+    this.stopped = true;
+    clearTimeout(this.reconnect);
+    this.goBlind();
+    (this.stream as { destroy?: () => void } | undefined)?.destroy?.();
+    this.stream = undefined;
+  }
+
+  /** Whether answers may come from memory (the event stream is open). */
+  get caching(): boolean {
+    return this.live;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const stream = await this.events();
+      if (this.stopped) {
+        (stream as { destroy?: () => void }).destroy?.();
+        return;
+      }
+      this.stream = stream;
+      this.failures = 0;
+      this.live = true;
+      const lines = createInterface({ input: stream });
+      lines.on('line', (line) => this.onEvent(line));
+      const lost = () => {
+        lines.removeAllListeners();
+        if (this.stream !== stream) return;
+        this.stream = undefined;
+        this.goBlind();
+        this.scheduleReconnect();
+      };
+      stream.once('end', lost);
+      stream.once('close', lost);
+      stream.once('error', lost);
+    } catch (err) {
+      this.logger.warn({ err }, 'docker event stream unavailable; not caching container state');
+      this.scheduleReconnect();
+    }
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    this.failures += 1;
+    const delay = RECONNECT_MS * 2 ** Math.min(this.failures - 1, 4);
+    this.reconnect = setTimeout(() => void this.connect(), delay);
+    this.reconnect.unref();
+  }
+
+  /** Stops answering from memory and forgets everything. */
+  private goBlind(): void {
+    this.live = false;
+    this.generation += 1;
+    this.known.clear();
+  }
+
+  private onEvent(line: string): void {
+    let event: DockerEvent;
+    try {
+      event = JSON.parse(line) as DockerEvent;
+    } catch {
+      return;
+    }
+    if (event.Type !== 'container' || !STATE_CHANGES.has(event.Action ?? '')) return;
+    this.forget(event.Actor?.ID ?? '');
+    const name = event.Actor?.Attributes?.name;
+    if (name !== undefined) this.forget(name);
+    // A rename's event carries the old name too.
+    const oldName = event.Actor?.Attributes?.oldName;
+    if (oldName !== undefined) this.forget(oldName.replace(/^\//, ''));
+  }
+
+  /** Forgets a container, named by name or id. */
+  private forget(container: string): void {
+    this.generation += 1;
+    if (container === '') return;
+    this.known.delete(container);
+    for (const [key, state] of this.known) {
+      if (state.id === container || state.id.startsWith(container)) this.known.delete(key);
+    }
+  }
+
+  async find(container: string): Promise<ContainerState | undefined> {
+    const cached = this.live ? this.known.get(container) : undefined;
+    if (cached !== undefined) return structuredClone(cached);
+    const generation = this.generation;
+    const state = await this.inner.find(container);
+    if (state !== undefined && this.live && generation === this.generation) {
+      this.known.set(container, structuredClone(state));
+    }
+    return state;
+  }
+
+  /** A change by the agent itself: forgotten before and after, so no lookup keeps the old. */
+  private async changing<T>(containers: string[], work: () => Promise<T>): Promise<T> {
+    for (const container of containers) this.forget(container);
+    try {
+      return await work();
+    } finally {
+      for (const container of containers) this.forget(container);
+    }
+  }
+
+  createAndStart(options: ContainerCreateOptions): Promise<string> {
+    return this.changing([options.name ?? ''], () => this.inner.createAndStart(options));
+  }
+
+  remove(container: string): Promise<boolean> {
+    return this.changing([container], () => this.inner.remove(container));
+  }
+
+  rename(container: string, name: string): Promise<void> {
+    return this.changing([container, name], () => this.inner.rename(container, name));
+  }
+
+  updateLimits(container: string, limits: ContainerLimits): Promise<void> {
+    return this.changing([container], () => this.inner.updateLimits(container, limits));
+  }
+
+  pause(container: string): Promise<void> {
+    return this.changing([container], () => this.inner.pause(container));
+  }
+
+  unpause(container: string): Promise<void> {
+    return this.changing([container], () => this.inner.unpause(container));
+  }
+
+  start(container: string): Promise<void> {
+    return this.changing([container], () => this.inner.start(container));
+  }
+
+  top(container: string): Promise<HostProcess[]> {
+    return this.inner.top(container);
+  }
+
+  listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
+    return this.inner.listByLabel(key, value);
+  }
+
+  createNetwork(options: NetworkCreateOptions): Promise<boolean> {
+    return this.inner.createNetwork(options);
+  }
+
+  inspectNetwork(name: string): Promise<NetworkState> {
+    return this.inner.inspectNetwork(name);
+  }
+
+  inspectImage(name: string): Promise<void> {
+    return this.inner.inspectImage(name);
+  }
+}
