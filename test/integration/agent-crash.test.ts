@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access } from 'node:fs/promises';
+import { access, readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { loadGatewayConfig } from '@sandbox/config';
@@ -167,7 +167,13 @@ it('keeps every byte when the agent dies in the middle of a wake from deep sleep
   expect(await state(id)).toBe('deep-sleep');
 
   const wake = execute(id, 'true');
-  await waitFor(() => exists(join(workspaceDir, id, 'big.bin')), 20_000, 'the restore to start');
+  // The restore unpacks into a warm pool member's disk (or, without one, the session's).
+  const restoring = async () => {
+    const slots = (await readdir(workspaceDir)).filter((s) => s === id || s.startsWith('pool-'));
+    for (const slot of slots) if (await exists(join(workspaceDir, slot, 'big.bin'))) return true;
+    return false;
+  };
+  await waitFor(restoring, 20_000, 'the restore to start');
   killAgent();
   expect((await wake).status).toBeGreaterThanOrEqual(500);
 

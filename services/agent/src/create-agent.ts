@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { Periodic } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
@@ -41,11 +41,14 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     previewAddress,
     internalToken: config.internalToken,
   });
+  // Our own listener, so that every gRPC socket has Nagle off (grpc-js's own does not): a
+  // run's output is many small writes, each of which must leave at once.
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const listener = createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(
-      `${config.host}:${config.port}`,
-      grpc.ServerCredentials.createInsecure(),
-      (err, boundPort) => (err ? reject(err) : resolve(boundPort)),
+    listener.once('error', reject);
+    listener.listen(config.port, config.host, () =>
+      resolve((listener.address() as AddressInfo).port),
     );
   });
   const address = `${config.advertiseHost}:${port}`;
@@ -71,13 +74,20 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
         preview.close(() => resolve());
         preview.closeAllConnections();
       });
+      const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
       await new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.forceShutdown(), 5000);
+        const force = setTimeout(() => {
+          injector.destroy();
+          server.forceShutdown();
+        }, 5000);
         server.tryShutdown(() => {
           clearTimeout(force);
           resolve();
         });
+        injector.drain(5000);
       });
+      injector.destroy();
+      await closed;
     },
   };
 }

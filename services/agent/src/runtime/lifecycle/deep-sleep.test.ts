@@ -89,6 +89,16 @@ describe('restoreSandbox', () => {
     expect(info.status).toBe('running');
     expect(d.journal).not.toContain('blob.restore ses_1');
   });
+
+  it('drops the saved copy of a wake cut short after its sandbox started', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    await d.blobs.save('ses_1'); // the crash came between the start and the copy's removal
+    const info = await restoreSandbox(d, sandboxSpec('ses_1'));
+    expect(info.status).toBe('running');
+    expect(d.blobs.saved.has('ses_1')).toBe(false);
+    expect(d.journal).not.toContain('blob.restore ses_1');
+  });
 });
 
 describe('transitions of one session', () => {

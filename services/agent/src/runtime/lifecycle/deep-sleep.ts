@@ -43,6 +43,9 @@ export function restoreSandbox(deps: LifecycleDeps, spec: SandboxSpec): Promise<
     const existing = await findSandbox(deps, sessionId);
     if (existing !== undefined) {
       await ensureRunning(deps, lock);
+      // A wake cut short after its sandbox started (an agent crash): it runs on the restored
+      // workspace, so the saved copy goes now.
+      if ((await deps.blobs.manifest(sessionId)) !== undefined) await deps.blobs.remove(sessionId);
       return inspectSandbox(deps, sessionId);
     }
     const saved = await deps.blobs.manifest(sessionId);
