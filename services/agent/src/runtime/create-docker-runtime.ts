@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -6,6 +7,7 @@ import type { Logger } from '@sandbox/logger';
 import { CachedContainers } from './docker/cached-containers';
 import type { ContainerClient } from './docker/container-client';
 import { DockerodeContainerClient } from './docker/dockerode-container-client';
+import { sandboxExtraCaBundle } from './docker/extra-ca';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
@@ -26,7 +28,15 @@ export interface DockerRuntimeOptions {
 
 /** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
 export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
-  const { config, logger } = options;
+  const { logger } = options;
+  mkdirSync(options.config.workspaceDir, { recursive: true, mode: 0o700 });
+  const config = {
+    ...options.config,
+    extraCaCertsPath: sandboxExtraCaBundle(
+      options.config.extraCaCertsPath,
+      options.config.workspaceDir,
+    ),
+  };
   const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
   // Container state from memory while Docker's event stream says what changed.
   let cache: CachedContainers | undefined;
@@ -68,7 +78,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     installer: new PackageInstaller({
       cacheDir: config.packageCacheDir,
       npmCommand: config.npmCommand,
-      extraCaCertsPath: config.extraCaCertsPath,
+      extraCaCertsPath: options.config.extraCaCertsPath,
       logger,
     }),
     workspaces,
