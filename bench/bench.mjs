@@ -1,61 +1,37 @@
-// pnpm bench: latency of the whole stack (HTTP → gateway → gRPC → agent → runner → process)
-// next to the baselines a bare `docker exec` and a direct spawn inside the container, and
-// preview traffic through the edge proxy next to requests straight to the container.
-// Needs what the tests need (./scripts/bench starts it): BENCH_DATABASE_URL, BENCH_REDIS_URL.
-// BENCH_EGRESS_FIREWALL=off starts the agent without its egress firewall (whose setup flushes
-// iptables chains that other agents on this Docker engine use).
-import { createRequire } from 'node:module';
-import { randomBytes } from 'node:crypto';
+// pnpm bench: latency of the whole stack (HTTP → gateway → gRPC → agent → runner → process),
+// each row next to its baseline measured in the same run: a bare `docker run` for creates, a
+// bare `docker exec` and a direct spawn inside the container for runs, a direct GET for
+// previews. Sequential (one request at a time); pnpm bench:load has the concurrent rows.
+// BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
+// without their egress firewall.
 import { Agent, request } from 'node:http';
-import { cpus, totalmem } from 'node:os';
-
-const require = createRequire(import.meta.url);
-const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
-const { startGateway } = require('../services/gateway/dist/index.js');
-const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
-const {
-  loadAgentConfig,
-  loadEdgeProxyConfig,
-  loadGatewayConfig,
-} = require('../packages/config/dist/index.js');
-const { createLogger } = require('../packages/logger/dist/index.js');
-const Docker = require('../services/agent/node_modules/dockerode');
+import {
+  docker,
+  elapsedMs,
+  machine,
+  measure,
+  PREVIEW_DOMAIN,
+  printTable,
+  row,
+  sessionContainer,
+  sleep,
+  startBenchStack,
+  writeJson,
+} from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
+const CREATE_ROUNDS = Math.min(ROUNDS, 20);
+const CODE_ROUNDS = Math.min(ROUNDS, 40);
 const WAKE_ROUNDS = Number(process.env.BENCH_WAKE_ROUNDS ?? 8);
-const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
+const POOL_SIZE = 4;
+const PACE_MS = 500;
 // Load for the throughput rows: this many keep-alive clients, until either bound is reached.
 const LOAD_CLIENTS = 16;
 const LOAD_MAX_REQUESTS = 3000;
 const LOAD_MAX_MS = 3000;
-const PREVIEW_DOMAIN = 'preview.bench';
 const PREVIEW_PORT = 3000;
-const logger = createLogger({ name: 'bench', level: 'silent' });
-const docker = new Docker({ socketPath: '/var/run/docker.sock' });
-const nodeId = `bench-${randomBytes(4).toString('hex')}`;
-const token = randomBytes(16).toString('hex');
-const schema = `bench_${randomBytes(4).toString('hex')}`;
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** A table row from latencies in ms (sorts `times`). */
-function row(name, rounds, times) {
-  times.sort((a, b) => a - b);
-  return { name, rounds, p50: percentile(times, 50), p99: percentile(times, 99) };
-}
-
-async function measure(name, rounds, fn) {
-  for (let i = 0; i < Math.min(5, rounds); i += 1) await fn(); // warm up
-  const times = [];
-  for (let i = 0; i < rounds; i += 1) {
-    const started = process.hrtime.bigint();
-    await fn();
-    times.push(Number(process.hrtime.bigint() - started) / 1e6);
-  }
-  return row(name, rounds, times);
-}
+const TYPED_CODE =
+  'interface Point { x: number; y: number }\nconst p: Point = { x: 1, y: 2 };\nconst sum = (a: Point): number => a.x + a.y;\nconsole.log(sum(p));';
 
 /**
  * LOAD_CLIENTS concurrent callers of `fn` until LOAD_MAX_REQUESTS have been sent or
@@ -72,25 +48,18 @@ async function throughput(name, fn) {
       sent += 1;
       const begun = process.hrtime.bigint();
       await fn();
-      times.push(Number(process.hrtime.bigint() - begun) / 1e6);
+      times.push(elapsedMs(begun));
     }
   };
   await Promise.all(Array.from({ length: LOAD_CLIENTS }, client));
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { ...row(name, times.length, times), perSecond: times.length / seconds };
+  return row(name, times.length, times, { perSecond: times.length / (elapsedMs(started) / 1000) });
 }
 
 /** GET / on `origin` (optionally with another Host header); fails unless it answers 200 "ok". */
 function httpGet(agent, origin, host) {
   return new Promise((resolve, reject) => {
     const req = request(
-      {
-        agent,
-        host: origin.hostname,
-        port: origin.port,
-        path: '/',
-        headers: host ? { host } : {},
-      },
+      { agent, host: origin.hostname, port: origin.port, path: '/', headers: host ? { host } : {} },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -110,264 +79,261 @@ function httpGet(agent, origin, host) {
   });
 }
 
-async function api(url, key, path, body) {
-  const response = await fetch(`${url}/v1${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${text.slice(0, 200)}`);
-  return text;
-}
-
 /** Runs `cmd` in the container through the Engine API and waits for it to end. */
 async function dockerExec(containerId, cmd) {
   const exec = await docker
     .getContainer(containerId)
     .exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, User: '1000:1000' });
   const stream = await exec.start({ hijack: true, stdin: false });
+  const chunks = [];
+  stream.on('data', (c) => chunks.push(c));
   await new Promise((resolve) => {
     stream.on('end', resolve);
     stream.on('close', resolve);
-    stream.resume();
   });
-  return exec;
+  return Buffer.concat(chunks).toString('latin1');
+}
+
+/** `argv` spawned `rounds` times by a Node inside the container, timed in there (ms). */
+async function spawnInside(containerId, name, argv, rounds) {
+  const script = `const {spawnSync}=require('child_process');const t=[];for(let i=0;i<${rounds};i++){const s=process.hrtime.bigint();spawnSync(${JSON.stringify(argv[0])},${JSON.stringify(argv.slice(1))});t.push(Number(process.hrtime.bigint()-s)/1e6)}t.sort((a,b)=>a-b);console.log(JSON.stringify({p50:t[Math.floor(t.length/2)],p99:t[Math.min(t.length-1,Math.floor(t.length*0.99))]}))`;
+  const out = await dockerExec(containerId, ['node', '-e', script]);
+  const json = out.replace(/[^\x20-\x7e]/g, '').match(/\{.*\}/)[0];
+  return { name, rounds, ...JSON.parse(json) };
+}
+
+/** A bare `docker run` of the sandbox image: create and start (the removal is not timed). */
+async function bareDockerRun(image) {
+  const made = [];
+  const result = await measure(
+    'baseline: docker run (create + start, Engine API)',
+    CREATE_ROUNDS,
+    async () => {
+      const container = await docker.createContainer({
+        Image: image,
+        Cmd: ['sleep', 'infinity'],
+        User: '1000:1000',
+        HostConfig: { Init: true, Memory: 1024 * 2 ** 20, NanoCpus: 0.25e9 },
+      });
+      made.push(container);
+      await container.start();
+    },
+    { warmup: 2 },
+  );
+  for (const container of made) await container.remove({ force: true }).catch(() => undefined);
+  return result;
+}
+
+/** From the request to the first stdout byte, and from the process's write to its arrival. */
+async function firstByte(stack, sessionId) {
+  const total = [];
+  const afterWrite = [];
+  for (let i = 0; i < ROUNDS + 5; i += 1) {
+    const started = process.hrtime.bigint();
+    const response = await fetch(`${stack.url}/v1/execute`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId, command: 'date +%s%N; sleep 0.05', stream: true }),
+    });
+    const reader = response.body.getReader();
+    let text = '';
+    while (!/event: stdout\ndata: .*\n/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    const arrivedNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6));
+    await reader.cancel();
+    if (i < 5) continue;
+    total.push(elapsedMs(started));
+    const data = JSON.parse(/event: stdout\ndata: (.*)\n/.exec(text)[1]);
+    const writtenNs = BigInt(String(data.data ?? data).trim());
+    afterWrite.push(Number(arrivedNs - writtenNs) / 1e6);
+  }
+  return [
+    row('first streamed byte (request to byte)', ROUNDS, total),
+    row('first streamed byte after the process wrote it', ROUNDS, afterWrite),
+  ];
 }
 
 async function main() {
-  const databaseUrl = process.env.BENCH_DATABASE_URL;
-  const redisUrl = process.env.BENCH_REDIS_URL;
-  if (!databaseUrl || !redisUrl)
-    throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
-  const agentConfig = loadAgentConfig({
-    AGENT_PORT: '0',
-    AGENT_PREVIEW_PORT: '0',
-    NODE_ID: nodeId,
-    INTERNAL_TOKEN: token,
-    SANDBOX_WORKSPACE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}`,
-    PACKAGE_CACHE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-packages`,
-    SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
-  });
-  const runtime = createDockerRuntime({ config: agentConfig, logger });
-  const agent = await startAgent({ config: agentConfig, logger, runtime });
-  const gateway = await startGateway({
-    config: loadGatewayConfig({
-      GATEWAY_PORT: '0',
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      AGENT_NODES: `${nodeId}=${agent.address}`,
-      INTERNAL_TOKEN: token,
-      ADMIN_TOKEN: token,
-      PREVIEW_DOMAIN,
-      // The bench drives the lifecycle passes itself.
-      SESSION_IDLE_AFTER_S: '1',
-      SESSION_DEEP_SLEEP_AFTER_S: '2',
-      SESSION_SWEEP_INTERVAL_S: '3600',
-    }),
-    logger,
-    schema,
-  });
-  const url = gateway.url;
-  const edge = await startEdgeProxy({
-    config: loadEdgeProxyConfig({
-      EDGE_PORT: '0',
-      PREVIEW_DOMAIN,
-      GATEWAY_INTERNAL_URL: url,
-      INTERNAL_TOKEN: token,
-    }),
-    logger,
-  });
-  const edgeClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
-  const directClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
-  const admin = (path, body) =>
-    fetch(`${url}/admin/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then((r) => r.json());
-  const account = await admin('/accounts', {
-    name: 'bench',
-    plan: 'enterprise',
-    limits: { requestsPerMinute: 1_000_000, maxConcurrentSessions: 10_000 },
-  });
-  const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'bench' });
-  const created = [];
   const results = [];
   const loads = [];
+  const stack = await startBenchStack({ pool: `${POOL_SIZE}:1024:0.25:1024` });
+  const image = stack.agentConfig.sandboxImage;
+  const edgeClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
+  const directClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
+  const created = [];
   try {
+    const dockerRun = await bareDockerRun(image);
+    results.push(dockerRun);
     results.push(
-      await measure('session create', Math.min(ROUNDS, 40), async () => {
-        created.push(JSON.parse(await api(url, key, '/sessions/create', {})).sessionId);
-      }),
+      await measure(
+        'session create (warm pool)',
+        CREATE_ROUNDS,
+        async () => created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId),
+        { before: () => stack.poolReady(POOL_SIZE), baseline: dockerRun },
+      ),
     );
-    const sessionId = JSON.parse(await api(url, key, '/sessions/create', {})).sessionId;
-    const [container] = await docker.listContainers({
-      filters: { name: [`^/sbx-${sessionId}$`] },
-    });
-    const oneMb = 'x'.repeat(1024 * 1024);
+    // Creates without a pool, as before it: a stack of its own.
+    const cold = await startBenchStack({ pool: '0', name: 'bench-cold' });
+    try {
+      results.push(
+        await measure(
+          'session create (no pool)',
+          Math.min(CREATE_ROUNDS, 10),
+          async () => created.push(JSON.parse(await cold.api('/sessions/create', {})).sessionId),
+          { warmup: 2, baseline: dockerRun },
+        ),
+      );
+    } finally {
+      await cold.stop();
+    }
 
-    const stackTrue = await measure('execute command "true" (whole stack)', ROUNDS, () =>
-      api(url, key, '/execute', { sessionId, command: 'true' }),
+    const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+    const container = await sessionContainer(sessionId);
+    const bareExec = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
+      dockerExec(container.Id, ['true']),
     );
-    results.push(stackTrue);
+    const spawnTrue = await spawnInside(
+      container.Id,
+      'baseline: direct spawn of "true" in the container',
+      ['true'],
+      ROUNDS,
+    );
+    const spawnNode = await spawnInside(
+      container.Id,
+      'baseline: direct spawn of node -e "console.log(1)" in the container',
+      ['node', '-e', 'console.log(1)'],
+      Math.min(ROUNDS, 20),
+    );
+    results.push(bareExec, spawnTrue, spawnNode);
     results.push(
-      await measure('execute code console.log(1)', Math.min(ROUNDS, 40), () =>
-        api(url, key, '/execute', { sessionId, code: 'console.log(1)' }),
+      await measure(
+        'execute command "true"',
+        ROUNDS,
+        () => stack.api('/execute', { sessionId, command: 'true' }),
+        { baseline: bareExec },
+      ),
+    );
+    const execCode = (body) => async () => {
+      const result = JSON.parse(await stack.api('/execute', { sessionId, ...body }));
+      if (result.exitCode !== 0) throw new Error(`code run failed: ${result.stderr}`);
+    };
+    // A code run's next Node starts after it: a caller's own pace (an agent thinking between
+    // tool calls) leaves it that time. Back to back, each run waits for it.
+    const pace = () => sleep(PACE_MS);
+    results.push(
+      await measure(
+        `execute code console.log(1), ${PACE_MS} ms apart`,
+        CODE_ROUNDS,
+        execCode({ code: 'console.log(1)' }),
+        { before: pace, baseline: spawnNode },
       ),
     );
     results.push(
-      await measure('first streamed byte (echo)', ROUNDS, async () => {
-        const response = await fetch(`${url}/v1/execute`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ sessionId, command: 'echo hi; sleep 0.05', stream: true }),
-        });
-        const reader = response.body.getReader();
-        let text = '';
-        while (!text.includes('event: stdout')) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          text += new TextDecoder().decode(value);
-        }
-        await reader.cancel();
-      }),
+      await measure(
+        `execute TypeScript with types, ${PACE_MS} ms apart`,
+        CODE_ROUNDS,
+        execCode({ code: TYPED_CODE }),
+        { before: pace, baseline: spawnNode },
+      ),
     );
     results.push(
+      await measure(
+        'execute code console.log(1), back to back',
+        CODE_ROUNDS,
+        execCode({ code: 'console.log(1)' }),
+        { baseline: spawnNode },
+      ),
+    );
+    results.push(
+      await measure(
+        `execute code in a Node of its own (as before the zygote), ${PACE_MS} ms apart`,
+        Math.min(CODE_ROUNDS, 20),
+        execCode({ code: 'console.log(1)', env: { NODE_BENCH: '1' } }),
+        { before: pace, baseline: spawnNode },
+      ),
+    );
+    results.push(...(await firstByte(stack, sessionId)));
+    const oneMb = 'x'.repeat(1024 * 1024);
+    results.push(
       await measure('file write 1 MB', ROUNDS, () =>
-        api(url, key, '/files/write', { sessionId, path: 'bench.txt', content: oneMb }),
+        stack.api('/files/write', { sessionId, path: 'bench.txt', content: oneMb }),
       ),
     );
     results.push(
       await measure('file read 1 MB', ROUNDS, () =>
-        api(url, key, `/files/read?sessionId=${sessionId}&path=bench.txt`),
+        stack.api(`/files/read?sessionId=${sessionId}&path=bench.txt`),
       ),
     );
-    const bare = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
-      dockerExec(container.Id, ['true']),
-    );
-    results.push(bare);
-    // A direct spawn inside the container: node spawning `true` ROUNDS times, timed in there.
-    const script = `const {spawnSync}=require('child_process');const t=[];for(let i=0;i<${ROUNDS};i++){const s=process.hrtime.bigint();spawnSync('true');t.push(Number(process.hrtime.bigint()-s)/1e6)}t.sort((a,b)=>a-b);console.log(JSON.stringify({p50:t[Math.floor(t.length/2)],p99:t[Math.min(t.length-1,Math.floor(t.length*0.99))]}))`;
-    const exec = await docker
-      .getContainer(container.Id)
-      .exec({ Cmd: ['node', '-e', script], AttachStdout: true, User: '1000:1000' });
-    const stream = await exec.start({ hijack: true, stdin: false });
-    const chunks = [];
-    stream.on('data', (c) => chunks.push(c));
-    await new Promise((resolve) => stream.on('end', resolve));
-    const json = Buffer.concat(chunks)
-      .toString('latin1')
-      .replace(/[^\x20-\x7e]/g, '')
-      .match(/\{.*\}/)[0];
-    results.push({
-      name: 'baseline: direct spawn of "true" in the container',
-      rounds: ROUNDS,
-      ...JSON.parse(json),
-    });
 
     // Previews: a tiny app on port 3000 of the session, through the edge proxy (which asks the
-    // gateway for the route on every request) and straight to the container's bridge address.
-    await api(url, key, '/execute', {
+    // gateway for the route) and straight to the container's bridge address.
+    await stack.api('/execute', {
       sessionId,
       command: `nohup node -e "require('http').createServer((q,s)=>s.end('ok')).listen(${PREVIEW_PORT})" >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/${PREVIEW_PORT}) 2>/dev/null && break; sleep 0.1; done`,
     });
     const inspected = await docker.getContainer(container.Id).inspect();
-    const ip = inspected.NetworkSettings.Networks[agentConfig.sandboxNetwork]?.IPAddress;
-    if (!ip) throw new Error(`no address on ${agentConfig.sandboxNetwork} for ${container.Id}`);
-    const edgeOrigin = new URL(edge.url);
+    const ip = inspected.NetworkSettings.Networks[stack.agentConfig.sandboxNetwork]?.IPAddress;
+    if (!ip) throw new Error(`no address on ${stack.agentConfig.sandboxNetwork}`);
+    const edgeOrigin = new URL(stack.edge.url);
     const previewHost = `${sessionId.replace('_', '-')}.${PREVIEW_DOMAIN}`;
     const directOrigin = new URL(`http://${ip}:${PREVIEW_PORT}`);
     const throughEdge = () => httpGet(edgeClients, edgeOrigin, previewHost);
     const direct = () => httpGet(directClients, directOrigin);
-    results.push(await measure('preview GET through edge proxy', ROUNDS, throughEdge));
-    results.push(await measure('direct GET to the container', ROUNDS, direct));
-    loads.push(await throughput('preview GET through edge proxy', throughEdge));
-    loads.push(await throughput('direct GET to the container', direct));
+    const directRow = await measure('baseline: direct GET to the container', ROUNDS, direct);
+    results.push(directRow);
+    results.push(
+      await measure('preview GET through edge proxy', ROUNDS, throughEdge, { baseline: directRow }),
+    );
+    const directLoad = await throughput('baseline: direct GET to the container', direct);
+    loads.push(directLoad);
+    loads.push({
+      ...(await throughput('preview GET through edge proxy', throughEdge)),
+      baseline: directLoad,
+    });
 
     // Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB).
     // Only the measured session may be due meanwhile.
-    for (const id of created.splice(0)) {
-      await fetch(`${url}/v1/sessions/${id}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${key}` },
-      });
-    }
-    await fetch(`${url}/v1/sessions/${sessionId}`, {
-      method: 'DELETE',
-      headers: { authorization: `Bearer ${key}` },
-    });
-    const sleepy = JSON.parse(await api(url, key, '/sessions/create', {})).sessionId;
-    await api(url, key, '/execute', {
+    for (const id of [...created.splice(0), sessionId]) await stack.deleteSession(id);
+    const sleepy = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+    await stack.api('/execute', {
       sessionId: sleepy,
       command: 'head -c 100000000 /dev/urandom > data.bin',
     });
     const wake = async (name, waitMs, expectField) => {
       const times = [];
       for (let i = 0; i < WAKE_ROUNDS; i += 1) {
-        await new Promise((resolve) => setTimeout(resolve, waitMs));
-        const pass = await gateway.sweeper.sweep();
+        await sleep(waitMs);
+        await stack.poolReady(POOL_SIZE);
+        const pass = await stack.gateway.sweeper.sweep();
         if (!pass[expectField].includes(sleepy))
-          throw new Error(
-            `${name}: session did not go to ${expectField}: ${JSON.stringify(pass)} ${sleepy}`,
-          );
+          throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
         const started = process.hrtime.bigint();
-        await api(url, key, '/execute', { sessionId: sleepy, command: 'true' });
-        times.push(Number(process.hrtime.bigint() - started) / 1e6);
+        await stack.api('/execute', { sessionId: sleepy, command: 'true' });
+        times.push(elapsedMs(started));
       }
       return row(name, WAKE_ROUNDS, times);
     };
     results.push(await wake('wake from idle (first request)', 1100, 'idled'));
     results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
 
-    const width = Math.max(...results.map((r) => r.name.length));
-    console.log(
-      `\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+    console.log(`\nMachine: ${machine()}`);
+    printTable('One request at a time', results);
+    printTable(
+      `Throughput: ${LOAD_CLIENTS} keep-alive clients, at most ${LOAD_MAX_REQUESTS} requests or ${LOAD_MAX_MS / 1000} s`,
+      loads,
     );
-    console.log(`${'operation'.padEnd(width)}  rounds    p50 ms    p99 ms   p50 vs docker exec`);
-    for (const r of results) {
-      const ratio = (r.p50 / bare.p50).toFixed(2);
-      console.log(
-        `${r.name.padEnd(width)}  ${String(r.rounds).padStart(6)}  ${r.p50.toFixed(1).padStart(8)}  ${r.p99.toFixed(1).padStart(8)}   ${ratio}×`,
-      );
-    }
-    const loadWidth = Math.max(...loads.map((r) => r.name.length));
-    console.log(
-      `\nThroughput: ${LOAD_CLIENTS} keep-alive clients, at most ${LOAD_MAX_REQUESTS} requests or ${LOAD_MAX_MS / 1000} s`,
-    );
-    console.log(`${'operation'.padEnd(loadWidth)}  requests     req/s    p50 ms    p99 ms`);
-    for (const r of loads) {
-      console.log(
-        `${r.name.padEnd(loadWidth)}  ${String(r.rounds).padStart(8)}  ${r.perSecond.toFixed(0).padStart(8)}  ${r.p50.toFixed(1).padStart(8)}  ${r.p99.toFixed(1).padStart(8)}`,
-      );
-    }
-    const verdict = stackTrue.p50 < bare.p50 ? 'faster' : 'slower';
-    console.log(
-      `\nWhole-stack "true" is ${verdict} than a bare docker exec (p50 ${stackTrue.p50.toFixed(1)} ms vs ${bare.p50.toFixed(1)} ms).`,
-    );
+    await writeJson('bench', [
+      ...results,
+      ...loads.map((l) => ({ ...l, name: `${l.name} (load)` })),
+    ]);
   } finally {
-    for (const id of created)
-      await fetch(`${url}/v1/sessions/${id}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${key}` },
-      });
-    const all = await docker.listContainers({
-      all: true,
-      filters: { label: [`io.sandbox.node=${nodeId}`] },
-    });
-    for (const c of all) {
-      const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
-      if (id.startsWith('ses_')) await runtime.destroy(id).catch(() => undefined);
-    }
+    for (const id of created) await stack.deleteSession(id);
     edgeClients.destroy();
     directClients.destroy();
-    await edge.stop();
-    await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await gateway.stop();
-    await agent.stop();
+    await stack.stop();
   }
 }
 

@@ -10,6 +10,7 @@ import { changed, snapshot, type Snapshot } from './file-snapshot';
 import { RunnerError } from './protocol';
 import { readTiming, TIME_FORMAT, UsagePoller } from './run-measure';
 import { RunOutput, type RunSink } from './run-output';
+import { RUNNER_DIR } from './runner-dir';
 import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
 import { needsOwnStart, Zygotes, type Zygote } from './zygotes';
@@ -40,7 +41,6 @@ export interface RunHandle {
 
 /** After the main process exits, how long its last output may take to arrive. */
 const OUTPUT_GRACE_MS = 150;
-const RUNNER_DIR = '/tmp/.sandbox-runner';
 
 /**
  * The run's working directory: created if missing (never through a symlink that leads out),

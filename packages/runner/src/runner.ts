@@ -5,6 +5,7 @@ import { zygotes } from './exec';
 import { infrastructurePids } from './process-ops';
 import type { RunnerRequest } from './protocol';
 import { RunnerServer } from './runner-server';
+import { warmUpTranspiler } from './transpile';
 
 /**
  * Serves the runner protocol on `input`/`output` until `input` ends. Requests run
@@ -18,8 +19,11 @@ export async function serve(
 ): Promise<void> {
   const infrastructure = await infrastructurePids();
   const server = new RunnerServer(output, { ...options, infrastructure });
-  // The first code run finds a Node started already.
-  if (options.startRun === undefined) zygotes.prepare();
+  // The first code run finds esbuild and a Node started already.
+  if (options.startRun === undefined) {
+    warmUpTranspiler();
+    zygotes.prepare();
+  }
   const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === '') continue;

@@ -99,3 +99,10 @@ export async function transpileForNode(
     return undefined;
   }
 }
+
+/** Starts esbuild's service ahead of the first code run (in the background; failures ignored). */
+export function warmUpTranspiler(): void {
+  const service = loadEsbuild();
+  if (service === null) return;
+  service.transform('const warm: number = 1;', { loader: 'ts' }).catch(() => undefined);
+}

@@ -4,9 +4,11 @@
  * file), then becomes that run: the same process, flags and semantics as `node file`, without
  * paying Node's start-up while the caller waits. It serves one run and exits with it.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { RUNNER_DIR } from './runner-dir';
 
 interface ZygoteRun {
   file: string;
@@ -49,14 +51,35 @@ function nextRun(): Promise<ZygoteRun | undefined> {
   });
 }
 
-/** Loads what every run needs (the ES module loader) while nobody waits. */
+/**
+ * Loads what every run needs while nobody waits: the ES module loader for a file, the
+ * built-in modules the code banner imports, and the source map support (`--enable-source-maps`
+ * parses a module's inline map when it loads). About half of a small run's time otherwise.
+ */
 async function warmUp(): Promise<void> {
-  const empty: string = 'data:text/javascript,export default 1';
-  await import(empty);
+  mkdirSync(RUNNER_DIR, { recursive: true, mode: 0o700 });
+  const file = join(RUNNER_DIR, `zygote-warm-${process.pid}.mjs`);
+  const map = Buffer.from(
+    JSON.stringify({ version: 3, sources: ['warm.mts'], mappings: 'AAAA', names: [] }),
+  ).toString('base64');
+  writeFileSync(
+    file,
+    "import { createRequire } from 'node:module';\n" +
+      "import { fileURLToPath } from 'node:url';\n" +
+      "import { dirname } from 'node:path';\n" +
+      'export default [createRequire, fileURLToPath, dirname];\n' +
+      `//# sourceMappingURL=data:application/json;base64,${map}\n`,
+  );
+  try {
+    await import(pathToFileURL(file).href);
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 async function main(): Promise<void> {
-  await warmUp();
+  await warmUp().catch(() => undefined); // a run works without it, only slower
+
   const run = await nextRun();
   if (run === undefined) process.exit(0);
   for (const key of Object.keys(process.env)) delete process.env[key];

@@ -1,0 +1,220 @@
+// Shared by pnpm bench (bench.mjs) and pnpm bench:load (load.mjs): a whole stack (agent,
+// gateway, edge proxy) in this process on loopback, an account with a key, timing helpers,
+// and the JSON record of a run. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
+const { startGateway } = require('../services/gateway/dist/index.js');
+const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
+const {
+  loadAgentConfig,
+  loadEdgeProxyConfig,
+  loadGatewayConfig,
+} = require('../packages/config/dist/index.js');
+const { createLogger } = require('../packages/logger/dist/index.js');
+export const Docker = require('../services/agent/node_modules/dockerode');
+
+export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+export const PREVIEW_DOMAIN = 'preview.bench';
+const logger = createLogger({ name: 'bench', level: 'silent' });
+const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
+
+export function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** A table row from latencies in ms (sorts `times`). */
+export function row(name, rounds, times, extra = {}) {
+  times.sort((a, b) => a - b);
+  return { name, rounds, p50: percentile(times, 50), p99: percentile(times, 99), ...extra };
+}
+
+export const elapsedMs = (since) => Number(process.hrtime.bigint() - since) / 1e6;
+
+/** `rounds` timed calls of `fn` after a few untimed ones; `before` runs untimed ahead of each. */
+export async function measure(name, rounds, fn, { before, warmup = 5, ...extra } = {}) {
+  for (let i = 0; i < Math.min(warmup, rounds); i += 1) {
+    await before?.();
+    await fn();
+  }
+  const times = [];
+  for (let i = 0; i < rounds; i += 1) {
+    await before?.();
+    const started = process.hrtime.bigint();
+    await fn();
+    times.push(elapsedMs(started));
+  }
+  return row(name, rounds, times, extra);
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key. */
+export async function startBenchStack({ pool, name = 'bench' }) {
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  if (!databaseUrl || !redisUrl)
+    throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
+  const nodeId = `${name}-${randomBytes(4).toString('hex')}`;
+  const token = randomBytes(16).toString('hex');
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const agentConfig = loadAgentConfig({
+    AGENT_PORT: '0',
+    AGENT_PREVIEW_PORT: '0',
+    NODE_ID: nodeId,
+    INTERNAL_TOKEN: token,
+    SANDBOX_WORKSPACE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}`,
+    PACKAGE_CACHE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-packages`,
+    BLOB_STORE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-blobs`,
+    SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
+    SANDBOX_POOL: pool,
+    // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
+    // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
+  });
+  const runtime = createDockerRuntime({ config: agentConfig, logger });
+  const agent = await startAgent({ config: agentConfig, logger, runtime });
+  const gateway = await startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      AGENT_NODES: `${nodeId}=${agent.address}`,
+      INTERNAL_TOKEN: token,
+      ADMIN_TOKEN: token,
+      PREVIEW_DOMAIN,
+      // The bench drives the lifecycle passes itself.
+      SESSION_IDLE_AFTER_S: '1',
+      SESSION_DEEP_SLEEP_AFTER_S: '2',
+      SESSION_SWEEP_INTERVAL_S: '3600',
+    }),
+    logger,
+    schema,
+  });
+  const url = gateway.url;
+  const edge = await startEdgeProxy({
+    config: loadEdgeProxyConfig({
+      EDGE_PORT: '0',
+      PREVIEW_DOMAIN,
+      GATEWAY_INTERNAL_URL: url,
+      INTERNAL_TOKEN: token,
+    }),
+    logger,
+  });
+  const admin = (path, body) =>
+    fetch(`${url}/admin/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
+  const account = await admin('/accounts', {
+    name: 'bench',
+    plan: 'enterprise',
+    limits: { requestsPerMinute: 1_000_000, maxConcurrentSessions: 10_000 },
+  });
+  const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'bench' });
+  const stack = {
+    nodeId,
+    url,
+    key,
+    edge,
+    gateway,
+    runtime,
+    agentConfig,
+    api: (path, body) => api(url, key, path, body),
+    /** Resolves when the warm pool holds `size` ready members (30 s at most). */
+    async poolReady(size) {
+      const deadline = Date.now() + 30_000;
+      while (runtime.poolStatus().reduce((n, s) => n + s.ready, 0) < size) {
+        if (Date.now() > deadline) throw new Error('the warm pool did not fill');
+        await sleep(20);
+      }
+    },
+    async deleteSession(id) {
+      await fetch(`${url}/v1/sessions/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}` },
+      });
+    },
+    async stop() {
+      const all = await docker.listContainers({
+        all: true,
+        filters: { label: [`io.sandbox.node=${nodeId}`] },
+      });
+      for (const c of all) {
+        const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
+        if (id.startsWith('ses_')) await runtime.destroy(id).catch(() => undefined);
+      }
+      await edge.stop();
+      await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await gateway.stop();
+      await agent.stop();
+    },
+  };
+  return stack;
+}
+
+export async function api(url, key, path, body) {
+  const response = await fetch(`${url}/v1${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+/** The session's container (found by the name the agent gives it). */
+export async function sessionContainer(sessionId) {
+  const [container] = await docker.listContainers({
+    all: true,
+    filters: { name: [`^/sbx-${sessionId}$`] },
+  });
+  if (!container) throw new Error(`no container for ${sessionId}`);
+  return container;
+}
+
+export function machine() {
+  return `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+/** Prints rows as a table: p50/p99 and, for each, its baseline's p50 and the ratio. */
+export function printTable(title, rows) {
+  const width = Math.max(...rows.map((r) => r.name.length), 9);
+  console.log(`\n${title}`);
+  console.log(`${'operation'.padEnd(width)}  rounds    p50 ms    p99 ms  baseline`);
+  for (const r of rows) {
+    const base = r.baseline
+      ? `${(r.p50 / r.baseline.p50).toFixed(2)}× of "${r.baseline.name}"`
+      : (r.note ?? '');
+    const rate = r.perSecond ? `  ${r.perSecond.toFixed(0)}/s` : '';
+    console.log(
+      `${r.name.padEnd(width)}  ${String(r.rounds).padStart(6)}  ${r.p50.toFixed(1).padStart(8)}  ${r.p99.toFixed(1).padStart(8)}  ${base}${rate}`,
+    );
+  }
+}
+
+/** Writes the run's rows as JSON (BENCH_JSON, default bench/results/<kind>.json). */
+export async function writeJson(kind, rows) {
+  const path =
+    process.env.BENCH_JSON ??
+    join(dirname(fileURLToPath(import.meta.url)), 'results', `${kind}.json`);
+  await mkdir(dirname(path), { recursive: true });
+  const record = {
+    kind,
+    at: new Date().toISOString(),
+    machine: machine(),
+    rows: rows.map(({ baseline, ...r }) => ({ ...r, baseline: baseline?.name })),
+  };
+  await writeFile(path, `${JSON.stringify(record, null, 2)}\n`);
+  console.log(`\nJSON: ${path}`);
+}
