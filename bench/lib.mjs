@@ -22,7 +22,7 @@ export const Docker = require('../services/agent/node_modules/dockerode');
 
 export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 export const PREVIEW_DOMAIN = 'preview.bench';
-const logger = createLogger({ name: 'bench', level: 'silent' });
+const logger = createLogger({ name: 'bench', level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
 const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
 
 export function percentile(sorted, p) {

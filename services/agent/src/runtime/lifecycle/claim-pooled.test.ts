@@ -79,10 +79,12 @@ describe('a create served by the warm pool', () => {
   it('discards the member and starts cold when its workspace cannot be adopted', async () => {
     const d = await withPool();
     const slot = slotOf(d);
+    const member = await d.containers.find(`sbx-${slot}`);
     d.workspaces.disks.set('ses_1', { attaches: true }); // the session has a disk already
     const info = await create(d);
     expect(info.status).toBe('running');
-    expect(d.journal).toContain(`container.remove ${slot}`);
+    expect(info.containerId).not.toBe(member!.id);
+    expect(await d.containers.find(member!.id)).toBeUndefined();
     expect(d.journal).toContain(`workspace.destroy ${slot}`);
     expect(d.journal).toContain('container.create ses_1');
   });
@@ -114,8 +116,8 @@ describe('a create served by the warm pool', () => {
     const info = await restoreSandbox(d, sandboxSpec('ses_1'));
     expect(info.status).toBe('running');
     expect(steps(d, slot).slice(0, 4)).toEqual([
-      'spec.write ses_1',
       'blob.restore ses_1',
+      'spec.write ses_1',
       `workspace.adopt ${slot} ses_1`,
       `container.rename ${slot} ses_1`,
     ]);

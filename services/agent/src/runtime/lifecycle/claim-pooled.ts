@@ -2,7 +2,7 @@ import { containerLimits } from '../docker/container-spec';
 import { containerName } from '../docker/docker-names';
 import type { SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
-import type { LifecycleDeps, PoolMember } from './lifecycle-deps';
+import type { LifecycleDeps, PoolMember, SandboxPool } from './lifecycle-deps';
 
 /** Work on a member's workspace before it becomes the session's (a restore unpacks into it). */
 export type PrepareMember = (member: PoolMember) => Promise<void>;
@@ -17,12 +17,40 @@ function sameLimits(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec):
   );
 }
 
+/** The member's container takes the session's name, and its limits when they differ. */
+async function takeName(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec): Promise<void> {
+  await deps.containers.rename(member.containerId, containerName(spec.sessionId));
+  if (!sameLimits(deps, member, spec)) {
+    await deps.containers.updateLimits(
+      member.containerId,
+      containerLimits(spec.limits, deps.config),
+    );
+  }
+}
+
+/** A member that could not become the session's sandbox is removed whole; the caller starts cold. */
+async function discarded(
+  deps: LifecycleDeps,
+  pool: SandboxPool,
+  member: PoolMember,
+  err: unknown,
+): Promise<undefined> {
+  deps.logger.warn({ err, slot: member.slot }, 'pool claim failed; starting cold');
+  await pool
+    .discard(member)
+    .catch((discardErr: unknown) =>
+      deps.logger.error({ err: discardErr, slot: member.slot }, 'pool member removal failed'),
+    );
+  return undefined;
+}
+
 /**
  * The session's sandbox from the warm pool: a member's workspace and container take the
  * session's names, its limits the spec's, and its runner serves the session. Undefined when
- * the pool has no member for the spec or the claim failed early; the caller then makes the
- * sandbox the slow way, on the adopted workspace if the claim got that far. The spec is
- * recorded first, so that a claim cut short by a crash is rebuilt, never orphaned.
+ * the pool has no member for the spec or the claim failed; the caller then makes the sandbox
+ * the slow way, on the adopted workspace if the claim got that far. A claim cut short by a
+ * crash leaves the session's record, disk or container, which the gateway's removal of the
+ * failed session takes away (as it does after a cold create cut short).
  */
 export async function claimPooled(
   deps: LifecycleDeps,
@@ -35,30 +63,24 @@ export async function claimPooled(
   lock.check(sessionId);
   const member = pool?.take(spec.limits);
   if (pool === undefined || member === undefined) return undefined;
-  await deps.specs.write(spec);
-  try {
-    if (prepare !== undefined) await prepare(member);
-    await pool.adoptWorkspace(member, sessionId);
-  } catch (err) {
-    deps.logger.warn({ err, sessionId, slot: member.slot }, 'pool claim failed; starting cold');
-    await pool
-      .discard(member)
-      .catch((discardErr: unknown) =>
-        deps.logger.error({ err: discardErr, slot: member.slot }, 'pool member removal failed'),
-      );
-    return undefined;
-  }
-  try {
-    await deps.containers.rename(member.containerId, containerName(sessionId));
-    if (!sameLimits(deps, member, spec)) {
-      await deps.containers.updateLimits(
-        member.containerId,
-        containerLimits(spec.limits, deps.config),
-      );
+  if (prepare !== undefined) {
+    try {
+      await prepare(member);
+    } catch (err) {
+      return discarded(deps, pool, member, err);
     }
-  } catch (err) {
-    // The workspace is the session's now: only the container is replaced.
-    deps.logger.warn({ err, sessionId, slot: member.slot }, 'pool claim failed; new container');
+  }
+  // The record, the disk and the container are apart: they change together.
+  const [recorded, adopted, renamed] = await Promise.allSettled([
+    deps.specs.write(spec),
+    pool.adoptWorkspace(member, sessionId),
+    takeName(deps, member, spec),
+  ]);
+  if (adopted.status === 'rejected') return discarded(deps, pool, member, adopted.reason);
+  const failed = [recorded, renamed].find((step) => step.status === 'rejected');
+  if (failed !== undefined) {
+    // The disk is the session's now: only the container is replaced.
+    deps.logger.warn({ err: failed.reason, sessionId, slot: member.slot }, 'pool claim failed');
     deps.runners.close(member.slot);
     await deps.containers.remove(member.containerId).catch(() => undefined);
     return undefined;
