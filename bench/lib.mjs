@@ -127,9 +127,9 @@ export async function startBenchStack({ pool, name = 'bench' }) {
     runtime,
     agentConfig,
     api: (path, body) => api(url, key, path, body),
-    /** Resolves when the warm pool holds `size` ready members (30 s at most). */
-    async poolReady(size) {
-      const deadline = Date.now() + 30_000;
+    /** Resolves when the warm pool holds `size` ready members (`timeoutMs` at most). */
+    async poolReady(size, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
       while (runtime.poolStatus().reduce((n, s) => n + s.ready, 0) < size) {
         if (Date.now() > deadline) throw new Error('the warm pool did not fill');
         await sleep(20);

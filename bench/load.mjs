@@ -60,7 +60,7 @@ async function main() {
   const ids = [];
   try {
     const filling = process.hrtime.bigint();
-    await stack.poolReady(SESSIONS);
+    await stack.poolReady(SESSIONS, 300_000);
     const fillS = elapsedMs(filling) / 1000;
     rows.push(
       await concurrently(

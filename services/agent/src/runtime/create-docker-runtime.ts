@@ -13,6 +13,7 @@ import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
 import { PackageInstaller } from './runner/package-installer';
 import { WarmPool } from './pool/warm-pool';
+import { RequestLoad } from './request-load';
 import { RunnerPool } from './runner/runner-pool';
 import { createBlobStore } from './storage/blob-store';
 import { SandboxSpecs } from './storage/sandbox-specs';
@@ -57,9 +58,18 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     config.diskQuota === 'loop'
       ? new LoopWorkspaces(config.workspaceDir, logger)
       : new VolumeWorkspaces(docker);
+  const load = new RequestLoad();
   let pool: WarmPool | undefined;
   if (config.pool.length > 0 && workspaces instanceof LoopWorkspaces) {
-    pool = new WarmPool({ containers, workspaces, runners, config, logger, shapes: config.pool });
+    pool = new WarmPool({
+      containers,
+      workspaces,
+      runners,
+      config,
+      logger,
+      shapes: config.pool,
+      busy: () => load.busy(),
+    });
   } else if (config.pool.length > 0) {
     logger.warn('no warm pool: it needs SANDBOX_DISK_QUOTA=loop');
   }
@@ -70,6 +80,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     prepareHost: () => prepareHost({ containers, config, logger }),
     runners,
     pool,
+    load,
     cache,
     blobs: createBlobStore(config),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),

@@ -16,6 +16,7 @@ import type { PoolShapeStatus, WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
+import type { RequestLoad } from './request-load';
 import type { RunnerPool } from './runner/runner-pool';
 import type {
   ByteSink,
@@ -31,6 +32,8 @@ import type {
 export interface DockerRuntimeParts extends LifecycleDeps {
   runners: RunnerPool;
   pool?: WarmPool | undefined;
+  /** The requests being served (the pool refills at a slower pace meanwhile). */
+  load?: RequestLoad | undefined;
   /** The container state cache behind `containers`, when there is one. */
   cache?: CachedContainers | undefined;
   installer: PackageInstaller;
@@ -106,7 +109,16 @@ export class DockerRuntime implements SandboxRuntime {
     return this.parts.runners.get(sessionId, info.id);
   }
 
-  async exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
+  exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
+    return this.served(() => this.execNow(spec, sink, signal));
+  }
+
+  /** A data request, counted while it runs. */
+  private served<T>(work: () => Promise<T>): Promise<T> {
+    return this.parts.load === undefined ? work() : this.parts.load.track(work);
+  }
+
+  private async execNow(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
     const { runners, installer, workspaces, logger, config } = this.parts;
     const info = await requireRunning(this.parts, spec.sessionId);
     const runner = runners.get(spec.sessionId, info.id);
@@ -122,21 +134,18 @@ export class DockerRuntime implements SandboxRuntime {
     return runnerOps.kill(await this.runnerOf(sessionId), pid);
   }
 
-  async writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }> {
-    return runnerOps.writeFile(await this.runnerOf(sessionId), file);
+  writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }> {
+    return this.served(async () => runnerOps.writeFile(await this.runnerOf(sessionId), file));
   }
 
-  async readFile(
-    sessionId: string,
-    path: string,
-    sink: ByteSink,
-    signal: AbortSignal,
-  ): Promise<number> {
-    return runnerOps.readFile(await this.runnerOf(sessionId), path, sink, signal);
+  readFile(sessionId: string, path: string, sink: ByteSink, signal: AbortSignal): Promise<number> {
+    return this.served(async () =>
+      runnerOps.readFile(await this.runnerOf(sessionId), path, sink, signal),
+    );
   }
 
-  async listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {
-    return runnerOps.listFiles(await this.runnerOf(sessionId), path, page);
+  listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {
+    return this.served(async () => runnerOps.listFiles(await this.runnerOf(sessionId), path, page));
   }
 
   async previewHost(sessionId: string): Promise<string> {

@@ -70,6 +70,23 @@ describe('WarmPool', () => {
     expect(pool.status()[0]!.ready).toBe(2);
   });
 
+  it('refills at a slower pace while the node serves requests, but does not stop', async () => {
+    const d = doubles();
+    let busy = true;
+    const pool = new WarmPool({ ...d, shapes: [SHAPE], busy: () => busy, maxDeferMs: 300 });
+    const started = Date.now();
+    await pool.start();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(made(d)).toHaveLength(0);
+    await pool.settled();
+    expect(made(d)).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550); // each member waited its 300 ms
+    pool.take(LIMITS);
+    busy = false;
+    await pool.settled();
+    expect(made(d)).toHaveLength(3);
+  });
+
   it('cleans up a member it could not make, and tries again later', async () => {
     const { d, pool } = pooled([{ ...SHAPE, size: 1 }]);
     d.containers.failCreate = new Error('no more containers');

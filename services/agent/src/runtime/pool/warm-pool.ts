@@ -36,7 +36,14 @@ export interface WarmPoolDeps {
   shapes: PoolShape[];
   /** Backoff after a member could not be made (doubles up to 32×). */
   retryDelayMs?: number;
+  /** Whether the node is serving requests now: a refill waits for a quiet moment. */
+  busy?: () => boolean;
+  /** The longest a refill waits for a quiet moment (default 1 s): it slows, never stops. */
+  maxDeferMs?: number;
 }
+
+/** How often a deferred refill looks again for a quiet moment. */
+const QUIET_POLL_MS = 25;
 
 function limitsOf(shape: PoolShape): SandboxLimits {
   return { memoryMb: shape.memoryMb, cpu: shape.cpu, diskMb: shape.diskMb, pids: 0 };
@@ -49,8 +56,9 @@ function sameShape(limits: SandboxLimits, shape: SandboxLimits): boolean {
 /**
  * Sandboxes made ahead of demand: each a running container with its workspace, network and
  * warmed runner, named by a pool slot until a session claims it. Refills in the background,
- * one member at a time, and only while no create the pool could not serve is running: the
- * pool never competes with a caller waiting for a sandbox. Members are never reused: a
+ * one member at a time, only while no create the pool could not serve is running (the pool
+ * never competes with a caller waiting for a sandbox), and at a slower pace while the node
+ * serves requests. Members are never reused: a
  * session's sandbox is never anyone else's before or after.
  */
 export class WarmPool implements SandboxPool {
@@ -161,6 +169,8 @@ export class WarmPool implements SandboxPool {
       if (this.stopping.signal.aborted || this.colds > 0) return;
       const shape = this.nextShape();
       if (shape === undefined) return;
+      await this.quietMoment();
+      if (this.stopping.signal.aborted || this.colds > 0) return;
       try {
         const member = await this.make(shape);
         if (this.stopping.signal.aborted) {
@@ -175,6 +185,18 @@ export class WarmPool implements SandboxPool {
         const delay = (this.deps.retryDelayMs ?? 1000) * 2 ** Math.min(this.failures - 1, 5);
         await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
       }
+    }
+  }
+
+  /** Waits while the node serves requests, `maxDeferMs` at most. */
+  private async quietMoment(): Promise<void> {
+    const { busy, maxDeferMs = 1000 } = this.deps;
+    if (busy === undefined) return;
+    const deadline = Date.now() + maxDeferMs;
+    while (busy() && Date.now() < deadline && !this.stopping.signal.aborted) {
+      await sleep(QUIET_POLL_MS, undefined, { signal: this.stopping.signal }).catch(
+        () => undefined,
+      );
     }
   }
 
