@@ -84,7 +84,15 @@ export function checkCustomLimits(plan: PlanName, limits: object | undefined): v
 }
 
 /** Accounts, their plans and their API keys in Postgres. */
+/** How often a key's `last_used_at` is brought up to date. */
+const KEY_TOUCH_INTERVAL_MS = 60_000;
+/** Keys whose last recorded use a replica remembers (more are forgotten, and touched again). */
+const MAX_REMEMBERED_KEY_TOUCHES = 10_000;
+
 export class AccountStore {
+  /** When this replica last recorded each key's use. */
+  private readonly keyTouches = new Map<string, number>();
+
   constructor(private readonly db: Database) {}
 
   async createAccount(input: {
@@ -214,8 +222,20 @@ export class AccountStore {
     };
   }
 
-  /** Records use of a key, at most once a minute per key. */
-  async touchKey(keyId: string): Promise<void> {
+  /**
+   * Records use of a key, at most once a minute per key: this replica asks the database only
+   * when it has not recorded the key's use itself within the minute.
+   */
+  async touchKey(keyId: string, now = Date.now()): Promise<void> {
+    const last = this.keyTouches.get(keyId);
+    if (last !== undefined && now - last < KEY_TOUCH_INTERVAL_MS) return;
+    if (this.keyTouches.size >= MAX_REMEMBERED_KEY_TOUCHES) {
+      for (const [id, at] of this.keyTouches) {
+        if (now - at >= KEY_TOUCH_INTERVAL_MS) this.keyTouches.delete(id);
+      }
+      if (this.keyTouches.size >= MAX_REMEMBERED_KEY_TOUCHES) this.keyTouches.clear();
+    }
+    this.keyTouches.set(keyId, now);
     await this.db.query(
       `UPDATE api_keys SET last_used_at = now()
         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
