@@ -3,7 +3,7 @@
 // and the JSON record of a run. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,6 +154,14 @@ export async function startBenchStack({ pool, name = 'bench' }) {
       await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await gateway.stop();
       await agent.stop();
+      // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
+      for (const dir of [
+        agentConfig.workspaceDir,
+        agentConfig.packageCacheDir,
+        agentConfig.blobStoreDir,
+      ]) {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
   };
   return stack;
