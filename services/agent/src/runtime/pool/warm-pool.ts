@@ -58,8 +58,8 @@ function sameShape(limits: SandboxLimits, shape: SandboxLimits): boolean {
  * warmed runner, named by a pool slot until a session claims it. Refills in the background,
  * one member at a time, only while no create the pool could not serve is running (the pool
  * never competes with a caller waiting for a sandbox), and at a slower pace while the node
- * serves requests. Members are never reused: a
- * session's sandbox is never anyone else's before or after.
+ * serves requests. Members are never reused: a session's sandbox is never anyone else's,
+ * before or after.
  */
 export class WarmPool implements SandboxPool {
   private readonly ready: PoolMember[] = [];
