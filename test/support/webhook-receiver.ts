@@ -49,7 +49,11 @@ export async function startWebhookReceiver(answer: Answer = () => 200): Promise<
   let open = 0;
   const server = createServer((req, res) => {
     open += 1;
-    receiver.maxOpen = Math.max(receiver.maxOpen, open);
+    // Counted once the I/O already received has been handled: a sender that aborted one
+    // request (its FIN is in) and then opened the next must not count as two at once.
+    setImmediate(() => {
+      receiver.maxOpen = Math.max(receiver.maxOpen, open);
+    });
     res.on('close', () => (open -= 1));
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
