@@ -10,6 +10,10 @@ import { statusCode, workspaceVolumeName } from '../docker/docker-names';
 
 const run = promisify(execFile);
 
+/** Binds the mount at $1 to $2 as well, then unmounts $1 (lazily if it is busy). */
+const MOVE_MOUNT =
+  'mount --bind "$1" "$2" || exit 1; umount "$1" 2>/dev/null || umount -l "$1"; exit 0';
+
 function exists(path: string): Promise<boolean> {
   return stat(path).then(
     () => true,
@@ -169,12 +173,12 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
     await rename(source.image, target.image);
     try {
       await mkdir(target.mount, { recursive: true, mode: 0o755 });
-      await run('mount', ['--bind', source.mount, target.mount]);
+      // One process for both steps (a create waits for it); it fails only if the bind did.
+      await run('/bin/sh', ['-c', MOVE_MOUNT, 'move-mount', source.mount, target.mount]);
     } catch (err) {
       await rename(target.image, source.image).catch(() => undefined);
       throw err;
     }
-    await run('umount', [source.mount]).catch(() => run('umount', ['-l', source.mount]));
     await rmdir(source.mount).catch(() => undefined);
   }
 
