@@ -12,7 +12,7 @@ import { countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { inspectSandbox } from './lifecycle/sandbox-info';
 import { meteredExec } from './runner/metered-exec';
-import type { PoolShapeStatus, WarmPool } from './pool/warm-pool';
+import type { WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
@@ -23,6 +23,7 @@ import type {
   ExecSpec,
   FileContent,
   ListPage,
+  PoolStatus,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
@@ -60,7 +61,7 @@ export class DockerRuntime implements SandboxRuntime {
     this.parts.cache?.unwatch();
   }
 
-  poolStatus(): PoolShapeStatus[] {
+  poolStatus(): PoolStatus[] {
     return this.parts.pool?.status() ?? [];
   }
 

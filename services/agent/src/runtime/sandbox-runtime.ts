@@ -1,14 +1,11 @@
 import type { FileListing, RunResult } from '@sandbox/contract';
+import type { PoolShapeSetting } from '@sandbox/config';
 
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 
-/** One shape of sandbox the node keeps ready, how many it keeps and how many are ready. */
-export interface PoolStatus {
-  size: number;
+/** One shape of sandbox the node keeps ready (`SANDBOX_POOL`), and how many are ready now. */
+export interface PoolStatus extends PoolShapeSetting {
   ready: number;
-  memoryMb: number;
-  cpu: number;
-  diskMb: number;
 }
 
 export interface SandboxLimits {

@@ -11,21 +11,12 @@ import {
   slotOfContainerName,
 } from '../docker/docker-names';
 import type { PoolMember, Runners, SandboxPool } from '../lifecycle/lifecycle-deps';
-import type { SandboxLimits } from '../sandbox-runtime';
+import type { PoolShapeSetting } from '@sandbox/config';
+import type { PoolStatus, SandboxLimits } from '../sandbox-runtime';
 import type { AdoptableWorkspaces } from '../storage/workspaces';
 
-/** One kind of sandbox the pool keeps ready, and how many of it. */
-export interface PoolShape {
-  size: number;
-  memoryMb: number;
-  cpu: number;
-  diskMb: number;
-}
-
-/** A shape and how many of it are ready now (reported by the node). */
-export interface PoolShapeStatus extends PoolShape {
-  ready: number;
-}
+/** One kind of sandbox the pool keeps ready, and how many of it (`SANDBOX_POOL`). */
+export type PoolShape = PoolShapeSetting;
 
 export interface WarmPoolDeps {
   containers: ContainerClient;
@@ -89,7 +80,7 @@ export class WarmPool implements SandboxPool {
     while (this.filling !== undefined) await this.filling;
   }
 
-  status(): PoolShapeStatus[] {
+  status(): PoolStatus[] {
     return this.deps.shapes.map((shape) => ({
       ...shape,
       ready: this.ready.filter(
