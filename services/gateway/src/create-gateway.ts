@@ -6,6 +6,7 @@ import type { GatewayConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { AccountStore } from './accounts/account-store';
 import { AgentPool } from './agents/agent-pool';
+import { LocalInvalidations, RedisInvalidations, type Invalidations } from './cache/invalidations';
 import { createApp } from './app';
 import { createDatabase, type Database } from './db/database';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded-postgres';
@@ -18,6 +19,7 @@ import { MemoryRateLimiter } from './limits/memory-rate-limiter';
 import type { RateLimiter } from './limits/rate-limiter';
 import { RedisRateLimiter } from './limits/redis-rate-limiter';
 import { SessionAccess } from './sessions/session-access';
+import { SessionActivity } from './sessions/session-activity';
 import { SessionLifecycle } from './sessions/session-lifecycle';
 import { SessionService } from './sessions/session-service';
 import { SessionStore } from './sessions/session-store';
@@ -70,14 +72,22 @@ async function openDatabase(
   };
 }
 
-function openRateLimiter(config: GatewayConfig, logger: Logger): RateLimiter {
+/**
+ * What the replicas share in Redis: the rate limits' budgets and the stamps that keep their
+ * caches true. Without REDIS_URL there is one replica, and both live in its memory.
+ */
+function openShared(
+  config: GatewayConfig,
+  logger: Logger,
+): { rateLimiter: RateLimiter; invalidations: Invalidations } {
   if (config.redisUrl === undefined) {
-    logger.warn('no REDIS_URL: rate limits are per gateway process');
-    return new MemoryRateLimiter();
+    logger.warn('no REDIS_URL: rate limits and caches are per gateway process');
+    return { rateLimiter: new MemoryRateLimiter(), invalidations: new LocalInvalidations() };
   }
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
   redis.on('error', (err) => logger.error({ err }, 'redis error'));
-  return new RedisRateLimiter(redis);
+  // The rate limiter owns the connection and closes it.
+  return { rateLimiter: new RedisRateLimiter(redis), invalidations: new RedisInvalidations(redis) };
 }
 
 function openSecretBox(config: GatewayConfig, logger: Logger): SecretBox | undefined {
@@ -89,8 +99,14 @@ function openSecretBox(config: GatewayConfig, logger: Logger): SecretBox | undef
 }
 
 /** The session pieces: their store, service, lifecycle and the way requests reach them. */
-function openSessions(config: GatewayConfig, logger: Logger, db: Database, agents: AgentPool) {
-  const sessionStore = new SessionStore(db);
+function openSessions(
+  config: GatewayConfig,
+  logger: Logger,
+  db: Database,
+  agents: AgentPool,
+  invalidations: Invalidations,
+) {
+  const sessionStore = new SessionStore(db, invalidations);
   const sessions = new SessionService({
     store: sessionStore,
     agents,
@@ -104,8 +120,14 @@ function openSessions(config: GatewayConfig, logger: Logger, db: Database, agent
     { idleAfterS: config.idleAfterS, deepSleepAfterS: config.deepSleepAfterS },
     logger,
   );
-  const sessionAccess = new SessionAccess(sessionStore, agents, lifecycle);
-  return { sessionStore, sessions, lifecycle, sessionAccess };
+  const activity = new SessionActivity(
+    sessionStore,
+    invalidations,
+    config.idleAfterS * 1000,
+    logger,
+  );
+  const sessionAccess = new SessionAccess(sessionStore, activity, agents, lifecycle);
+  return { sessionStore, sessions, lifecycle, activity, sessionAccess };
 }
 
 interface Webhooks {
@@ -172,16 +194,17 @@ export async function startGateway({
   const applied = await migrate(db);
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
 
-  const rateLimiter = openRateLimiter(config, logger);
+  const { rateLimiter, invalidations } = openShared(config, logger);
   const agents = new AgentPool(config.agentNodes, config.internalToken, {
     callTimeoutMs: config.sessionOpTimeoutMs,
     fileTimeoutMs: config.fileOpTimeoutMs,
   });
-  const { sessionStore, sessions, lifecycle, sessionAccess } = openSessions(
+  const { sessionStore, sessions, lifecycle, activity, sessionAccess } = openSessions(
     config,
     logger,
     db,
     agents,
+    invalidations,
   );
   const webhooks = await openWebhooks(config, logger, db);
   const idempotency = new IdempotencyStore(db, webhooks.box);
@@ -196,7 +219,7 @@ export async function startGateway({
 
   const app = createApp({
     logger,
-    accounts: new AccountStore(db),
+    accounts: new AccountStore(db, invalidations),
     sessionStore,
     sessions,
     sessionAccess,
@@ -228,6 +251,7 @@ export async function startGateway({
         server.closeAllConnections();
       });
       agents.close();
+      await activity.stop();
       await rateLimiter.close();
       await db.close();
       await embedded?.stop();

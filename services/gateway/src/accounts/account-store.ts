@@ -1,6 +1,8 @@
 import { AppError } from '@sandbox/errors';
 import { randomString, generateApiKey, hashApiKey } from '../auth/api-keys';
 import type { Principal, Scope } from '../auth/principal';
+import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
+import { StampedCache } from '../cache/stamped-cache';
 import type { Database } from '../db/database';
 import { planLimitsFromRow, type PlanLimits, type PlanName, type PlanRow } from '../limits/plans';
 
@@ -83,17 +85,34 @@ export function checkCustomLimits(plan: PlanName, limits: object | undefined): v
   }
 }
 
-/** Accounts, their plans and their API keys in Postgres. */
 /** How often a key's `last_used_at` is brought up to date. */
 const KEY_TOUCH_INTERVAL_MS = 60_000;
 /** Keys whose last recorded use a replica remembers (more are forgotten, and touched again). */
 const MAX_REMEMBERED_KEY_TOUCHES = 10_000;
+/** Principals a replica keeps in memory. */
+const MAX_CACHED_PRINCIPALS = 10_000;
+/**
+ * The one stamp behind every cached principal: bumped by each change a principal reflects (a
+ * key revoked, an account's plan or limits changed). Such changes are rare; a bump makes every
+ * replica re-read each key once.
+ */
+const PRINCIPALS_STAMP = 'principals';
 
+/**
+ * Accounts, their plans and their API keys in Postgres. The principal behind a key is cached
+ * by each replica and re-read at once on every replica after a change (see Invalidations).
+ */
 export class AccountStore {
   /** When this replica last recorded each key's use. */
   private readonly keyTouches = new Map<string, number>();
+  private readonly principals: StampedCache<Principal>;
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly invalidations: Invalidations = new LocalInvalidations(),
+  ) {
+    this.principals = new StampedCache(invalidations, MAX_CACHED_PRINCIPALS);
+  }
 
   async createAccount(input: {
     name: string;
@@ -154,6 +173,7 @@ export class AccountStore {
         [accountId, change.name ?? null, plan, overrides ?? null],
       );
     });
+    await this.invalidations.bump([PRINCIPALS_STAMP]);
     return this.getAccount(accountId);
   }
 
@@ -196,11 +216,27 @@ export class AccountStore {
     );
     const row = rows[0];
     if (row === undefined) throw new AppError('not_found', 'Key not found', { details: { keyId } });
+    await this.invalidations.bump([PRINCIPALS_STAMP]);
     return toKey(row);
   }
 
-  /** The caller behind a key value, or undefined for an unknown or revoked key. */
+  /**
+   * The caller behind a key value, or undefined for an unknown or revoked key: from this
+   * replica's cache while no change was made since, on any replica (one Redis round trip).
+   * Unknown keys are not cached, so that guessing cannot fill the cache.
+   */
   async findPrincipal(keyValue: string): Promise<Principal | undefined> {
+    const keyHash = hashApiKey(keyValue);
+    const cacheId = keyHash.toString('base64');
+    const read = await this.principals.readStamps([PRINCIPALS_STAMP]);
+    const cached = this.principals.lookup(cacheId, read);
+    if (cached !== undefined) return cached;
+    const principal = await this.readPrincipal(keyHash);
+    if (principal !== undefined) this.principals.keep(cacheId, principal, read);
+    return principal;
+  }
+
+  private async readPrincipal(keyHash: Buffer): Promise<Principal | undefined> {
     const { rows } = await this.db.query<
       PlanRow & { key_id: string; account_id: string; plan: PlanName; scopes: Scope[] }
     >(
@@ -209,7 +245,7 @@ export class AccountStore {
          JOIN accounts a ON a.id = k.account_id
          JOIN plans p ON p.name = a.plan
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-      [hashApiKey(keyValue)],
+      [keyHash],
     );
     const row = rows[0];
     if (row === undefined) return undefined;

@@ -39,7 +39,7 @@ function access(steps: string[]) {
       return agent;
     },
   } as unknown as AgentPool;
-  return new SessionAccess(store, agents, lifecycle);
+  return new SessionAccess(store, store, agents, lifecycle);
 }
 
 describe('SessionAccess', () => {

@@ -1,6 +1,7 @@
 import type { AgentClient } from '../agents/agent-client';
 import type { AgentPool } from '../agents/agent-pool';
 import type { Principal } from '../auth/principal';
+import type { SessionActivity } from './session-activity';
 import type { SessionLifecycle } from './session-lifecycle';
 import type { SessionRecord, SessionStore } from './session-store';
 
@@ -18,6 +19,7 @@ export interface OpenSession {
 export class SessionAccess {
   constructor(
     private readonly store: SessionStore,
+    private readonly activity: Pick<SessionActivity, 'touch'>,
     private readonly agents: AgentPool,
     private readonly lifecycle: SessionLifecycle,
   ) {}
@@ -32,7 +34,7 @@ export class SessionAccess {
     sessionId: string,
     vet?: (session: SessionRecord) => T,
   ): Promise<OpenSession & { vetted: T }> {
-    const session = await this.store.touch(principal.accountId, sessionId);
+    const session = await this.activity.touch(principal.accountId, sessionId);
     const vetted = vet?.(session) as T;
     return { ...(await this.wake(session)), vetted };
   }

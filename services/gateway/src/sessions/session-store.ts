@@ -1,4 +1,5 @@
 import { AppError } from '@sandbox/errors';
+import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database, Queryable } from '../db/database';
 import { enqueueFromSql, isoSql, NEW_EVENT_ID_SQL } from '../webhooks/events';
 import { isSessionId } from '@sandbox/contract';
@@ -82,9 +83,28 @@ export interface PendingDestroy {
   nodeId: string;
 }
 
-/** Sessions in Postgres. Every read is scoped to the caller's account. */
+/** The stamp bumped by each change of a session's row that a cached record would miss. */
+export const sessionStamp = (sessionId: string): string => `session:${sessionId}`;
+
+/**
+ * Sessions in Postgres. Every read is scoped to the caller's account. Each change of state
+ * (ended, idle, asleep, awake) bumps the session's stamp, so that no replica goes on using a
+ * record it cached before (see SessionActivity).
+ */
 export class SessionStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly invalidations: Invalidations = new LocalInvalidations(),
+  ) {}
+
+  /**
+   * Tells every replica that these sessions changed. Best effort: with Redis out of reach no
+   * replica uses its cache (it cannot read the stamps), and a cached record is dropped after
+   * MAX_CACHED_MS whatever happens.
+   */
+  private async changed(sessionIds: readonly string[]): Promise<void> {
+    await this.invalidations.bump(sessionIds.map(sessionStamp)).catch(() => undefined);
+  }
 
   /**
    * Inserts a session in state `creating`, enforcing the account's concurrent-session limit
@@ -153,6 +173,20 @@ export class SessionStore {
     return toRecord(row);
   }
 
+  /**
+   * Records activity seen at the given times (a replica's batch): a session's activity only
+   * moves forward, and never past the database's clock.
+   */
+  async recordActivity(activity: ReadonlyMap<string, Date>): Promise<void> {
+    if (activity.size === 0) return;
+    await this.db.query(
+      `UPDATE sessions s SET last_active_at = GREATEST(s.last_active_at, LEAST(a.at, now()))
+         FROM unnest($1::text[], $2::timestamptz[]) AS a(id, at)
+        WHERE s.id = a.id AND ${LIVE}`,
+      [[...activity.keys()], [...activity.values()]],
+    );
+  }
+
   /** Records activity on a session a request is still using (a long run). */
   async keepActive(sessionId: string): Promise<void> {
     await this.db.query(`UPDATE sessions SET last_active_at = now() WHERE id = $1 AND ${LIVE}`, [
@@ -217,6 +251,7 @@ export class SessionStore {
     );
     const row = rows[0];
     if (row === undefined) throw sessionNotFound(sessionId);
+    await this.changed([row.id]);
     return { id: row.id, nodeId: row.node_id };
   }
 
@@ -226,6 +261,7 @@ export class SessionStore {
       'UPDATE sessions SET deleted_at = COALESCE(deleted_at, now()) WHERE id = $1',
       [sessionId],
     );
+    await this.changed([sessionId]);
   }
 
   async markDestroyed(sessionId: string): Promise<void> {
@@ -264,7 +300,9 @@ export class SessionStore {
        SELECT id FROM expired`,
       [stuckCreatingAfterS, batch],
     );
-    return rows.map((row) => row.id);
+    const ids = rows.map((row) => row.id);
+    await this.changed(ids);
+    return ids;
   }
 
   /**
@@ -284,6 +322,7 @@ export class SessionStore {
         RETURNING id, node_id`,
       [idleS, batch],
     );
+    await this.changed(rows.map((row) => row.id));
     return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
   }
 
@@ -306,6 +345,7 @@ export class SessionStore {
         RETURNING id, node_id`,
       [deepS, leaseS, batch],
     );
+    await this.changed(rows.map((row) => row.id));
     return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
   }
 
@@ -317,6 +357,7 @@ export class SessionStore {
         WHERE id = $1 AND state = 'deep-sleep'`,
       [sessionId, filesCount],
     );
+    await this.changed([sessionId]);
   }
 
   /** Back to active after a wake from `from`. */
@@ -327,6 +368,7 @@ export class SessionStore {
         WHERE id = $1 AND state = $2`,
       [sessionId, from],
     );
+    await this.changed([sessionId]);
   }
 
   /** Claims ended sessions whose sandbox is not yet removed, under a lease of `leaseS`. */

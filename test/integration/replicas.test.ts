@@ -1,0 +1,117 @@
+import { ApiClient } from '../support/api-client';
+import { call, createAccount } from '../support/api';
+import { useStack } from '../support/use-stack';
+
+describe('two gateway replicas sharing Postgres and Redis', () => {
+  const t = useStack({ replicas: 2 });
+
+  it('shares one budget per key: exactly 100 of 200 concurrent requests pass, the rest get 429', async () => {
+    const { key } = await createAccount(t.stack, 'free');
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        call(`${t.stack.urls[i % 2]}/v1/sessions?limit=1`, { key }),
+      ),
+    );
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(100);
+    const limited = responses.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(100);
+    const sample = limited[0]!;
+    expect(sample.body).toMatchObject({
+      error: { code: 'rate_limit_exceeded', retryAfter: expect.any(Number) as number },
+    });
+    expect(Number(sample.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(sample.headers.get('x-ratelimit-remaining')).toBe('0');
+  });
+
+  it('sweeps expired sessions on both replicas at once without doing any twice', async () => {
+    const api = t.as((await createAccount(t.stack, 'free')).key);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i += 1) ids.push(await api.createSession({ ttl: 1 }));
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const [a, b] = await Promise.all(t.stack.gateways.map((g) => g.sweeper.sweep()));
+    const expired = [...a!.expired, ...b!.expired].filter((id) => ids.includes(id));
+    const destroyed = [...a!.destroyed, ...b!.destroyed].filter((id) => ids.includes(id));
+    expect(expired.sort()).toEqual([...ids].sort());
+    expect(destroyed.sort()).toEqual([...ids].sort());
+  });
+
+  it('revokes a key on every replica at once', async () => {
+    const account = await createAccount(t.stack, 'free');
+    for (const url of t.stack.urls) {
+      expect((await call(`${url}/v1/sessions`, { key: account.key })).status).toBe(200);
+    }
+    await call(`${t.stack.urls[1]}/admin/v1/keys/${account.keyId}/revoke`, {
+      method: 'POST',
+      key: t.stack.adminToken,
+    });
+    for (const url of t.stack.urls) {
+      expect((await call(`${url}/v1/sessions`, { key: account.key })).status).toBe(401);
+    }
+  });
+
+  it('applies a plan change on every replica at once', async () => {
+    const account = await createAccount(t.stack, 'free');
+    const limitAt = async (url: string) =>
+      (await call(`${url}/v1/sessions?limit=1`, { key: account.key })).headers.get(
+        'x-ratelimit-limit',
+      );
+    // Both replicas have read the key (and keep it) on the free plan.
+    const freeLimit = await limitAt(t.stack.urls[0]!);
+    expect(await limitAt(t.stack.urls[1]!)).toBe(freeLimit);
+    const changed = await call(`${t.stack.urls[1]}/admin/v1/accounts/${account.accountId}`, {
+      method: 'PATCH',
+      key: t.stack.adminToken,
+      body: { plan: 'paid' },
+    });
+    expect(changed.status).toBe(200);
+    const paidLimit = await limitAt(t.stack.urls[0]!);
+    expect(paidLimit).not.toBe(freeLimit);
+    expect(await limitAt(t.stack.urls[1]!)).toBe(paidLimit);
+  });
+
+  it('ends a session on every replica at once when one replica deletes it', async () => {
+    const key = (await createAccount(t.stack, 'free')).key;
+    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
+    const sessionId = await a!.createSession();
+    // Replica A has read the session (and keeps it) before replica B deletes it.
+    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    expect((await b!.deleteSession(sessionId)).status).toBe(200);
+    const after = await a!.execute(sessionId, { command: 'true' });
+    expect(after.status).toBe(404);
+    expect(after.body).toMatchObject({ error: { code: 'session_not_found' } });
+  });
+
+  it("wakes a session on one replica that another replica's sweep put to idle", async () => {
+    const key = (await createAccount(t.stack, 'free')).key;
+    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
+    const sessionId = await a!.createSession();
+    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    // As if nobody had used it for ten minutes: replica B's next sweep pauses it.
+    await t.stack.gateways[0]!.db.query(
+      `UPDATE sessions SET last_active_at = now() - interval '10 minutes' WHERE id = $1`,
+      [sessionId],
+    );
+    const { idled } = await t.stack.gateways[1]!.sweeper.sweep();
+    expect(idled).toContain(sessionId);
+    expect((await b!.session(sessionId)).body).toMatchObject({ state: 'idle' });
+    // Replica A still holds the record it read while the session was active.
+    const woken = await a!.execute(sessionId, { command: 'echo awake' });
+    expect(woken.status).toBe(200);
+    expect(woken.body).toMatchObject({ stdout: 'awake\n' });
+    expect((await b!.session(sessionId)).body).toMatchObject({ state: 'active' });
+  });
+
+  it('writes the activity a replica kept in memory within a second or so', async () => {
+    const key = (await createAccount(t.stack, 'free')).key;
+    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
+    const sessionId = await a!.createSession();
+    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const before = Date.now();
+    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { lastActive } = (await b!.session<{ lastActive: string }>(sessionId)).body;
+    expect(Date.parse(lastActive)).toBeGreaterThanOrEqual(before - 50);
+  });
+});
