@@ -92,6 +92,7 @@ export async function startBenchStack({ pool, name = 'bench' }) {
       SESSION_IDLE_AFTER_S: '1',
       SESSION_DEEP_SLEEP_AFTER_S: '2',
       SESSION_SWEEP_INTERVAL_S: '3600',
+      SESSION_SWEEP_AT_DEADLINES: 'false',
     }),
     logger,
     schema,

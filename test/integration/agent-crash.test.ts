@@ -9,7 +9,12 @@ import { createLogger } from '@sandbox/logger';
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
 import { requiredEnv, SANDBOX_IMAGE } from '../support/env';
 import { closedPort } from '../support/net';
-import { removeNodeSandboxes, testWorkspaceDir, type TestStack } from '../support/stack';
+import {
+  MANUAL_SWEEPS,
+  removeNodeSandboxes,
+  testWorkspaceDir,
+  type TestStack,
+} from '../support/stack';
 
 /**
  * The agent process is killed (SIGKILL to its whole process group, tar included) in the middle
@@ -98,7 +103,7 @@ beforeAll(async () => {
       SESSION_IDLE_AFTER_S: '1',
       SESSION_DEEP_SLEEP_AFTER_S: '2',
       // The test drives the passes itself.
-      SESSION_SWEEP_INTERVAL_S: '3600',
+      ...MANUAL_SWEEPS,
     }),
     logger,
     schema,

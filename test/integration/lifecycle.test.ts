@@ -1,5 +1,5 @@
 import { previewRequest, startPreviewApp } from '../support/preview-app';
-import { docker, sessionContainer } from '../support/stack';
+import { docker, MANUAL_SWEEPS, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
@@ -11,7 +11,7 @@ const t = useStackWithAccount('free', {
       SESSION_IDLE_AFTER_S: '1',
       SESSION_DEEP_SLEEP_AFTER_S: '3',
       // The test drives the passes itself.
-      SESSION_SWEEP_INTERVAL_S: '3600',
+      ...MANUAL_SWEEPS,
     },
   },
 });

@@ -1,9 +1,10 @@
 import { ApiClient } from '../support/api-client';
 import { call, createAccount } from '../support/api';
+import { MANUAL_SWEEPS } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 describe('two gateway replicas sharing Postgres and Redis', () => {
-  const t = useStack({ replicas: 2 });
+  const t = useStack({ replicas: 2, gatewayEnv: MANUAL_SWEEPS });
 
   it('shares one budget per key: exactly 100 of 200 concurrent requests pass, the rest get 429', async () => {
     const { key } = await createAccount(t.stack, 'free');

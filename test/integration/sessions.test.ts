@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { createAccount, type TestAccount } from '../support/api';
-import { docker, sessionContainer } from '../support/stack';
+import { docker, MANUAL_SWEEPS, sessionContainer } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 // The sweeper is driven by hand below, so its own timer stays out of the way.
-const t = useStack({ gatewayEnv: { SESSION_SWEEP_INTERVAL_S: '3600' } });
+const t = useStack({ gatewayEnv: MANUAL_SWEEPS });
 let free: TestAccount;
 let paid: TestAccount;
 

@@ -1,6 +1,6 @@
 import { call, createAccount } from '../support/api';
 import { slowRuntime } from '../support/slow-runtime';
-import { sessionContainers, startStack, type TestStack } from '../support/stack';
+import { MANUAL_SWEEPS, sessionContainers, startStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 /** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
@@ -8,7 +8,7 @@ const { slowness, runtime } = slowRuntime();
 
 beforeAll(async () => {
   stack = await startStack({
-    gatewayEnv: { SESSION_OP_TIMEOUT_MS: '800', SESSION_SWEEP_INTERVAL_S: '3600' },
+    gatewayEnv: { SESSION_OP_TIMEOUT_MS: '800', ...MANUAL_SWEEPS },
     runtime,
   });
 });

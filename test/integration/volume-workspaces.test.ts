@@ -1,5 +1,5 @@
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { MANUAL_SWEEPS, startStack, type TestStack } from '../support/stack';
 
 /**
  * Hosts without loop devices keep workspaces in Docker volumes (`SANDBOX_DISK_QUOTA=none`):
@@ -15,7 +15,7 @@ beforeAll(async () => {
     gatewayEnv: {
       SESSION_IDLE_AFTER_S: '1',
       SESSION_DEEP_SLEEP_AFTER_S: '2',
-      SESSION_SWEEP_INTERVAL_S: '3600',
+      ...MANUAL_SWEEPS,
     },
   });
   account = await createAccount(stack);

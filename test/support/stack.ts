@@ -24,6 +24,12 @@ import { requiredEnv, SANDBOX_IMAGE } from './env';
 export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const run = promisify(execFile);
 
+/** Gateway settings for a test that runs the session sweeps itself (none runs on its own). */
+export const MANUAL_SWEEPS = {
+  SESSION_SWEEP_INTERVAL_S: '3600',
+  SESSION_SWEEP_AT_DEADLINES: 'false',
+} as const;
+
 export interface StackOptions {
   /** Extra gateway environment, e.g. a short sweep interval. */
   gatewayEnv?: Record<string, string>;

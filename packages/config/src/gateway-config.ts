@@ -23,6 +23,7 @@ const gatewaySchema = z
     SESSION_OP_TIMEOUT_MS: intVar(10_000, 100),
     FILE_OP_TIMEOUT_MS: intVar(30_000, 100),
     SESSION_SWEEP_INTERVAL_S: intVar(30, 1),
+    SESSION_SWEEP_AT_DEADLINES: z.enum(['true', 'false']).default('true'),
     SESSION_IDLE_AFTER_S: intVar(300, 1),
     SESSION_DEEP_SLEEP_AFTER_S: intVar(1800, 1),
     BODY_LIMIT_MB: intVar(100, 1, 1024),
@@ -61,7 +62,10 @@ const gatewaySchema = z
     previewUrlScheme: env.PREVIEW_URL_SCHEME,
     sessionOpTimeoutMs: env.SESSION_OP_TIMEOUT_MS,
     fileOpTimeoutMs: env.FILE_OP_TIMEOUT_MS,
+    /** The longest between two sweeps (retries); transitions also run at their deadline. */
     sessionSweepIntervalS: env.SESSION_SWEEP_INTERVAL_S,
+    /** Off only where a test drives the sweeps itself. */
+    sessionSweepAtDeadlines: env.SESSION_SWEEP_AT_DEADLINES === 'true',
     /** Both count from the session's last request (decisions.md). */
     idleAfterS: env.SESSION_IDLE_AFTER_S,
     deepSleepAfterS: env.SESSION_DEEP_SLEEP_AFTER_S,

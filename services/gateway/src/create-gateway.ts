@@ -215,7 +215,9 @@ export async function startGateway({
     idempotency,
     logger,
     intervalMs: config.sessionSweepIntervalS * 1000,
+    atDeadlines: config.sessionSweepAtDeadlines,
   });
+  sessions.onCreated((session) => sweeper.expiresAt(session.expiresAt));
 
   const app = createApp({
     logger,

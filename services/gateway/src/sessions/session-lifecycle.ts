@@ -70,6 +70,14 @@ export class SessionLifecycle {
     }
   }
 
+  /** Milliseconds until the next session expires, goes idle or to deep sleep; null: never. */
+  msUntilNextTransition(): Promise<number | null> {
+    return this.store.msUntilNextTransition(
+      this.settings.idleAfterS,
+      this.settings.deepSleepAfterS,
+    );
+  }
+
   /** One pass: pauses sessions idle long enough, puts to deep sleep those idle longer. */
   async pass(): Promise<{ idled: string[]; slept: string[] }> {
     const slept: string[] = [];

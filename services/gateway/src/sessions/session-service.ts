@@ -53,7 +53,14 @@ export interface SessionServiceDeps {
 
 /** Creating, reading and deleting sessions: the database and the node kept in step. */
 export class SessionService {
+  private readonly createdListeners: Array<(session: SessionRecord) => void> = [];
+
   constructor(private readonly deps: SessionServiceDeps) {}
+
+  /** `listener` sees each new session once its row is written (its expiry is known). */
+  onCreated(listener: (session: SessionRecord) => void): void {
+    this.createdListeners.push(listener);
+  }
 
   view(record: SessionRecord): SessionView {
     return {
@@ -83,6 +90,7 @@ export class SessionService {
       maxConcurrent: principal.limits.maxConcurrentSessions,
       ...(previewToken === undefined ? {} : { previewTokenHash: hashPreviewToken(previewToken) }),
     });
+    for (const listener of this.createdListeners) listener(record);
     try {
       await agent.createSandbox({
         sessionId: record.id,

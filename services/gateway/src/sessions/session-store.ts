@@ -371,6 +371,25 @@ export class SessionStore {
     await this.changed([sessionId]);
   }
 
+  /**
+   * Milliseconds (by the database's clock) until the next session expires, goes idle after
+   * `idleS` or to deep sleep after `deepS`; null when no session is due ever. Each minimum is
+   * one probe of an index (sessions_expiry, sessions_lifecycle), not a scan of the sessions.
+   */
+  async msUntilNextTransition(idleS: number, deepS: number): Promise<number | null> {
+    const { rows } = await this.db.query<{ ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM LEAST(
+                 (SELECT min(expires_at) FROM sessions WHERE deleted_at IS NULL),
+                 (SELECT min(last_active_at) FROM sessions
+                   WHERE deleted_at IS NULL AND state = 'active') + make_interval(secs => $1),
+                 (SELECT min(last_active_at) FROM sessions
+                   WHERE deleted_at IS NULL AND state = 'idle') + make_interval(secs => $2)
+               ) - now()) * 1000)::float8 AS ms`,
+      [idleS, deepS],
+    );
+    return rows[0]?.ms ?? null;
+  }
+
   /** Claims ended sessions whose sandbox is not yet removed, under a lease of `leaseS`. */
   async claimPendingDestroys(leaseS: number, batch = 20): Promise<PendingDestroy[]> {
     const { rows } = await this.db.query<{ id: string; node_id: string }>(
