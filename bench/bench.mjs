@@ -18,6 +18,7 @@ import {
   startBenchStack,
   writeJson,
 } from './lib.mjs';
+import { transitionLateness } from './deadlines.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const CREATE_ROUNDS = Math.min(ROUNDS, 20);
@@ -318,6 +319,7 @@ async function main() {
     };
     results.push(await wake('wake from idle (first request)', 1100, 'idled'));
     results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
+    results.push(...(await transitionLateness()));
 
     console.log(`\nMachine: ${machine()}`);
     printTable('One request at a time', results);

@@ -56,7 +56,7 @@ export async function measure(name, rounds, fn, { before, warmup = 5, ...extra }
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key. */
-export async function startBenchStack({ pool, name = 'bench' }) {
+export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} }) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
   if (!databaseUrl || !redisUrl)
@@ -93,6 +93,7 @@ export async function startBenchStack({ pool, name = 'bench' }) {
       SESSION_DEEP_SLEEP_AFTER_S: '2',
       SESSION_SWEEP_INTERVAL_S: '3600',
       SESSION_SWEEP_AT_DEADLINES: 'false',
+      ...gatewayEnv,
     }),
     logger,
     schema,

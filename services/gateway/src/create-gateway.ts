@@ -217,7 +217,12 @@ export async function startGateway({
     intervalMs: config.sessionSweepIntervalS * 1000,
     atDeadlines: config.sessionSweepAtDeadlines,
   });
-  sessions.onCreated((session) => sweeper.expiresAt(session.expiresAt));
+  // A session that becomes active may be due before the sweep planned from the database.
+  const idleDeadline = () => Date.now() + config.idleAfterS * 1000;
+  sessions.onCreated((session) =>
+    sweeper.dueBy(new Date(Math.min(session.expiresAt.getTime(), idleDeadline()))),
+  );
+  lifecycle.onWoken(() => sweeper.dueBy(new Date(idleDeadline())));
 
   const app = createApp({
     logger,

@@ -20,6 +20,8 @@ const SLEEP_LEASE_S = 600;
  * a crash at any point converges on the next pass or request.
  */
 export class SessionLifecycle {
+  private readonly wokenListeners: Array<(session: SessionRecord) => void> = [];
+
   constructor(
     private readonly store: SessionStore,
     private readonly agents: AgentPool,
@@ -44,12 +46,18 @@ export class SessionLifecycle {
     };
   }
 
+  /** `listener` sees each session this replica woke (active again, with a new idle deadline). */
+  onWoken(listener: (session: SessionRecord) => void): void {
+    this.wokenListeners.push(listener);
+  }
+
   /** Wakes an idle or sleeping session before a request uses it. */
   async ensureAwake(session: SessionRecord): Promise<void> {
     const agent = this.agents.forNode(session.nodeId);
     if (session.state === 'idle') {
       await agent.resumeSandbox(session.id);
       await this.store.markAwake(session.id, 'idle');
+      this.woken(session);
     } else if (session.state === 'deep-sleep') {
       const started = Date.now();
       await agent.restoreSandbox({
@@ -63,11 +71,16 @@ export class SessionLifecycle {
         },
       });
       await this.store.markAwake(session.id, 'deep-sleep');
+      this.woken(session);
       this.logger.info(
         { sessionId: session.id, ms: Date.now() - started },
         'session woke from deep sleep',
       );
     }
+  }
+
+  private woken(session: SessionRecord): void {
+    for (const listener of this.wokenListeners) listener(session);
   }
 
   /** Milliseconds until the next session expires, goes idle or to deep sleep; null: never. */

@@ -66,18 +66,18 @@ describe('SessionSweeper', () => {
     await t.sweeper.stop();
   });
 
-  it('sweeps sooner when a new session expires before the planned sweep', async () => {
+  it('sweeps sooner when a session is due before the planned sweep', async () => {
     const t = setUp(() => null);
     t.sweeper.start();
     await jest.advanceTimersByTimeAsync(0);
-    t.sweeper.expiresAt(new Date(Date.now() + 1000));
-    t.sweeper.expiresAt(new Date(Date.now() + 20_000)); // later than planned now: no change
+    t.sweeper.dueBy(new Date(Date.now() + 1000));
+    t.sweeper.dueBy(new Date(Date.now() + 20_000)); // later than planned now: no change
     await jest.advanceTimersByTimeAsync(1000);
     expect(t.sweeps).toEqual([1_000_000, 1_001_000]);
     await t.sweeper.stop();
   });
 
-  it('keeps an expiry told while a sweep runs', async () => {
+  it('keeps a deadline told while a sweep runs', async () => {
     let release: () => void = () => undefined;
     let first = true;
     const t = setUp(() => null);
@@ -90,7 +90,7 @@ describe('SessionSweeper', () => {
     };
     t.sweeper.start();
     await jest.advanceTimersByTimeAsync(0);
-    t.sweeper.expiresAt(new Date(Date.now() + 500));
+    t.sweeper.dueBy(new Date(Date.now() + 500));
     release();
     await jest.advanceTimersByTimeAsync(500);
     expect(t.sweeps).toEqual([1_000_000, 1_000_500]);
@@ -100,7 +100,7 @@ describe('SessionSweeper', () => {
   it('only sweeps every interval when deadlines are off (tests that sweep themselves)', async () => {
     const t = setUp(() => 100, false);
     t.sweeper.start();
-    t.sweeper.expiresAt(new Date(Date.now() + 10));
+    t.sweeper.dueBy(new Date(Date.now() + 10));
     await jest.advanceTimersByTimeAsync(INTERVAL_MS - 1);
     expect(t.sweeps).toHaveLength(0);
     await jest.advanceTimersByTimeAsync(1);

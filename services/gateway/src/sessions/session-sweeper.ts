@@ -32,17 +32,18 @@ const MIN_GAP_MS = 100;
  * no two replicas do the same work.
  *
  * Timed by the deadlines themselves: after each sweep it asks Postgres how long until the
- * next one (index probes, no scan) and sleeps that long, at most `intervalMs`. A deadline
- * only moves later with activity, so the one thing that can come sooner is a new session's
- * expiry: the replica that creates it says so (`expiresAt`). Every replica keeps its own
- * timer, so a transition is on time while any replica is up.
+ * next one (index probes, no scan) and sleeps that long, at most `intervalMs`. Activity only
+ * moves a deadline later; what can come sooner than planned is a session that becomes
+ * active (created or woken: its idle deadline, and a new one's expiry), and the replica
+ * where that happens says so (`dueBy`). Every replica keeps its own timer, so a transition
+ * is on time while any replica is up.
  */
 export class SessionSweeper {
   private timer: NodeJS.Timeout | undefined;
   /** When the timer fires (epoch ms); Infinity while a sweep runs or when stopped. */
   private plannedAt = Infinity;
   private running: Promise<void> | undefined;
-  /** The soonest expiry told while a sweep ran (it may have read the deadlines before). */
+  /** The soonest deadline told while a sweep ran (it may have read the deadlines before). */
   private toldDuringSweep = Infinity;
   private stopped = true;
 
@@ -59,8 +60,8 @@ export class SessionSweeper {
     await this.running;
   }
 
-  /** A session that will expire at `at` was created: sweep by then. */
-  expiresAt(at: Date): void {
+  /** A session has a deadline at `at` (it was created or woken): sweep by then. */
+  dueBy(at: Date): void {
     if (this.stopped || !this.deps.atDeadlines) return;
     if (this.running !== undefined) {
       this.toldDuringSweep = Math.min(this.toldDuringSweep, at.getTime());
