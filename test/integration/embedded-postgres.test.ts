@@ -1,4 +1,10 @@
-import { AccountStore, createDatabase, migrate, startEmbeddedPostgres } from '@sandbox/gateway';
+import {
+  AccountStore,
+  createDatabase,
+  migrate,
+  SessionStore,
+  startEmbeddedPostgres,
+} from '@sandbox/gateway';
 
 it('runs the schema and the account store on embedded PGlite (no Postgres server)', async () => {
   const embedded = await startEmbeddedPostgres('memory');
@@ -15,6 +21,22 @@ it('runs the schema and the account store on embedded PGlite (no Postgres server
       accountId: account.id,
       plan: 'paid',
       limits: { requestsPerMinute: 1000, maxConcurrentSessions: 100 },
+    });
+    // Sessions are inserted by a plpgsql function (migration 0008), limit included.
+    const sessions = new SessionStore(db);
+    const session = (id: string) => ({
+      id,
+      accountId: account.id,
+      nodeId: 'local',
+      metadata: {},
+      resourceLimits: { memory: 512, cpu: 0.5, timeout: 30, disk: 1024 },
+      ttlS: 60,
+      maxConcurrent: 1,
+    });
+    const first = await sessions.insert(session('ses_' + 'a'.repeat(24)));
+    expect(first).toMatchObject({ accountId: account.id, state: 'creating' });
+    await expect(sessions.insert(session('ses_' + 'b'.repeat(24)))).rejects.toMatchObject({
+      code: 'session_limit_exceeded',
     });
   } finally {
     await db.close();

@@ -1,6 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
-import type { Database, Queryable } from '../db/database';
+import type { Database } from '../db/database';
 import { enqueueFromSql, isoSql, NEW_EVENT_ID_SQL } from '../webhooks/events';
 import { isSessionId } from '@sandbox/contract';
 import type { SessionResourceLimits } from './session-limits';
@@ -108,39 +108,29 @@ export class SessionStore {
 
   /**
    * Inserts a session in state `creating`, enforcing the account's concurrent-session limit
-   * atomically (the account row is locked while counting).
+   * atomically, in one round trip (migration 0008: the account row is locked while counting).
    */
   async insert(session: NewSession): Promise<SessionRecord> {
-    return this.db.transaction(async (tx: Queryable) => {
-      await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [session.accountId]);
-      const { rows: counted } = await tx.query<{ live: string }>(
-        `SELECT count(*) AS live FROM sessions
-          WHERE account_id = $1 AND deleted_at IS NULL AND expires_at > now()`,
-        [session.accountId],
-      );
-      const live = Number(counted[0]?.live ?? 0);
-      if (live >= session.maxConcurrent) {
-        throw new AppError('session_limit_exceeded', 'Concurrent session limit reached', {
-          details: { limit: session.maxConcurrent },
-        });
-      }
-      const { rows } = await tx.query<SessionRow>(
-        `INSERT INTO sessions
-           (id, account_id, node_id, metadata, resource_limits, expires_at, preview_token_hash)
-         VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6), $7)
-         RETURNING ${COLUMNS}`,
-        [
-          session.id,
-          session.accountId,
-          session.nodeId,
-          session.metadata,
-          session.resourceLimits,
-          session.ttlS,
-          session.previewTokenHash ?? null,
-        ],
-      );
-      return toRecord(rows[0] as SessionRow);
-    });
+    const { rows } = await this.db.query<SessionRow>(
+      `SELECT ${COLUMNS} FROM insert_session($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        session.id,
+        session.accountId,
+        session.nodeId,
+        session.metadata,
+        session.resourceLimits,
+        session.ttlS,
+        session.previewTokenHash ?? null,
+        session.maxConcurrent,
+      ],
+    );
+    const row = rows[0];
+    if (row === undefined) {
+      throw new AppError('session_limit_exceeded', 'Concurrent session limit reached', {
+        details: { limit: session.maxConcurrent },
+      });
+    }
+    return toRecord(row);
   }
 
   async markActive(sessionId: string): Promise<void> {
