@@ -7,7 +7,8 @@ import { elapsedMs, machine, printTable, row, sleep, startBenchStack, writeJson 
 const SESSIONS = Number(process.env.BENCH_LOAD_SESSIONS ?? 60);
 const CREATE_CONCURRENCY = 8;
 const EXECS_PER_SESSION = Number(process.env.BENCH_LOAD_EXECS ?? 10);
-const DENSITY_SESSIONS = Number(process.env.BENCH_DENSITY_SESSIONS ?? 40);
+const DENSITY_SESSIONS = Number(process.env.BENCH_DENSITY_SESSIONS ?? 500);
+const WAKE_SAMPLES = 20;
 
 /** `count` calls of `fn`, `concurrency` at a time; latencies and the rate. */
 async function concurrently(name, count, concurrency, fn, extra = {}) {
@@ -85,35 +86,61 @@ async function main() {
     await stack.stop();
   }
 
-  // Density: what an idle session holds, from the host's available memory.
+  // Density: DENSITY_SESSIONS sessions on the node at once, each having run code once (its
+  // runner and next Node started), then idle (paused). What each holds, from the host's
+  // available memory, and how fast one of them wakes among all the others.
   const dense = await startBenchStack({ pool: '0', name: 'load-density' });
   const denseIds = [];
   try {
     await sleep(1000);
     const before = await memAvailableBytes();
-    await concurrently(
-      'density creates',
-      DENSITY_SESSIONS,
-      CREATE_CONCURRENCY,
-      create(dense, denseIds),
-    );
-    // Each session runs code once (its runner and next Node started), then idles (paused).
-    for (const id of denseIds) await dense.api('/execute', { sessionId: id, code: '1' });
+    let failures = 0;
+    await concurrently('density creates', DENSITY_SESSIONS, CREATE_CONCURRENCY, async () => {
+      // The node's limit is part of the answer: count refusals, stop after a run of them.
+      if (failures >= 10) return;
+      try {
+        await create(dense, denseIds)();
+        failures = 0;
+      } catch (err) {
+        failures += 1;
+        console.error(`density: create ${denseIds.length + 1} failed: ${err.message}`);
+      }
+    });
+    const codeRun = (i) => dense.api('/execute', { sessionId: denseIds[i], code: '1' });
+    await concurrently('density code runs', denseIds.length, CREATE_CONCURRENCY, codeRun);
     await sleep(1500);
-    const pass = await dense.gateway.sweeper.sweep();
+    const idled = new Set();
+    const until = Date.now() + 120_000;
+    while (idled.size < denseIds.length && Date.now() < until) {
+      const pass = await dense.gateway.sweeper.sweep();
+      for (const id of pass.idled) idled.add(id);
+      if (pass.idled.length === 0) await sleep(200);
+    }
     await sleep(1000);
     const after = await memAvailableBytes();
-    const perSession = (before - after) / DENSITY_SESSIONS;
-    const fits = Math.floor(after / perSession) + DENSITY_SESSIONS;
+    const perSession = (before - after) / denseIds.length;
+    const fits = Math.floor(after / perSession) + denseIds.length;
     rows.push({
-      name: `idle session memory (${DENSITY_SESSIONS} sessions, ${pass.idled.length} idled)`,
-      rounds: DENSITY_SESSIONS,
+      name: `idle session memory (${denseIds.length} of ${DENSITY_SESSIONS} sessions made, ${idled.size} idle)`,
+      rounds: denseIds.length,
       p50: perSession / 2 ** 20,
       p99: perSession / 2 ** 20,
       note: `MB each: about ${fits} idle sessions fit in this node's available memory`,
     });
+    const sample = denseIds.filter((_, i) => i % Math.ceil(denseIds.length / WAKE_SAMPLES) === 0);
+    rows.push(
+      await concurrently(
+        `wake from idle, one at a time, among ${denseIds.length} sessions`,
+        sample.length,
+        1,
+        (i) => dense.api('/execute', { sessionId: sample[i], command: 'true' }),
+      ),
+    );
   } finally {
-    for (const id of denseIds) await dense.deleteSession(id);
+    const ids = denseIds.splice(0);
+    await concurrently('density deletes', ids.length, CREATE_CONCURRENCY, (i) =>
+      dense.deleteSession(ids[i]),
+    );
     await dense.stop();
   }
 
