@@ -183,6 +183,18 @@ describe('streaming and upgrades through the edge proxy', () => {
     expect(new Set(sockets).size).toBe(1);
   });
 
+  it('reaches the app on one kept-alive connection, whichever visitor asks', async () => {
+    // The edge keeps its tunnels to a session's port (the agent opens each once and then only
+    // passes bytes), so the app sees one connection, not one per request.
+    const seen = new Set<string>();
+    for (let i = 0; i < 3; i += 1) {
+      const answer = await preview(host, '/connection');
+      expect(answer.status).toBe(200);
+      seen.add(answer.body);
+    }
+    expect(seen.size).toBe(1);
+  });
+
   it('carries WebSocket upgrades both ways', async () => {
     const socket = await new Promise<Socket>((resolve, reject) => {
       const req = upgradeRequest(host);
