@@ -23,7 +23,7 @@ export const PREVIEW_HEADERS = {
  * one session's container with `CONNECT <sessionId>:<port>` and the internal token; the
  * agent answers 200 and from then on passes bytes both ways, or refuses with an error status
  * and PREVIEW_HEADERS.error. The edge then speaks HTTP to the app itself, and keeps the
- * tunnel for that session's port only (docs/adr/0017-preview-tunnels.md).
+ * tunnel for that session's port only (docs/adr/0018-preview-tunnels.md).
  */
 export interface PreviewTunnelTarget {
   sessionId: string;

@@ -85,7 +85,7 @@ function splice(visitor: Duplex, upstream: Socket, head: Buffer): void {
  * The agent's side of previews: opens tunnels for the edge proxy (with the internal token) to
  * the named port of the named session's container, and then only passes bytes. HTTP and
  * WebSockets inside a tunnel are the edge's to read: the agent parses nothing an app sends,
- * and its per-request work is gone (docs/adr/0017-preview-tunnels.md).
+ * and its per-request work is gone (docs/adr/0018-preview-tunnels.md).
  */
 export function createPreviewServer(deps: PreviewServerDeps): Server {
   const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
