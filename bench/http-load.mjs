@@ -2,7 +2,8 @@
 // `startHttpLoad` in lib.mjs) so that its event loop is neither the edge proxy's nor the
 // agent's. It GETs / on an origin (with another Host header, for the edge) and answers each
 // request of its parent with a table row:
-//   { op: 'latency', name, target, rounds }: one request at a time;
+//   { op: 'latency', name, target, rounds, warmup }: one request at a time, after `warmup`
+//     untimed ones;
 //   { op: 'throughput', name, target, clients, maxRequests, maxMs }: `clients` concurrent
 //     keep-alive clients until `maxRequests` have been sent or `maxMs` have passed.
 // `target` is { origin, host? }. Loopback only: the origins are the bench's own.
@@ -74,9 +75,9 @@ async function throughput({ name, target, clients, maxRequests, maxMs }) {
 }
 
 const operations = {
-  latency: ({ name, target, rounds }) => {
+  latency: ({ name, target, rounds, warmup }) => {
     const pool = poolFor(target, 1);
-    return measure(name, rounds, () => httpGet(pool, target));
+    return measure(name, rounds, () => httpGet(pool, target), { warmup });
   },
   throughput,
 };

@@ -226,8 +226,8 @@ export function startHttpLoad() {
     return answer;
   };
   return {
-    /** One GET at a time: p50 and p99 of `rounds`. `target`: { origin, host? }. */
-    latency: (name, target, rounds) => ask({ op: 'latency', name, target, rounds }),
+    /** One GET at a time: p50 and p99 of `rounds` after `warmup`. `target`: { origin, host? }. */
+    latency: (name, target, rounds, warmup) => ask({ op: 'latency', name, target, rounds, warmup }),
     /** `clients` concurrent keep-alive clients, bounded by `maxRequests` and `maxMs`. */
     throughput: (name, target, { clients, maxRequests, maxMs }) =>
       ask({ op: 'throughput', name, target, clients, maxRequests, maxMs }),
