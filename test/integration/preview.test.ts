@@ -110,7 +110,12 @@ describe('private previews', () => {
     // Refused visits neither wake the session nor count as its activity.
     expect(await lastActive()).toBe(before);
 
-    const allowed = await preview(host, '/headers', { 'x-preview-token': previewToken });
+    // What a visitor sends under the internal header names never reaches the app either.
+    const allowed = await preview(host, '/headers', {
+      'x-preview-token': previewToken,
+      'x-sandbox-internal-token': 'forged',
+      'x-sandbox-preview-error': 'forged',
+    });
     expect(allowed.status).toBe(200);
     const seen = JSON.parse(allowed.body) as Record<string, string>;
     expect(seen.host).toBe(host);

@@ -5,6 +5,8 @@ import { parsePreviewHost } from './preview-host';
 import type { TunnelEnd } from './preview-tunnels';
 import type { RouteResolver } from './route-resolver';
 
+const INTERNAL_HEADERS = Object.values(PREVIEW_HEADERS);
+
 export interface PreviewUpstreamOptions {
   previewDomain: string;
 }
@@ -21,8 +23,7 @@ export function previewUpstream(resolver: RouteResolver, options: PreviewUpstrea
     if (address === undefined) {
       throw new AppError('not_found', 'This host is not a session preview');
     }
-    delete req.headers[PREVIEW_HEADERS.token];
-    delete req.headers[PREVIEW_HEADERS.error];
+    for (const header of INTERNAL_HEADERS) delete req.headers[header];
     const token = req.headers[PREVIEW_TOKEN_HEADER];
     delete req.headers[PREVIEW_TOKEN_HEADER];
     const route = await resolver.resolve(
