@@ -1,10 +1,13 @@
 // pnpm bench: latency of the whole stack (HTTP → gateway → gRPC → agent → runner → process),
 // each row next to its baseline measured in the same run: a bare `docker run` for creates, a
 // bare `docker exec` and a direct spawn inside the container for runs, a direct GET for
-// previews. Sequential (one request at a time); pnpm bench:load has the concurrent rows.
+// previews. Sequential (one request at a time), except the previews' throughput rows; pnpm
+// bench:load has the other concurrent rows. The preview rows run the edge proxy and the load
+// generator in processes of their own, as deployed (the agent is this process).
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
-// without their egress firewall.
-import { Agent, request } from 'node:http';
+// without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
+// rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the edge
+// proxy's CPU profile there.
 import {
   docker,
   elapsedMs,
@@ -16,6 +19,8 @@ import {
   sessionContainer,
   sleep,
   startBenchStack,
+  startEdgeProcess,
+  startHttpLoad,
   writeJson,
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
@@ -27,58 +32,19 @@ const WAKE_ROUNDS = Number(process.env.BENCH_WAKE_ROUNDS ?? 8);
 const POOL_SIZE = 4;
 const PACE_MS = 500;
 // Load for the throughput rows: this many keep-alive clients, until either bound is reached.
-const LOAD_CLIENTS = 16;
-const LOAD_MAX_REQUESTS = 3000;
-const LOAD_MAX_MS = 3000;
+const LOAD = { clients: 16, maxRequests: 3000, maxMs: 3000 };
 const PREVIEW_PORT = 3000;
+// Untimed requests first: the edge proxy is a fresh process, and a deployed one is warm (JIT).
+const PREVIEW_WARMUP = 300;
 const TYPED_CODE =
   'interface Point { x: number; y: number }\nconst p: Point = { x: 1, y: 2 };\nconst sum = (a: Point): number => a.x + a.y;\nconsole.log(sum(p));';
 
-/**
- * LOAD_CLIENTS concurrent callers of `fn` until LOAD_MAX_REQUESTS have been sent or
- * LOAD_MAX_MS have passed; requests per second and latencies.
- */
-async function throughput(name, fn) {
-  await Promise.all(Array.from({ length: LOAD_CLIENTS }, () => fn())); // open the connections
-  const times = [];
-  let sent = 0;
-  const started = process.hrtime.bigint();
-  const deadline = performance.now() + LOAD_MAX_MS;
-  const client = async () => {
-    while (sent < LOAD_MAX_REQUESTS && performance.now() < deadline) {
-      sent += 1;
-      const begun = process.hrtime.bigint();
-      await fn();
-      times.push(elapsedMs(begun));
-    }
-  };
-  await Promise.all(Array.from({ length: LOAD_CLIENTS }, client));
-  return row(name, times.length, times, { perSecond: times.length / (elapsedMs(started) / 1000) });
+const GROUPS = ['create', 'exec', 'code', 'stream', 'files', 'preview', 'wake', 'deadlines'];
+const ONLY = process.env.BENCH_ONLY?.split(',').map((group) => group.trim());
+for (const group of ONLY ?? []) {
+  if (!GROUPS.includes(group)) throw new Error(`BENCH_ONLY: unknown group ${group} (${GROUPS})`);
 }
-
-/** GET / on `origin` (optionally with another Host header); fails unless it answers 200 "ok". */
-function httpGet(agent, origin, host) {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { agent, host: origin.hostname, port: origin.port, path: '/', headers: host ? { host } : {} },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => (body += chunk));
-        res.on('end', () =>
-          res.statusCode === 200 && body === 'ok'
-            ? resolve()
-            : reject(
-                new Error(`GET ${host ?? origin.host}: ${res.statusCode} ${body.slice(0, 200)}`),
-              ),
-        );
-      },
-    );
-    req.setTimeout(5000, () => req.destroy(new Error(`GET ${host ?? origin.host}: timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
+const runs = (group) => ONLY === undefined || ONLY.includes(group);
 
 /** Runs `cmd` in the container through the Engine API and waits for it to end. */
 async function dockerExec(containerId, cmd) {
@@ -157,184 +123,224 @@ async function firstByte(stack, sessionId) {
   ];
 }
 
+/** Code runs: paced as a caller thinking between tool calls, back to back, and without a zygote. */
+async function codeRows(stack, sessionId, spawnNode) {
+  const execCode = (body) => async () => {
+    const result = JSON.parse(await stack.api('/execute', { sessionId, ...body }));
+    if (result.exitCode !== 0) throw new Error(`code run failed: ${result.stderr}`);
+  };
+  // A code run's next Node starts after it: a caller's own pace (an agent thinking between
+  // tool calls) leaves it that time. Back to back, each run waits for it.
+  const pace = () => sleep(PACE_MS);
+  return [
+    await measure(
+      `execute code console.log(1), ${PACE_MS} ms apart`,
+      CODE_ROUNDS,
+      execCode({ code: 'console.log(1)' }),
+      { before: pace, baseline: spawnNode },
+    ),
+    await measure(
+      `execute TypeScript with types, ${PACE_MS} ms apart`,
+      CODE_ROUNDS,
+      execCode({ code: TYPED_CODE }),
+      { before: pace, baseline: spawnNode },
+    ),
+    await measure(
+      'execute code console.log(1), back to back',
+      CODE_ROUNDS,
+      execCode({ code: 'console.log(1)' }),
+      { baseline: spawnNode },
+    ),
+    await measure(
+      `execute code in a Node of its own (as before the zygote), ${PACE_MS} ms apart`,
+      Math.min(CODE_ROUNDS, 20),
+      execCode({ code: 'console.log(1)', env: { NODE_BENCH: '1' } }),
+      { before: pace, baseline: spawnNode },
+    ),
+  ];
+}
+
+/** Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB). */
+async function wakeRows(stack) {
+  const sleepy = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+  await stack.api('/execute', {
+    sessionId: sleepy,
+    command: 'head -c 100000000 /dev/urandom > data.bin',
+  });
+  const wake = async (name, waitMs, expectField) => {
+    const times = [];
+    for (let i = 0; i < WAKE_ROUNDS; i += 1) {
+      await sleep(waitMs);
+      await stack.poolReady(POOL_SIZE);
+      const pass = await stack.gateway.sweeper.sweep();
+      if (!pass[expectField].includes(sleepy))
+        throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
+      const started = process.hrtime.bigint();
+      await stack.api('/execute', { sessionId: sleepy, command: 'true' });
+      times.push(elapsedMs(started));
+    }
+    return row(name, WAKE_ROUNDS, times);
+  };
+  return [
+    await wake('wake from idle (first request)', 1100, 'idled'),
+    await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'),
+  ];
+}
+
+/**
+ * Previews: a tiny app on port 3000 of the session, through the edge proxy (which asks the
+ * gateway for the route, then sends the request to this process's agent) and straight to the
+ * container's bridge address. The edge proxy and the load generator run in processes of their
+ * own; each row's baseline is measured in the same run, by the same load generator.
+ */
+async function previewRows(stack, sessionId, containerId) {
+  await stack.api('/execute', {
+    sessionId,
+    command: `nohup node -e "require('http').createServer((q,s)=>s.end('ok')).listen(${PREVIEW_PORT})" >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/${PREVIEW_PORT}) 2>/dev/null && break; sleep 0.1; done`,
+  });
+  const inspected = await docker.getContainer(containerId).inspect();
+  const ip = inspected.NetworkSettings.Networks[stack.agentConfig.sandboxNetwork]?.IPAddress;
+  if (!ip) throw new Error(`no address on ${stack.agentConfig.sandboxNetwork}`);
+  // The warm pool refills after a claim; its container starts are not the previews' to pay.
+  await stack.poolReady(POOL_SIZE);
+  const edge = await startEdgeProcess(stack);
+  const load = startHttpLoad();
+  try {
+    const throughEdge = {
+      origin: edge.url,
+      host: `${sessionId.replace('_', '-')}.${PREVIEW_DOMAIN}`,
+    };
+    const direct = { origin: `http://${ip}:${PREVIEW_PORT}` };
+    const directRow = await load.latency(
+      'baseline: direct GET to the container',
+      direct,
+      ROUNDS,
+      PREVIEW_WARMUP,
+    );
+    const edgeRow = await load.latency(
+      'preview GET through edge proxy',
+      throughEdge,
+      ROUNDS,
+      PREVIEW_WARMUP,
+    );
+    const directLoad = await load.throughput('baseline: direct GET to the container', direct, LOAD);
+    const edgeLoad = await load.throughput('preview GET through edge proxy', throughEdge, LOAD);
+    return {
+      results: [directRow, { ...edgeRow, baseline: directRow }],
+      loads: [directLoad, { ...edgeLoad, baseline: directLoad }],
+    };
+  } finally {
+    await load.stop();
+    await edge.stop();
+  }
+}
+
 async function main() {
   const results = [];
   const loads = [];
   const stack = await startBenchStack({ pool: `${POOL_SIZE}:1024:0.25:1024` });
   const image = stack.agentConfig.sandboxImage;
-  const edgeClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
-  const directClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
   const created = [];
   try {
-    const dockerRun = await bareDockerRun(image);
-    results.push(dockerRun);
-    results.push(
-      await measure(
-        'session create (warm pool)',
-        CREATE_ROUNDS,
-        async () => created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId),
-        { before: () => stack.poolReady(POOL_SIZE), baseline: dockerRun },
-      ),
-    );
-    // Creates without a pool, as before it: a stack of its own.
-    const cold = await startBenchStack({ pool: '0', name: 'bench-cold' });
-    try {
+    if (runs('create')) {
+      const dockerRun = await bareDockerRun(image);
+      results.push(dockerRun);
       results.push(
         await measure(
-          'session create (no pool)',
-          Math.min(CREATE_ROUNDS, 10),
-          async () => created.push(JSON.parse(await cold.api('/sessions/create', {})).sessionId),
-          { warmup: 2, baseline: dockerRun },
+          'session create (warm pool)',
+          CREATE_ROUNDS,
+          async () => created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId),
+          { before: () => stack.poolReady(POOL_SIZE), baseline: dockerRun },
         ),
       );
-    } finally {
-      await cold.stop();
+      // Creates without a pool, as before it: a stack of its own.
+      const cold = await startBenchStack({ pool: '0', name: 'bench-cold' });
+      try {
+        results.push(
+          await measure(
+            'session create (no pool)',
+            Math.min(CREATE_ROUNDS, 10),
+            async () => created.push(JSON.parse(await cold.api('/sessions/create', {})).sessionId),
+            { warmup: 2, baseline: dockerRun },
+          ),
+        );
+      } finally {
+        await cold.stop();
+      }
     }
 
     const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+    created.push(sessionId);
     const container = await sessionContainer(sessionId);
-    const bareExec = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
-      dockerExec(container.Id, ['true']),
-    );
-    const spawnTrue = await spawnInside(
-      container.Id,
-      'baseline: direct spawn of "true" in the container',
-      ['true'],
-      ROUNDS,
-    );
-    const spawnNode = await spawnInside(
-      container.Id,
-      'baseline: direct spawn of node -e "console.log(1)" in the container',
-      ['node', '-e', 'console.log(1)'],
-      Math.min(ROUNDS, 20),
-    );
-    results.push(bareExec, spawnTrue, spawnNode);
-    results.push(
-      await measure(
-        'execute command "true"',
+    if (runs('exec') || runs('code')) {
+      const bareExec = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
+        dockerExec(container.Id, ['true']),
+      );
+      const spawnTrue = await spawnInside(
+        container.Id,
+        'baseline: direct spawn of "true" in the container',
+        ['true'],
         ROUNDS,
-        () => stack.api('/execute', { sessionId, command: 'true' }),
-        { baseline: bareExec },
-      ),
-    );
-    const execCode = (body) => async () => {
-      const result = JSON.parse(await stack.api('/execute', { sessionId, ...body }));
-      if (result.exitCode !== 0) throw new Error(`code run failed: ${result.stderr}`);
-    };
-    // A code run's next Node starts after it: a caller's own pace (an agent thinking between
-    // tool calls) leaves it that time. Back to back, each run waits for it.
-    const pace = () => sleep(PACE_MS);
-    results.push(
-      await measure(
-        `execute code console.log(1), ${PACE_MS} ms apart`,
-        CODE_ROUNDS,
-        execCode({ code: 'console.log(1)' }),
-        { before: pace, baseline: spawnNode },
-      ),
-    );
-    results.push(
-      await measure(
-        `execute TypeScript with types, ${PACE_MS} ms apart`,
-        CODE_ROUNDS,
-        execCode({ code: TYPED_CODE }),
-        { before: pace, baseline: spawnNode },
-      ),
-    );
-    results.push(
-      await measure(
-        'execute code console.log(1), back to back',
-        CODE_ROUNDS,
-        execCode({ code: 'console.log(1)' }),
-        { baseline: spawnNode },
-      ),
-    );
-    results.push(
-      await measure(
-        `execute code in a Node of its own (as before the zygote), ${PACE_MS} ms apart`,
-        Math.min(CODE_ROUNDS, 20),
-        execCode({ code: 'console.log(1)', env: { NODE_BENCH: '1' } }),
-        { before: pace, baseline: spawnNode },
-      ),
-    );
-    results.push(...(await firstByte(stack, sessionId)));
-    const oneMb = 'x'.repeat(1024 * 1024);
-    results.push(
-      await measure('file write 1 MB', ROUNDS, () =>
-        stack.api('/files/write', { sessionId, path: 'bench.txt', content: oneMb }),
-      ),
-    );
-    results.push(
-      await measure('file read 1 MB', ROUNDS, () =>
-        stack.api(`/files/read?sessionId=${sessionId}&path=bench.txt`),
-      ),
-    );
-
-    // Previews: a tiny app on port 3000 of the session, through the edge proxy (which asks the
-    // gateway for the route) and straight to the container's bridge address.
-    await stack.api('/execute', {
-      sessionId,
-      command: `nohup node -e "require('http').createServer((q,s)=>s.end('ok')).listen(${PREVIEW_PORT})" >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/${PREVIEW_PORT}) 2>/dev/null && break; sleep 0.1; done`,
-    });
-    const inspected = await docker.getContainer(container.Id).inspect();
-    const ip = inspected.NetworkSettings.Networks[stack.agentConfig.sandboxNetwork]?.IPAddress;
-    if (!ip) throw new Error(`no address on ${stack.agentConfig.sandboxNetwork}`);
-    const edgeOrigin = new URL(stack.edge.url);
-    const previewHost = `${sessionId.replace('_', '-')}.${PREVIEW_DOMAIN}`;
-    const directOrigin = new URL(`http://${ip}:${PREVIEW_PORT}`);
-    const throughEdge = () => httpGet(edgeClients, edgeOrigin, previewHost);
-    const direct = () => httpGet(directClients, directOrigin);
-    const directRow = await measure('baseline: direct GET to the container', ROUNDS, direct);
-    results.push(directRow);
-    results.push(
-      await measure('preview GET through edge proxy', ROUNDS, throughEdge, { baseline: directRow }),
-    );
-    const directLoad = await throughput('baseline: direct GET to the container', direct);
-    loads.push(directLoad);
-    loads.push({
-      ...(await throughput('preview GET through edge proxy', throughEdge)),
-      baseline: directLoad,
-    });
-
-    // Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB).
-    // Only the measured session may be due meanwhile.
-    for (const id of [...created.splice(0), sessionId]) await stack.deleteSession(id);
-    const sleepy = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
-    await stack.api('/execute', {
-      sessionId: sleepy,
-      command: 'head -c 100000000 /dev/urandom > data.bin',
-    });
-    const wake = async (name, waitMs, expectField) => {
-      const times = [];
-      for (let i = 0; i < WAKE_ROUNDS; i += 1) {
-        await sleep(waitMs);
-        await stack.poolReady(POOL_SIZE);
-        const pass = await stack.gateway.sweeper.sweep();
-        if (!pass[expectField].includes(sleepy))
-          throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
-        const started = process.hrtime.bigint();
-        await stack.api('/execute', { sessionId: sleepy, command: 'true' });
-        times.push(elapsedMs(started));
+      );
+      const spawnNode = await spawnInside(
+        container.Id,
+        'baseline: direct spawn of node -e "console.log(1)" in the container',
+        ['node', '-e', 'console.log(1)'],
+        Math.min(ROUNDS, 20),
+      );
+      results.push(bareExec, spawnTrue, spawnNode);
+      if (runs('exec')) {
+        results.push(
+          await measure(
+            'execute command "true"',
+            ROUNDS,
+            () => stack.api('/execute', { sessionId, command: 'true' }),
+            { baseline: bareExec },
+          ),
+        );
       }
-      return row(name, WAKE_ROUNDS, times);
-    };
-    results.push(await wake('wake from idle (first request)', 1100, 'idled'));
-    results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
-    results.push(...(await transitionLateness()));
+      if (runs('code')) results.push(...(await codeRows(stack, sessionId, spawnNode)));
+    }
+    if (runs('stream')) results.push(...(await firstByte(stack, sessionId)));
+    if (runs('files')) {
+      const oneMb = 'x'.repeat(1024 * 1024);
+      results.push(
+        await measure('file write 1 MB', ROUNDS, () =>
+          stack.api('/files/write', { sessionId, path: 'bench.txt', content: oneMb }),
+        ),
+      );
+      results.push(
+        await measure('file read 1 MB', ROUNDS, () =>
+          stack.api(`/files/read?sessionId=${sessionId}&path=bench.txt`),
+        ),
+      );
+    }
+    if (runs('preview')) {
+      const preview = await previewRows(stack, sessionId, container.Id);
+      results.push(...preview.results);
+      loads.push(...preview.loads);
+    }
+    if (runs('wake')) {
+      // Only the measured session may be due meanwhile.
+      for (const id of created.splice(0)) await stack.deleteSession(id);
+      results.push(...(await wakeRows(stack)));
+    }
+    if (runs('deadlines')) results.push(...(await transitionLateness()));
 
     console.log(`\nMachine: ${machine()}`);
     printTable('One request at a time', results);
-    printTable(
-      `Throughput: ${LOAD_CLIENTS} keep-alive clients, at most ${LOAD_MAX_REQUESTS} requests or ${LOAD_MAX_MS / 1000} s`,
-      loads,
-    );
-    await writeJson('bench', [
+    if (loads.length > 0) {
+      printTable(
+        `Throughput: ${LOAD.clients} keep-alive clients, at most ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s`,
+        loads,
+      );
+    }
+    await writeJson(ONLY === undefined ? 'bench' : `bench-${ONLY.join('-')}`, [
       ...results,
       ...loads.map((l) => ({ ...l, name: `${l.name} (load)` })),
     ]);
   } finally {
     for (const id of created) await stack.deleteSession(id);
-    edgeClients.destroy();
-    directClients.destroy();
     await stack.stop();
   }
 }

@@ -1,12 +1,16 @@
 // Shared by pnpm bench (bench.mjs) and pnpm bench:load (load.mjs): a whole stack (agent,
 // gateway, edge proxy) in this process on loopback, an account with a key, timing helpers,
-// and the JSON record of a run. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
+// an edge proxy and a load generator in processes of their own (for the preview rows), and
+// the JSON record of a run. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
+import { fork, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from './timing.mjs';
 
 const require = createRequire(import.meta.url);
 const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
@@ -25,35 +29,7 @@ export const PREVIEW_DOMAIN = 'preview.bench';
 const logger = createLogger({ name: 'bench', level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
 const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
 
-export function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** A table row from latencies in ms (sorts `times`). */
-export function row(name, rounds, times, extra = {}) {
-  times.sort((a, b) => a - b);
-  return { name, rounds, p50: percentile(times, 50), p99: percentile(times, 99), ...extra };
-}
-
-export const elapsedMs = (since) => Number(process.hrtime.bigint() - since) / 1e6;
-
-/** `rounds` timed calls of `fn` after a few untimed ones; `before` runs untimed ahead of each. */
-export async function measure(name, rounds, fn, { before, warmup = 5, ...extra } = {}) {
-  for (let i = 0; i < Math.min(warmup, rounds); i += 1) {
-    await before?.();
-    await fn();
-  }
-  const times = [];
-  for (let i = 0; i < rounds; i += 1) {
-    await before?.();
-    const started = process.hrtime.bigint();
-    await fn();
-    times.push(elapsedMs(started));
-  }
-  return row(name, rounds, times, extra);
-}
-
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export { elapsedMs, measure, percentile, row, sleep } from './timing.mjs';
 
 /** One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key. */
 export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} }) {
@@ -124,6 +100,7 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
     nodeId,
     url,
     key,
+    internalToken: token,
     edge,
     gateway,
     runtime,
@@ -167,6 +144,98 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
     },
   };
   return stack;
+}
+
+/** Waits for a child process to exit (after `signal`, when it is given and it still runs). */
+function exited(child, signal) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const done = new Promise((resolve) => child.once('exit', resolve));
+  if (signal) child.kill(signal);
+  return done;
+}
+
+/**
+ * An edge proxy in a process of its own (services/edge-proxy/dist/main.js, as deployed) for
+ * `stack`, on a free loopback port. BENCH_CPU_PROF=<dir> writes its CPU profile there.
+ */
+export async function startEdgeProcess(stack) {
+  const profile = process.env.BENCH_CPU_PROF;
+  const child = spawn(
+    process.execPath,
+    [
+      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+      fileURLToPath(new URL('../services/edge-proxy/dist/main.js', import.meta.url)),
+    ],
+    {
+      env: {
+        PATH: process.env.PATH,
+        EDGE_HOST: '127.0.0.1',
+        EDGE_PORT: '0',
+        PREVIEW_DOMAIN,
+        GATEWAY_INTERNAL_URL: stack.url,
+        INTERNAL_TOKEN: stack.internalToken,
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the edge proxy did not start')), 10_000);
+    child.once('exit', (code) => reject(new Error(`the edge proxy exited (${code})`)));
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line);
+      if (entry.msg === 'edge proxy listening') {
+        clearTimeout(timer);
+        resolve(entry.url);
+      }
+    });
+  }).catch(async (err) => {
+    await exited(child, 'SIGKILL');
+    throw err;
+  });
+  return {
+    url,
+    pid: child.pid,
+    /** Stops it as its service manager would (SIGTERM), which also writes its profile. */
+    stop: () => exited(child, 'SIGTERM'),
+  };
+}
+
+/** The bench's load generator (bench/http-load.mjs) in a process of its own. */
+export function startHttpLoad() {
+  const child = fork(fileURLToPath(new URL('./http-load.mjs', import.meta.url)), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let queue = Promise.resolve();
+  const ask = (message) => {
+    const answer = queue.then(
+      () =>
+        new Promise((resolve, reject) => {
+          const onExit = (code) => reject(new Error(`the load generator exited (${code})`));
+          child.once('exit', onExit);
+          child.once('message', (reply) => {
+            child.off('exit', onExit);
+            if (reply.error) reject(new Error(reply.error));
+            else resolve(reply.row);
+          });
+          child.send(message);
+        }),
+    );
+    queue = answer.catch(() => undefined);
+    return answer;
+  };
+  return {
+    /** One GET at a time: p50 and p99 of `rounds` after `warmup`. `target`: { origin, host? }. */
+    latency: (name, target, rounds, warmup) => ask({ op: 'latency', name, target, rounds, warmup }),
+    /** `clients` concurrent keep-alive clients, bounded by `maxRequests` and `maxMs`. */
+    throughput: (name, target, { clients, maxRequests, maxMs }) =>
+      ask({ op: 'throughput', name, target, clients, maxRequests, maxMs }),
+    async stop() {
+      if (child.connected) child.disconnect();
+      await exited(child, 'SIGTERM');
+    },
+  };
 }
 
 export async function api(url, key, path, body) {

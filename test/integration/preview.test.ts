@@ -110,7 +110,12 @@ describe('private previews', () => {
     // Refused visits neither wake the session nor count as its activity.
     expect(await lastActive()).toBe(before);
 
-    const allowed = await preview(host, '/headers', { 'x-preview-token': previewToken });
+    // What a visitor sends under the internal header names never reaches the app either.
+    const allowed = await preview(host, '/headers', {
+      'x-preview-token': previewToken,
+      'x-sandbox-internal-token': 'forged',
+      'x-sandbox-preview-error': 'forged',
+    });
     expect(allowed.status).toBe(200);
     const seen = JSON.parse(allowed.body) as Record<string, string>;
     expect(seen.host).toBe(host);
@@ -181,6 +186,18 @@ describe('streaming and upgrades through the edge proxy', () => {
     }
     agent.destroy();
     expect(new Set(sockets).size).toBe(1);
+  });
+
+  it('reaches the app on one kept-alive connection, whichever visitor asks', async () => {
+    // The edge keeps its tunnels to a session's port (the agent opens each once and then only
+    // passes bytes), so the app sees one connection, not one per request.
+    const seen = new Set<string>();
+    for (let i = 0; i < 3; i += 1) {
+      const answer = await preview(host, '/connection');
+      expect(answer.status).toBe(200);
+      seen.add(answer.body);
+    }
+    expect(seen.size).toBe(1);
   });
 
   it('carries WebSocket upgrades both ways', async () => {

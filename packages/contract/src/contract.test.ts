@@ -4,8 +4,10 @@ import {
   isSessionId,
   MAX_FILES_WRITTEN,
   MAX_RUN_TIMEOUT_MS,
+  parsePreviewTunnelTarget,
   previewLabelOf,
   previewRouteSchema,
+  previewTunnelTarget,
   runDeadlines,
   sessionIdOfLabel,
   tokenMatches,
@@ -74,5 +76,25 @@ describe('preview route', () => {
     expect(previewRouteSchema.parse(route)).toEqual(route);
     expect(previewRouteSchema.safeParse({ ...route, private: undefined }).success).toBe(false);
     expect(previewRouteSchema.safeParse({ ...route, sessionId: 's' }).success).toBe(false);
+  });
+});
+
+describe('preview tunnel target', () => {
+  it('names one port of one session, and nothing else', () => {
+    const target = { sessionId: id, port: 5173 };
+    expect(parsePreviewTunnelTarget(previewTunnelTarget(target))).toEqual(target);
+    for (const bad of [
+      undefined,
+      `${id}:0`,
+      `${id}:65536`,
+      `${id}:`,
+      `${id}:80:80`,
+      `ses_x:3000`,
+      `127.0.0.1:3000`,
+      `${id}:3000/`,
+      ` ${id}:3000`,
+    ]) {
+      expect(parsePreviewTunnelTarget(bad)).toBeUndefined();
+    }
   });
 });

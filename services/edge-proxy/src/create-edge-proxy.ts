@@ -1,17 +1,14 @@
-import { Agent, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import httpProxy from 'http-proxy';
-import { AppError, isErrorCode } from '@sandbox/errors';
+import { AppError } from '@sandbox/errors';
 import type { EdgeProxyConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import {
-  createProxyServer,
-  forwardResponse,
-  guardUpgrade,
-  PREVIEW_HEADERS,
-} from '@sandbox/contract';
 import { sendErrorPage } from './pages';
+import { forwardResponse, guardUpgrade } from './preview-http';
+import { PreviewTunnels } from './preview-tunnels';
 import { previewUpstream } from './preview-upstream';
+import { createProxyServer } from './proxy-server';
 import { RouteResolver } from './route-resolver';
 
 function messageFor(code: string): string {
@@ -36,38 +33,25 @@ export interface RunningEdgeProxy {
 }
 
 /**
- * The proxy towards the agents' preview proxies. The agent's own errors (no such session,
- * nothing on that port) become pages; everything else is the app's response, streamed
- * through untouched.
+ * The proxy towards the apps, through the agents' tunnels. A tunnel the agent refused (no
+ * such session, nothing on that port) becomes a page; everything else is the app's
+ * response, checked (the app is hostile) and streamed through.
  */
-function createAgentProxy(upstreamAgent: Agent): httpProxy {
-  const proxy = httpProxy.createProxyServer({
-    ws: true,
-    xfwd: true,
-    selfHandleResponse: true,
-    agent: upstreamAgent,
-  });
+function createAppProxy(): httpProxy {
+  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, selfHandleResponse: true });
   proxy.on('proxyRes', (proxyRes, _req, res) => {
-    const code = proxyRes.headers[PREVIEW_HEADERS.error];
-    if (typeof code === 'string') {
-      proxyRes.resume();
-      sendErrorPage(res, new AppError(isErrorCode(code) ? code : 'bad_gateway', messageFor(code)));
-      return;
-    }
     forwardResponse(proxyRes, res, () =>
       sendErrorPage(res, new AppError('bad_gateway', 'The app answered with an invalid response')),
     );
   });
   proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
   proxy.on('error', (err, _req, res) => {
-    if ('writeHead' in res) {
-      sendErrorPage(
-        res,
-        new AppError('bad_gateway', 'The preview could not be reached', { cause: err }),
-      );
-    } else {
+    if (!('writeHead' in res)) {
       res.destroy();
+      return;
     }
+    const code = err instanceof AppError ? err.code : 'bad_gateway';
+    sendErrorPage(res, new AppError(code, messageFor(code), { cause: err }));
   });
   return proxy;
 }
@@ -80,14 +64,19 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     config.upstreamTimeoutMs,
     config.routeCacheMs,
   );
-  // Connections to the agents are reused (keep-alive), as the visitors' are.
-  const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const proxy = createAgentProxy(upstreamAgent);
+  // Tunnels to apps are reused (keep-alive), as the visitors' connections are.
+  const tunnels = new PreviewTunnels(config.internalToken);
+  const proxy = createAppProxy();
   const server: Server = createProxyServer({
     target: previewUpstream(resolver, config),
-    web: (req, res, target) => proxy.web(req, res, { target }),
-    // Upgrades get a connection of their own, never one from the keep-alive pool.
-    ws: (req, socket, head, target) => proxy.ws(req, socket, head, { target, agent: false }),
+    web: (req, res, end) =>
+      proxy.web(req, res, { target: `http://${end.previewAddress}`, agent: tunnels.poolFor(end) }),
+    // Upgrades get a tunnel of their own, never one from the keep-alive pool.
+    ws: (req, socket, head, end) =>
+      proxy.ws(req, socket, head, {
+        target: `http://${end.previewAddress}`,
+        agent: tunnels.single(end),
+      }),
     refuse: sendErrorPage,
     refuseUpgrade: (err) => logger.debug({ err }, 'websocket preview refused'),
   });
@@ -104,7 +93,7 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-        upstreamAgent.destroy();
+        tunnels.destroy();
       }),
   };
 }

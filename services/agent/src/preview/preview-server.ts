@@ -1,106 +1,126 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import httpProxy from 'http-proxy';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import {
-  createProxyServer,
-  forwardResponse,
-  guardUpgrade,
-  isSessionId,
+  parsePreviewTunnelTarget,
   PREVIEW_HEADERS,
   tokenMatches,
+  type PreviewTunnelTarget,
 } from '@sandbox/contract';
 import type { SandboxRuntime } from '../runtime/sandbox-runtime';
 
 export interface PreviewServerDeps {
-  runtime: SandboxRuntime;
+  runtime: Pick<SandboxRuntime, 'previewHost'>;
   logger: Logger;
   internalToken: string | undefined;
 }
 
-/** Where a preview request goes; the agent's own headers are taken off it. */
-async function target(deps: PreviewServerDeps, req: IncomingMessage): Promise<string> {
+/** The session port a tunnel request names, once its internal token is checked. */
+function tunnelTarget(deps: PreviewServerDeps, req: IncomingMessage): PreviewTunnelTarget {
   if (deps.internalToken !== undefined) {
     const sent = req.headers[PREVIEW_HEADERS.token];
     if (!tokenMatches(typeof sent === 'string' ? sent : undefined, deps.internalToken)) {
       throw new AppError('unauthorized', 'Invalid internal token');
     }
   }
-  const sessionId = req.headers[PREVIEW_HEADERS.session];
-  const port = Number(req.headers[PREVIEW_HEADERS.port]);
-  if (!isSessionId(sessionId)) {
-    throw new AppError('invalid_request', 'Missing or bad session header');
+  const target = parsePreviewTunnelTarget(req.url);
+  if (target === undefined) {
+    throw new AppError('invalid_request', 'A tunnel names a session and a port: <session>:<port>');
   }
-  if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new AppError('invalid_request', 'Missing or bad port header');
-  }
-  delete req.headers[PREVIEW_HEADERS.token];
-  delete req.headers[PREVIEW_HEADERS.session];
-  delete req.headers[PREVIEW_HEADERS.port];
-  const host = await deps.runtime.previewHost(sessionId);
-  return `http://${host}:${port}`;
+  return target;
 }
 
-/** Answers a preview that failed with the error body, marked as the agent's. */
-function fail(logger: Logger, res: ServerResponse, err: unknown): void {
+/** The raw HTTP answer of a refused tunnel: the error body, marked as the agent's. */
+function refusal(logger: Logger, err: unknown): string {
   const appError = toAppError(err);
-  if (appError.code === 'internal_error') logger.error({ err }, 'preview failed');
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res.writeHead(appError.httpStatus, {
-    'content-type': 'application/json',
-    [PREVIEW_HEADERS.error]: appError.code,
+  if (appError.code === 'internal_error') logger.error({ err }, 'preview tunnel failed');
+  const body = JSON.stringify(toErrorBody(appError));
+  return [
+    `HTTP/1.1 ${appError.httpStatus} ${appError.code}`,
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `${PREVIEW_HEADERS.error}: ${appError.code}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** Connects to the session's port; rejects (as the agent's error) when nothing answers there. */
+async function connectToSandbox(
+  deps: PreviewServerDeps,
+  { sessionId, port }: PreviewTunnelTarget,
+): Promise<Socket> {
+  // Wakes a paused session and heals a vanished container, as every other call does.
+  const host = await deps.runtime.previewHost(sessionId);
+  return new Promise((resolve, reject) => {
+    const upstream = connect({ host, port, noDelay: true });
+    upstream.once('connect', () => resolve(upstream));
+    // Stays until the splice listens: an error after the connection is a no-op here.
+    upstream.on('error', (err) =>
+      reject(new AppError('bad_gateway', 'Nothing answers on that port', { cause: err })),
+    );
   });
-  res.end(JSON.stringify(toErrorBody(appError)));
+}
+
+/** From now on, bytes pass both ways; either side closing or ending closes both. */
+function splice(visitor: Duplex, upstream: Socket, head: Buffer): void {
+  const closeBoth = () => {
+    upstream.destroy();
+    visitor.destroy();
+  };
+  for (const side of [upstream, visitor]) {
+    side.on('error', closeBoth);
+    side.on('end', closeBoth);
+    side.on('close', closeBoth);
+  }
+  if (head.length > 0) upstream.write(head);
+  visitor.pipe(upstream);
+  upstream.pipe(visitor);
 }
 
 /**
- * The agent's side of previews: takes requests from the edge proxy (with the internal token),
- * and forwards them, HTTP and WebSocket, to the named port of the named session's container.
+ * The agent's side of previews: opens tunnels for the edge proxy (with the internal token) to
+ * the named port of the named session's container, and then only passes bytes. HTTP and
+ * WebSockets inside a tunnel are the edge's to read: the agent parses nothing an app sends,
+ * and its per-request work is gone (docs/adr/0018-preview-tunnels.md).
  */
 export function createPreviewServer(deps: PreviewServerDeps): Server {
-  // Responses are passed on by hand: the app is hostile, and http-proxy would copy a status
-  // Node refuses to send (an uncaught throw that would end the agent).
-  const proxy = httpProxy.createProxyServer({
-    ws: true,
-    xfwd: false,
-    proxyTimeout: 0,
-    selfHandleResponse: true,
+  const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
+    const err = new AppError('invalid_request', 'The preview proxy only opens tunnels (CONNECT)');
+    res.writeHead(err.httpStatus, {
+      'content-type': 'application/json',
+      [PREVIEW_HEADERS.error]: err.code,
+    });
+    res.end(JSON.stringify(toErrorBody(err)));
   });
-  proxy.on('proxyRes', (proxyRes, _req, res) => {
-    forwardResponse(
-      proxyRes,
-      res,
-      () =>
-        fail(
-          deps.logger,
-          res,
-          new AppError('bad_gateway', 'The app answered with an invalid response'),
-        ),
-      // Only the agent says a preview failed: an app cannot pose as it.
-      [PREVIEW_HEADERS.error],
-    );
+  // Node's server forgets connections it has handed over; stopping the agent ends them too.
+  const tunnels = new Set<Duplex>();
+  const closeAllConnections = server.closeAllConnections.bind(server);
+  server.closeAllConnections = () => {
+    closeAllConnections();
+    for (const socket of tunnels) socket.destroy();
+  };
+  server.on('connect', (req: IncomingMessage, visitor: Duplex, head: Buffer) => {
+    tunnels.add(visitor);
+    visitor.on('close', () => tunnels.delete(visitor));
+    visitor.on('error', () => visitor.destroy());
+    (async () => {
+      const upstream = await connectToSandbox(deps, tunnelTarget(deps, req));
+      if (visitor.destroyed) {
+        upstream.destroy();
+        return;
+      }
+      (visitor as Socket).setNoDelay?.(true);
+      visitor.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      splice(visitor, upstream, head);
+    })().catch((err: unknown) => {
+      if (!visitor.destroyed) visitor.end(refusal(deps.logger, err));
+    });
   });
-  proxy.on('proxyReqWs', (proxyReq, _req, socket) => guardUpgrade(proxyReq, socket));
-
-  proxy.on('error', (err, _req, res) => {
-    if (!('writeHead' in res) || res.headersSent) {
-      res.destroy();
-      return;
-    }
-    fail(
-      deps.logger,
-      res,
-      new AppError('bad_gateway', 'Nothing answers on that port', { cause: err }),
-    );
-  });
-
-  return createProxyServer({
-    target: (req) => target(deps, req),
-    web: (req, res, url) => proxy.web(req, res, { target: url }),
-    ws: (req, socket, head, url) => proxy.ws(req, socket, head, { target: url }),
-    refuse: (res, err) => fail(deps.logger, res, err),
-  });
+  // Upgrades travel inside tunnels; one sent here has no tunnel.
+  server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.destroy());
+  return server;
 }

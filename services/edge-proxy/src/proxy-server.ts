@@ -1,14 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-/** How a proxy server routes: the edge (to an agent) and the agent (to a sandbox). */
-export interface ProxyRoutes {
-  /** The upstream URL of a request; throws to refuse it. */
-  target(req: IncomingMessage): Promise<string>;
+/** How a proxy server routes: `Target` names a request's upstream. */
+export interface ProxyRoutes<Target> {
+  /** The upstream of a request; throws to refuse it. */
+  target(req: IncomingMessage): Promise<Target>;
   /** Sends a request on to its upstream (http-proxy's `web`). */
-  web(req: IncomingMessage, res: ServerResponse, target: string): void;
+  web(req: IncomingMessage, res: ServerResponse, target: Target): void;
   /** Sends a WebSocket upgrade on to its upstream (http-proxy's `ws`). */
-  ws(req: IncomingMessage, socket: Duplex, head: Buffer, target: string): void;
+  ws(req: IncomingMessage, socket: Duplex, head: Buffer, target: Target): void;
   /** Answers a request that has no upstream. */
   refuse(res: ServerResponse, err: unknown): void;
   /** Notes an upgrade that has no upstream (its connection is then destroyed). */
@@ -20,7 +20,7 @@ export interface ProxyRoutes {
  * names. Node's server forgets upgraded connections, so its `closeAllConnections` is extended
  * to end them too: stopping a proxy leaves no WebSocket open.
  */
-export function createProxyServer(routes: ProxyRoutes): Server {
+export function createProxyServer<Target>(routes: ProxyRoutes<Target>): Server {
   const server = createServer((req, res) => {
     routes.target(req).then(
       (target) => routes.web(req, res, target),
