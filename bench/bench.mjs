@@ -3,7 +3,8 @@
 // bare `docker exec` and a direct spawn inside the container for runs, a direct GET for
 // previews. Sequential (one request at a time); pnpm bench:load has the concurrent rows.
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
-// without their egress firewall.
+// without their egress firewall; BENCH_ONLY (a comma list of sections: create, run, preview,
+// wake) runs only those sections' rows.
 import { Agent, request } from 'node:http';
 import {
   docker,
@@ -30,6 +31,12 @@ const LOAD_CLIENTS = 16;
 const LOAD_MAX_REQUESTS = 3000;
 const LOAD_MAX_MS = 3000;
 const PREVIEW_PORT = 3000;
+const SECTIONS = ['create', 'run', 'preview', 'wake'];
+const ONLY = (process.env.BENCH_ONLY ?? SECTIONS.join(',')).split(',').map((s) => s.trim());
+for (const section of ONLY) {
+  if (!SECTIONS.includes(section))
+    throw new Error(`BENCH_ONLY: unknown section ${section} (${SECTIONS.join(', ')})`);
+}
 const TYPED_CODE =
   'interface Point { x: number; y: number }\nconst p: Point = { x: 1, y: 2 };\nconst sum = (a: Point): number => a.x + a.y;\nconsole.log(sum(p));';
 
@@ -156,118 +163,120 @@ async function firstByte(stack, sessionId) {
   ];
 }
 
-async function main() {
-  const results = [];
-  const loads = [];
-  const stack = await startBenchStack({ pool: `${POOL_SIZE}:1024:0.25:1024` });
-  const image = stack.agentConfig.sandboxImage;
+/** Creates from the warm pool and without one, against a bare `docker run`. */
+async function createRows(stack, results, created) {
+  const dockerRun = await bareDockerRun(stack.agentConfig.sandboxImage);
+  results.push(dockerRun);
+  results.push(
+    await measure(
+      'session create (warm pool)',
+      CREATE_ROUNDS,
+      async () => created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId),
+      { before: () => stack.poolReady(POOL_SIZE), baseline: dockerRun },
+    ),
+  );
+  // Creates without a pool, as before it: a stack of its own.
+  const cold = await startBenchStack({ pool: '0', name: 'bench-cold' });
+  try {
+    results.push(
+      await measure(
+        'session create (no pool)',
+        Math.min(CREATE_ROUNDS, 10),
+        async () => created.push(JSON.parse(await cold.api('/sessions/create', {})).sessionId),
+        { warmup: 2, baseline: dockerRun },
+      ),
+    );
+  } finally {
+    await cold.stop();
+  }
+}
+
+/** Commands, code runs, streaming and files in one session, against direct spawns. */
+async function runRows(stack, sessionId, results) {
+  const container = await sessionContainer(sessionId);
+  const bareExec = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
+    dockerExec(container.Id, ['true']),
+  );
+  const spawnTrue = await spawnInside(
+    container.Id,
+    'baseline: direct spawn of "true" in the container',
+    ['true'],
+    ROUNDS,
+  );
+  const spawnNode = await spawnInside(
+    container.Id,
+    'baseline: direct spawn of node -e "console.log(1)" in the container',
+    ['node', '-e', 'console.log(1)'],
+    Math.min(ROUNDS, 20),
+  );
+  results.push(bareExec, spawnTrue, spawnNode);
+  results.push(
+    await measure(
+      'execute command "true"',
+      ROUNDS,
+      () => stack.api('/execute', { sessionId, command: 'true' }),
+      { baseline: bareExec },
+    ),
+  );
+  const execCode = (body) => async () => {
+    const result = JSON.parse(await stack.api('/execute', { sessionId, ...body }));
+    if (result.exitCode !== 0) throw new Error(`code run failed: ${result.stderr}`);
+  };
+  // A code run's next Node starts after it: a caller's own pace (an agent thinking between
+  // tool calls) leaves it that time. Back to back, each run waits for it.
+  const pace = () => sleep(PACE_MS);
+  results.push(
+    await measure(
+      `execute code console.log(1), ${PACE_MS} ms apart`,
+      CODE_ROUNDS,
+      execCode({ code: 'console.log(1)' }),
+      { before: pace, baseline: spawnNode },
+    ),
+  );
+  results.push(
+    await measure(
+      `execute TypeScript with types, ${PACE_MS} ms apart`,
+      CODE_ROUNDS,
+      execCode({ code: TYPED_CODE }),
+      { before: pace, baseline: spawnNode },
+    ),
+  );
+  results.push(
+    await measure(
+      'execute code console.log(1), back to back',
+      CODE_ROUNDS,
+      execCode({ code: 'console.log(1)' }),
+      { baseline: spawnNode },
+    ),
+  );
+  results.push(
+    await measure(
+      `execute code in a Node of its own (as before the zygote), ${PACE_MS} ms apart`,
+      Math.min(CODE_ROUNDS, 20),
+      execCode({ code: 'console.log(1)', env: { NODE_BENCH: '1' } }),
+      { before: pace, baseline: spawnNode },
+    ),
+  );
+  results.push(...(await firstByte(stack, sessionId)));
+  const oneMb = 'x'.repeat(1024 * 1024);
+  results.push(
+    await measure('file write 1 MB', ROUNDS, () =>
+      stack.api('/files/write', { sessionId, path: 'bench.txt', content: oneMb }),
+    ),
+  );
+  results.push(
+    await measure('file read 1 MB', ROUNDS, () =>
+      stack.api(`/files/read?sessionId=${sessionId}&path=bench.txt`),
+    ),
+  );
+}
+
+/** A preview app through the edge proxy, against direct GETs. */
+async function previewRows(stack, sessionId, results, loads) {
+  const container = await sessionContainer(sessionId);
   const edgeClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
   const directClients = new Agent({ keepAlive: true, maxSockets: LOAD_CLIENTS });
-  const created = [];
   try {
-    const dockerRun = await bareDockerRun(image);
-    results.push(dockerRun);
-    results.push(
-      await measure(
-        'session create (warm pool)',
-        CREATE_ROUNDS,
-        async () => created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId),
-        { before: () => stack.poolReady(POOL_SIZE), baseline: dockerRun },
-      ),
-    );
-    // Creates without a pool, as before it: a stack of its own.
-    const cold = await startBenchStack({ pool: '0', name: 'bench-cold' });
-    try {
-      results.push(
-        await measure(
-          'session create (no pool)',
-          Math.min(CREATE_ROUNDS, 10),
-          async () => created.push(JSON.parse(await cold.api('/sessions/create', {})).sessionId),
-          { warmup: 2, baseline: dockerRun },
-        ),
-      );
-    } finally {
-      await cold.stop();
-    }
-
-    const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
-    const container = await sessionContainer(sessionId);
-    const bareExec = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
-      dockerExec(container.Id, ['true']),
-    );
-    const spawnTrue = await spawnInside(
-      container.Id,
-      'baseline: direct spawn of "true" in the container',
-      ['true'],
-      ROUNDS,
-    );
-    const spawnNode = await spawnInside(
-      container.Id,
-      'baseline: direct spawn of node -e "console.log(1)" in the container',
-      ['node', '-e', 'console.log(1)'],
-      Math.min(ROUNDS, 20),
-    );
-    results.push(bareExec, spawnTrue, spawnNode);
-    results.push(
-      await measure(
-        'execute command "true"',
-        ROUNDS,
-        () => stack.api('/execute', { sessionId, command: 'true' }),
-        { baseline: bareExec },
-      ),
-    );
-    const execCode = (body) => async () => {
-      const result = JSON.parse(await stack.api('/execute', { sessionId, ...body }));
-      if (result.exitCode !== 0) throw new Error(`code run failed: ${result.stderr}`);
-    };
-    // A code run's next Node starts after it: a caller's own pace (an agent thinking between
-    // tool calls) leaves it that time. Back to back, each run waits for it.
-    const pace = () => sleep(PACE_MS);
-    results.push(
-      await measure(
-        `execute code console.log(1), ${PACE_MS} ms apart`,
-        CODE_ROUNDS,
-        execCode({ code: 'console.log(1)' }),
-        { before: pace, baseline: spawnNode },
-      ),
-    );
-    results.push(
-      await measure(
-        `execute TypeScript with types, ${PACE_MS} ms apart`,
-        CODE_ROUNDS,
-        execCode({ code: TYPED_CODE }),
-        { before: pace, baseline: spawnNode },
-      ),
-    );
-    results.push(
-      await measure(
-        'execute code console.log(1), back to back',
-        CODE_ROUNDS,
-        execCode({ code: 'console.log(1)' }),
-        { baseline: spawnNode },
-      ),
-    );
-    results.push(
-      await measure(
-        `execute code in a Node of its own (as before the zygote), ${PACE_MS} ms apart`,
-        Math.min(CODE_ROUNDS, 20),
-        execCode({ code: 'console.log(1)', env: { NODE_BENCH: '1' } }),
-        { before: pace, baseline: spawnNode },
-      ),
-    );
-    results.push(...(await firstByte(stack, sessionId)));
-    const oneMb = 'x'.repeat(1024 * 1024);
-    results.push(
-      await measure('file write 1 MB', ROUNDS, () =>
-        stack.api('/files/write', { sessionId, path: 'bench.txt', content: oneMb }),
-      ),
-    );
-    results.push(
-      await measure('file read 1 MB', ROUNDS, () =>
-        stack.api(`/files/read?sessionId=${sessionId}&path=bench.txt`),
-      ),
-    );
-
     // Previews: a tiny app on port 3000 of the session, through the edge proxy (which asks the
     // gateway for the route) and straight to the container's bridge address.
     await stack.api('/execute', {
@@ -293,46 +302,68 @@ async function main() {
       ...(await throughput('preview GET through edge proxy', throughEdge)),
       baseline: directLoad,
     });
+  } finally {
+    edgeClients.destroy();
+    directClients.destroy();
+  }
+}
 
-    // Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB).
-    // Only the measured session may be due meanwhile.
-    for (const id of [...created.splice(0), sessionId]) await stack.deleteSession(id);
-    const sleepy = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
-    await stack.api('/execute', {
-      sessionId: sleepy,
-      command: 'head -c 100000000 /dev/urandom > data.bin',
-    });
-    const wake = async (name, waitMs, expectField) => {
-      const times = [];
-      for (let i = 0; i < WAKE_ROUNDS; i += 1) {
-        await sleep(waitMs);
-        await stack.poolReady(POOL_SIZE);
-        const pass = await stack.gateway.sweeper.sweep();
-        if (!pass[expectField].includes(sleepy))
-          throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
-        const started = process.hrtime.bigint();
-        await stack.api('/execute', { sessionId: sleepy, command: 'true' });
-        times.push(elapsedMs(started));
-      }
-      return row(name, WAKE_ROUNDS, times);
-    };
-    results.push(await wake('wake from idle (first request)', 1100, 'idled'));
-    results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
+/** Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB). */
+async function wakeRows(stack, results) {
+  const sleepy = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+  await stack.api('/execute', {
+    sessionId: sleepy,
+    command: 'head -c 100000000 /dev/urandom > data.bin',
+  });
+  const wake = async (name, waitMs, expectField) => {
+    const times = [];
+    for (let i = 0; i < WAKE_ROUNDS; i += 1) {
+      await sleep(waitMs);
+      await stack.poolReady(POOL_SIZE);
+      const pass = await stack.gateway.sweeper.sweep();
+      if (!pass[expectField].includes(sleepy))
+        throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
+      const started = process.hrtime.bigint();
+      await stack.api('/execute', { sessionId: sleepy, command: 'true' });
+      times.push(elapsedMs(started));
+    }
+    return row(name, WAKE_ROUNDS, times);
+  };
+  results.push(await wake('wake from idle (first request)', 1100, 'idled'));
+  results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
+}
+
+async function main() {
+  const results = [];
+  const loads = [];
+  const stack = await startBenchStack({ pool: `${POOL_SIZE}:1024:0.25:1024` });
+  const created = [];
+  try {
+    if (ONLY.includes('create')) await createRows(stack, results, created);
+    if (ONLY.includes('run') || ONLY.includes('preview')) {
+      const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+      created.push(sessionId);
+      if (ONLY.includes('run')) await runRows(stack, sessionId, results);
+      if (ONLY.includes('preview')) await previewRows(stack, sessionId, results, loads);
+    }
+    // Only the measured session may be due while the wakes are measured.
+    for (const id of created.splice(0)) await stack.deleteSession(id);
+    if (ONLY.includes('wake')) await wakeRows(stack, results);
 
     console.log(`\nMachine: ${machine()}`);
     printTable('One request at a time', results);
-    printTable(
-      `Throughput: ${LOAD_CLIENTS} keep-alive clients, at most ${LOAD_MAX_REQUESTS} requests or ${LOAD_MAX_MS / 1000} s`,
-      loads,
-    );
-    await writeJson('bench', [
+    if (loads.length > 0) {
+      printTable(
+        `Throughput: ${LOAD_CLIENTS} keep-alive clients, at most ${LOAD_MAX_REQUESTS} requests or ${LOAD_MAX_MS / 1000} s`,
+        loads,
+      );
+    }
+    await writeJson(ONLY.length === SECTIONS.length ? 'bench' : `bench-${ONLY.join('-')}`, [
       ...results,
       ...loads.map((l) => ({ ...l, name: `${l.name} (load)` })),
     ]);
   } finally {
     for (const id of created) await stack.deleteSession(id);
-    edgeClients.destroy();
-    directClients.destroy();
     await stack.stop();
   }
 }
