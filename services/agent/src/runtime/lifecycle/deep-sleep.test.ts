@@ -64,7 +64,8 @@ describe('restoreSandbox', () => {
     const info = await restoreSandbox(d, sandboxSpec('ses_1'));
     expect(info).toMatchObject({ sessionId: 'ses_1', status: 'running' });
     const step = (name: string) => d.journal.indexOf(name);
-    expect(step('workspace.create ses_1')).toBe(0);
+    expect(step('workspace.destroy ses_1')).toBe(0);
+    expect(step('workspace.create ses_1')).toBe(1);
     expect(step('blob.restore ses_1')).toBeGreaterThan(step('workspace.create ses_1'));
     expect(step('container.create ses_1')).toBeGreaterThan(step('blob.restore ses_1'));
     expect(step('blob.remove ses_1')).toBeGreaterThan(step('container.create ses_1'));
@@ -78,6 +79,35 @@ describe('restoreSandbox', () => {
     await expect(restoreSandbox(d, sandboxSpec('ses_1'))).rejects.toMatchObject({
       code: 'service_unavailable',
     });
+    expect(d.blobs.saved.has('ses_1')).toBe(true);
+  });
+
+  it('restores onto an empty disk when one was left for the session', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    d.workspaces.disks.set('ses_1', { attaches: true }); // a save's disk that was not removed
+    d.journal.length = 0;
+    await restoreSandbox(d, sandboxSpec('ses_1'));
+    expect(d.journal.slice(0, 3)).toEqual([
+      'workspace.destroy ses_1',
+      'workspace.create ses_1',
+      'blob.restore ses_1',
+    ]);
+  });
+
+  it('removes the disk of a restore that failed, and keeps the saved copy', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    d.blobs.failRestore = new Error('The saved workspace is corrupt');
+    d.journal.length = 0;
+    await expect(restoreSandbox(d, sandboxSpec('ses_1'))).rejects.toThrow(/corrupt/);
+    expect(d.journal).toEqual([
+      'workspace.destroy ses_1',
+      'workspace.create ses_1',
+      'blob.restore ses_1',
+      'workspace.destroy ses_1',
+    ]);
+    expect(d.workspaces.disks.has('ses_1')).toBe(false);
     expect(d.blobs.saved.has('ses_1')).toBe(true);
   });
 

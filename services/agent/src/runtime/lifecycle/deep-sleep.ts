@@ -64,7 +64,12 @@ export function restoreSandbox(deps: LifecycleDeps, spec: SandboxSpec): Promise<
   });
 }
 
-/** A restore without the pool: a new workspace, the saved files, then a container on them. */
+/**
+ * A restore without the pool: a new workspace, the saved files, then a container on them.
+ * While a session sleeps its saved copy is the whole of it, so a disk found for it (left by a
+ * save, a wake cut short, or a pool claim that failed after the disk moved) goes first, and so
+ * does the disk of a restore that fails: every try starts on an empty disk.
+ */
 async function restoreCold(
   deps: LifecycleDeps,
   lock: SessionLock,
@@ -72,7 +77,20 @@ async function restoreCold(
 ): Promise<SandboxInfo> {
   const { sessionId } = spec;
   const labels = sandboxLabels(spec, deps.config);
+  await deps.workspaces.destroy(sessionId);
   await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
-  await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(sessionId));
+  try {
+    await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(sessionId));
+  } catch (err) {
+    await deps.workspaces
+      .destroy(sessionId)
+      .catch((destroyErr: unknown) =>
+        deps.logger.error(
+          { err: destroyErr, sessionId },
+          "removal of a failed restore's disk failed",
+        ),
+      );
+    throw err;
+  }
   return createSandbox(deps, lock, spec, false);
 }

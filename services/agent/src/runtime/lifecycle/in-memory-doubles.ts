@@ -221,8 +221,12 @@ export class FakeBlobs implements SavedWorkspaces {
     return Promise.resolve(manifest);
   }
 
+  /** When set, restores fail with it (after the journal entry). */
+  failRestore: Error | undefined;
+
   restore(sessionId: string): Promise<ArchiveManifest> {
     this.journal.push(`blob.restore ${sessionId}`);
+    if (this.failRestore !== undefined) return Promise.reject(this.failRestore);
     const manifest = this.saved.get(sessionId);
     return manifest === undefined
       ? Promise.reject(new Error('nothing saved'))
