@@ -190,7 +190,7 @@ export class BlobStore {
     }
     let unpacking: Unpacking;
     try {
-      unpacking = await startUnpack(target, format);
+      unpacking = await startUnpack(target, format, stored.fd);
     } catch (err) {
       stored.body.destroy();
       throw unpackFailed(err);

@@ -162,9 +162,10 @@ function sandboxShell(script: string, cwd: string, args: string[]): Promise<void
  */
 export interface Unpacking {
   /**
-   * Takes the archive as it arrives. It never fails and never stops taking bytes: once tar
-   * has gone (it refused the archive), the rest is dropped, so that the caller can still read
-   * its source to the end (and hash all of it).
+   * Takes the archive as it arrives (or, when tar reads the file itself, takes and drops
+   * it). It never fails and never stops taking bytes: once tar has gone (it refused the
+   * archive), the rest is dropped, so that the caller can still read its source to the end
+   * (and hash all of it).
    */
   input: Writable;
   /** Resolves when tar has unpacked the whole archive; rejects with tar's error. */
@@ -178,9 +179,15 @@ export interface Unpacking {
 /**
  * Starts unpacking an archive of `format` into the existing directory `target` while its
  * bytes are still arriving, as the sandbox user, into a new scratch directory in `target`
- * (so that moving the files into place is renames on one filesystem).
+ * (so that moving the files into place is renames on one filesystem). With `fd` (an open
+ * file of the archive, at offset 0) tar reads the file itself and `input` only counts as a
+ * reader: the caller still reads the archive through it, to check it.
  */
-export async function startUnpack(target: string, format: ArchiveFormat): Promise<Unpacking> {
+export async function startUnpack(
+  target: string,
+  format: ArchiveFormat,
+  fd?: number,
+): Promise<Unpacking> {
   const scratch = `.restoring-${randomBytes(8).toString('hex')}`;
   const scratchPath = join(target, scratch);
   // Made by the agent in a directory of its own, then handed to the sandbox user to fill.
@@ -189,27 +196,13 @@ export async function startUnpack(target: string, format: ArchiveFormat): Promis
   const { child, exited } = startTar(
     // -p: modes as saved (without it, tar as a user applies its umask: 0777 came back 0755).
     [COMPRESSION[format], '-xpf', '-'],
-    { stdin: 'pipe' },
+    { stdin: fd ?? 'pipe' },
     scratchPath,
   );
   const unpacked = exited;
   unpacked.catch(() => undefined); // awaited by the caller, or by discard
-  const stdin = child.stdin as Writable;
-  let gone = false;
-  // EPIPE once tar has exited (its own error says why); from then on bytes are dropped.
-  stdin.on('error', () => (gone = true));
-  stdin.on('close', () => (gone = true));
-  const input = new Writable({
-    highWaterMark: 1 << 20,
-    write(chunk: Buffer, _encoding, done) {
-      if (gone) return done();
-      stdin.write(chunk, () => done());
-    },
-    final(done) {
-      if (!gone) stdin.end();
-      done();
-    },
-  });
+  const input =
+    child.stdin === null ? new Writable({ write: (_c, _e, done) => done() }) : forward(child.stdin);
   return {
     input,
     unpacked,
@@ -220,6 +213,27 @@ export async function startUnpack(target: string, format: ArchiveFormat): Promis
       await sandboxShell(REMOVE_UNPACKED, target, [scratch]);
     },
   };
+}
+
+/**
+ * Bytes written go on to `stdin` (a child's), and on failure nowhere: EPIPE once the child
+ * has exited (its own error says why), after which the rest is dropped.
+ */
+function forward(stdin: Writable): Writable {
+  let gone = false;
+  stdin.on('error', () => (gone = true));
+  stdin.on('close', () => (gone = true));
+  return new Writable({
+    highWaterMark: 1 << 20,
+    write(chunk: Buffer, _encoding, done) {
+      if (gone) return done();
+      stdin.write(chunk, () => done());
+    },
+    final(done) {
+      if (!gone) stdin.end();
+      done();
+    },
+  });
 }
 
 export async function sha256Of(path: string): Promise<string> {
