@@ -19,6 +19,7 @@ import {
   startBenchStack,
   writeJson,
 } from './lib.mjs';
+import { wakeRows } from './wake.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const CREATE_ROUNDS = Math.min(ROUNDS, 20);
@@ -308,31 +309,6 @@ async function previewRows(stack, sessionId, results, loads) {
   }
 }
 
-/** Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB). */
-async function wakeRows(stack, results) {
-  const sleepy = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
-  await stack.api('/execute', {
-    sessionId: sleepy,
-    command: 'head -c 100000000 /dev/urandom > data.bin',
-  });
-  const wake = async (name, waitMs, expectField) => {
-    const times = [];
-    for (let i = 0; i < WAKE_ROUNDS; i += 1) {
-      await sleep(waitMs);
-      await stack.poolReady(POOL_SIZE);
-      const pass = await stack.gateway.sweeper.sweep();
-      if (!pass[expectField].includes(sleepy))
-        throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
-      const started = process.hrtime.bigint();
-      await stack.api('/execute', { sessionId: sleepy, command: 'true' });
-      times.push(elapsedMs(started));
-    }
-    return row(name, WAKE_ROUNDS, times);
-  };
-  results.push(await wake('wake from idle (first request)', 1100, 'idled'));
-  results.push(await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'));
-}
-
 async function main() {
   const results = [];
   const loads = [];
@@ -348,7 +324,9 @@ async function main() {
     }
     // Only the measured session may be due while the wakes are measured.
     for (const id of created.splice(0)) await stack.deleteSession(id);
-    if (ONLY.includes('wake')) await wakeRows(stack, results);
+    if (ONLY.includes('wake')) {
+      await wakeRows(stack, results, { poolSize: POOL_SIZE, rounds: WAKE_ROUNDS });
+    }
 
     console.log(`\nMachine: ${machine()}`);
     printTable('One request at a time', results);
