@@ -90,6 +90,8 @@ const chownToSandboxUser = (path: string) =>
   promisify(execFile)('chown', ['-R', '1000:1000', path]);
 const newSessionId = () => `ses_${randomBytes(12).toString('hex')}`;
 const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+/** A POSIX tar header's magic, at offset 257. */
+const isPlainTar = (bytes: Buffer) => bytes.subarray(257, 262).toString('latin1') === 'ustar';
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 
 /** Every non-directory under `dir`, relative to it. */
@@ -117,16 +119,27 @@ async function fingerprint(dir: string): Promise<string[]> {
 }
 
 /**
- * A workspace of nested binary files (one larger than an upload part), an empty file, a name
+ * A workspace of nested files (one larger than an upload part: random bytes, or with
+ * `compressible` text), an empty file, a name
  * with spaces, an empty directory, symlinks (one dangling, one to a host path), modes a
  * user's umask would change (0666, 0777, sticky, setgid) and files the sandbox made
  * unreadable, owned by the sandbox user; its root has mode 0750. Returns the number of
  * regular files.
  */
-async function makeWorkspace(dir: string): Promise<number> {
+async function makeWorkspace(dir: string, compressible = false): Promise<number> {
   await mkdir(join(dir, 'a/b/c'), { recursive: true });
   await mkdir(join(dir, 'empty-dir'));
-  await writeFile(join(dir, 'a/big.bin'), randomBytes(12 * 1024 * 1024 + 17));
+  const bigBytes = 12 * 1024 * 1024 + 17;
+  await writeFile(
+    join(dir, 'a/big.bin'),
+    compressible
+      ? Buffer.from(
+          Array.from({ length: 300_000 }, (_, i) => `export const value${i} = ${i * 7};\n`)
+            .join('')
+            .slice(0, bigBytes),
+        )
+      : randomBytes(bigBytes),
+  );
   for (let i = 1; i <= 20; i += 1) {
     await writeFile(join(dir, `a/b/c/f${i}`), randomBytes(i * 97));
   }
@@ -264,13 +277,18 @@ describe.each([
   ['S3', s3Backend],
 ])('the blob store in a %s', (_name, makeBackend) => {
   let backend: Backend;
+  /** Random bytes mostly: zstd would save little, so it is stored as a plain tar. */
   let workspace: string;
+  /** Source code mostly: stored as zstd. */
+  let compressible: string;
   let filesCount: number;
 
   beforeAll(async () => {
     backend = await makeBackend();
     workspace = await mkdtemp(join(root, 'workspace-'));
     filesCount = await makeWorkspace(workspace);
+    compressible = await mkdtemp(join(root, 'workspace-'));
+    await makeWorkspace(compressible, true);
   });
 
   afterEach(async () => {
@@ -283,10 +301,11 @@ describe.each([
     const manifest = backend.objectName(`${sessionId}.json`);
     expect(await backend.store.manifest(sessionId)).toBeUndefined();
 
-    const saved = await backend.store.save(sessionId, workspace);
+    const saved = await backend.store.save(sessionId, compressible);
 
     const stored = await backend.readObject(archive);
     expect(stored.subarray(0, 4)).toEqual(ZSTD_MAGIC);
+    expect(stored.length).toBeLessThan(4 * 1024 * 1024);
     expect(saved).toEqual({
       sha256: sha256(stored),
       bytes: stored.length,
@@ -299,13 +318,33 @@ describe.each([
 
     const target = await newTarget();
     expect(await backend.store.restore(sessionId, target)).toEqual(saved);
-    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
+    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(compressible));
     expect((await lstat(join(target, 'link-to-big'))).isSymbolicLink()).toBe(true);
     expect(await readlink(join(target, 'link-to-big'))).toBe('a/big.bin');
     expect(await readlink(join(target, 'dangling'))).toBe('does/not/exist');
     expect(await readlink(join(target, 'host-etc'))).toBe('/etc');
     expect((await lstat(join(target, 'empty.txt'))).size).toBe(0);
     expect((await lstat(join(target, 'shared-dir'))).mode & 0o7777).toBe(0o777);
+  });
+
+  it('saves a workspace that zstd would not shrink as a plain tar, and restores it', async () => {
+    const sessionId = newSessionId();
+
+    const saved = await backend.store.save(sessionId, workspace);
+
+    expect(saved.format).toBe('tar');
+    const stored = await backend.readObject(backend.objectName(`${sessionId}.tar`));
+    expect(isPlainTar(stored)).toBe(true);
+    expect(saved).toEqual({
+      sha256: sha256(stored),
+      bytes: stored.length,
+      filesCount,
+      format: 'tar',
+    });
+    const target = await newTarget();
+    expect(await backend.store.restore(sessionId, target)).toEqual(saved);
+    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
+    await backend.store.remove(sessionId);
   });
 
   it('restores a gzip archive of an agent before zstd, whose manifest names no format', async () => {
@@ -323,8 +362,8 @@ describe.each([
     expect(await backend.store.restore(sessionId, target)).toEqual(manifest);
     expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
 
-    // Saved again (the session slept again), it is zstd, and the gzip archive is gone.
-    const saved = await backend.store.save(sessionId, workspace);
+    // Saved again (the session slept again), it is in today's format, and the gzip one is gone.
+    const saved = await backend.store.save(sessionId, compressible);
     expect(saved.format).toBe('tar.zst');
     expect(await backend.objectsOf(sessionId)).toEqual(
       [backend.objectName(`${sessionId}.json`), backend.objectName(`${sessionId}.tar.zst`)].sort(),
@@ -333,10 +372,13 @@ describe.each([
     expect(await backend.objectsOf(sessionId)).toEqual([]);
   });
 
-  it('refuses a corrupted archive without touching the target', async () => {
+  it.each([
+    ['zstd', () => compressible],
+    ['a plain tar (tar itself would take the altered bytes)', () => workspace],
+  ])('refuses a corrupted archive (%s) without touching the target', async (_format, source) => {
     const sessionId = newSessionId();
-    const archive = backend.objectName(`${sessionId}.tar.zst`);
-    await backend.store.save(sessionId, workspace);
+    const saved = await backend.store.save(sessionId, source());
+    const archive = backend.objectName(`${sessionId}.${saved.format}`);
     const corrupted = await backend.readObject(archive);
     const middle = Math.floor(corrupted.length / 2);
     corrupted[middle] = (corrupted[middle] ?? 0) ^ 0xff;

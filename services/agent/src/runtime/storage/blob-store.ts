@@ -9,11 +9,9 @@ import { LocalObjectStore } from './local-object-store';
 import type { ObjectStore } from './object-store';
 import { S3ObjectStore, type S3Credentials } from './s3-object-store';
 import {
-  ARCHIVE_FORMAT,
   ARCHIVE_FORMATS,
-  checkArchive,
+  archiveWorkspace,
   countFiles,
-  packWorkspace,
   sha256Of,
   startUnpack,
   type ArchiveFormat,
@@ -102,9 +100,15 @@ export class BlobStore {
     private readonly stagingDir: string,
   ) {}
 
-  /** The staging file of a session's save (a session's steps never overlap). */
-  private stagingFile(sessionId: string, format: ArchiveFormat = ARCHIVE_FORMAT): string {
+  /** A staging file of a session's save (a session's steps never overlap). */
+  private stagingFile(sessionId: string, format: ArchiveFormat): string {
     return join(this.stagingDir, `${checkedSessionId(sessionId)}.save.${format}`);
+  }
+
+  private async removeStagingFiles(sessionId: string): Promise<void> {
+    for (const format of ARCHIVE_FORMATS) {
+      await rm(this.stagingFile(sessionId, format), { force: true });
+    }
   }
 
   async manifest(sessionId: string): Promise<ArchiveManifest | undefined> {
@@ -114,34 +118,33 @@ export class BlobStore {
 
   /** Archives `source` (a workspace on the host) and verifies what was stored. */
   async save(sessionId: string, source: string): Promise<ArchiveManifest> {
-    const archive = archiveKey(sessionId, ARCHIVE_FORMAT);
     const manifest = manifestKey(sessionId);
     await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
-    const staged = this.stagingFile(sessionId);
     try {
+      let staged: { file: string; format: ArchiveFormat };
       try {
-        await packWorkspace(source, staged);
-        await checkArchive(staged, ARCHIVE_FORMAT);
+        staged = await archiveWorkspace(source, (format) => this.stagingFile(sessionId, format));
       } catch (err) {
         throw new AppError('internal_error', 'The workspace could not be archived', {
           cause: err,
         });
       }
       const result: ArchiveManifest = {
-        sha256: await sha256Of(staged),
-        bytes: (await lstat(staged)).size,
+        sha256: await sha256Of(staged.file),
+        bytes: (await lstat(staged.file)).size,
         filesCount: await countFiles(source),
-        format: ARCHIVE_FORMAT,
+        format: staged.format,
       };
+      const archive = archiveKey(sessionId, staged.format);
       // An earlier save's manifest goes first: no manifest may name an archive being replaced.
       await this.objects.delete(manifest);
-      await this.objects.put(archive, staged);
+      await this.objects.put(archive, staged.file);
       await this.verifyStored(archive, result);
       await this.objects.putText(manifest, JSON.stringify(result));
-      await this.deleteArchives(sessionId, ARCHIVE_FORMAT);
+      await this.deleteArchives(sessionId, staged.format);
       return result;
     } finally {
-      await rm(staged, { force: true });
+      await this.removeStagingFiles(sessionId);
     }
   }
 
@@ -233,11 +236,9 @@ export class BlobStore {
   async remove(sessionId: string): Promise<void> {
     await this.objects.delete(manifestKey(sessionId));
     await this.deleteArchives(sessionId);
-    // Staging files an agent killed mid-step left (`.restore.` ones: agents before zstd).
-    for (const format of ARCHIVE_FORMATS) {
-      await rm(this.stagingFile(sessionId, format), { force: true });
-      await rm(join(this.stagingDir, `${sessionId}.restore.${format}`), { force: true });
-    }
+    // Staging files an agent killed mid-step left (and a restore's, of agents before zstd).
+    await this.removeStagingFiles(sessionId);
+    await rm(join(this.stagingDir, `${sessionId}.restore.tar.gz`), { force: true });
   }
 }
 

@@ -1,30 +1,33 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chown, mkdir, open, readdir } from 'node:fs/promises';
+import { chown, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 
 /**
- * A workspace as a compressed tar, made and unpacked as the sandbox user: symlinks are kept
- * (not followed), owners and modes too. New archives are zstd (ADR 17: it unpacks about four
- * times faster than gzip and is smaller); gzip archives written before still unpack.
+ * A workspace as a tar, made and unpacked as the sandbox user: symlinks are kept (not
+ * followed), owners and modes too. A save compresses it with zstd, unless zstd saves little
+ * (random or already compressed data): then the tar is stored as it is, since unpacking zstd
+ * costs about 200 ms per 100 MB even when it only copies (ADR 17). gzip archives of agents
+ * before that still unpack.
  */
 
 /** How an archive is compressed; its manifest says which (none: gzip, from before ADR 17). */
-export type ArchiveFormat = 'tar.zst' | 'tar.gz';
+export type ArchiveFormat = 'tar.zst' | 'tar' | 'tar.gz';
 
-/** What a save writes. */
-export const ARCHIVE_FORMAT: ArchiveFormat = 'tar.zst';
+export const ARCHIVE_FORMATS: readonly ArchiveFormat[] = ['tar.zst', 'tar', 'tar.gz'];
 
-export const ARCHIVE_FORMATS: readonly ArchiveFormat[] = ['tar.zst', 'tar.gz'];
-
-/** tar's option for each format (tar runs the compressor as its own child, as the same user). */
-const COMPRESSION: Record<ArchiveFormat, string> = {
-  'tar.zst': '--zstd',
-  'tar.gz': '--gzip',
+/** tar's options for each format (tar runs the compressor as its own child, as the same user). */
+const COMPRESSION: Record<ArchiveFormat, string[]> = {
+  'tar.zst': ['--zstd'],
+  tar: [],
+  'tar.gz': ['--gzip'],
 };
+
+/** zstd is kept when its archive is at most this part of the plain tar. */
+const WORTH_COMPRESSING = 0.9;
 
 /** tar's error output kept (its end), for the error message. */
 const MAX_STDERR_CHARS = 4096;
@@ -36,14 +39,15 @@ const SAFE_PATH = process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin';
  * needs no access to the directories above the workspace, with none of the agent's
  * environment (its tokens). `readAll` adds only CAP_DAC_READ_SEARCH, so that files the
  * sandbox made unreadable (`chmod 000`) are still saved; tar then writes nothing but its
- * output and stays on the workspace's own filesystem. `exited` rejects unless tar exits 0.
+ * output and stays on the workspace's own filesystem. `exited` rejects unless tar exits 0,
+ * and resolves with (the end of) what tar wrote to stderr.
  */
 function startTar(
   args: string[],
   stdio: { stdin?: number | 'pipe'; stdout?: number },
   cwd?: string,
   readAll = false,
-): { child: ChildProcess; exited: Promise<void> } {
+): { child: ChildProcess; exited: Promise<string> } {
   const caps = readAll
     ? ['--inh-caps', '+dac_read_search', '--ambient-caps', '+dac_read_search']
     : [];
@@ -65,25 +69,29 @@ function startTar(
       ...(cwd ? { cwd } : {}),
     },
   );
-  const exited = new Promise<void>((resolve, reject) => {
+  const exited = new Promise<string>((resolve, reject) => {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-MAX_STDERR_CHARS);
     });
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`tar ${args.join(' ')}: ${stderr.trim()}`)),
+      code === 0 ? resolve(stderr) : reject(new Error(`tar ${args.join(' ')}: ${stderr.trim()}`)),
     );
   });
   return { child, exited };
 }
 
 /** Archives the directory `source` into the (new or truncated) file `archive`, synced. */
-export async function packWorkspace(source: string, archive: string): Promise<void> {
+async function packWorkspace(
+  source: string,
+  archive: string,
+  format: ArchiveFormat,
+): Promise<void> {
   const handle = await open(archive, 'w', 0o600);
   try {
     await startTar(
-      ['--one-file-system', '--sparse', COMPRESSION[ARCHIVE_FORMAT], '-cf', '-', '.'],
+      ['--one-file-system', '--sparse', ...COMPRESSION[format], '-cf', '-', '.'],
       { stdout: handle.fd },
       source,
       true,
@@ -94,14 +102,44 @@ export async function packWorkspace(source: string, archive: string): Promise<vo
   }
 }
 
-/** Rejects unless `archive` reads back as a complete tar of `format`. */
-export async function checkArchive(archive: string, format: ArchiveFormat): Promise<void> {
+/**
+ * Rejects unless `archive` reads back as a complete tar of `format`; resolves with the size
+ * of the tar itself (uncompressed).
+ */
+async function checkArchive(archive: string, format: ArchiveFormat): Promise<number> {
   const handle = await open(archive, 'r');
   try {
-    await startTar([COMPRESSION[format], '-tf', '-'], { stdin: handle.fd }).exited;
+    const stderr = await startTar([...COMPRESSION[format], '--totals', '-tf', '-'], {
+      stdin: handle.fd,
+    }).exited;
+    const total = /Total bytes read: (\d+)/.exec(stderr)?.[1];
+    if (total === undefined) throw new Error(`tar --totals: no total in ${stderr.trim()}`);
+    return Number(total);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Archives the directory `source` into a staging file (`stagingFile` names one per format),
+ * synced and read back whole: zstd, or the plain tar when zstd saves less than a tenth. The
+ * caller removes the staging files of every format, whatever happens.
+ */
+export async function archiveWorkspace(
+  source: string,
+  stagingFile: (format: ArchiveFormat) => string,
+): Promise<{ file: string; format: ArchiveFormat }> {
+  const compressed = stagingFile('tar.zst');
+  await packWorkspace(source, compressed, 'tar.zst');
+  const tarBytes = await checkArchive(compressed, 'tar.zst');
+  if ((await stat(compressed)).size <= WORTH_COMPRESSING * tarBytes) {
+    return { file: compressed, format: 'tar.zst' };
+  }
+  await rm(compressed, { force: true });
+  const plain = stagingFile('tar');
+  await packWorkspace(source, plain, 'tar');
+  await checkArchive(plain, 'tar');
+  return { file: plain, format: 'tar' };
 }
 
 /**
@@ -195,11 +233,11 @@ export async function startUnpack(
   await chown(scratchPath, SANDBOX_UID, SANDBOX_GID);
   const { child, exited } = startTar(
     // -p: modes as saved (without it, tar as a user applies its umask: 0777 came back 0755).
-    [COMPRESSION[format], '-xpf', '-'],
+    [...COMPRESSION[format], '-xpf', '-'],
     { stdin: fd ?? 'pipe' },
     scratchPath,
   );
-  const unpacked = exited;
+  const unpacked = exited.then(() => undefined);
   unpacked.catch(() => undefined); // awaited by the caller, or by discard
   const input =
     child.stdin === null ? new Writable({ write: (_c, _e, done) => done() }) : forward(child.stdin);
