@@ -68,8 +68,36 @@ describe('restoreSandbox', () => {
     expect(step('workspace.create ses_1')).toBe(1);
     expect(step('blob.restore ses_1')).toBeGreaterThan(step('workspace.create ses_1'));
     expect(step('container.create ses_1')).toBeGreaterThan(step('blob.restore ses_1'));
-    expect(step('blob.remove ses_1')).toBeGreaterThan(step('container.create ses_1'));
+    expect(step('blob.forget ses_1')).toBeGreaterThan(step('container.create ses_1'));
     expect(d.blobs.saved.has('ses_1')).toBe(false);
+    await d.locks.withLock('ses_1', () => Promise.resolve()); // what was queued before
+    expect(step('blob.remove ses_1')).toBeGreaterThan(step('blob.forget ses_1'));
+    expect(d.blobs.unnamed.has('ses_1')).toBe(false);
+  });
+
+  it('answers before deleting the archive, which goes before any later step', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    let finishRemove!: () => void;
+    const remove = d.blobs.remove.bind(d.blobs);
+    d.blobs.remove = async (sessionId: string) => {
+      d.journal.push('remove begins');
+      await new Promise<void>((resolve) => (finishRemove = resolve));
+      return remove(sessionId);
+    };
+
+    expect((await restoreSandbox(d, sandboxSpec('ses_1'))).status).toBe('running');
+    expect(await d.blobs.manifest('ses_1')).toBeUndefined();
+
+    const sleeping = hibernateSandbox(d, 'ses_1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(d.journal).toContain('remove begins');
+    expect(d.journal).not.toContain('container.pause ses_1');
+    finishRemove();
+    await sleeping;
+    expect(d.journal.indexOf('container.pause ses_1')).toBeGreaterThan(
+      d.journal.indexOf('blob.remove ses_1'),
+    );
   });
 
   it('keeps the saved copy when the container cannot start', async () => {

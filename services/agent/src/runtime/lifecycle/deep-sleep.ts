@@ -58,7 +58,16 @@ export function restoreSandbox(deps: LifecycleDeps, spec: SandboxSpec): Promise<
       (await claimPooled(deps, lock, spec, async (member) => {
         await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(member.slot));
       })) ?? (await restoreCold(deps, lock, spec));
-    await deps.blobs.remove(sessionId);
+    // The wake is done once no manifest names the saved copy. The archive is garbage from then
+    // on: it is deleted after the answer (unlinking 100 MB takes ~70 ms here), under the lock,
+    // so before any later step of the session; a copy left by a failure or a crash goes with
+    // the session's next save or its removal.
+    await deps.blobs.forget(sessionId);
+    deps.locks
+      .withLock(sessionId, () => deps.blobs.remove(sessionId))
+      .catch((err: unknown) =>
+        deps.logger.warn({ err, sessionId }, "a woken session's archive was not deleted"),
+      );
     deps.logger.info({ sessionId }, 'sandbox woke from deep sleep');
     return info;
   });

@@ -233,9 +233,19 @@ export class FakeBlobs implements SavedWorkspaces {
       : Promise.resolve(manifest);
   }
 
+  /** Sessions whose manifest is gone but whose archive is not (yet). */
+  readonly unnamed = new Set<string>();
+
+  forget(sessionId: string): Promise<void> {
+    this.journal.push(`blob.forget ${sessionId}`);
+    if (this.saved.delete(sessionId)) this.unnamed.add(sessionId);
+    return Promise.resolve();
+  }
+
   remove(sessionId: string): Promise<void> {
     this.journal.push(`blob.remove ${sessionId}`);
     this.saved.delete(sessionId);
+    this.unnamed.delete(sessionId);
     return Promise.resolve();
   }
 }

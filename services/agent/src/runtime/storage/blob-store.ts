@@ -232,6 +232,14 @@ export class BlobStore {
     }
   }
 
+  /**
+   * Deletes the manifest only: the session has no saved workspace from then on, and its
+   * archive is garbage for `remove` (or the session's next save) to delete.
+   */
+  async forget(sessionId: string): Promise<void> {
+    await this.objects.delete(manifestKey(sessionId));
+  }
+
   /** Deletes a saved workspace: the manifest first, so that none names a missing archive. */
   async remove(sessionId: string): Promise<void> {
     await this.objects.delete(manifestKey(sessionId));
