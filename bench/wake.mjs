@@ -1,9 +1,10 @@
 // The wake rows of pnpm bench: the first request after idle (unpause), and after deep sleep
-// for two 100 MB workspaces, random bytes (nothing compresses) and copies of the image's
-// node_modules (many small files that compress well). Each deep-sleep row comes with the
-// save (its archive's size) and with a baseline measured in the same run: a bare `tar -x` of
-// the same files, uncompressed and from the page cache, into a new ext4 disk like a pool
-// member's; the old format's `tar -xz` of them is measured the same way.
+// for two workspaces of 100 MB or a little more: random bytes (nothing compresses) and copies
+// of the image's node_modules (112 MB in 7,900 small files that compress well). Each
+// deep-sleep row comes with the save (its archive's size) and with a baseline measured in the
+// same run: a bare `tar -x` of the same files, uncompressed and from the page cache, into a
+// new ext4 disk like a pool member's; the old format's `tar -xz` of them is measured the
+// same way.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
