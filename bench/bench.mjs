@@ -24,6 +24,7 @@ import {
   writeJson,
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
+import { wakeRows } from './wake.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const CREATE_ROUNDS = Math.min(ROUNDS, 20);
@@ -161,32 +162,6 @@ async function codeRows(stack, sessionId, spawnNode) {
 }
 
 /** Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB). */
-async function wakeRows(stack) {
-  const sleepy = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
-  await stack.api('/execute', {
-    sessionId: sleepy,
-    command: 'head -c 100000000 /dev/urandom > data.bin',
-  });
-  const wake = async (name, waitMs, expectField) => {
-    const times = [];
-    for (let i = 0; i < WAKE_ROUNDS; i += 1) {
-      await sleep(waitMs);
-      await stack.poolReady(POOL_SIZE);
-      const pass = await stack.gateway.sweeper.sweep();
-      if (!pass[expectField].includes(sleepy))
-        throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
-      const started = process.hrtime.bigint();
-      await stack.api('/execute', { sessionId: sleepy, command: 'true' });
-      times.push(elapsedMs(started));
-    }
-    return row(name, WAKE_ROUNDS, times);
-  };
-  return [
-    await wake('wake from idle (first request)', 1100, 'idled'),
-    await wake('wake from deep sleep, 100 MB workspace', 2100, 'slept'),
-  ];
-}
-
 /**
  * Previews: a tiny app on port 3000 of the session, through the edge proxy (which asks the
  * gateway for the route, then sends the request to this process's agent) and straight to the
@@ -323,7 +298,7 @@ async function main() {
     if (runs('wake')) {
       // Only the measured session may be due meanwhile.
       for (const id of created.splice(0)) await stack.deleteSession(id);
-      results.push(...(await wakeRows(stack)));
+      await wakeRows(stack, results, { poolSize: POOL_SIZE, rounds: WAKE_ROUNDS });
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));
 

@@ -28,6 +28,12 @@ apt_install() {
     "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
 }
 
+# Host tools the agent runs besides Docker's: zstd compresses deep-sleep archives (ADR 17);
+# tar, setpriv and mkfs.ext4 come with every Debian system.
+ensure_agent_tools() {
+  apt_install zstd
+}
+
 # Waits up to $1 seconds for the command in the remaining arguments to succeed.
 wait_for() {
   local seconds=$1; shift

@@ -150,7 +150,7 @@ it('keeps every byte when the agent dies in the middle of a deep-sleep save', as
   await sleep(2200);
   const sweep = gateway.sweeper.sweep();
   await waitFor(
-    () => exists(join(blobDir, '.staging', `${id}.save.tar.gz`)),
+    () => exists(join(blobDir, '.staging', `${id}.save.tar.zst`)),
     20_000,
     'the save to start',
   );

@@ -67,6 +67,8 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
       'printf "héllo\\n" > "name with spaces.txt"',
       'ln -s a/big.bin link-to-big',
       'chmod 600 a/b/c/f1',
+      // Modes the agent's umask would change if tar applied it.
+      'mkdir shared-dir && chmod 777 shared-dir && echo shared > shared.txt && chmod 666 shared.txt',
       // Unreadable even to its owner: the save must not fail on these.
       'echo locked-content > locked.txt && chmod 000 locked.txt',
       'mkdir locked-dir && echo inner-content > locked-dir/inner && chmod 000 locked-dir',
@@ -74,6 +76,7 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   );
   const before = (await execute(sessionId, FINGERPRINT)).body.stdout;
   expect(before).toContain('link-to-big a/big.bin');
+  expect(before).toContain('d 777 sandbox ./shared-dir');
 
   // Idle: frozen, and any request wakes it.
   const paused = await unary<{ status: string }>('pauseSandbox', { sessionId });
@@ -84,7 +87,7 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   const saved = await unary<{ filesCount: number; bytes: number }>('hibernateSandbox', {
     sessionId,
   });
-  expect(saved.filesCount).toBe(55);
+  expect(saved.filesCount).toBe(56);
   expect(saved.bytes).toBeGreaterThan(5_000_000);
   expect(await sessionContainer(sessionId)).toBeUndefined();
   expect(existsSync(`${testWorkspaceDir(t.stack.nodeId)}/${sessionId}.ext4`)).toBe(false);

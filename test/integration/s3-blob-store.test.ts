@@ -30,9 +30,10 @@ import { AppError } from '@sandbox/errors';
 
 /**
  * The blob store of deep-sleeping workspaces, in a local directory and in a real S3 protocol
- * server (s3rver, in-process, over HTTP): every byte comes back, a corrupt archive is refused,
- * and a failed save leaves neither a manifest nor a staging file. No Docker needed; tar runs
- * as uid 1000 like on a node, so this runs as root.
+ * server (s3rver, in-process, over HTTP): every byte, mode and link comes back, archives are
+ * zstd and the gzip ones of earlier agents still restore, a corrupt archive is refused before
+ * the target changes, and a failed save leaves neither a manifest nor a staging file. No
+ * Docker needed; tar runs as uid 1000 like on a node, so this runs as root.
  */
 
 const BUCKET = 'workspaces';
@@ -88,6 +89,10 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 const chownToSandboxUser = (path: string) =>
   promisify(execFile)('chown', ['-R', '1000:1000', path]);
 const newSessionId = () => `ses_${randomBytes(12).toString('hex')}`;
+const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+/** A POSIX tar header's magic, at offset 257. */
+const isPlainTar = (bytes: Buffer) => bytes.subarray(257, 262).toString('latin1') === 'ustar';
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 
 /** Every non-directory under `dir`, relative to it. */
 async function filesUnder(dir: string): Promise<string[]> {
@@ -114,14 +119,27 @@ async function fingerprint(dir: string): Promise<string[]> {
 }
 
 /**
- * A workspace of nested binary files (one larger than an upload part), an empty file, a name
- * with spaces, an empty directory and symlinks (one dangling), owned by the sandbox user.
- * Returns the number of regular files.
+ * A workspace of nested files (one larger than an upload part: random bytes, or with
+ * `compressible` text), an empty file, a name
+ * with spaces, an empty directory, symlinks (one dangling, one to a host path), modes a
+ * user's umask would change (0666, 0777, sticky, setgid) and files the sandbox made
+ * unreadable, owned by the sandbox user; its root has mode 0750. Returns the number of
+ * regular files.
  */
-async function makeWorkspace(dir: string): Promise<number> {
+async function makeWorkspace(dir: string, compressible = false): Promise<number> {
   await mkdir(join(dir, 'a/b/c'), { recursive: true });
   await mkdir(join(dir, 'empty-dir'));
-  await writeFile(join(dir, 'a/big.bin'), randomBytes(12 * 1024 * 1024 + 17));
+  const bigBytes = 12 * 1024 * 1024 + 17;
+  await writeFile(
+    join(dir, 'a/big.bin'),
+    compressible
+      ? Buffer.from(
+          Array.from({ length: 300_000 }, (_, i) => `export const value${i} = ${i * 7};\n`)
+            .join('')
+            .slice(0, bigBytes),
+        )
+      : randomBytes(bigBytes),
+  );
   for (let i = 1; i <= 20; i += 1) {
     await writeFile(join(dir, `a/b/c/f${i}`), randomBytes(i * 97));
   }
@@ -130,8 +148,60 @@ async function makeWorkspace(dir: string): Promise<number> {
   await writeFile(join(dir, 'name with spaces.txt'), 'héllo\n');
   await symlink('a/big.bin', join(dir, 'link-to-big'));
   await symlink('does/not/exist', join(dir, 'dangling'));
+  await symlink('/etc', join(dir, 'host-etc'));
+  await writeFile(join(dir, 'shared.txt'), 'everyone writes\n');
+  await mkdir(join(dir, 'shared-dir'));
+  await mkdir(join(dir, 'tmp-like'));
+  await mkdir(join(dir, 'group-dir'));
+  await writeFile(join(dir, 'locked.txt'), 'locked-content\n');
+  await mkdir(join(dir, 'locked-dir'));
+  await writeFile(join(dir, 'locked-dir/inner'), 'inner-content\n');
   await chownToSandboxUser(dir);
-  return 23;
+  await chmod(join(dir, 'shared.txt'), 0o666);
+  await chmod(join(dir, 'shared-dir'), 0o777);
+  await chmod(join(dir, 'tmp-like'), 0o1777);
+  await chmod(join(dir, 'group-dir'), 0o2775);
+  await chmod(join(dir, 'locked.txt'), 0o000);
+  await chmod(join(dir, 'locked-dir'), 0o000);
+  await chmod(dir, 0o750);
+  return 26;
+}
+
+/** Type, owner, mode and content of `dir` and everything under it, locked parts included. */
+async function fingerprintAll(dir: string): Promise<string[]> {
+  const locked = [join(dir, 'locked.txt'), join(dir, 'locked-dir')];
+  const root = await lstat(dir);
+  const modes = await Promise.all(locked.map(async (path) => (await lstat(path)).mode & 0o7777));
+  await Promise.all(locked.map((path) => chmod(path, 0o700)));
+  try {
+    return [`. ${root.uid} ${(root.mode & 0o7777).toString(8)}`, ...modes.map(String)].concat(
+      await fingerprint(dir),
+    );
+  } finally {
+    await Promise.all(locked.map((path, i) => chmod(path, modes[i] ?? 0)));
+  }
+}
+
+/** The workspace as a gzipped tar, made the way agents before zstd made them. */
+async function oldFormatArchive(workspace: string): Promise<Buffer> {
+  const { stdout } = await promisify(execFile)(
+    'setpriv',
+    [
+      '--reuid=1000',
+      '--regid=1000',
+      '--clear-groups',
+      '--inh-caps=+dac_read_search',
+      '--ambient-caps=+dac_read_search',
+      'tar',
+      '--one-file-system',
+      '--sparse',
+      '-czf',
+      '-',
+      '.',
+    ],
+    { cwd: workspace, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  return stdout;
 }
 
 /** A fresh directory owned by the sandbox user, as a new session's disk would be. */
@@ -145,7 +215,7 @@ interface Backend {
   store: BlobStore;
   /** `BLOB_STORE_DIR`. */
   dir: string;
-  /** The stored name of the object `name` (`<session>.json`, `<session>.tar.gz`). */
+  /** The stored name of the object `name` (`<session>.json`, `<session>.tar.zst`). */
   objectName(name: string): string;
   /** The stored objects of one session. */
   objectsOf(sessionId: string): Promise<string[]>;
@@ -207,46 +277,108 @@ describe.each([
   ['S3', s3Backend],
 ])('the blob store in a %s', (_name, makeBackend) => {
   let backend: Backend;
+  /** Random bytes mostly: zstd would save little, so it is stored as a plain tar. */
   let workspace: string;
+  /** Source code mostly: stored as zstd. */
+  let compressible: string;
   let filesCount: number;
 
   beforeAll(async () => {
     backend = await makeBackend();
     workspace = await mkdtemp(join(root, 'workspace-'));
     filesCount = await makeWorkspace(workspace);
+    compressible = await mkdtemp(join(root, 'workspace-'));
+    await makeWorkspace(compressible, true);
   });
 
   afterEach(async () => {
     expect(await backend.strayFiles()).toEqual([]);
   });
 
-  it('saves a workspace, commits it with a manifest and restores every byte', async () => {
+  it('saves a workspace as zstd, commits it with a manifest and restores every byte', async () => {
     const sessionId = newSessionId();
-    const archive = backend.objectName(`${sessionId}.tar.gz`);
+    const archive = backend.objectName(`${sessionId}.tar.zst`);
     const manifest = backend.objectName(`${sessionId}.json`);
     expect(await backend.store.manifest(sessionId)).toBeUndefined();
 
-    const saved = await backend.store.save(sessionId, workspace);
+    const saved = await backend.store.save(sessionId, compressible);
 
     const stored = await backend.readObject(archive);
-    expect(saved).toEqual({ sha256: sha256(stored), bytes: stored.length, filesCount });
+    expect(stored.subarray(0, 4)).toEqual(ZSTD_MAGIC);
+    expect(stored.length).toBeLessThan(4 * 1024 * 1024);
+    expect(saved).toEqual({
+      sha256: sha256(stored),
+      bytes: stored.length,
+      filesCount,
+      format: 'tar.zst',
+    });
     expect(await backend.store.manifest(sessionId)).toEqual(saved);
     expect(JSON.parse((await backend.readObject(manifest)).toString('utf8'))).toEqual(saved);
     expect(await backend.objectsOf(sessionId)).toEqual([archive, manifest].sort());
 
     const target = await newTarget();
     expect(await backend.store.restore(sessionId, target)).toEqual(saved);
-    expect(await fingerprint(target)).toEqual(await fingerprint(workspace));
+    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(compressible));
     expect((await lstat(join(target, 'link-to-big'))).isSymbolicLink()).toBe(true);
     expect(await readlink(join(target, 'link-to-big'))).toBe('a/big.bin');
     expect(await readlink(join(target, 'dangling'))).toBe('does/not/exist');
+    expect(await readlink(join(target, 'host-etc'))).toBe('/etc');
     expect((await lstat(join(target, 'empty.txt'))).size).toBe(0);
+    expect((await lstat(join(target, 'shared-dir'))).mode & 0o7777).toBe(0o777);
   });
 
-  it('refuses a corrupted archive without touching the target', async () => {
+  it('saves a workspace that zstd would not shrink as a plain tar, and restores it', async () => {
     const sessionId = newSessionId();
-    const archive = backend.objectName(`${sessionId}.tar.gz`);
-    await backend.store.save(sessionId, workspace);
+
+    const saved = await backend.store.save(sessionId, workspace);
+
+    expect(saved.format).toBe('tar');
+    const stored = await backend.readObject(backend.objectName(`${sessionId}.tar`));
+    expect(isPlainTar(stored)).toBe(true);
+    expect(saved).toEqual({
+      sha256: sha256(stored),
+      bytes: stored.length,
+      filesCount,
+      format: 'tar',
+    });
+    const target = await newTarget();
+    expect(await backend.store.restore(sessionId, target)).toEqual(saved);
+    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
+    await backend.store.remove(sessionId);
+  });
+
+  it('restores a gzip archive of an agent before zstd, whose manifest names no format', async () => {
+    const sessionId = newSessionId();
+    const old = await oldFormatArchive(workspace);
+    expect(old.subarray(0, 2)).toEqual(GZIP_MAGIC);
+    const manifest = { sha256: sha256(old), bytes: old.length, filesCount };
+    await backend.writeObject(backend.objectName(`${sessionId}.tar.gz`), old);
+    await backend.writeObject(
+      backend.objectName(`${sessionId}.json`),
+      Buffer.from(JSON.stringify(manifest)),
+    );
+
+    const target = await newTarget();
+    expect(await backend.store.restore(sessionId, target)).toEqual(manifest);
+    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
+
+    // Saved again (the session slept again), it is in today's format, and the gzip one is gone.
+    const saved = await backend.store.save(sessionId, compressible);
+    expect(saved.format).toBe('tar.zst');
+    expect(await backend.objectsOf(sessionId)).toEqual(
+      [backend.objectName(`${sessionId}.json`), backend.objectName(`${sessionId}.tar.zst`)].sort(),
+    );
+    await backend.store.remove(sessionId);
+    expect(await backend.objectsOf(sessionId)).toEqual([]);
+  });
+
+  it.each([
+    ['zstd', () => compressible],
+    ['a plain tar (tar itself would take the altered bytes)', () => workspace],
+  ])('refuses a corrupted archive (%s) without touching the target', async (_format, source) => {
+    const sessionId = newSessionId();
+    const saved = await backend.store.save(sessionId, source());
+    const archive = backend.objectName(`${sessionId}.${saved.format}`);
     const corrupted = await backend.readObject(archive);
     const middle = Math.floor(corrupted.length / 2);
     corrupted[middle] = (corrupted[middle] ?? 0) ^ 0xff;

@@ -121,7 +121,7 @@ describe('a create served by the warm pool', () => {
       `workspace.adopt ${slot} ses_1`,
       `container.rename ${slot} ses_1`,
     ]);
-    expect(d.journal).toContain('blob.remove ses_1');
+    expect(d.journal).toContain('blob.forget ses_1');
   });
 });
 

@@ -64,11 +64,40 @@ describe('restoreSandbox', () => {
     const info = await restoreSandbox(d, sandboxSpec('ses_1'));
     expect(info).toMatchObject({ sessionId: 'ses_1', status: 'running' });
     const step = (name: string) => d.journal.indexOf(name);
-    expect(step('workspace.create ses_1')).toBe(0);
+    expect(step('workspace.destroy ses_1')).toBe(0);
+    expect(step('workspace.create ses_1')).toBe(1);
     expect(step('blob.restore ses_1')).toBeGreaterThan(step('workspace.create ses_1'));
     expect(step('container.create ses_1')).toBeGreaterThan(step('blob.restore ses_1'));
-    expect(step('blob.remove ses_1')).toBeGreaterThan(step('container.create ses_1'));
+    expect(step('blob.forget ses_1')).toBeGreaterThan(step('container.create ses_1'));
     expect(d.blobs.saved.has('ses_1')).toBe(false);
+    await d.locks.withLock('ses_1', () => Promise.resolve()); // what was queued before
+    expect(step('blob.remove ses_1')).toBeGreaterThan(step('blob.forget ses_1'));
+    expect(d.blobs.unnamed.has('ses_1')).toBe(false);
+  });
+
+  it('answers before deleting the archive, which goes before any later step', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    let finishRemove!: () => void;
+    const remove = d.blobs.remove.bind(d.blobs);
+    d.blobs.remove = async (sessionId: string) => {
+      d.journal.push('remove begins');
+      await new Promise<void>((resolve) => (finishRemove = resolve));
+      return remove(sessionId);
+    };
+
+    expect((await restoreSandbox(d, sandboxSpec('ses_1'))).status).toBe('running');
+    expect(await d.blobs.manifest('ses_1')).toBeUndefined();
+
+    const sleeping = hibernateSandbox(d, 'ses_1');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(d.journal).toContain('remove begins');
+    expect(d.journal).not.toContain('container.pause ses_1');
+    finishRemove();
+    await sleeping;
+    expect(d.journal.indexOf('container.pause ses_1')).toBeGreaterThan(
+      d.journal.indexOf('blob.remove ses_1'),
+    );
   });
 
   it('keeps the saved copy when the container cannot start', async () => {
@@ -78,6 +107,35 @@ describe('restoreSandbox', () => {
     await expect(restoreSandbox(d, sandboxSpec('ses_1'))).rejects.toMatchObject({
       code: 'service_unavailable',
     });
+    expect(d.blobs.saved.has('ses_1')).toBe(true);
+  });
+
+  it('restores onto an empty disk when one was left for the session', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    d.workspaces.disks.set('ses_1', { attaches: true }); // a save's disk that was not removed
+    d.journal.length = 0;
+    await restoreSandbox(d, sandboxSpec('ses_1'));
+    expect(d.journal.slice(0, 3)).toEqual([
+      'workspace.destroy ses_1',
+      'workspace.create ses_1',
+      'blob.restore ses_1',
+    ]);
+  });
+
+  it('removes the disk of a restore that failed, and keeps the saved copy', async () => {
+    const d = doubles();
+    await d.blobs.save('ses_1');
+    d.blobs.failRestore = new Error('The saved workspace is corrupt');
+    d.journal.length = 0;
+    await expect(restoreSandbox(d, sandboxSpec('ses_1'))).rejects.toThrow(/corrupt/);
+    expect(d.journal).toEqual([
+      'workspace.destroy ses_1',
+      'workspace.create ses_1',
+      'blob.restore ses_1',
+      'workspace.destroy ses_1',
+    ]);
+    expect(d.workspaces.disks.has('ses_1')).toBe(false);
     expect(d.blobs.saved.has('ses_1')).toBe(true);
   });
 

@@ -221,17 +221,31 @@ export class FakeBlobs implements SavedWorkspaces {
     return Promise.resolve(manifest);
   }
 
+  /** When set, restores fail with it (after the journal entry). */
+  failRestore: Error | undefined;
+
   restore(sessionId: string): Promise<ArchiveManifest> {
     this.journal.push(`blob.restore ${sessionId}`);
+    if (this.failRestore !== undefined) return Promise.reject(this.failRestore);
     const manifest = this.saved.get(sessionId);
     return manifest === undefined
       ? Promise.reject(new Error('nothing saved'))
       : Promise.resolve(manifest);
   }
 
+  /** Sessions whose manifest is gone but whose archive is not (yet). */
+  readonly unnamed = new Set<string>();
+
+  forget(sessionId: string): Promise<void> {
+    this.journal.push(`blob.forget ${sessionId}`);
+    if (this.saved.delete(sessionId)) this.unnamed.add(sessionId);
+    return Promise.resolve();
+  }
+
   remove(sessionId: string): Promise<void> {
     this.journal.push(`blob.remove ${sessionId}`);
     this.saved.delete(sessionId);
+    this.unnamed.delete(sessionId);
     return Promise.resolve();
   }
 }

@@ -13,6 +13,9 @@ export interface SavedWorkspaces {
   save(sessionId: string, source: string): Promise<ArchiveManifest>;
   /** Unpacks the saved workspace into `target`. */
   restore(sessionId: string, target: string): Promise<ArchiveManifest>;
+  /** Deletes the manifest only: the session has no saved copy from then on. */
+  forget(sessionId: string): Promise<void>;
+  /** Deletes the manifest, then the archive. */
   remove(sessionId: string): Promise<void>;
 }
 

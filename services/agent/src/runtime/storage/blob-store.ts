@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
@@ -10,11 +9,13 @@ import { LocalObjectStore } from './local-object-store';
 import type { ObjectStore } from './object-store';
 import { S3ObjectStore, type S3Credentials } from './s3-object-store';
 import {
-  checkArchive,
+  ARCHIVE_FORMATS,
+  archiveWorkspace,
   countFiles,
-  packWorkspace,
   sha256Of,
-  unpackWorkspace,
+  startUnpack,
+  type ArchiveFormat,
+  type Unpacking,
 } from './workspace-archive';
 import { isSessionId } from '@sandbox/contract';
 
@@ -22,12 +23,18 @@ export interface ArchiveManifest {
   sha256: string;
   bytes: number;
   filesCount: number;
+  /** How the archive is compressed. Absent in manifests written before zstd: gzip. */
+  format?: ArchiveFormat;
 }
 
-function keysOf(sessionId: string): { archive: string; manifest: string } {
+function checkedSessionId(sessionId: string): string {
   if (!isSessionId(sessionId)) throw new AppError('invalid_request', 'Invalid session id');
-  return { archive: `${sessionId}.tar.gz`, manifest: `${sessionId}.json` };
+  return sessionId;
 }
+
+const manifestKey = (sessionId: string) => `${checkedSessionId(sessionId)}.json`;
+const archiveKey = (sessionId: string, format: ArchiveFormat) =>
+  `${checkedSessionId(sessionId)}.${format}`;
 
 function parseManifest(text: string): ArchiveManifest {
   const unreadable = (cause?: unknown) =>
@@ -38,8 +45,9 @@ function parseManifest(text: string): ArchiveManifest {
   } catch (err) {
     throw unreadable(err);
   }
-  const { sha256, bytes, filesCount } = (value ?? {}) as Record<string, unknown>;
+  const { sha256, bytes, filesCount, format } = (value ?? {}) as Record<string, unknown>;
   if (
+    (format !== undefined && !ARCHIVE_FORMATS.includes(format as ArchiveFormat)) ||
     typeof sha256 !== 'string' ||
     !/^[0-9a-f]{64}$/.test(sha256) ||
     typeof bytes !== 'number' ||
@@ -49,11 +57,22 @@ function parseManifest(text: string): ArchiveManifest {
   ) {
     throw unreadable();
   }
-  return { sha256, bytes, filesCount };
+  return {
+    sha256,
+    bytes,
+    filesCount,
+    ...(format === undefined ? {} : { format: format as ArchiveFormat }),
+  };
 }
 
-/** Reads `body` to its end, into the new file `file` if given: the bytes' sha256 and count. */
-async function digest(body: Readable, file?: string): Promise<{ sha256: string; bytes: number }> {
+const unpackFailed = (cause: unknown) =>
+  new AppError('internal_error', 'The saved workspace could not be unpacked', { cause });
+
+/** The format of the archive `manifest` names. */
+const formatOf = (manifest: ArchiveManifest): ArchiveFormat => manifest.format ?? 'tar.gz';
+
+/** Reads `body` to its end, into `sink` if given: the bytes' sha256 and count. */
+async function digest(body: Readable, sink?: Writable): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
   let bytes = 0;
   const count = new Transform({
@@ -63,64 +82,69 @@ async function digest(body: Readable, file?: string): Promise<{ sha256: string; 
       done(null, chunk);
     },
   });
-  const sink =
-    file === undefined
-      ? new Writable({ write: (_chunk, _encoding, done) => done() })
-      : createWriteStream(file, { mode: 0o600 });
-  await pipeline(body, count, sink);
+  await pipeline(body, count, sink ?? new Writable({ write: (_chunk, _encoding, done) => done() }));
   return { sha256: hash.digest('hex'), bytes };
 }
 
 /**
- * Workspaces of deep-sleeping sessions: one gzipped tar per session and a manifest with its
- * sha256, in an object store. An archive is made in a local staging file, checked, stored, and
- * read back from the store; the manifest is written last, so a manifest always names a
- * complete, verified archive. A restore checks the sha256 of the bytes it unpacks.
+ * Workspaces of deep-sleeping sessions: one compressed tar per session and a manifest with its
+ * sha256 and format, in an object store. An archive is made in a local staging file, checked,
+ * stored, and read back from the store; the manifest is written last, so a manifest always
+ * names a complete, verified archive. A restore unpacks the archive as it streams from the
+ * store into a target nothing else sees, and fails unless the sha256 of every byte matched.
  */
 export class BlobStore {
   constructor(
     private readonly objects: ObjectStore,
-    /** A local directory of the agent's own for archives on their way in or out. */
+    /** A local directory of the agent's own for archives on their way in. */
     private readonly stagingDir: string,
   ) {}
 
-  /** The staging file of one step of a session (a session's steps never overlap). */
-  private async staged(sessionId: string, step: 'save' | 'restore'): Promise<string> {
-    await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
-    return join(this.stagingDir, `${sessionId}.${step}.tar.gz`);
+  /** A staging file of a session's save (a session's steps never overlap). */
+  private stagingFile(sessionId: string, format: ArchiveFormat): string {
+    return join(this.stagingDir, `${checkedSessionId(sessionId)}.save.${format}`);
+  }
+
+  private async removeStagingFiles(sessionId: string): Promise<void> {
+    for (const format of ARCHIVE_FORMATS) {
+      await rm(this.stagingFile(sessionId, format), { force: true });
+    }
   }
 
   async manifest(sessionId: string): Promise<ArchiveManifest | undefined> {
-    const text = await this.objects.getText(keysOf(sessionId).manifest);
+    const text = await this.objects.getText(manifestKey(sessionId));
     return text === undefined ? undefined : parseManifest(text);
   }
 
   /** Archives `source` (a workspace on the host) and verifies what was stored. */
   async save(sessionId: string, source: string): Promise<ArchiveManifest> {
-    const { archive, manifest } = keysOf(sessionId);
-    const staged = await this.staged(sessionId, 'save');
+    const manifest = manifestKey(sessionId);
+    await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
     try {
+      let staged: { file: string; format: ArchiveFormat };
       try {
-        await packWorkspace(source, staged);
-        await checkArchive(staged);
+        staged = await archiveWorkspace(source, (format) => this.stagingFile(sessionId, format));
       } catch (err) {
         throw new AppError('internal_error', 'The workspace could not be archived', {
           cause: err,
         });
       }
       const result: ArchiveManifest = {
-        sha256: await sha256Of(staged),
-        bytes: (await lstat(staged)).size,
+        sha256: await sha256Of(staged.file),
+        bytes: (await lstat(staged.file)).size,
         filesCount: await countFiles(source),
+        format: staged.format,
       };
+      const archive = archiveKey(sessionId, staged.format);
       // An earlier save's manifest goes first: no manifest may name an archive being replaced.
       await this.objects.delete(manifest);
-      await this.objects.put(archive, staged);
+      await this.objects.put(archive, staged.file);
       await this.verifyStored(archive, result);
       await this.objects.putText(manifest, JSON.stringify(result));
+      await this.deleteArchives(sessionId, staged.format);
       return result;
     } finally {
-      await rm(staged, { force: true });
+      await this.removeStagingFiles(sessionId);
     }
   }
 
@@ -144,46 +168,84 @@ export class BlobStore {
     }
   }
 
-  /** Unpacks a saved workspace into `target` after checking its sha256. */
+  /**
+   * Unpacks a saved workspace into `target` (a directory without any of its names, such as a
+   * new disk) as it streams from the store. The files reach a scratch directory in `target`
+   * first and are moved into place only once the sha256 of the whole archive matched its
+   * manifest and tar unpacked all of it; on any failure `target` is left as it was.
+   */
   async restore(sessionId: string, target: string): Promise<ArchiveManifest> {
-    const { archive } = keysOf(sessionId);
     const expected = await this.manifest(sessionId);
     if (expected === undefined) {
       throw new AppError('service_unavailable', 'No saved workspace for this session', {
         retryAfter: 5,
       });
     }
-    const staged = await this.staged(sessionId, 'restore');
+    const format = formatOf(expected);
+    const stored = await this.objects.read(archiveKey(sessionId, format));
+    if (stored === undefined) {
+      throw new AppError('internal_error', 'The saved workspace is missing from the blob store');
+    }
+    const corrupt = () => new AppError('internal_error', 'The saved workspace is corrupt');
+    if (stored.size !== expected.bytes) {
+      stored.body.destroy();
+      throw corrupt();
+    }
+    let unpacking: Unpacking;
     try {
-      const stored = await this.objects.read(archive);
-      if (stored === undefined) {
-        throw new AppError('internal_error', 'The saved workspace is missing from the blob store');
-      }
+      unpacking = await startUnpack(target, format, stored.fd);
+    } catch (err) {
+      stored.body.destroy();
+      throw unpackFailed(err);
+    }
+    try {
       let got: { sha256: string; bytes: number };
       try {
-        got = await digest(stored.body, staged);
+        got = await digest(stored.body, unpacking.input);
       } catch (err) {
         throw new AppError('service_unavailable', 'The saved workspace could not be read', {
           cause: err,
           retryAfter: 5,
         });
       }
-      if (got.sha256 !== expected.sha256 || got.bytes !== expected.bytes) {
-        throw new AppError('internal_error', 'The saved workspace is corrupt');
-      }
-      await unpackWorkspace(staged, target);
+      const unpacked = await unpacking.unpacked.then(
+        () => undefined,
+        (err: unknown) => ({ err }),
+      );
+      // Bytes that fail the check make tar fail, or unpack something else: corrupt either way.
+      if (got.sha256 !== expected.sha256 || got.bytes !== expected.bytes) throw corrupt();
+      if (unpacked !== undefined) throw unpackFailed(unpacked.err);
+      await unpacking.place().catch((err: unknown) => {
+        throw unpackFailed(err);
+      });
       return expected;
-    } finally {
-      await rm(staged, { force: true });
+    } catch (err) {
+      await unpacking.discard().catch(() => undefined);
+      throw err;
     }
+  }
+
+  /** Deletes the session's archives of every format but `keep`. */
+  private async deleteArchives(sessionId: string, keep?: ArchiveFormat): Promise<void> {
+    for (const format of ARCHIVE_FORMATS) {
+      if (format !== keep) await this.objects.delete(archiveKey(sessionId, format));
+    }
+  }
+
+  /**
+   * Deletes the manifest only: the session has no saved workspace from then on, and its
+   * archive is garbage for `remove` (or the session's next save) to delete.
+   */
+  async forget(sessionId: string): Promise<void> {
+    await this.objects.delete(manifestKey(sessionId));
   }
 
   /** Deletes a saved workspace: the manifest first, so that none names a missing archive. */
   async remove(sessionId: string): Promise<void> {
-    const { archive, manifest } = keysOf(sessionId);
-    await this.objects.delete(manifest);
-    await this.objects.delete(archive);
-    await rm(join(this.stagingDir, `${sessionId}.save.tar.gz`), { force: true });
+    await this.objects.delete(manifestKey(sessionId));
+    await this.deleteArchives(sessionId);
+    // Staging files an agent killed mid-step left (and a restore's, of agents before zstd).
+    await this.removeStagingFiles(sessionId);
     await rm(join(this.stagingDir, `${sessionId}.restore.tar.gz`), { force: true });
   }
 }

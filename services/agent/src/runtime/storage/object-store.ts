@@ -5,6 +5,12 @@ import { AppError } from '@sandbox/errors';
 export interface StoredObject {
   size: number;
   body: Readable;
+  /**
+   * The object's open file, when the store keeps it as one (closed with `body`): a child
+   * process can read it as its stdin, with no copy through this one. `body` reads it by
+   * position, so that the two do not share an offset.
+   */
+  fd?: number;
 }
 
 /**

@@ -57,7 +57,7 @@ export class S3ObjectStore implements ObjectStore {
         Bucket: this.bucket,
         Key: this.key(key),
         Body: createReadStream(localFile),
-        ContentType: 'application/gzip',
+        ContentType: 'application/octet-stream',
       },
     });
     try {

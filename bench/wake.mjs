@@ -1,0 +1,166 @@
+// The wake rows of pnpm bench: the first request after idle (unpause), and after deep sleep
+// for two workspaces of 100 MB or a little more: random bytes (nothing compresses) and copies
+// of the image's node_modules (112 MB in 7,900 small files that compress well). Each
+// deep-sleep row comes with the save (its archive's size) and with a baseline measured in the
+// same run: a bare `tar -x` of the same files, uncompressed and from the page cache, into a
+// new ext4 disk like a pool member's; the old format's `tar -xz` of them is measured the
+// same way.
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { elapsedMs, row, sleep } from './lib.mjs';
+
+const run = promisify(execFile);
+const MB = 1_000_000;
+
+/** Shell commands run in the session that make each workspace of about 100 MB. */
+const WORKSPACES = [
+  { label: '100 MB random', fill: 'head -c 100000000 /dev/urandom > data.bin' },
+  {
+    label: '100 MB node_modules',
+    // The image's npm and tsx, copied until 100 MB: JavaScript, JSON and docs.
+    fill:
+      'i=0; while [ "$(du -s --apparent-size -B1000000 . | cut -f1)" -lt 100 ]; do ' +
+      'mkdir -p node_modules/$i && cp -r /usr/lib/node_modules/npm /usr/local/lib/node_modules/tsx node_modules/$i/; ' +
+      'i=$((i + 1)); done',
+  },
+];
+
+/** The session's archive in the local blob store and its size in bytes. */
+async function archiveBytes(stack, sessionId) {
+  const dir = stack.agentConfig.blobStoreDir;
+  const [name] = (await readdir(dir)).filter(
+    (n) => n.startsWith(`${sessionId}.`) && !n.endsWith('.json'),
+  );
+  return name === undefined ? 0 : (await stat(join(dir, name))).size;
+}
+
+/** A new 1 GB ext4 disk, loop-mounted at `mount`, as the agent makes a pool member's. */
+async function newDisk(image, mount) {
+  await run('truncate', ['-s', '1024M', image]);
+  await run('mkfs.ext4', [
+    '-q',
+    '-F',
+    '-m',
+    '0',
+    '-E',
+    'lazy_itable_init=1,lazy_journal_init=1',
+    image,
+  ]);
+  await mkdir(mount, { recursive: true });
+  await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
+}
+
+async function dropDisk(image, mount) {
+  await run('umount', [mount]).catch(() => undefined);
+  await rm(mount, { recursive: true, force: true });
+  await rm(image, { force: true });
+}
+
+/**
+ * `tar -x` (with `flags`) of the files under `source`, archived once beforehand, into a new
+ * disk each round (its making is not timed).
+ */
+async function bareUnpack(name, source, scratch, rounds, flags) {
+  const archive = join(scratch, `baseline.tar${flags}`);
+  await run('tar', ['--one-file-system', `-c${flags}f`, archive, '-C', source, '.']);
+  const times = [];
+  try {
+    for (let i = 0; i < rounds; i += 1) {
+      const image = join(scratch, 'disk.ext4');
+      const mount = join(scratch, 'disk');
+      await newDisk(image, mount);
+      try {
+        const started = process.hrtime.bigint();
+        await run('tar', [`-x${flags}f`, archive, '-C', mount]);
+        times.push(elapsedMs(started));
+      } finally {
+        await dropDisk(image, mount);
+      }
+    }
+  } finally {
+    await rm(archive, { force: true });
+  }
+  return row(name, rounds, times);
+}
+
+/** Pushes the wake rows onto `results`. Only the measured session may be due meanwhile. */
+export async function wakeRows(stack, results, { poolSize, rounds }) {
+  /** Sweeps `sessionId` into `expectField` after `waitMs`, then times its next request. */
+  const wake = async (sessionId, name, waitMs, expectField) => {
+    const times = [];
+    const sweeps = [];
+    for (let i = 0; i < rounds; i += 1) {
+      await sleep(waitMs);
+      await stack.poolReady(poolSize);
+      const swept = process.hrtime.bigint();
+      const pass = await stack.gateway.sweeper.sweep();
+      sweeps.push(elapsedMs(swept));
+      if (!pass[expectField].includes(sessionId))
+        throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
+      const started = process.hrtime.bigint();
+      await stack.api('/execute', { sessionId, command: 'true' });
+      times.push(elapsedMs(started));
+    }
+    return { wakes: row(name, rounds, times), sweeps };
+  };
+
+  const scratch = join(stack.agentConfig.workspaceDir, '..', `${stack.nodeId}-baseline`);
+  await mkdir(scratch, { recursive: true });
+  try {
+    for (const [index, { label, fill }] of WORKSPACES.entries()) {
+      const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+      try {
+        const filled = JSON.parse(
+          await stack.api('/execute', { sessionId, command: fill, timeout: 300 }),
+        );
+        if (filled.exitCode !== 0) throw new Error(`filling ${label}: ${filled.stderr}`);
+        if (index === 0) {
+          results.push(
+            (await wake(sessionId, 'wake from idle (first request)', 1100, 'idled')).wakes,
+          );
+        }
+        const mount = join(stack.agentConfig.workspaceDir, sessionId);
+        const bare = await bareUnpack(
+          `baseline: tar -x of the same files into a new disk, ${label}`,
+          mount,
+          scratch,
+          rounds,
+          '',
+        );
+        const gzip = await bareUnpack(
+          `reference: tar -xz of them (the old format), ${label}`,
+          mount,
+          scratch,
+          rounds,
+          'z',
+        );
+        const { wakes, sweeps } = await wake(
+          sessionId,
+          `wake from deep sleep, ${label} workspace`,
+          2100,
+          'slept',
+        );
+        // A wake removes the archive: one more save, to weigh it.
+        await sleep(2100);
+        await stack.gateway.sweeper.sweep();
+        const bytes = await archiveBytes(stack, sessionId);
+        results.push(
+          bare,
+          gzip,
+          { ...wakes, baseline: bare },
+          {
+            ...row(`deep sleep (save), ${label} workspace`, rounds, sweeps),
+            note: `archive ${(bytes / MB).toFixed(1)} MB`,
+            archiveBytes: bytes,
+          },
+        );
+      } finally {
+        await stack.deleteSession(sessionId);
+      }
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
