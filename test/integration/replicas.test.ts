@@ -83,6 +83,20 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
     expect(after.body).toMatchObject({ error: { code: 'session_not_found' } });
   });
 
+  it("never answers another account's request from a session a replica holds in memory", async () => {
+    const owner = (await createAccount(t.stack, 'free')).key;
+    const stranger = (await createAccount(t.stack, 'free')).key;
+    const a = new ApiClient(t.stack.gateways[0]!, owner);
+    const sessionId = await a.createSession();
+    expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
+    expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
+    const theirs = new ApiClient(t.stack.gateways[0]!, stranger);
+    const refused = await theirs.execute(sessionId, { command: 'echo hi' });
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({ error: { code: 'session_not_found' } });
+    expect((await theirs.readFile(sessionId, 'x.txt')).status).toBe(404);
+  });
+
   it("wakes a session on one replica that another replica's sweep put to idle", async () => {
     const key = (await createAccount(t.stack, 'free')).key;
     const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));

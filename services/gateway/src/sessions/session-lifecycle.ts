@@ -106,15 +106,21 @@ export class SessionLifecycle {
         this.logger.warn({ err, sessionId: due.id }, 'deep sleep failed; will retry');
       }
     }
-    const idled: string[] = [];
-    for (const due of await this.store.markIdleDue(this.settings.idleAfterS)) {
-      try {
-        await this.agents.forNode(due.nodeId).pauseSandbox(due.id);
-        idled.push(due.id);
-      } catch (err) {
-        this.logger.warn({ err, sessionId: due.id }, 'pausing an idle session failed');
-      }
-    }
+    // Pauses are cheap for a node and many may be due together: a batch goes at once (the
+    // store hands out at most 20 per pass); deep sleeps above, each an archive, one by one.
+    const due = await this.store.markIdleDue(this.settings.idleAfterS);
+    const paused = await Promise.all(
+      due.map(async ({ id, nodeId }) => {
+        try {
+          await this.agents.forNode(nodeId).pauseSandbox(id);
+          return id;
+        } catch (err) {
+          this.logger.warn({ err, sessionId: id }, 'pausing an idle session failed');
+          return undefined;
+        }
+      }),
+    );
+    const idled = paused.filter((id): id is string => id !== undefined);
     return { idled, slept };
   }
 }
