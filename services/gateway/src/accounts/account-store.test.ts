@@ -71,13 +71,7 @@ describe('AccountStore.findPrincipal', () => {
   });
 
   it('does not remember keys it does not know', async () => {
-    const statements: string[] = [];
-    const db = {
-      query: (text: string) => {
-        statements.push(text);
-        return Promise.resolve({ rows: [], rowCount: 0 });
-      },
-    } as unknown as Database;
+    const { db, statements } = countingDb();
     const store = new AccountStore(db, new LocalInvalidations());
     expect(await store.findPrincipal('sk_unknown')).toBeUndefined();
     expect(await store.findPrincipal('sk_unknown')).toBeUndefined();

@@ -29,6 +29,15 @@ const COMPRESSION: Record<ArchiveFormat, string[]> = {
 /** zstd is kept when its archive is at most this part of the plain tar. */
 const WORTH_COMPRESSING = 0.9;
 
+/** `setpriv` arguments that run what follows as the sandbox user, with no other group. */
+const AS_SANDBOX_USER = [
+  '--reuid',
+  String(SANDBOX_UID),
+  '--regid',
+  String(SANDBOX_GID),
+  '--clear-groups',
+];
+
 /** tar's error output kept (its end), for the error message. */
 const MAX_STDERR_CHARS = 4096;
 
@@ -51,24 +60,11 @@ function startTar(
   const caps = readAll
     ? ['--inh-caps', '+dac_read_search', '--ambient-caps', '+dac_read_search']
     : [];
-  const child = spawn(
-    'setpriv',
-    [
-      '--reuid',
-      String(SANDBOX_UID),
-      '--regid',
-      String(SANDBOX_GID),
-      '--clear-groups',
-      ...caps,
-      'tar',
-      ...args,
-    ],
-    {
-      stdio: [stdio.stdin ?? 'ignore', stdio.stdout ?? 'ignore', 'pipe'],
-      env: { PATH: SAFE_PATH, LC_ALL: 'C' },
-      ...(cwd ? { cwd } : {}),
-    },
-  );
+  const child = spawn('setpriv', [...AS_SANDBOX_USER, ...caps, 'tar', ...args], {
+    stdio: [stdio.stdin ?? 'ignore', stdio.stdout ?? 'ignore', 'pipe'],
+    env: { PATH: SAFE_PATH, LC_ALL: 'C' },
+    ...(cwd ? { cwd } : {}),
+  });
   const exited = new Promise<string>((resolve, reject) => {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -173,18 +169,7 @@ function sandboxShell(script: string, cwd: string, args: string[]): Promise<void
   return new Promise((resolve, reject) => {
     execFile(
       'setpriv',
-      [
-        '--reuid',
-        String(SANDBOX_UID),
-        '--regid',
-        String(SANDBOX_GID),
-        '--clear-groups',
-        '/bin/sh',
-        '-c',
-        script,
-        'sandbox-shell',
-        ...args,
-      ],
+      [...AS_SANDBOX_USER, '/bin/sh', '-c', script, 'sandbox-shell', ...args],
       { cwd, env: { PATH: SAFE_PATH, LC_ALL: 'C' } },
       (err, _stdout, stderr) =>
         err
