@@ -1,12 +1,13 @@
 -- A session's row in one round trip, with the account's concurrent-session limit enforced
 -- atomically: the account row is locked, then the live sessions are counted (each statement
 -- of a plpgsql function reads a new snapshot, so the count sees every insert committed before
--- the lock was granted). Returns no row when the limit is reached.
+-- the lock was granted). Returns no row when the limit is reached. Metadata is `json`, as its
+-- column (0003): it comes back as sent.
 CREATE FUNCTION insert_session(
   p_id text,
   p_account_id text,
   p_node_id text,
-  p_metadata jsonb,
+  p_metadata json,
   p_resource_limits jsonb,
   p_ttl_s integer,
   p_preview_token_hash bytea,
