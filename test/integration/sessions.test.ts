@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { createAccount, type TestAccount } from '../support/api';
-import { docker, MANUAL_SWEEPS, sessionContainer } from '../support/stack';
+import { docker, MANUAL_SWEEPS, sessionContainer, sessionCpuLimit } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 // The sweeper is driven by hand below, so its own timer stays out of the way.
@@ -69,7 +69,7 @@ describe('session creation rules', () => {
     const container = await sessionContainer(session.sessionId);
     const info = await docker.getContainer(container?.Id as string).inspect();
     expect(info.HostConfig.Memory).toBe(2048 * 1024 * 1024);
-    expect(info.HostConfig.NanoCpus).toBe(500_000_000);
+    expect(await sessionCpuLimit(info)).toBe(0.5);
 
     expect((await create(paid.key, { resourceLimits: { memory: 8192 } })).status).toBe(400);
     expect((await create(paid.key, { resourceLimits: { timeout: 301 } })).status).toBe(400);

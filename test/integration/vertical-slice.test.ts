@@ -1,5 +1,5 @@
 import { call, createAccount } from '../support/api';
-import { docker, sessionContainer } from '../support/stack';
+import { docker, sessionContainer, sessionCpuLimit } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 interface SessionBody {
@@ -40,7 +40,7 @@ describe('create → execute → info → delete, through every real layer', () 
     expect(info.HostConfig.SecurityOpt).toContain('no-new-privileges:true');
     expect(info.HostConfig.ReadonlyRootfs).toBe(true);
     expect(info.HostConfig.Memory).toBe(1024 * 1024 * 1024);
-    expect(info.HostConfig.NanoCpus).toBe(250_000_000);
+    expect(await sessionCpuLimit(info)).toBe(0.25);
     expect(info.HostConfig.PidsLimit).toBe(256);
     expect(info.Config.User).toBe('1000:1000');
     const mounts = info.Mounts.map((m) => `${m.Source ?? ''}:${m.Destination}`).join(' ');

@@ -47,6 +47,10 @@ describe('escape attempts from inside a session', () => {
     ['read password hashes', 'cat /etc/shadow'],
     ['raise its memory limit', 'echo 999999999999 > /sys/fs/cgroup/memory/memory.limit_in_bytes'],
     ['raise its process limit', 'echo max > /sys/fs/cgroup/pids/pids.max'],
+    ['raise its CPU limit', 'echo -1 > /sys/fs/cgroup/cpu/cpu.cfs_quota_us'],
+    ["leave its CPU group for the container's", 'echo 0 > /sys/fs/cgroup/cpu/cgroup.procs'],
+    ['reach the rest of its CPU group', 'ls /run/sandbox/ | grep -v "^cpu.procs$"'],
+    ['remount its CPU group file', 'mount -o remount,rw /run/sandbox/cpu.procs'],
     ['write the root filesystem', 'touch /usr/bin/evil'],
     ['reach the Docker socket', 'test -e /var/run/docker.sock || test -e /run/docker.sock'],
     ['become root with su', 'su -c id root </dev/null'],
@@ -54,6 +58,16 @@ describe('escape attempts from inside a session', () => {
     ['set the hostname', 'hostname evil'],
   ])('cannot %s', async (_what, command) => {
     expect(await run(attempt(command))).toBe('refused\n');
+  });
+
+  it('stays in its CPU group, even after moving itself into it again', async () => {
+    const group = "grep -E '^[0-9]+:(.*,)?cpu(,.*)?:' /proc/self/cgroup | cut -d: -f3";
+    const before = await run(group);
+    expect(before).toMatch(/^\/sandbox\//);
+    const after = await run(
+      `echo $$ > /run/sandbox/cpu.procs; echo 0 > /sys/fs/cgroup/cpu/tasks; ${group}`,
+    );
+    expect(after).toBe(before);
   });
 
   it('holds no control-plane secret in its environment', async () => {

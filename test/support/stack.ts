@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import {
@@ -85,6 +86,22 @@ export async function sessionContainer(
   return found;
 }
 
+/**
+ * The CPU limit of a session's processes, in CPUs: its CPU group's quota (ADR 20), where the
+ * agent splits CPU; else Docker's limit on the container.
+ */
+export async function sessionCpuLimit(info: Docker.ContainerInspectInfo): Promise<number> {
+  const labels = info.Config.Labels ?? {};
+  const group = labels['io.sandbox.cpu-group'];
+  if (group === undefined) return (info.HostConfig.NanoCpus ?? 0) / 1e9;
+  const node = labels['io.sandbox.node'] ?? '';
+  const quota = await readFile(
+    `/sys/fs/cgroup/cpu/sandbox/io.sandbox.${node}/${group}/cpu.cfs_quota_us`,
+    'utf8',
+  );
+  return Number(quota) / 100_000;
+}
+
 /** The containers of a node's sessions (not its warm pool's members). */
 export async function sessionContainers(nodeId: string): Promise<Docker.ContainerInfo[]> {
   const all = await docker.listContainers({ all: true, filters: nodeLabelFilter(nodeId) });
@@ -96,7 +113,16 @@ export function testWorkspaceDir(nodeId: string): string {
   return `/var/lib/sandbox-agent/test-workspaces/${nodeId}`;
 }
 
-/** Removes every container, volume and disk a test agent made. */
+/** Removes a node's CPU groups (empty once its containers are gone); rmdir, as cgroupfs wants. */
+async function removeCpuGroups(root: string): Promise<void> {
+  const groups = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const group of groups) {
+    if (group.isDirectory()) await rmdir(join(root, group.name)).catch(() => undefined);
+  }
+  await rmdir(root).catch(() => undefined);
+}
+
+/** Removes every container, volume, disk and CPU group a test agent made. */
 export async function removeNodeSandboxes(nodeId: string): Promise<void> {
   const filters = nodeLabelFilter(nodeId);
   for (const info of await docker.listContainers({ all: true, filters })) {
@@ -119,6 +145,7 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
     .filter((mount) => mount.startsWith(`${dir}/`));
   for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
   await rm(dir, { recursive: true, force: true });
+  await removeCpuGroups(`/sys/fs/cgroup/cpu/sandbox/io.sandbox.${nodeId}`);
   await rm(`${dir}-packages`, { recursive: true, force: true });
   await rm(`${dir}-blobs`, { recursive: true, force: true });
 }

@@ -101,6 +101,8 @@ const agentSchema = z
     SANDBOX_RUNTIME: optionalString(),
     SANDBOX_PIDS_LIMIT: intVar(256, 16, 65536),
     SANDBOX_NOFILE_LIMIT: intVar(8192, 256, 1_048_576),
+    SANDBOX_CPU_SPLIT: z.enum(['on', 'off']).default('on'),
+    SANDBOX_RUNNER_CPUS: z.coerce.number().min(0.05).max(64).default(1),
     SANDBOX_EXTRA_CA_CERTS: optionalString(),
     SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
@@ -143,6 +145,13 @@ const agentSchema = z
     pidsLimit: env.SANDBOX_PIDS_LIMIT,
     /** Open files per sandbox process (must not exceed dockerd's own hard limit). */
     nofileLimit: env.SANDBOX_NOFILE_LIMIT,
+    /**
+     * `on`: a session's CPU limit binds its own processes only, not the runner's work nor the
+     * start-up of its zygotes (where the host has a cgroup v1 cpu controller; else as `off`).
+     */
+    cpuSplit: env.SANDBOX_CPU_SPLIT === 'on',
+    /** With `cpuSplit`: the CPUs each sandbox's runner and zygotes may use besides. */
+    runnerCpus: env.SANDBOX_RUNNER_CPUS,
     extraCaCertsPath: env.SANDBOX_EXTRA_CA_CERTS,
     labelPrefix: env.SANDBOX_LABEL_PREFIX,
     /** `loop`: each workspace is its own ext4 filesystem of the session's disk size. */

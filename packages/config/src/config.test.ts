@@ -34,6 +34,15 @@ describe('loadAgentConfig', () => {
     expect(config.sandboxImage).toBe('sandbox-runtime:latest');
   });
 
+  it('splits CPU by default, the runner with one CPU of its own; both can be set', () => {
+    expect(loadAgentConfig({})).toMatchObject({ cpuSplit: true, runnerCpus: 1 });
+    expect(loadAgentConfig({ SANDBOX_CPU_SPLIT: 'off', SANDBOX_RUNNER_CPUS: '0.5' })).toMatchObject(
+      { cpuSplit: false, runnerCpus: 0.5 },
+    );
+    expect(() => loadAgentConfig({ SANDBOX_RUNNER_CPUS: '0' })).toThrow(/SANDBOX_RUNNER_CPUS/);
+    expect(() => loadAgentConfig({ SANDBOX_CPU_SPLIT: 'yes' })).toThrow(/SANDBOX_CPU_SPLIT/);
+  });
+
   it('rejects a node id that is not a DNS label', () => {
     expect(() => loadAgentConfig({ NODE_ID: 'Bad_Node' })).toThrow(/NODE_ID/);
   });

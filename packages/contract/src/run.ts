@@ -6,6 +6,12 @@
 /** Exit code of a run ended by its timeout (as coreutils `timeout`). */
 export const TIMEOUT_EXIT_CODE = 124;
 
+/**
+ * Where a sandbox finds the `cgroup.procs` file of its session's CPU group (the agent mounts
+ * it; absent where the node does not split CPU): the runner moves user processes into it.
+ */
+export const USER_CPU_PROCS = '/run/sandbox/cpu.procs';
+
 /** Paths reported in `filesWritten` at the most. */
 export const MAX_FILES_WRITTEN = 1000;
 

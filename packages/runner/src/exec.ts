@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { cappedFilesWritten, TIMEOUT_EXIT_CODE, type RunResult } from '@sandbox/contract/run';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
+import { inCpuGroup, splitsCpu } from './cpu-group';
 import { changed, snapshot, type Snapshot } from './file-snapshot';
 import { RunnerError } from './protocol';
 import { readTiming, TIME_FORMAT, UsagePoller } from './run-measure';
@@ -98,15 +99,21 @@ async function writeCodeFile(
 
 type RunProcess = ChildProcessByStdio<null, Readable, Readable>;
 
+/** Whether user processes run in a CPU group of their own (cpu-group.ts): fixed at birth. */
+const CPU_SPLIT = splitsCpu();
+
 /**
  * Spawns `argv` under GNU time, which writes its CPU time and peak memory to `timingFile`, in
- * a process group of its own, every process marked with the run's id.
+ * a process group of its own, every process marked with the run's id; inside the session's
+ * CPU group where the sandbox has one.
  */
 function spawnUnderTime(
   argv: string[],
   options: { cwd: string; env: Record<string, string>; runId: string; timingFile: string },
 ): { child: RunProcess; leader: number } {
-  const child = spawn('/usr/bin/time', ['-f', TIME_FORMAT, '-o', options.timingFile, ...argv], {
+  const timed = ['/usr/bin/time', '-f', TIME_FORMAT, '-o', options.timingFile, ...argv];
+  const [file = '', ...args] = CPU_SPLIT ? inCpuGroup(timed) : timed;
+  const child = spawn(file, args, {
     cwd: options.cwd,
     // The mark lets a timeout find what the run started even after it left the tree.
     env: { ...process.env, ...options.env, [RUN_MARK]: options.runId },

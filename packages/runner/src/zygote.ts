@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { CPU_GROUP_EXIT_CODE, enterCpuGroup, splitsCpu } from './cpu-group';
 import { RUNNER_DIR } from './runner-dir';
 
 interface ZygoteRun {
@@ -82,6 +83,15 @@ async function main(): Promise<void> {
 
   const run = await nextRun();
   if (run === undefined) process.exit(0);
+  // From here on the CPU is the session's: its start-up and warm-up were the runner's.
+  if (splitsCpu()) {
+    try {
+      enterCpuGroup();
+    } catch {
+      process.stderr.write("sandbox: could not enter the session's CPU limit\n");
+      process.exit(CPU_GROUP_EXIT_CODE);
+    }
+  }
   for (const key of Object.keys(process.env)) delete process.env[key];
   Object.assign(process.env, run.env);
   process.chdir(run.cwd);

@@ -3,11 +3,15 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { AgentConfig } from '@sandbox/config';
+import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import { CachedContainers } from './docker/cached-containers';
 import type { ContainerClient } from './docker/container-client';
+import { CpuGroups } from './docker/cpu-groups';
+import { CpuSplitContainers } from './docker/cpu-split-containers';
 import { DockerodeContainerClient } from './docker/dockerode-container-client';
 import { sandboxExtraCaBundle } from './docker/extra-ca';
+import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
@@ -25,6 +29,28 @@ export interface DockerRuntimeOptions {
   docker?: Docker;
   /** The Docker calls of the lifecycle (default: through `docker`); tests pass their own. */
   containers?: ContainerClient;
+}
+
+/**
+ * Containers whose session CPU limit binds user processes only (`CpuSplitContainers`), where
+ * the configuration asks for it and the host allows it.
+ */
+function splitCpu(
+  containers: ContainerClient,
+  config: AgentConfig,
+  logger: Logger,
+): CpuSplitContainers | undefined {
+  if (!config.cpuSplit) return undefined;
+  const groups = CpuGroups.open({
+    name: `${config.labelPrefix}.${config.nodeId}`,
+    owner: { uid: SANDBOX_UID, gid: SANDBOX_GID },
+    logger,
+  });
+  if (groups === undefined) return undefined;
+  return new CpuSplitContainers(containers, groups, {
+    label: sandboxLabelKeys(config.labelPrefix).cpuGroup,
+    runnerNanoCpus: Math.round(config.runnerCpus * 1e9),
+  });
 }
 
 /** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
@@ -53,6 +79,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     );
     containers = cache;
   }
+  const cpuSplit = splitCpu(containers, config, logger);
+  containers = cpuSplit ?? containers;
   const runners = new RunnerPool(docker, logger);
   const workspaces =
     config.diskQuota === 'loop'
@@ -82,6 +110,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     pool,
     load,
     cache,
+    cpuSplit,
     blobs: createBlobStore(config),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     locks: new SessionLocks(),

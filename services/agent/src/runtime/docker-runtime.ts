@@ -2,6 +2,8 @@ import type { FileListing, RunResult } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
 import type { CachedContainers } from './docker/cached-containers';
+import type { CpuSplitContainers } from './docker/cpu-split-containers';
+import { sandboxLabelKeys } from './docker/docker-names';
 import { killAllInContainer } from './docker/kill-all';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox } from './lifecycle/deep-sleep';
@@ -37,6 +39,8 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   load?: RequestLoad | undefined;
   /** The container state cache behind `containers`, when there is one. */
   cache?: CachedContainers | undefined;
+  /** `containers` when sessions' CPU limits bind their own processes only. */
+  cpuSplit?: CpuSplitContainers | undefined;
   installer: PackageInstaller;
   /** Makes sure the image, the network and its firewall are there. */
   prepareHost(): Promise<void>;
@@ -73,7 +77,21 @@ export class DockerRuntime implements SandboxRuntime {
 
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
     await this.parts.pool?.prune();
-    return reconcile(this.parts);
+    const result = await reconcile(this.parts);
+    await this.collectCpuGroups();
+    return result;
+  }
+
+  /** Removes the CPU groups that no container of this node has (a crash or reboot left them). */
+  private async collectCpuGroups(): Promise<void> {
+    const { cpuSplit, containers, config, logger } = this.parts;
+    if (cpuSplit === undefined) return;
+    const listed = await containers.listByLabel(
+      sandboxLabelKeys(config.labelPrefix).node,
+      config.nodeId,
+    );
+    const removed = await cpuSplit.collect(listed);
+    if (removed.length > 0) logger.info({ removed }, 'removed CPU groups left behind');
   }
 
   inspect(sessionId: string): Promise<SandboxInfo> {

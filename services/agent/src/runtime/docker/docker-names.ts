@@ -32,6 +32,8 @@ export interface SandboxLabels {
   node: string;
   /** Born in the warm pool: its name says whose it is now, its labels never will. */
   pool: string;
+  /** The CPU group of its session's processes (`CpuSplitContainers`). */
+  cpuGroup: string;
 }
 
 export function sandboxLabelKeys(prefix: string): SandboxLabels {
@@ -41,6 +43,7 @@ export function sandboxLabelKeys(prefix: string): SandboxLabels {
     account: `${prefix}.account`,
     node: `${prefix}.node`,
     pool: `${prefix}.pool`,
+    cpuGroup: `${prefix}.cpu-group`,
   };
 }
 

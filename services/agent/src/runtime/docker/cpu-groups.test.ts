@@ -1,0 +1,30 @@
+import { cpuControllerMount, quotaUs } from './cpu-groups';
+
+const CGROUP_V1 = [
+  '25 30 0:22 / /sys/fs/cgroup rw,relatime shared:9 - tmpfs tmpfs rw,mode=755',
+  '26 25 0:23 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:10 - cgroup cgroup rw,cpu,cpuacct',
+  '27 25 0:24 / /sys/fs/cgroup/cpuset rw,relatime shared:11 - cgroup cgroup rw,cpuset',
+].join('\n');
+
+describe('cpuControllerMount', () => {
+  it("finds the cgroup v1 hierarchy with the cpu controller, not cpuset's", () => {
+    expect(cpuControllerMount(CGROUP_V1)).toBe('/sys/fs/cgroup/cpu,cpuacct');
+    expect(cpuControllerMount('31 25 0:27 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu')).toBe(
+      '/sys/fs/cgroup/cpu',
+    );
+  });
+
+  it('finds none on a cgroup v2 host', () => {
+    expect(
+      cpuControllerMount('25 30 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate'),
+    ).toBeUndefined();
+  });
+});
+
+describe('quotaUs', () => {
+  it('is CPUs × the 100 ms period, at least 1 ms', () => {
+    expect(quotaUs(0.25)).toBe(25_000);
+    expect(quotaUs(2)).toBe(200_000);
+    expect(quotaUs(0.001)).toBe(1000);
+  });
+});

@@ -1,0 +1,92 @@
+import { access, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
+import { useStackWithAccount } from '../support/use-stack';
+
+/**
+ * A session's CPU limit binds the session's own processes (commands, code runs, background
+ * processes), in a CPU group of its own; the runner, and the Node it starts ahead of the next
+ * code run, work outside it, so the session's CPU is never spent on them.
+ */
+
+let runtime: DockerRuntime | undefined;
+const t = useStackWithAccount('paid', {
+  session: true,
+  stack: { runtime: (config, logger) => (runtime = createDockerRuntime({ config, logger })) },
+});
+
+const CPU_MOUNT = '/sys/fs/cgroup/cpu';
+const nodeGroups = () => join(CPU_MOUNT, 'sandbox', `io.sandbox.${t.stack.nodeId}`);
+
+/** The cpu-controller line of /proc/<pid>/cgroup, as a shell command prints it. */
+const cpuGroupOf = (pid: string) =>
+  `grep -E '^[0-9]+:(.*,)?cpu(,.*)?:' /proc/${pid}/cgroup | cut -d: -f3`;
+
+interface Run {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  cpuTime: number;
+}
+
+const command = (sessionId: string, line: string) =>
+  t.api.execute<Run>(sessionId, { command: line });
+
+describe('CPU split', () => {
+  it("runs commands, code and background processes in the session's group, the runner outside it", async () => {
+    const own = await command(t.sessionId, cpuGroupOf('self'));
+    const group = own.body.stdout.trim();
+    expect(group.startsWith(`/sandbox/io.sandbox.${t.stack.nodeId}/`)).toBe(true);
+
+    const code = await t.api.execute<Run>(t.sessionId, {
+      code: "import { readFileSync } from 'node:fs'; console.log(readFileSync('/proc/self/cgroup', 'utf8'))",
+    });
+    expect(code.body.stdout).toContain(`:cpu:${group}\n`);
+
+    const started = await command(t.sessionId, 'nohup sleep 31 >/dev/null 2>&1 &');
+    expect(started.body.exitCode).toBe(0);
+    const background = await command(
+      t.sessionId,
+      `for p in $(pgrep -xf 'sleep 31'); do ${cpuGroupOf('$p')}; done | sort -u`,
+    );
+    expect(background.body.stdout.trim()).toBe(group);
+
+    // The runner and the waiting zygote are in Docker's group of the container.
+    const runner = await command(
+      t.sessionId,
+      `for p in $(pgrep -f 'sandbox/runner/(main|zygote)'); do ${cpuGroupOf('$p')}; done | sort -u`,
+    );
+    expect(runner.body.stdout.trim()).toMatch(/^\/docker\/[0-9a-f]{64}$/);
+  });
+
+  it("holds the session's CPU limit: a second of spinning gets 0.25 CPU, not more", async () => {
+    const spin = await command(t.sessionId, "timeout 1 sh -c 'while :; do :; done'; true");
+    expect(spin.body.exitCode).toBe(0);
+    expect(spin.body.cpuTime).toBeGreaterThan(100);
+    expect(spin.body.cpuTime).toBeLessThan(450);
+    const group = (await command(t.sessionId, cpuGroupOf('self'))).body.stdout.trim();
+    const stat = await readFile(join(CPU_MOUNT, group, 'cpu.stat'), 'utf8');
+    expect(Number(/nr_throttled (\d+)/.exec(stat)?.[1])).toBeGreaterThan(0);
+  });
+
+  it('gives a session the CPU limit it asked for, from the pool or not, and removes its group with it', async () => {
+    const sessionId = await t.api.createSession({ resourceLimits: { cpu: 0.5 } });
+    const group = (await command(sessionId, cpuGroupOf('self'))).body.stdout.trim();
+    expect(await readFile(join(CPU_MOUNT, group, 'cpu.cfs_quota_us'), 'utf8')).toBe('50000\n');
+    const spin = await command(sessionId, "timeout 1 sh -c 'while :; do :; done'; true");
+    expect(spin.body.cpuTime).toBeGreaterThan(300);
+    expect(spin.body.cpuTime).toBeLessThan(700);
+
+    expect((await t.api.deleteSession(sessionId)).status).toBe(200);
+    await expect(access(join(CPU_MOUNT, group))).rejects.toThrow();
+  });
+
+  it('removes groups that no container has at its reconcile', async () => {
+    const stray = join(nodeGroups(), 'sbx-left-by-a-crash');
+    await mkdir(stray);
+    const own = (await command(t.sessionId, cpuGroupOf('self'))).body.stdout.trim();
+    await runtime?.reconcile();
+    await expect(access(stray)).rejects.toThrow();
+    await access(join(CPU_MOUNT, own)); // a live session's group stays
+  });
+});
