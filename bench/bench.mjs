@@ -62,10 +62,25 @@ async function dockerExec(containerId, cmd) {
   return Buffer.concat(chunks).toString('latin1');
 }
 
-/** `argv` spawned `rounds` times by a Node inside the container, timed in there (ms). */
+/**
+ * `argv` run in the session's CPU group (ADR 20), as the session's own processes run, where
+ * the sandbox has one: a `docker exec` alone would run it with the runner's CPU allowance.
+ */
+const inSessionCpu = (argv) => [
+  '/bin/sh',
+  '-c',
+  'if [ -e /run/sandbox/cpu.procs ]; then echo 0 >/run/sandbox/cpu.procs || exit 125; fi; exec "$@"',
+  'sh',
+  ...argv,
+];
+
+/**
+ * `argv` spawned `rounds` times by a Node inside the container, in the session's CPU group,
+ * timed in there (ms).
+ */
 async function spawnInside(containerId, name, argv, rounds) {
   const script = `const {spawnSync}=require('child_process');const t=[];for(let i=0;i<${rounds};i++){const s=process.hrtime.bigint();spawnSync(${JSON.stringify(argv[0])},${JSON.stringify(argv.slice(1))});t.push(Number(process.hrtime.bigint()-s)/1e6)}t.sort((a,b)=>a-b);console.log(JSON.stringify({p50:t[Math.floor(t.length/2)],p99:t[Math.min(t.length-1,Math.floor(t.length*0.99))]}))`;
-  const out = await dockerExec(containerId, ['node', '-e', script]);
+  const out = await dockerExec(containerId, inSessionCpu(['node', '-e', script]));
   const json = out.replace(/[^\x20-\x7e]/g, '').match(/\{.*\}/)[0];
   return { name, rounds, ...JSON.parse(json) };
 }

@@ -62,6 +62,7 @@ export class DockerRuntime implements SandboxRuntime {
 
   async stop(): Promise<void> {
     await this.parts.pool?.stop();
+    await this.parts.cpuSplit?.close();
     this.parts.cache?.unwatch();
   }
 
@@ -69,9 +70,10 @@ export class DockerRuntime implements SandboxRuntime {
     return this.parts.pool?.status() ?? [];
   }
 
+  /** A claim from the pool answers first; the rest of it holds the session's lock (ADR 16). */
   create(spec: SandboxSpec): Promise<SandboxInfo> {
-    return this.parts.locks.withLock(spec.sessionId, (lock) =>
-      createSandbox(this.parts, lock, spec),
+    return this.parts.locks.withLockAnsweringFirst(spec.sessionId, (lock, later) =>
+      createSandbox(this.parts, lock, spec, true, later),
     );
   }
 
@@ -94,8 +96,11 @@ export class DockerRuntime implements SandboxRuntime {
     if (removed.length > 0) logger.info({ removed }, 'removed CPU groups left behind');
   }
 
-  inspect(sessionId: string): Promise<SandboxInfo> {
-    return inspectSandbox(this.parts, sessionId);
+  async inspect(sessionId: string): Promise<SandboxInfo> {
+    const info = await inspectSandbox(this.parts, sessionId);
+    if (info.status !== 'missing') return info;
+    // A claim may be finishing under the session's lock (its container not renamed yet).
+    return this.parts.locks.withLock(sessionId, () => inspectSandbox(this.parts, sessionId));
   }
 
   destroy(sessionId: string): Promise<boolean> {

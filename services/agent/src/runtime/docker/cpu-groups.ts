@@ -129,6 +129,11 @@ export class CpuGroups {
     }
   }
 
+  /** Removes the node's directory of groups if no group is left in it (an agent's stop). */
+  async close(): Promise<void> {
+    await rmdir(this.root).catch(() => undefined);
+  }
+
   /** The groups there are. */
   async keys(): Promise<string[]> {
     const entries = await readdir(this.root, { withFileTypes: true }).catch(() => []);

@@ -30,6 +30,9 @@ class FakeGroups implements CpuGroupStore {
   exists(key: string): Promise<boolean> {
     return Promise.resolve(this.cpus.has(key));
   }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
   collect(live: ReadonlySet<string>): Promise<string[]> {
     const gone = [...this.cpus.keys()].filter((key) => !live.has(key));
     for (const key of gone) this.cpus.delete(key);

@@ -12,7 +12,10 @@ import type {
 import type { CpuGroups } from './cpu-groups';
 
 /** The part of `CpuGroups` the containers use. */
-export type CpuGroupStore = Pick<CpuGroups, 'create' | 'setCpus' | 'remove' | 'exists' | 'collect'>;
+export type CpuGroupStore = Pick<
+  CpuGroups,
+  'create' | 'setCpus' | 'remove' | 'exists' | 'collect' | 'close'
+>;
 
 /**
  * Sandboxes whose CPU limit binds the session's processes only: each container is made with a
@@ -107,6 +110,11 @@ export class CpuSplitContainers implements ContainerClient {
       if (key !== undefined) live.add(key);
     }
     return this.groups.collect(live);
+  }
+
+  /** At the agent's stop: the node's directory of groups goes if no sandbox is left. */
+  close(): Promise<void> {
+    return this.groups.close();
   }
 
   find(container: string): Promise<ContainerState | undefined> {

@@ -125,6 +125,64 @@ describe('a create served by the warm pool', () => {
   });
 });
 
+/** A create as the runtime makes it: answered first, the rest of the claim under the lock. */
+const createAnsweringFirst = (d: Doubles, sessionId = 'ses_1') =>
+  d.locks.withLockAnsweringFirst(sessionId, (lock, later) =>
+    createSandbox(d, lock, spec(sessionId), true, later),
+  );
+
+describe('a create answered before the claim is finished', () => {
+  it('answers once the spec is recorded; the disk move and rename follow under the lock', async () => {
+    const d = await withPool();
+    const slot = slotOf(d);
+    const member = await d.containers.find(`sbx-${slot}`);
+    // The disk move takes its time (as its mount processes do).
+    let moved!: () => void;
+    const moving = new Promise<void>((resolve) => (moved = resolve));
+    const adopt = d.workspaces.adopt.bind(d.workspaces);
+    jest.spyOn(d.workspaces, 'adopt').mockImplementation(async (from, to) => {
+      await moving;
+      return adopt(from, to);
+    });
+    const info = await createAnsweringFirst(d);
+    expect(info).toMatchObject({ status: 'running', containerId: member!.id });
+    expect(steps(d, slot)).not.toContain(`workspace.adopt ${slot} ses_1`);
+    // The session's next transition waits for the rest of the claim.
+    const next = d.locks.withLock('ses_1', () => findSandbox(d, 'ses_1'));
+    moved();
+    const found = await next;
+    expect(found?.id).toBe(member!.id);
+    expect(steps(d, slot)).toContain(`workspace.adopt ${slot} ses_1`);
+    expect(steps(d, slot)).toContain(`container.rename ${slot} ses_1`);
+    expect(d.workspaces.disks.has('ses_1')).toBe(true);
+  });
+
+  it('makes the sandbox cold on the adopted disk when the rename fails after the answer', async () => {
+    const d = await withPool();
+    const slot = slotOf(d);
+    const member = await d.containers.find(`sbx-${slot}`);
+    d.containers.failRename = dockerError(500);
+    expect((await createAnsweringFirst(d)).containerId).toBe(member!.id);
+    const found = await d.locks.withLock('ses_1', () => findSandbox(d, 'ses_1'));
+    expect(found?.running).toBe(true);
+    expect(found?.id).not.toBe(member!.id);
+    expect(await d.containers.find(member!.id)).toBeUndefined();
+    expect(d.journal).not.toContain('workspace.destroy ses_1');
+    expect(d.workspaces.disks.has('ses_1')).toBe(true);
+  });
+
+  it('discards the member and makes the sandbox cold when its disk cannot be adopted', async () => {
+    const d = await withPool();
+    const slot = slotOf(d);
+    d.workspaces.disks.set('ses_1', { attaches: true }); // adopt refuses: the name is taken
+    await createAnsweringFirst(d);
+    const found = await d.locks.withLock('ses_1', () => findSandbox(d, 'ses_1'));
+    expect(found?.running).toBe(true);
+    expect(d.journal).toContain(`workspace.destroy ${slot}`);
+    expect(d.journal).toContain('container.create ses_1');
+  });
+});
+
 describe('a claimed sandbox later on', () => {
   it('is rebuilt, not restarted, when it stopped: its bind named the pool slot', async () => {
     const d = await withPool();

@@ -1,7 +1,7 @@
 import { AppError } from '@sandbox/errors';
 import { containerSpec, sandboxLabels } from '../docker/container-spec';
 import { statusCode } from '../docker/docker-names';
-import type { SessionLock } from '../locks/session-locks';
+import type { Later, SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
 import { claimPooled } from './claim-pooled';
 import type { LifecycleDeps } from './lifecycle-deps';
@@ -21,6 +21,7 @@ async function provision(
   spec: SandboxSpec,
   cleanup: Cleanup,
   pooled: boolean,
+  later?: Later,
 ): Promise<SandboxInfo> {
   const { sessionId } = spec;
   lock.check(sessionId);
@@ -33,11 +34,12 @@ async function provision(
     });
   }
 
+  const work = () => startCold(deps, lock, spec, cleanup);
   if (pooled) {
-    const claimed = await claimPooled(deps, lock, spec);
+    const deferred = later === undefined ? undefined : { later, startCold: work };
+    const claimed = await claimPooled(deps, lock, spec, undefined, deferred);
     if (claimed !== undefined) return claimed;
   }
-  const work = () => startCold(deps, lock, spec, cleanup);
   return pooled && deps.pool !== undefined ? deps.pool.cold(work) : work();
 }
 
@@ -77,15 +79,17 @@ async function startCold(
 
 /**
  * A new sandbox, from the warm pool when it can (not when `pooled` is false: its workspace is
- * already made); a failed start removes what it made, workspace included.
+ * already made); a failed start removes what it made, workspace included. With `later`, a
+ * claim from the pool answers before its disk move and rename, which run under the lock after.
  */
 export function createSandbox(
   deps: LifecycleDeps,
   lock: SessionLock,
   spec: SandboxSpec,
   pooled = true,
+  later?: Later,
 ): Promise<SandboxInfo> {
-  return provision(deps, lock, spec, removeSandbox, pooled);
+  return provision(deps, lock, spec, removeSandbox, pooled, later);
 }
 
 /** A sandbox rebuilt on its kept disk, which holds the session's only copy: never removed. */

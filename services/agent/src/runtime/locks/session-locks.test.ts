@@ -65,4 +65,44 @@ describe('SessionLocks', () => {
     });
     expect(() => kept!.check('a')).toThrow();
   });
+
+  it('answers before the work handed over for later, which the next transition waits for', async () => {
+    const locks = new SessionLocks();
+    const events: string[] = [];
+    let finish!: () => void;
+    const answer = await locks.withLockAnsweringFirst('a', (lock, later) => {
+      later(async () => {
+        lock.check('a'); // still held
+        await new Promise<void>((resolve) => (finish = resolve));
+        events.push('later done');
+      });
+      return Promise.resolve('answered');
+    });
+    expect(answer).toBe('answered');
+    const next = locks.withLock('a', () => {
+      events.push('next');
+      return Promise.resolve();
+    });
+    await tick();
+    expect(events).toEqual([]);
+    finish();
+    await next;
+    expect(events).toEqual(['later done', 'next']);
+  });
+
+  it('still runs the work handed over when the answer is a failure, and drops its rejection', async () => {
+    const locks = new SessionLocks();
+    let cleaned = false;
+    await expect(
+      locks.withLockAnsweringFirst('a', (_lock, later) => {
+        later(() => {
+          cleaned = true;
+          return Promise.reject(new Error('cleanup failed'));
+        });
+        return Promise.reject(new Error('no'));
+      }),
+    ).rejects.toThrow('no');
+    await locks.withLock('a', () => Promise.resolve());
+    expect(cleaned).toBe(true);
+  });
 });

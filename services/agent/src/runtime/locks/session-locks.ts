@@ -27,6 +27,9 @@ export class SessionLock {
   }
 }
 
+/** Hands over work that still needs the session's lock after the caller has been answered. */
+export type Later = (task: () => Promise<void>) => void;
+
 /** Lifecycle transitions of one session never overlap; those of different sessions do. */
 export class SessionLocks {
   private readonly tails = new Map<string, Promise<unknown>>();
@@ -49,5 +52,28 @@ export class SessionLocks {
       if (this.tails.get(sessionId) === settled) this.tails.delete(sessionId);
     });
     return next;
+  }
+
+  /**
+   * As `withLock`, but `work` may hand over tasks (`later`) that run under the same lock once
+   * the caller has its answer: the session's next transition waits for them, the caller does
+   * not. A task reports its own failures (a rejection is dropped).
+   */
+  withLockAnsweringFirst<T>(
+    sessionId: string,
+    work: (lock: SessionLock, later: Later) => Promise<T>,
+  ): Promise<T> {
+    return new Promise<T>((answer, fail) => {
+      const locked = async (lock: SessionLock) => {
+        const tasks: (() => Promise<void>)[] = [];
+        try {
+          answer(await work(lock, (task) => tasks.push(task)));
+        } catch (err) {
+          fail(err instanceof Error ? err : new Error(String(err)));
+        }
+        for (const task of tasks) await task().catch(() => undefined);
+      };
+      void this.withLock(sessionId, locked);
+    });
   }
 }
