@@ -105,6 +105,7 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
     gateway,
     runtime,
     agentConfig,
+    agentAddress: agent.address,
     api: (path, body) => api(url, key, path, body),
     /** Resolves when the warm pool holds `size` ready members (`timeoutMs` at most). */
     async poolReady(size, timeoutMs = 30_000) {

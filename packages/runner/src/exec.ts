@@ -201,10 +201,11 @@ async function collectResult(run: StartedRun, exit: Exit): Promise<RunResult> {
   await Promise.race([run.output.ended, new Promise((ok) => setTimeout(ok, OUTPUT_GRACE_MS))]);
   // Keep draining pipes held open by background processes, so they never block.
   run.output.finish();
-  const timing = await readTiming(run.timingFile);
-  await rm(run.timingFile, { force: true });
+  const [timing, after] = await Promise.all([readTiming(run.timingFile), snapshot(run.cwd)]);
+  // Nobody waits for the run's own files to go.
+  void rm(run.timingFile, { force: true }).catch(() => undefined);
   if (run.codeFile !== undefined) await rm(run.codeFile, { force: true });
-  const filesWritten = changed(run.before, await snapshot(run.cwd));
+  const filesWritten = changed(run.before, after);
   const { timedOut } = run.timeout;
   return {
     exitCode: timedOut ? TIMEOUT_EXIT_CODE : (exit.code ?? 128 + signalNumber(exit.signal)),
@@ -219,8 +220,11 @@ async function collectResult(run: StartedRun, exit: Exit): Promise<RunResult> {
 /** Starts a run of a command or code, measured; reports the files it created or changed. */
 export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle> {
   const cwd = await workingDirectory(spec.cwd);
-  const before = await snapshot(cwd);
-  await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
+  // The runner's directory is made for every run: the user may have removed it.
+  const [before] = await Promise.all([
+    snapshot(cwd),
+    mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 }),
+  ]);
   const runId = randomBytes(8).toString('hex');
   const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
   const { argv, codeFile } = await commandLineOf(spec, cwd, runId);

@@ -224,6 +224,7 @@ export async function startGateway({
   );
   lifecycle.onWoken(() => sweeper.dueBy(new Date(idleDeadline())));
 
+  const execute = new ExecuteService(sessionAccess, webhooks.store, logger);
   const app = createApp({
     logger,
     accounts: new AccountStore(db, invalidations),
@@ -231,7 +232,7 @@ export async function startGateway({
     sessions,
     sessionAccess,
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
-    execute: new ExecuteService(sessionAccess, webhooks.store, logger),
+    execute,
     files: new FilesService(sessionAccess, webhooks.store, logger),
     processes: new ProcessesService(sessionAccess),
     webhooks: webhooks.service,
@@ -258,6 +259,7 @@ export async function startGateway({
         server.closeAllConnections();
       });
       agents.close();
+      await execute.settle();
       await activity.stop();
       await rateLimiter.close();
       await db.close();

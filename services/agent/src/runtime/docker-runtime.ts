@@ -13,6 +13,7 @@ import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { inspectSandbox } from './lifecycle/sandbox-info';
+import { LimitLedger } from './runner/limit-watch';
 import { meteredExec } from './runner/metered-exec';
 import type { WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
@@ -52,6 +53,8 @@ export interface DockerRuntimeParts extends LifecycleDeps {
  * each session's lock) and the data path through the sandbox's runner.
  */
 export class DockerRuntime implements SandboxRuntime {
+  private readonly ledger = new LimitLedger();
+
   constructor(private readonly parts: DockerRuntimeParts) {}
 
   async prepare(): Promise<void> {
@@ -151,7 +154,7 @@ export class DockerRuntime implements SandboxRuntime {
     const info = await requireRunning(this.parts, spec.sessionId);
     const runner = runners.get(spec.sessionId, info.id);
     const deps = { runner, installer, workspaces, logger, diskQuota: config.diskQuota };
-    return meteredExec(deps, info, spec, sink, signal);
+    return meteredExec({ ...deps, ledger: this.ledger }, info, spec, sink, signal);
   }
 
   async kill(sessionId: string, pid: number | undefined): Promise<number[]> {

@@ -48,6 +48,9 @@ export interface PreparedExecution {
 }
 
 export class ExecuteService {
+  /** Webhook events of finished runs being recorded after their answer. */
+  private readonly announcing = new Set<Promise<void>>();
+
   constructor(
     private readonly access: SessionAccess,
     private readonly webhooks: WebhookStore,
@@ -101,7 +104,10 @@ export class ExecuteService {
     }
     if (result === undefined)
       throw new AppError('internal_error', 'The run ended without a result');
-    await this.announce(accountId, plan.sessionId, limits, result);
+    // Recorded while the answer is on its way: the caller does not wait for the outbox's row.
+    const announced = this.announce(accountId, plan.sessionId, limits, result);
+    this.announcing.add(announced);
+    void announced.finally(() => this.announcing.delete(announced));
     return {
       stdout: stdout.text(),
       stderr: stderr.text(),
@@ -113,6 +119,11 @@ export class ExecuteService {
       filesWritten: result.filesWritten,
       ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
     };
+  }
+
+  /** Waits for the webhook events of finished runs to be recorded (a gateway's stop). */
+  async settle(): Promise<void> {
+    await Promise.all([...this.announcing]);
   }
 
   /** Webhook events of a finished run; a failure to record them does not fail the run. */

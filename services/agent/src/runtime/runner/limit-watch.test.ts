@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isFull, limitsExceeded, readLimitCounters } from './limit-watch';
+import { isFull, LimitLedger, limitsExceeded, readLimitCounters } from './limit-watch';
 
 describe('limit watch', () => {
   const max = { memoryMb: 512, processes: 256 };
@@ -32,5 +32,26 @@ describe('limit watch', () => {
     expect(counters.forkRefusals).toBeGreaterThanOrEqual(0);
     const disk = await isFull(await mkdtemp(join(tmpdir(), 'limit-watch-')));
     expect(disk.sizeMb).toBeGreaterThan(0);
+  });
+
+  it('counts what grew after the last report with the next run, and no growth twice', () => {
+    const ledger = new LimitLedger();
+    const one = { oomKills: 0, forkRefusals: 1 };
+    const five = { oomKills: 0, forkRefusals: 5 };
+    // First run: starts from the counters it reads.
+    const first = ledger.baseline('c1', one);
+    expect(first).toEqual(one);
+    expect(ledger.settle('c1', first, one)).toEqual(one); // nothing grew
+    // A background process hits the limit between runs: the next run starts from the report.
+    const second = ledger.baseline('c1', five);
+    expect(limitsExceeded(ledger.settle('c1', second, five), five, undefined, max)).toEqual([
+      { limit: 'processes', max: 256 },
+    ]);
+    // Two runs at once: the growth both saw is reported by the first to end only.
+    const a = ledger.baseline('c1', five);
+    const b = ledger.baseline('c1', five);
+    const seven = { oomKills: 1, forkRefusals: 7 };
+    expect(limitsExceeded(ledger.settle('c1', a, seven), seven, undefined, max)).toHaveLength(2);
+    expect(limitsExceeded(ledger.settle('c1', b, seven), seven, undefined, max)).toEqual([]);
   });
 });

@@ -33,21 +33,90 @@ async function cgroupDirs(pid: number): Promise<Map<string, string>> {
   return dirs;
 }
 
-/** Reads the OOM-kill and refused-fork counters of the container whose init is `pid`. */
-export async function readLimitCounters(pid: number): Promise<LimitCounters> {
+/** Where a container's counters are (fixed while its init runs). */
+interface CounterFiles {
+  memoryEvents: string;
+  /** memory.events (v2) or memory.oom_control (v1): both count `oom_kill`. */
+  pidsEvents: string;
+}
+
+/** By container id and init pid: a restart, or a pid taken by another init, is a new key. */
+const counterFiles = new Map<string, Promise<CounterFiles>>();
+/** A node's containers come and go: the paths of this many inits are kept. */
+const MAX_KNOWN_INITS = 4096;
+
+async function findCounterFiles(pid: number): Promise<CounterFiles> {
   const dirs = await cgroupDirs(pid);
   const memory = dirs.get('memory');
-  const pids = dirs.get('pids');
   const unified = dirs.get('');
-  const memoryEvents =
-    memory === undefined
-      ? await readOrUndefined(join(unified ?? '', 'memory.events'))
-      : await readOrUndefined(join(memory, 'memory.oom_control'));
-  const pidsEvents = await readOrUndefined(join(pids ?? unified ?? '', 'pids.events'));
+  return {
+    memoryEvents:
+      memory === undefined
+        ? join(unified ?? '', 'memory.events')
+        : join(memory, 'memory.oom_control'),
+    pidsEvents: join(dirs.get('pids') ?? unified ?? '', 'pids.events'),
+  };
+}
+
+function counterFilesOf(pid: number, container: string): Promise<CounterFiles> {
+  const key = `${container}:${pid}`;
+  let files = counterFiles.get(key);
+  if (files === undefined) {
+    if (counterFiles.size >= MAX_KNOWN_INITS) counterFiles.clear();
+    files = findCounterFiles(pid);
+    counterFiles.set(key, files);
+  }
+  return files;
+}
+
+/**
+ * Reads the OOM-kill and refused-fork counters of `container`, whose init is `pid` (its
+ * cgroups are looked up once per container and init).
+ */
+export async function readLimitCounters(pid: number, container = ''): Promise<LimitCounters> {
+  const files = await (container === '' ? findCounterFiles(pid) : counterFilesOf(pid, container));
+  const [memoryEvents, pidsEvents] = await Promise.all([
+    readOrUndefined(files.memoryEvents),
+    readOrUndefined(files.pidsEvents),
+  ]);
   return {
     oomKills: counter(memoryEvents, 'oom_kill'),
     forkRefusals: counter(pidsEvents, 'max'),
   };
+}
+
+const highest = (a: LimitCounters, b: LimitCounters): LimitCounters => ({
+  oomKills: Math.max(a.oomKills, b.oomKills),
+  forkRefusals: Math.max(a.forkRefusals, b.forkRefusals),
+});
+
+/**
+ * What each container's counters stood at when they were last reported, so that a limit hit
+ * by a background process after its run ended is reported with the session's next run, and
+ * no growth is reported twice (by two runs at once).
+ */
+export class LimitLedger {
+  private readonly reported = new Map<string, LimitCounters>();
+
+  constructor(private readonly maxContainers = 4096) {}
+
+  /** Where a run starts counting from: the last report, else the counters now. */
+  baseline(container: string, now: LimitCounters): LimitCounters {
+    return this.reported.get(container) ?? now;
+  }
+
+  /**
+   * Where a run that started at `baseline` must count from at its end (another run may have
+   * reported since), and `after` recorded as reported.
+   */
+  settle(container: string, baseline: LimitCounters, after: LimitCounters): LimitCounters {
+    const from = highest(baseline, this.reported.get(container) ?? baseline);
+    if (!this.reported.has(container) && this.reported.size >= this.maxContainers) {
+      this.reported.clear();
+    }
+    this.reported.set(container, highest(from, after));
+    return from;
+  }
 }
 
 /** Whether the filesystem at `path` has no room left (blocks or inodes). */

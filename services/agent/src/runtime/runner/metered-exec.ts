@@ -4,7 +4,7 @@ import type { Logger } from '@sandbox/logger';
 import type { ContainerState } from '../docker/container-client';
 import type { ByteSink, ExecSpec } from '../sandbox-runtime';
 import type { WorkspaceStore } from '../storage/workspaces';
-import { isFull, limitsExceeded, readLimitCounters } from './limit-watch';
+import { isFull, limitsExceeded, readLimitCounters, type LimitLedger } from './limit-watch';
 import type { PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
 import { exec } from './runner-operations';
@@ -16,11 +16,13 @@ export interface MeteredExecDeps {
   logger: Logger;
   /** Only a loop disk can be full on its own. */
   diskQuota: AgentConfig['diskQuota'];
+  ledger: LimitLedger;
 }
 
 /**
  * One run in the running `container`, and the limits it hit: the container's kernel counters
- * (OOM kills, refused forks) before and after, and a full disk.
+ * (OOM kills, refused forks) before and after, and a full disk. What grew since the last
+ * report (a background process of an earlier run) counts too.
  */
 export async function meteredExec(
   deps: MeteredExecDeps,
@@ -30,19 +32,26 @@ export async function meteredExec(
   signal: AbortSignal,
 ): Promise<RunResult> {
   const { runner, installer, workspaces, logger } = deps;
-  const before = await readLimitCounters(container.pid);
+  const before = deps.ledger.baseline(
+    container.id,
+    await readLimitCounters(container.pid, container.id),
+  );
   const outcome = await exec(
     { runner, installer, logger: logger.child({ sessionId: spec.sessionId }) },
     spec,
     sink,
     signal,
   );
-  const after = await readLimitCounters(container.pid);
-  const disk =
+  const [after, disk] = await Promise.all([
+    readLimitCounters(container.pid, container.id),
     deps.diskQuota === 'loop'
-      ? await isFull(await workspaces.hostPath(spec.sessionId)).catch(() => undefined)
-      : undefined;
-  const exceeded = limitsExceeded(before, after, disk, {
+      ? workspaces
+          .hostPath(spec.sessionId)
+          .then(isFull)
+          .catch(() => undefined)
+      : undefined,
+  ]);
+  const exceeded = limitsExceeded(deps.ledger.settle(container.id, before, after), after, disk, {
     memoryMb: Math.round(container.memoryBytes / (1024 * 1024)),
     processes: container.pidsLimit,
   });
