@@ -228,7 +228,7 @@ async function previewRows(stack, sessionId, containerId) {
 async function main() {
   const results = [];
   const loads = [];
-  const stack = await startBenchStack({ pool: `${POOL_SIZE}:1024:0.25:1024` });
+  const stack = await startBenchStack({ pool: `${POOL_SIZE}:1024:0.25:1024`, agentProcess: true });
   const image = stack.agentConfig.sandboxImage;
   const created = [];
   try {
@@ -244,7 +244,7 @@ async function main() {
         ),
       );
       // Creates without a pool, as before it: a stack of its own.
-      const cold = await startBenchStack({ pool: '0', name: 'bench-cold' });
+      const cold = await startBenchStack({ pool: '0', name: 'bench-cold', agentProcess: true });
       try {
         results.push(
           await measure(

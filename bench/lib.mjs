@@ -1,7 +1,8 @@
 // Shared by pnpm bench (bench.mjs) and pnpm bench:load (load.mjs): a whole stack (agent,
-// gateway, edge proxy) in this process on loopback, an account with a key, timing helpers,
-// an edge proxy and a load generator in processes of their own (for the preview rows), and
-// the JSON record of a run. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
+// gateway, edge proxy) on loopback, the agent in a process of its own as deployed (or in this
+// process, for benches that drive it directly), an account with a key, timing helpers, an
+// edge proxy and a load generator in processes of their own (for the preview rows), and the
+// JSON record of a run. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
 import { fork, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
@@ -22,6 +23,9 @@ const {
   loadGatewayConfig,
 } = require('../packages/config/dist/index.js');
 const { createLogger } = require('../packages/logger/dist/index.js');
+const grpc = require('../services/agent/node_modules/@grpc/grpc-js');
+const { loadAgentProto } = require('../packages/proto/dist/index.js');
+const { INTERNAL_TOKEN_METADATA_KEY } = require('../packages/contract/dist/index.js');
 export const Docker = require('../services/agent/node_modules/dockerode');
 
 export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
@@ -32,7 +36,12 @@ const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
 export { elapsedMs, measure, percentile, row, sleep } from './timing.mjs';
 
 /** One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key. */
-export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} }) {
+export async function startBenchStack({
+  pool,
+  name = 'bench',
+  gatewayEnv = {},
+  agentProcess = false,
+}) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
   if (!databaseUrl || !redisUrl)
@@ -40,7 +49,7 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
   const nodeId = `${name}-${randomBytes(4).toString('hex')}`;
   const token = randomBytes(16).toString('hex');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const agentConfig = loadAgentConfig({
+  const agentEnv = {
     AGENT_PORT: '0',
     AGENT_PREVIEW_PORT: '0',
     NODE_ID: nodeId,
@@ -52,9 +61,16 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
     SANDBOX_POOL: pool,
     // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
     // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
-  });
-  const runtime = createDockerRuntime({ config: agentConfig, logger });
-  const agent = await startAgent({ config: agentConfig, logger, runtime });
+  };
+  const agentConfig = loadAgentConfig(agentEnv);
+  let runtime;
+  let agent;
+  if (agentProcess) {
+    agent = await startAgentProcess(agentEnv, token);
+  } else {
+    runtime = createDockerRuntime({ config: agentConfig, logger });
+    agent = await startAgent({ config: agentConfig, logger, runtime });
+  }
   const gateway = await startGateway({
     config: loadGatewayConfig({
       GATEWAY_PORT: '0',
@@ -110,7 +126,11 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
     /** Resolves when the warm pool holds `size` ready members (`timeoutMs` at most). */
     async poolReady(size, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
-      while (runtime.poolStatus().reduce((n, s) => n + s.ready, 0) < size) {
+      const ready = async () =>
+        runtime !== undefined
+          ? runtime.poolStatus().reduce((n, s) => n + s.ready, 0)
+          : (await agent.nodeInfo()).pool.reduce((n, s) => n + s.ready, 0);
+      while ((await ready()) < size) {
         if (Date.now() > deadline) throw new Error('the warm pool did not fill');
         await sleep(20);
       }
@@ -128,7 +148,9 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
       });
       for (const c of all) {
         const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
-        if (id.startsWith('ses_')) await runtime.destroy(id).catch(() => undefined);
+        if (!id.startsWith('ses_')) continue;
+        const destroyed = runtime !== undefined ? runtime.destroy(id) : agent.destroy(id);
+        await destroyed.catch(() => undefined);
       }
       await edge.stop();
       await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -145,6 +167,59 @@ export async function startBenchStack({ pool, name = 'bench', gatewayEnv = {} })
     },
   };
   return stack;
+}
+
+/**
+ * An agent in a process of its own (services/agent/dist/main.js, as deployed) with `env`, and
+ * a gRPC client of it: `nodeInfo()`, `destroy(sessionId)`, `stop()` (SIGTERM, as its service
+ * manager would). BENCH_CPU_PROF=<dir> writes its CPU profile there.
+ */
+async function startAgentProcess(env, token) {
+  const profile = process.env.BENCH_CPU_PROF;
+  const child = spawn(
+    process.execPath,
+    [
+      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+      fileURLToPath(new URL('../services/agent/dist/main.js', import.meta.url)),
+    ],
+    {
+      env: { PATH: process.env.PATH, ...env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const address = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the agent did not start')), 60_000);
+    child.once('exit', (code) => reject(new Error(`the agent exited (${code})`)));
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line);
+      if (entry.msg === 'agent listening') {
+        clearTimeout(timer);
+        resolve(entry.address);
+      }
+    });
+  }).catch(async (err) => {
+    await exited(child, 'SIGKILL');
+    throw err;
+  });
+  const Agent = loadAgentProto().agent.v1.Agent;
+  const client = new Agent(address, grpc.credentials.createInsecure());
+  const unary = (method, request) =>
+    new Promise((resolve, reject) => {
+      const metadata = new grpc.Metadata();
+      metadata.set(INTERNAL_TOKEN_METADATA_KEY, `Bearer ${token}`);
+      client[method](request, metadata, (err, reply) => (err ? reject(err) : resolve(reply)));
+    });
+  return {
+    address,
+    pid: child.pid,
+    nodeInfo: () => unary('getNodeInfo', {}),
+    destroy: (sessionId) => unary('destroySandbox', { sessionId }),
+    async stop() {
+      client.close();
+      await exited(child, 'SIGTERM');
+    },
+  };
 }
 
 /** Waits for a child process to exit (after `signal`, when it is given and it still runs). */

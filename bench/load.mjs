@@ -40,7 +40,7 @@ async function memAvailableBytes() {
 async function main() {
   const rows = [];
   // Without a pool, as before it.
-  const cold = await startBenchStack({ pool: '0', name: 'load-cold' });
+  const cold = await startBenchStack({ pool: '0', name: 'load-cold', agentProcess: true });
   const coldIds = [];
   try {
     const count = Math.min(SESSIONS, 24);
@@ -57,7 +57,11 @@ async function main() {
     await cold.stop();
   }
 
-  const stack = await startBenchStack({ pool: `${SESSIONS}:1024:0.25:1024`, name: 'load' });
+  const stack = await startBenchStack({
+    pool: `${SESSIONS}:1024:0.25:1024`,
+    name: 'load',
+    agentProcess: true,
+  });
   const ids = [];
   try {
     const filling = process.hrtime.bigint();
@@ -89,7 +93,7 @@ async function main() {
   // Density: DENSITY_SESSIONS sessions on the node at once, each having run code once (its
   // runner and next Node started), then idle (paused). What each holds, from the host's
   // available memory, and how fast one of them wakes among all the others.
-  const dense = await startBenchStack({ pool: '0', name: 'load-density' });
+  const dense = await startBenchStack({ pool: '0', name: 'load-density', agentProcess: true });
   const denseIds = [];
   try {
     await sleep(1000);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import { loadAgentProto, type AgentClient } from '@sandbox/proto';
-import { sessionContainer, testWorkspaceDir } from '../support/stack';
+import { sessionContainerNow, testWorkspaceDir } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -89,7 +89,7 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   });
   expect(saved.filesCount).toBe(56);
   expect(saved.bytes).toBeGreaterThan(5_000_000);
-  expect(await sessionContainer(sessionId)).toBeUndefined();
+  expect(await sessionContainerNow(sessionId)).toBeUndefined();
   expect(existsSync(`${testWorkspaceDir(t.stack.nodeId)}/${sessionId}.ext4`)).toBe(false);
   // Asking again changes nothing.
   expect(await unary('hibernateSandbox', { sessionId })).toEqual(saved);

@@ -1,6 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { createAccount, type TestAccount } from '../support/api';
-import { docker, MANUAL_SWEEPS, sessionContainer, sessionCpuLimit } from '../support/stack';
+import {
+  docker,
+  MANUAL_SWEEPS,
+  sessionContainer,
+  sessionContainerNow,
+  sessionCpuLimit,
+} from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 // The sweeper is driven by hand below, so its own timer stays out of the way.
@@ -148,7 +154,7 @@ describe('TTL expiry', () => {
     const { expired, destroyed } = await t.stack.gateways[0]!.sweeper.sweep();
     expect(expired).toContain(id);
     expect(destroyed).toContain(id);
-    expect(await sessionContainer(id)).toBeUndefined();
+    expect(await sessionContainerNow(id)).toBeUndefined();
     const run = await t.as(free.key).execute(id, { command: 'true' });
     expect(run.body).toMatchObject({ error: { code: 'session_not_found' } });
   });

@@ -1,5 +1,5 @@
 import { call, createAccount } from '../support/api';
-import { docker, sessionContainer, sessionCpuLimit } from '../support/stack';
+import { docker, sessionContainer, sessionContainerNow, sessionCpuLimit } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 interface SessionBody {
@@ -55,7 +55,7 @@ describe('create → execute → info → delete, through every real layer', () 
     const deleted = await t.api.deleteSession(session.sessionId);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ deleted: true, sessionId: session.sessionId });
-    expect(await sessionContainer(session.sessionId)).toBeUndefined();
+    expect(await sessionContainerNow(session.sessionId)).toBeUndefined();
     const volumes = await docker.listVolumes({
       filters: { label: [`io.sandbox.session=${session.sessionId}`] },
     });

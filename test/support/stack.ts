@@ -73,10 +73,11 @@ export function nodeLabelFilter(nodeId: string): { label: string[] } {
 }
 
 /**
- * The container of a session, running or not, found by the name the agent gives it (a warm
- * pool member keeps its pool labels when a session claims it: only its name is the session's).
+ * The container of a session now, running or not, found by the name the agent gives it (a
+ * warm pool member keeps its pool labels when a session claims it: only its name is the
+ * session's). Undefined when there is none.
  */
-export async function sessionContainer(
+export async function sessionContainerNow(
   sessionId: string,
 ): Promise<Docker.ContainerInfo | undefined> {
   const [found] = await docker.listContainers({
@@ -84,6 +85,21 @@ export async function sessionContainer(
     filters: { name: [`^/sbx-${sessionId}$`] },
   });
   return found;
+}
+
+/**
+ * The container of a session, waiting up to 3 s for it: a create from the warm pool is
+ * answered before the member takes the session's name (ADR 16). Undefined when none came.
+ */
+export async function sessionContainer(
+  sessionId: string,
+): Promise<Docker.ContainerInfo | undefined> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const found = await sessionContainerNow(sessionId);
+    if (found !== undefined || Date.now() > deadline) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /**

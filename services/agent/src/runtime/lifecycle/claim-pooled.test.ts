@@ -58,7 +58,11 @@ describe('a create served by the warm pool', () => {
   it("applies the session's memory, CPU and process limits when the member has others", async () => {
     const d = await withPool(1024, 0.25);
     await d.locks.withLock('ses_1', (lock) => createSandbox(d, lock, sandboxSpec('ses_1')));
-    expect(d.journal).toContain('container.update ses_1');
+    // Before the rename: found by the session's name, the container has the session's limits.
+    const slot = [...d.journal].find((step) => step.startsWith('container.update '))!.split(' ')[1];
+    expect(d.journal.indexOf(`container.update ${slot}`)).toBeLessThan(
+      d.journal.indexOf(`container.rename ${slot} ses_1`),
+    );
     const state = await findSandbox(d, 'ses_1');
     expect(state?.memoryBytes).toBe(256 * 1024 * 1024);
     expect(state?.pidsLimit).toBe(64);
@@ -113,7 +117,7 @@ describe('a create served by the warm pool', () => {
     const slot = slotOf(d);
     await d.blobs.save('ses_1');
     d.journal.length = 0;
-    const info = await restoreSandbox(d, sandboxSpec('ses_1'));
+    const info = await restoreSandbox(d, spec('ses_1'));
     expect(info.status).toBe('running');
     expect(steps(d, slot).slice(0, 4)).toEqual([
       'blob.restore ses_1',

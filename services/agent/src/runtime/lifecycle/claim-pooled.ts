@@ -17,15 +17,18 @@ function sameLimits(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec):
   );
 }
 
-/** The member's container takes the session's name, and its limits when they differ. */
+/**
+ * The member's container takes the session's limits when they differ, then its name: found
+ * by that name, it has them.
+ */
 async function takeName(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec): Promise<void> {
-  await deps.containers.rename(member.containerId, containerName(spec.sessionId));
   if (!sameLimits(deps, member, spec)) {
     await deps.containers.updateLimits(
       member.containerId,
       containerLimits(spec.limits, deps.config),
     );
   }
+  await deps.containers.rename(member.containerId, containerName(spec.sessionId));
 }
 
 /** A member that could not become the session's sandbox is removed whole; the caller starts cold. */
