@@ -170,17 +170,17 @@ export async function startBenchStack({
 }
 
 /**
- * An agent in a process of its own (services/agent/dist/main.js, as deployed) with `env`, and
- * a gRPC client of it: `nodeInfo()`, `destroy(sessionId)`, `stop()` (SIGTERM, as its service
- * manager would). BENCH_CPU_PROF=<dir> writes its CPU profile there.
+ * A service's `main.js` (e.g. `services/agent`) in a process of its own with `env`, as
+ * deployed; resolves with the process and the first log entry whose `msg` is `ready` (its
+ * listening line). BENCH_CPU_PROF=<dir> writes its CPU profile there.
  */
-async function startAgentProcess(env, token) {
+async function startServiceProcess(service, env, ready, timeoutMs) {
   const profile = process.env.BENCH_CPU_PROF;
   const child = spawn(
     process.execPath,
     [
       ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
-      fileURLToPath(new URL('../services/agent/dist/main.js', import.meta.url)),
+      fileURLToPath(new URL(`../${service}/dist/main.js`, import.meta.url)),
     ],
     {
       env: { PATH: process.env.PATH, ...env, LOG_LEVEL: 'info' },
@@ -188,20 +188,36 @@ async function startAgentProcess(env, token) {
     },
   );
   const lines = createInterface({ input: child.stdout });
-  const address = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the agent did not start')), 60_000);
-    child.once('exit', (code) => reject(new Error(`the agent exited (${code})`)));
+  const entry = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${service} did not start`)), timeoutMs);
+    child.once('exit', (code) => reject(new Error(`${service} exited (${code})`)));
     lines.on('line', (line) => {
-      const entry = JSON.parse(line);
-      if (entry.msg === 'agent listening') {
+      const logged = JSON.parse(line);
+      if (logged.msg === ready) {
         clearTimeout(timer);
-        resolve(entry.address);
+        resolve(logged);
       }
     });
   }).catch(async (err) => {
     await exited(child, 'SIGKILL');
     throw err;
   });
+  return { child, entry };
+}
+
+/**
+ * An agent in a process of its own (services/agent/dist/main.js, as deployed) with `env`, and
+ * a gRPC client of it: `nodeInfo()`, `destroy(sessionId)`, `stop()` (SIGTERM, as its service
+ * manager would).
+ */
+async function startAgentProcess(env, token) {
+  const { child, entry } = await startServiceProcess(
+    'services/agent',
+    env,
+    'agent listening',
+    60_000,
+  );
+  const { address } = entry;
   const Agent = loadAgentProto().agent.v1.Agent;
   const client = new Agent(address, grpc.credentials.createInsecure());
   const unary = (method, request) =>
@@ -235,41 +251,19 @@ function exited(child, signal) {
  * `stack`, on a free loopback port. BENCH_CPU_PROF=<dir> writes its CPU profile there.
  */
 export async function startEdgeProcess(stack) {
-  const profile = process.env.BENCH_CPU_PROF;
-  const child = spawn(
-    process.execPath,
-    [
-      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
-      fileURLToPath(new URL('../services/edge-proxy/dist/main.js', import.meta.url)),
-    ],
+  const { child, entry } = await startServiceProcess(
+    'services/edge-proxy',
     {
-      env: {
-        PATH: process.env.PATH,
-        EDGE_HOST: '127.0.0.1',
-        EDGE_PORT: '0',
-        PREVIEW_DOMAIN,
-        GATEWAY_INTERNAL_URL: stack.url,
-        INTERNAL_TOKEN: stack.internalToken,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      EDGE_HOST: '127.0.0.1',
+      EDGE_PORT: '0',
+      PREVIEW_DOMAIN,
+      GATEWAY_INTERNAL_URL: stack.url,
+      INTERNAL_TOKEN: stack.internalToken,
     },
+    'edge proxy listening',
+    10_000,
   );
-  const lines = createInterface({ input: child.stdout });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the edge proxy did not start')), 10_000);
-    child.once('exit', (code) => reject(new Error(`the edge proxy exited (${code})`)));
-    lines.on('line', (line) => {
-      const entry = JSON.parse(line);
-      if (entry.msg === 'edge proxy listening') {
-        clearTimeout(timer);
-        resolve(entry.url);
-      }
-    });
-  }).catch(async (err) => {
-    await exited(child, 'SIGKILL');
-    throw err;
-  });
+  const { url } = entry;
   return {
     url,
     pid: child.pid,

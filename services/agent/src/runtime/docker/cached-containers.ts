@@ -5,11 +5,8 @@ import type {
   ContainerCreateOptions,
   ContainerLimits,
   ContainerState,
-  ContainerSummary,
-  HostProcess,
-  NetworkCreateOptions,
-  NetworkState,
 } from './container-client';
+import { ForwardingContainers } from './forwarding-containers';
 
 /** Docker's container events that change what `find` answers (exec_* and the like do not). */
 const STATE_CHANGES = new Set([
@@ -46,7 +43,7 @@ const RECONNECT_MS = 250;
  * was killed or removed behind the agent's back) forget what was known. With no event stream
  * (not started, broken, reconnecting), every `find` asks Docker, as before.
  */
-export class CachedContainers implements ContainerClient {
+export class CachedContainers extends ForwardingContainers {
   private readonly known = new Map<string, ContainerState>();
   /** Bumped by every change: a lookup that raced a change does not store what it read. */
   private generation = 0;
@@ -57,10 +54,12 @@ export class CachedContainers implements ContainerClient {
   private reconnect: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly inner: ContainerClient,
+    inner: ContainerClient,
     private readonly events: EventSource,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    super(inner);
+  }
 
   /** Opens the event stream; until it is open, nothing is cached. */
   async watch(): Promise<void> {
@@ -151,7 +150,7 @@ export class CachedContainers implements ContainerClient {
     }
   }
 
-  async find(container: string): Promise<ContainerState | undefined> {
+  override async find(container: string): Promise<ContainerState | undefined> {
     const cached = this.live ? this.known.get(container) : undefined;
     if (cached !== undefined) return structuredClone(cached);
     const generation = this.generation;
@@ -172,51 +171,31 @@ export class CachedContainers implements ContainerClient {
     }
   }
 
-  createAndStart(options: ContainerCreateOptions): Promise<string> {
+  override createAndStart(options: ContainerCreateOptions): Promise<string> {
     return this.changing([options.name ?? ''], () => this.inner.createAndStart(options));
   }
 
-  remove(container: string): Promise<boolean> {
+  override remove(container: string): Promise<boolean> {
     return this.changing([container], () => this.inner.remove(container));
   }
 
-  rename(container: string, name: string): Promise<void> {
+  override rename(container: string, name: string): Promise<void> {
     return this.changing([container, name], () => this.inner.rename(container, name));
   }
 
-  updateLimits(container: string, limits: ContainerLimits): Promise<void> {
+  override updateLimits(container: string, limits: ContainerLimits): Promise<void> {
     return this.changing([container], () => this.inner.updateLimits(container, limits));
   }
 
-  pause(container: string): Promise<void> {
+  override pause(container: string): Promise<void> {
     return this.changing([container], () => this.inner.pause(container));
   }
 
-  unpause(container: string): Promise<void> {
+  override unpause(container: string): Promise<void> {
     return this.changing([container], () => this.inner.unpause(container));
   }
 
-  start(container: string): Promise<void> {
+  override start(container: string): Promise<void> {
     return this.changing([container], () => this.inner.start(container));
-  }
-
-  top(container: string): Promise<HostProcess[]> {
-    return this.inner.top(container);
-  }
-
-  listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
-    return this.inner.listByLabel(key, value);
-  }
-
-  createNetwork(options: NetworkCreateOptions): Promise<boolean> {
-    return this.inner.createNetwork(options);
-  }
-
-  inspectNetwork(name: string): Promise<NetworkState> {
-    return this.inner.inspectNetwork(name);
-  }
-
-  inspectImage(name: string): Promise<void> {
-    return this.inner.inspectImage(name);
   }
 }

@@ -3,13 +3,10 @@ import type {
   ContainerClient,
   ContainerCreateOptions,
   ContainerLimits,
-  ContainerState,
   ContainerSummary,
-  HostProcess,
-  NetworkCreateOptions,
-  NetworkState,
 } from './container-client';
 import type { CpuGroups } from './cpu-groups';
+import { ForwardingContainers } from './forwarding-containers';
 
 /** The part of `CpuGroups` the containers use. */
 export type CpuGroupStore = Pick<
@@ -23,14 +20,14 @@ export type CpuGroupStore = Pick<
  * user process into; Docker's own limit on the container is the runner's allowance instead.
  * Callers see Docker's calls unchanged: the limits they pass are the session's.
  */
-export class CpuSplitContainers implements ContainerClient {
+export class CpuSplitContainers extends ForwardingContainers {
   /** Groups made for containers being created: not leftovers yet. */
   private readonly creating = new Set<string>();
   /** The group of each container this agent made or looked up, by name and by id. */
   private readonly keys = new Map<string, string>();
 
   constructor(
-    private readonly inner: ContainerClient,
+    inner: ContainerClient,
     private readonly groups: CpuGroupStore,
     private readonly options: {
       /** The label that names a container's group. */
@@ -38,9 +35,11 @@ export class CpuSplitContainers implements ContainerClient {
       /** Docker's CPU limit on each container: what the runner and its zygotes may use. */
       runnerNanoCpus: number;
     },
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  async createAndStart(options: ContainerCreateOptions): Promise<string> {
+  override async createAndStart(options: ContainerCreateOptions): Promise<string> {
     const key = options.name;
     if (key === undefined) throw new Error('a sandbox container needs a name');
     const cpus = (options.HostConfig?.NanoCpus ?? 0) / 1e9;
@@ -80,7 +79,7 @@ export class CpuSplitContainers implements ContainerClient {
     return key;
   }
 
-  async updateLimits(container: string, limits: ContainerLimits): Promise<void> {
+  override async updateLimits(container: string, limits: ContainerLimits): Promise<void> {
     const key = await this.keyOf(container);
     if (key !== undefined) await this.groups.setCpus(key, limits.nanoCpus / 1e9);
     await this.inner.updateLimits(container, {
@@ -90,7 +89,7 @@ export class CpuSplitContainers implements ContainerClient {
   }
 
   /** Removes the container, then its group (or leaves that to `collect` if it is still busy). */
-  async remove(container: string): Promise<boolean> {
+  override async remove(container: string): Promise<boolean> {
     const key = await this.keyOf(container);
     const removed = await this.inner.remove(container);
     if (key === undefined) return removed;
@@ -117,19 +116,7 @@ export class CpuSplitContainers implements ContainerClient {
     return this.groups.close();
   }
 
-  find(container: string): Promise<ContainerState | undefined> {
-    return this.inner.find(container);
-  }
-
-  pause(container: string): Promise<void> {
-    return this.inner.pause(container);
-  }
-
-  unpause(container: string): Promise<void> {
-    return this.inner.unpause(container);
-  }
-
-  async rename(container: string, name: string): Promise<void> {
+  override async rename(container: string, name: string): Promise<void> {
     await this.inner.rename(container, name);
     const key = this.keys.get(container);
     if (key !== undefined) this.keys.set(name, key);
@@ -140,32 +127,12 @@ export class CpuSplitContainers implements ContainerClient {
    * was made with: a claimed pool member, whose limits may have changed since, is rebuilt
    * rather than started).
    */
-  async start(container: string): Promise<void> {
+  override async start(container: string): Promise<void> {
     const labels = (await this.inner.find(container))?.labels ?? {};
     const key = labels[this.options.label];
     if (key !== undefined && !(await this.groups.exists(key))) {
       await this.groups.create(key, Number(labels[`${this.options.label}-cpus`]) || 1);
     }
     await this.inner.start(container);
-  }
-
-  top(container: string): Promise<HostProcess[]> {
-    return this.inner.top(container);
-  }
-
-  listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
-    return this.inner.listByLabel(key, value);
-  }
-
-  createNetwork(options: NetworkCreateOptions): Promise<boolean> {
-    return this.inner.createNetwork(options);
-  }
-
-  inspectNetwork(name: string): Promise<NetworkState> {
-    return this.inner.inspectNetwork(name);
-  }
-
-  inspectImage(name: string): Promise<void> {
-    return this.inner.inspectImage(name);
   }
 }
