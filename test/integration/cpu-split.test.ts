@@ -1,4 +1,4 @@
-import { access, mkdir, readFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rmdir, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
 import { useStackWithAccount } from '../support/use-stack';
@@ -81,12 +81,19 @@ describe('CPU split', () => {
     await expect(access(join(CPU_MOUNT, group))).rejects.toThrow();
   });
 
-  it('removes groups that no container has at its reconcile', async () => {
+  it('removes groups that no container has at its reconcile, once a minute old', async () => {
     const stray = join(nodeGroups(), 'sbx-left-by-a-crash');
     await mkdir(stray);
+    const young = join(nodeGroups(), 'sbx-being-made');
+    await mkdir(young);
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(stray, twoMinutesAgo, twoMinutesAgo);
     const own = (await command(t.sessionId, cpuGroupOf('self'))).body.stdout.trim();
     await runtime?.reconcile();
     await expect(access(stray)).rejects.toThrow();
     await access(join(CPU_MOUNT, own)); // a live session's group stays
+    // One made in the last minute may belong to a container being made after the listing.
+    await access(young);
+    await rmdir(young);
   });
 });

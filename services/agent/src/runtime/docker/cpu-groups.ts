@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { access, chown, mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
+import { access, chown, mkdir, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@sandbox/logger';
@@ -9,6 +9,11 @@ const PERIOD_US = 100_000;
 /** After a container's removal its processes may take a moment to leave their group. */
 const REMOVE_ATTEMPTS = 5;
 const REMOVE_RETRY_MS = 20;
+/**
+ * A group younger than this is never collected: its container may be made right now, after
+ * the listing that `collect` compares with was taken.
+ */
+const MIN_LEFTOVER_AGE_MS = 60_000;
 
 /**
  * Where the cgroup v1 `cpu` controller is mounted, from /proc/self/mountinfo; undefined on a
@@ -140,11 +145,19 @@ export class CpuGroups {
     return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
   }
 
-  /** Removes every group but those of `live` containers; the keys removed. */
-  async collect(live: ReadonlySet<string>): Promise<string[]> {
+  /**
+   * Removes every group but those of `live` containers and those made in the last minute; the
+   * keys removed.
+   */
+  async collect(live: ReadonlySet<string>, now = Date.now()): Promise<string[]> {
     const removed: string[] = [];
     for (const key of await this.keys()) {
-      if (!live.has(key) && (await this.remove(key))) removed.push(key);
+      if (live.has(key)) continue;
+      const made = await stat(join(this.root, key)).then(
+        (info) => info.mtimeMs,
+        () => now,
+      );
+      if (now - made >= MIN_LEFTOVER_AGE_MS && (await this.remove(key))) removed.push(key);
     }
     return removed;
   }
