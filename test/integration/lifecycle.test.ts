@@ -1,5 +1,5 @@
 import { previewRequest, startPreviewApp } from '../support/preview-app';
-import { docker, MANUAL_SWEEPS, sessionContainer } from '../support/stack';
+import { docker, MANUAL_SWEEPS, sessionContainer, sessionContainerNow } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /** Spec part 3 with short delays: active → idle → deep sleep → active, nothing lost. */
@@ -71,7 +71,7 @@ it('goes idle, then to deep sleep, and wakes on requests with every byte intact'
     filesCount: 20,
     activeProcesses: 0,
   });
-  expect(await container(id)).toBeUndefined();
+  expect(await sessionContainerNow(id)).toBeUndefined();
 
   // Any request restores it: files identical, processes gone.
   expect((await execute(id, FINGERPRINT)).body.stdout).toBe(before);
@@ -95,7 +95,7 @@ it('wakes on a preview visit through the edge proxy and on file requests', async
   // the app is started again).
   await sleep(3200);
   expect((await sweep()).slept).toContain(id);
-  expect(await container(id)).toBeUndefined();
+  expect(await sessionContainerNow(id)).toBeUndefined();
   expect((await visit(id, '/api')).status).toBe(502);
   expect((await info(id)).body.state).toBe('active');
   expect((await container(id))?.State.Running).toBe(true);

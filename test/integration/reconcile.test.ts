@@ -6,6 +6,7 @@ import { call, createAccount, createSession, type TestAccount } from '../support
 import {
   docker,
   sessionContainer,
+  sessionContainerNow,
   startStack,
   testWorkspaceDir,
   type TestStack,
@@ -118,6 +119,6 @@ it('never brings back a deleted session', async () => {
   });
   expect(deleted.status).toBe(200);
   expect(await runtime.reconcile()).toEqual({ started: [], rebuilt: [] });
-  expect(await containerOf(id)).toBeUndefined();
+  expect(await sessionContainerNow(id)).toBeUndefined();
   await expect(access(`${testWorkspaceDir(stack.nodeId)}/.specs/${id}.json`)).rejects.toThrow();
 });
