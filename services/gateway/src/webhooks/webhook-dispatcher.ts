@@ -74,9 +74,8 @@ export class WebhookDispatcher {
       leaseS: Math.ceil((this.options.timeoutMs * 2) / 1000),
       perAccount: PER_ACCOUNT_IN_FLIGHT,
       busyEndpoints: [...this.busyEndpoints.keys()],
-      busyAccounts: [...this.busyAccounts]
-        .filter(([, count]) => count >= PER_ACCOUNT_IN_FLIGHT)
-        .map(([accountId]) => accountId),
+      // An account with some in flight gets only what is left of its share.
+      busyAccounts: this.busyAccounts,
     });
     for (const delivery of due) {
       count(this.busyEndpoints, delivery.endpointId, 1);

@@ -120,17 +120,19 @@ export class WebhookStore {
   }
 
   /**
-   * Claims deliveries that are due, fairly: at most one per endpoint and `perAccount` per
-   * account in one claim, none for endpoints or accounts this replica is busy with, oldest
-   * first. Each is leased for `leaseS` (a replica that dies while delivering leaves it to be
-   * retried when the lease ends) and its attempt counted.
+   * Claims deliveries that are due, fairly: at most one per endpoint, none for endpoints this
+   * replica is busy with, and per account no more than `perAccount` less what this replica
+   * already has in flight for it (`busyAccounts`), oldest first. Each is leased for `leaseS`
+   * (a replica that dies while delivering leaves it to be retried when the lease ends) and its
+   * attempt counted.
    */
   async claimDue(options: {
     batch: number;
     leaseS: number;
     perAccount: number;
     busyEndpoints: readonly string[];
-    busyAccounts: readonly string[];
+    /** Deliveries in flight on this replica, by account id. */
+    busyAccounts: ReadonlyMap<string, number>;
   }): Promise<DueDelivery[]> {
     const { rows } = await this.db.query<{
       event_id: string;
@@ -147,14 +149,17 @@ export class WebhookStore {
                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at) AS nth
              FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND e.disabled_at IS NULL
-              AND d.endpoint_id <> ALL ($3::text[]) AND e.account_id <> ALL ($4::text[])) ranked
+              AND d.endpoint_id <> ALL ($3::text[])) ranked
           WHERE nth = 1),
+       busy AS (
+         SELECT * FROM unnest($4::text[], $6::int[]) AS busy(account_id, in_flight)),
        candidates AS (
          SELECT event_id, endpoint_id FROM (
-           SELECT event_id, endpoint_id, next_attempt_at,
+           SELECT event_id, endpoint_id, account_id, next_attempt_at,
                   row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at) AS nth
              FROM first_per_endpoint) ranked
-          WHERE nth <= $5
+           LEFT JOIN busy USING (account_id)
+          WHERE nth <= $5 - coalesce(busy.in_flight, 0)
           ORDER BY next_attempt_at
           LIMIT $1),
        due AS (
@@ -174,8 +179,9 @@ export class WebhookStore {
         options.batch,
         options.leaseS,
         options.busyEndpoints,
-        options.busyAccounts,
+        [...options.busyAccounts.keys()],
         options.perAccount,
+        [...options.busyAccounts.values()],
       ],
     );
     return rows.map((row) => ({
