@@ -35,15 +35,10 @@ async function cgroupDirs(pid: number): Promise<Map<string, string>> {
 
 /** Where a container's counters are (fixed while its init runs). */
 interface CounterFiles {
-  memoryEvents: string;
   /** memory.events (v2) or memory.oom_control (v1): both count `oom_kill`. */
+  memoryEvents: string;
   pidsEvents: string;
 }
-
-/** By container id and init pid: a restart, or a pid taken by another init, is a new key. */
-const counterFiles = new Map<string, Promise<CounterFiles>>();
-/** A node's containers come and go: the paths of this many inits are kept. */
-const MAX_KNOWN_INITS = 4096;
 
 async function findCounterFiles(pid: number): Promise<CounterFiles> {
   const dirs = await cgroupDirs(pid);
@@ -58,23 +53,7 @@ async function findCounterFiles(pid: number): Promise<CounterFiles> {
   };
 }
 
-function counterFilesOf(pid: number, container: string): Promise<CounterFiles> {
-  const key = `${container}:${pid}`;
-  let files = counterFiles.get(key);
-  if (files === undefined) {
-    if (counterFiles.size >= MAX_KNOWN_INITS) counterFiles.clear();
-    files = findCounterFiles(pid);
-    counterFiles.set(key, files);
-  }
-  return files;
-}
-
-/**
- * Reads the OOM-kill and refused-fork counters of `container`, whose init is `pid` (its
- * cgroups are looked up once per container and init).
- */
-export async function readLimitCounters(pid: number, container = ''): Promise<LimitCounters> {
-  const files = await (container === '' ? findCounterFiles(pid) : counterFilesOf(pid, container));
+async function readCounters(files: CounterFiles): Promise<LimitCounters> {
   const [memoryEvents, pidsEvents] = await Promise.all([
     readOrUndefined(files.memoryEvents),
     readOrUndefined(files.pidsEvents),
@@ -85,24 +64,51 @@ export async function readLimitCounters(pid: number, container = ''): Promise<Li
   };
 }
 
+/** Reads the OOM-kill and refused-fork counters of the container whose init is `pid`. */
+export async function readLimitCounters(pid: number): Promise<LimitCounters> {
+  return readCounters(await findCounterFiles(pid));
+}
+
 const highest = (a: LimitCounters, b: LimitCounters): LimitCounters => ({
   oomKills: Math.max(a.oomKills, b.oomKills),
   forkRefusals: Math.max(a.forkRefusals, b.forkRefusals),
 });
 
+/** A running container, as the ledger knows it: its id and its init's host pid. */
+export interface WatchedContainer {
+  id: string;
+  pid: number;
+}
+
 /**
- * What each container's counters stood at when they were last reported, so that a limit hit
- * by a background process after its run ended is reported with the session's next run, and
- * no growth is reported twice (by two runs at once).
+ * Each container's limit counters: where they are (looked up once per container and init),
+ * and what they stood at when last reported, so that a limit hit by a background process after
+ * its run ended is reported with the session's next run, and no growth is reported twice (by
+ * two runs at once).
  */
 export class LimitLedger {
+  /** By container id and init pid: a restart, or a pid taken by another init, is a new key. */
+  private readonly files = new Map<string, Promise<CounterFiles>>();
   private readonly reported = new Map<string, LimitCounters>();
 
+  /** `maxContainers`: a node's containers come and go; this many are remembered. */
   constructor(private readonly maxContainers = 4096) {}
 
+  /** The container's counters now. */
+  async read(container: WatchedContainer): Promise<LimitCounters> {
+    const key = `${container.id}:${container.pid}`;
+    let files = this.files.get(key);
+    if (files === undefined) {
+      if (this.files.size >= this.maxContainers) this.files.clear();
+      files = findCounterFiles(container.pid);
+      this.files.set(key, files);
+    }
+    return readCounters(await files);
+  }
+
   /** Where a run starts counting from: the last report, else the counters now. */
-  baseline(container: string, now: LimitCounters): LimitCounters {
-    return this.reported.get(container) ?? now;
+  async baseline(container: WatchedContainer): Promise<LimitCounters> {
+    return this.reported.get(container.id) ?? this.read(container);
   }
 
   /**

@@ -4,7 +4,7 @@ import type { Logger } from '@sandbox/logger';
 import type { ContainerState } from '../docker/container-client';
 import type { ByteSink, ExecSpec } from '../sandbox-runtime';
 import type { WorkspaceStore } from '../storage/workspaces';
-import { isFull, limitsExceeded, readLimitCounters, type LimitLedger } from './limit-watch';
+import { isFull, limitsExceeded, type LimitLedger } from './limit-watch';
 import type { PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
 import { exec } from './runner-operations';
@@ -32,10 +32,7 @@ export async function meteredExec(
   signal: AbortSignal,
 ): Promise<RunResult> {
   const { runner, installer, workspaces, logger } = deps;
-  const before = deps.ledger.baseline(
-    container.id,
-    await readLimitCounters(container.pid, container.id),
-  );
+  const before = await deps.ledger.baseline(container);
   const outcome = await exec(
     { runner, installer, logger: logger.child({ sessionId: spec.sessionId }) },
     spec,
@@ -43,7 +40,7 @@ export async function meteredExec(
     signal,
   );
   const [after, disk] = await Promise.all([
-    readLimitCounters(container.pid, container.id),
+    deps.ledger.read(container),
     deps.diskQuota === 'loop'
       ? workspaces
           .hostPath(spec.sessionId)
