@@ -102,6 +102,9 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
     const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
     const sessionId = await a!.createSession();
     expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    // Replica A writes that run's activity within a second: let it, so that it does not land
+    // after the backdating below.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     // As if nobody had used it for ten minutes: replica B's next sweep pauses it.
     await t.stack.gateways[0]!.db.query(
       `UPDATE sessions SET last_active_at = now() - interval '10 minutes' WHERE id = $1`,

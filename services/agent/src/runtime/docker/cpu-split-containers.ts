@@ -6,6 +6,7 @@ import type {
   ContainerSummary,
 } from './container-client';
 import type { CpuGroups } from './cpu-groups';
+import { statusCode } from './docker-names';
 import { ForwardingContainers } from './forwarding-containers';
 
 /** The part of `CpuGroups` the containers use. */
@@ -39,6 +40,11 @@ export class CpuSplitContainers extends ForwardingContainers {
     super(inner);
   }
 
+  /** The label that keeps the CPUs a container's group was made with. */
+  private get cpusLabel(): string {
+    return `${this.options.label}-cpus`;
+  }
+
   override async createAndStart(options: ContainerCreateOptions): Promise<string> {
     const key = options.name;
     if (key === undefined) throw new Error('a sandbox container needs a name');
@@ -51,7 +57,7 @@ export class CpuSplitContainers extends ForwardingContainers {
         Labels: {
           ...options.Labels,
           [this.options.label]: key,
-          [`${this.options.label}-cpus`]: String(cpus),
+          [this.cpusLabel]: String(cpus),
         },
         HostConfig: {
           ...options.HostConfig,
@@ -63,7 +69,7 @@ export class CpuSplitContainers extends ForwardingContainers {
       return id;
     } catch (err) {
       // A name in use is another container's, and so is its group.
-      if ((err as { statusCode?: number }).statusCode !== 409) await this.groups.remove(key);
+      if (statusCode(err) !== 409) await this.groups.remove(key);
       throw err;
     } finally {
       this.creating.delete(key);
@@ -131,7 +137,7 @@ export class CpuSplitContainers extends ForwardingContainers {
     const labels = (await this.inner.find(container))?.labels ?? {};
     const key = labels[this.options.label];
     if (key !== undefined && !(await this.groups.exists(key))) {
-      await this.groups.create(key, Number(labels[`${this.options.label}-cpus`]) || 1);
+      await this.groups.create(key, Number(labels[this.cpusLabel]) || 1);
     }
     await this.inner.start(container);
   }
