@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { RunnerError } from './protocol';
 
@@ -17,30 +18,54 @@ const TICKS_PER_SECOND = 100;
 
 const PAGE_SIZE = 4096;
 
-async function readInfo(pid: number, procRoot: string): Promise<ProcessInfo | undefined> {
-  try {
-    const stat = await readFile(`${procRoot}/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const state = fields[0];
-    if (state === 'Z' || state === 'X') return undefined; // exited, not yet reaped
-    const ppid = Number(fields[1]);
-    const pgid = Number(fields[2]);
-    const rssPages = Number(fields[21]);
-    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
-    return { pid, ppid, pgid, rss: rssPages * PAGE_SIZE, cpuMs: (ticks * 1000) / TICKS_PER_SECOND };
-  } catch {
-    return undefined;
-  }
+/** A process's line of /proc/<pid>/stat, parsed; undefined if it has exited. */
+function parseStat(pid: number, stat: string): ProcessInfo | undefined {
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0];
+  if (state === 'Z' || state === 'X') return undefined; // exited, not yet reaped
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  const rssPages = Number(fields[21]);
+  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+  return { pid, ppid, pgid, rss: rssPages * PAGE_SIZE, cpuMs: (ticks * 1000) / TICKS_PER_SECOND };
 }
+
+async function readInfo(pid: number, procRoot: string): Promise<ProcessInfo | undefined> {
+  const stat = await readFile(`${procRoot}/${pid}/stat`, 'utf8').catch(() => undefined);
+  return stat === undefined ? undefined : parseStat(pid, stat);
+}
+
+const PID_NAME = /^\d+$/;
 
 /** Every live process visible in /proc. */
 export async function listProcesses(procRoot = '/proc'): Promise<ProcessInfo[]> {
   const names = await readdir(procRoot);
   const infos = await Promise.all(
-    names.filter((name) => /^\d+$/.test(name)).map((name) => readInfo(Number(name), procRoot)),
+    names.filter((name) => PID_NAME.test(name)).map((name) => readInfo(Number(name), procRoot)),
   );
   return infos.filter((info): info is ProcessInfo => info !== undefined);
+}
+
+/**
+ * listProcesses without the thread pool: for a sandbox's few processes, reading /proc in
+ * place costs a fraction of the round trips each asynchronous read takes. For polls that
+ * run often; the caller bounds how often by what a listing costs.
+ */
+export function listProcessesNow(procRoot = '/proc'): ProcessInfo[] {
+  const infos: ProcessInfo[] = [];
+  for (const name of readdirSync(procRoot)) {
+    if (!PID_NAME.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`${procRoot}/${name}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const info = parseStat(Number(name), stat);
+    if (info !== undefined) infos.push(info);
+  }
+  return infos;
 }
 
 /** `root` and its descendants, from one listing. */
