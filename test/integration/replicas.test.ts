@@ -132,4 +132,35 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
     const { lastActive } = (await b!.session<{ lastActive: string }>(sessionId)).body;
     expect(Date.parse(lastActive)).toBeGreaterThanOrEqual(before - 50);
   });
+
+  it("records a run's event for an endpoint another replica registered just before", async () => {
+    const key = (await createAccount(t.stack, 'free')).key;
+    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
+    const sessionId = await a!.createSession();
+    // Replica A learns that the account has no endpoint, and keeps that.
+    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    const created = await b!.post<{ id: string }>('/v1/webhooks', {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['execution.completed'],
+    });
+    expect(created.status).toBe(201);
+    expect((await a!.execute(sessionId, { command: 'exit 3' })).status).toBe(200);
+    // Recorded just after the answer.
+    const recorded = async () => {
+      const { rows } = await t.stack.gateways[0]!.db.query<{ payload: string }>(
+        `SELECT payload FROM webhook_deliveries
+          WHERE endpoint_id = $1 AND event_type = 'execution.completed'`,
+        [created.body.id],
+      );
+      return rows.map((row) => JSON.parse(row.payload) as { data: Record<string, unknown> });
+    };
+    const until = Date.now() + 3000;
+    while ((await recorded()).length === 0 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const events = await recorded();
+    expect(events).toHaveLength(1);
+    expect(events[0]!.data).toMatchObject({ sessionId, exitCode: 3 });
+  });
 });

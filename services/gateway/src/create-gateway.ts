@@ -143,8 +143,9 @@ async function openWebhooks(
   config: GatewayConfig,
   logger: Logger,
   db: Database,
+  invalidations: Invalidations,
 ): Promise<Webhooks> {
-  const store = new WebhookStore(db);
+  const store = new WebhookStore(db, invalidations);
   const box = openSecretBox(config, logger);
   if (box !== undefined) {
     const resealed = await store.resealSecrets(
@@ -206,7 +207,7 @@ export async function startGateway({
     agents,
     invalidations,
   );
-  const webhooks = await openWebhooks(config, logger, db);
+  const webhooks = await openWebhooks(config, logger, db, invalidations);
   const idempotency = new IdempotencyStore(db, webhooks.box);
   const sweeper = new SessionSweeper({
     store: sessionStore,

@@ -1,4 +1,6 @@
 import { AppError } from '@sandbox/errors';
+import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
+import { StampedCache } from '../cache/stamped-cache';
 import type { Database, Queryable } from '../db/database';
 import {
   enqueueFromSql,
@@ -54,15 +56,33 @@ export function webhookNotFound(webhookId: string): AppError {
   return new AppError('not_found', 'Webhook not found', { details: { webhookId } });
 }
 
-/** Webhook endpoints and the outbox of their deliveries, in Postgres. */
+/** The stamp bumped when an account's endpoints change (see `Invalidations`). */
+export const webhooksStamp = (accountId: string): string => `webhooks:${accountId}`;
+/** Accounts whose subscribed events a replica keeps. */
+const MAX_CACHED_ACCOUNTS = 10_000;
+
+/**
+ * Webhook endpoints and the outbox of their deliveries, in Postgres. Which events an
+ * account's endpoints subscribe to is kept by each replica under the account's stamp, so that
+ * an event nobody subscribes to (every run's `execution.completed`, for most accounts) costs
+ * a Redis read, not a Postgres write; a registration or a deletion on any replica applies to
+ * the next event on every replica.
+ */
 export class WebhookStore {
-  constructor(private readonly db: Database) {}
+  private readonly subscribed: StampedCache<ReadonlySet<WebhookEvent>>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly invalidations: Invalidations = new LocalInvalidations(),
+  ) {
+    this.subscribed = new StampedCache(invalidations, MAX_CACHED_ACCOUNTS);
+  }
 
   async create(
     accountId: string,
     input: { id: string; url: string; events: WebhookEvent[]; sealedSecret: string },
   ): Promise<WebhookEndpoint> {
-    return this.db.transaction(async (tx) => {
+    const endpoint = await this.db.transaction(async (tx) => {
       // One registration at a time per account, so the cap holds under concurrency.
       await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
       const { rows: count } = await tx.query<{ n: number }>(
@@ -83,6 +103,8 @@ export class WebhookStore {
       );
       return toEndpoint(rows[0] as EndpointRow);
     });
+    await this.changed(accountId);
+    return endpoint;
   }
 
   async list(accountId: string): Promise<WebhookEndpoint[]> {
@@ -100,7 +122,35 @@ export class WebhookStore {
       'DELETE FROM webhook_endpoints WHERE account_id = $1 AND id = $2',
       [accountId, webhookId],
     );
-    return (rowCount ?? 0) > 0;
+    const deleted = (rowCount ?? 0) > 0;
+    if (deleted) await this.changed(accountId);
+    return deleted;
+  }
+
+  /** After a change to the account's endpoints is committed: every replica reads them again. */
+  private async changed(accountId: string): Promise<void> {
+    this.subscribed.forget(accountId);
+    // A lost bump is a lost Redis, on which every replica's cache starts over.
+    await this.invalidations.bump([webhooksStamp(accountId)]).catch(() => undefined);
+  }
+
+  /**
+   * Whether an endpoint of the account subscribes to `type`; true when that cannot be known
+   * from the cache (Redis unreachable), so that no event is ever dropped by mistake.
+   */
+  private async subscribes(accountId: string, type: WebhookEvent): Promise<boolean> {
+    const read = await this.subscribed.readStamps([webhooksStamp(accountId)]);
+    if (read.stamps === undefined) return true;
+    let events = this.subscribed.lookup(accountId, read);
+    if (events === undefined) {
+      const { rows } = await this.db.query<{ event: WebhookEvent }>(
+        'SELECT DISTINCT unnest(events) AS event FROM webhook_endpoints WHERE account_id = $1',
+        [accountId],
+      );
+      events = new Set(rows.map((row) => row.event));
+      this.subscribed.keep(accountId, events, read);
+    }
+    return events.has(type);
   }
 
   /** Records an event for every endpoint of the account subscribed to it. */
@@ -110,6 +160,7 @@ export class WebhookStore {
     data: WebhookEventData[E],
     db: Queryable = this.db,
   ): Promise<void> {
+    if (!(await this.subscribes(accountId, type))) return;
     await db.query(
       enqueueFromSql(
         type,
