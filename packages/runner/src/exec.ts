@@ -202,8 +202,8 @@ async function collectResult(run: StartedRun, exit: Exit): Promise<RunResult> {
   // Keep draining pipes held open by background processes, so they never block.
   run.output.finish();
   const [timing, after] = await Promise.all([readTiming(run.timingFile), snapshot(run.cwd)]);
-  // Nobody waits for the run's own files to go.
-  void rm(run.timingFile, { force: true }).catch(() => undefined);
+  // The answer does not wait for the run's own files to go; the next run does.
+  cleanups.push(rm(run.timingFile, { force: true }).catch(() => undefined));
   if (run.codeFile !== undefined) await rm(run.codeFile, { force: true });
   const filesWritten = changed(run.before, after);
   const { timedOut } = run.timeout;
@@ -217,8 +217,19 @@ async function collectResult(run: StartedRun, exit: Exit): Promise<RunResult> {
   };
 }
 
+/** Removals of ended runs' files, not yet awaited. */
+let cleanups: Promise<unknown>[] = [];
+
+/** Waits for ended runs' files to be gone: a run never sees what an earlier one left. */
+async function cleanedUp(): Promise<void> {
+  const pending = cleanups;
+  cleanups = [];
+  await Promise.all(pending);
+}
+
 /** Starts a run of a command or code, measured; reports the files it created or changed. */
 export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle> {
+  await cleanedUp();
   const cwd = await workingDirectory(spec.cwd);
   // The runner's directory is made for every run: the user may have removed it.
   const [before] = await Promise.all([
