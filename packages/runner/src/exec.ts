@@ -4,13 +4,19 @@ import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
-import { cappedFilesWritten, TIMEOUT_EXIT_CODE, type RunResult } from '@sandbox/contract/run';
+import {
+  cappedFilesWritten,
+  TIMEOUT_EXIT_CODE,
+  USER_CPU_PROCS,
+  type RunResult,
+} from '@sandbox/contract/run';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
 import { inCpuGroup, splitsCpu } from './cpu-group';
 import { changed, snapshot, type Snapshot } from './file-snapshot';
 import { RunnerError } from './protocol';
-import { readTiming, TIME_FORMAT, UsagePoller } from './run-measure';
+import { readTiming, TIME_FORMAT, UsagePoller, type Timing } from './run-measure';
 import { RunOutput, type RunSink } from './run-output';
+import { Spawner, SPAWNER_BINARY } from './spawner';
 import { RUNNER_DIR } from './runner-dir';
 import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
@@ -99,30 +105,83 @@ async function writeCodeFile(
 
 type RunProcess = ChildProcessByStdio<null, Readable, Readable>;
 
+/** A run's leader process, however it was started. */
+interface Launched {
+  pid: number;
+  stdout: Readable;
+  stderr: Readable;
+  exited: Promise<LeaderExit>;
+}
+
+/** How the leader ended, and what the run used as measured when it was reaped. */
+interface LeaderExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timing(): Promise<Timing | undefined>;
+}
+
+interface LaunchOptions {
+  cwd: string;
+  env: Record<string, string>;
+  runId: string;
+  timingFile: string;
+}
+
 /** Whether user processes run in a CPU group of their own (cpu-group.ts): fixed at birth. */
 const CPU_SPLIT = splitsCpu();
 
+/** Starts runs by vfork in a small helper, where it is installed (the sandbox image). */
+export const spawner = new Spawner(SPAWNER_BINARY, CPU_SPLIT ? USER_CPU_PROCS : '');
+
+/** The run's environment: the runner's, the caller's, and the mark that finds its processes. */
+function runEnv(options: LaunchOptions): Record<string, string> {
+  // The mark lets a timeout find what the run started even after it left the tree.
+  return { ...stringEnv(process.env), ...options.env, [RUN_MARK]: options.runId };
+}
+
 /**
- * Spawns `argv` under GNU time, which writes its CPU time and peak memory to `timingFile`, in
- * a process group of its own, every process marked with the run's id; inside the session's
- * CPU group where the sandbox has one.
+ * Starts `argv` in a process group of its own, every process marked with the run's id; inside
+ * the session's CPU group where the sandbox has one. The helper measures its CPU time and peak
+ * memory; without it, GNU time does, in `timingFile`.
  */
-function spawnUnderTime(
-  argv: string[],
-  options: { cwd: string; env: Record<string, string>; runId: string; timingFile: string },
-): { child: RunProcess; leader: number } {
+async function launch(argv: string[], options: LaunchOptions): Promise<Launched> {
+  if (!spawner.available) return launchUnderTime(argv, options);
+  const run = await spawner.spawn(argv, {
+    cwd: options.cwd,
+    env: runEnv(options),
+    enterCpuGroup: CPU_SPLIT,
+  });
+  const exited = run.exited.then(({ code, signal, cpuTimeMs, maxRssBytes }) => ({
+    code,
+    signal,
+    timing: () => Promise.resolve({ cpuTimeMs, maxRssBytes }),
+  }));
+  return { pid: run.pid, stdout: run.stdout, stderr: run.stderr, exited };
+}
+
+function launchUnderTime(argv: string[], options: LaunchOptions): Launched {
   const timed = ['/usr/bin/time', '-f', TIME_FORMAT, '-o', options.timingFile, ...argv];
   const [file = '', ...args] = CPU_SPLIT ? inCpuGroup(timed) : timed;
   const child = spawn(file, args, {
     cwd: options.cwd,
-    // The mark lets a timeout find what the run started even after it left the tree.
-    env: { ...process.env, ...options.env, [RUN_MARK]: options.runId },
+    env: runEnv(options),
     detached: true, // its own process group, so that the tree can be killed
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const leader = child.pid;
-  if (leader === undefined) throw new RunnerError('internal_error', 'Could not start the process');
-  return { child, leader };
+  if (child.pid === undefined)
+    throw new RunnerError('internal_error', 'Could not start the process');
+  return fromChild(child, options.timingFile);
+}
+
+/** A Node child process as a run's leader: its usage is in the timing file it writes. */
+function fromChild(child: RunProcess, timingFile: string): Launched {
+  const exited = new Promise<LeaderExit>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      resolve({ code, signal, timing: () => readTiming(timingFile) }),
+    );
+  });
+  return { pid: child.pid ?? 0, stdout: child.stdout, stderr: child.stderr, exited };
 }
 
 /** The pre-started Nodes of code runs (zygote.ts), one kept ready. */
@@ -140,18 +199,9 @@ function takeZygote(spec: RunSpec): Zygote | undefined {
  * Gives the code run to a zygote: it takes the environment, working directory and arguments
  * `node file` would have had, marked like any run, and writes its own timing when it exits.
  */
-function handToZygote(
-  zygote: Zygote,
-  file: string,
-  options: { cwd: string; env: Record<string, string>; runId: string; timingFile: string },
-): { child: RunProcess; leader: number } {
-  zygote.hand({
-    file,
-    cwd: options.cwd,
-    env: { ...stringEnv(process.env), ...options.env, [RUN_MARK]: options.runId },
-    timingFile: options.timingFile,
-  });
-  return { child: zygote.child, leader: zygote.pid };
+function handToZygote(zygote: Zygote, file: string, options: LaunchOptions): Launched {
+  zygote.hand({ file, cwd: options.cwd, env: runEnv(options), timingFile: options.timingFile });
+  return fromChild(zygote.child, options.timingFile);
 }
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
@@ -162,7 +212,7 @@ function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 
 /** A run under way: what its result is made of. */
 interface StartedRun {
-  child: RunProcess;
+  leader: Launched;
   cwd: string;
   /** The working directory's files before the run. */
   before: Snapshot;
@@ -174,22 +224,15 @@ interface StartedRun {
   timeout: RunTimeout;
 }
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  executionTimeMs: number;
-}
-
 /** The run's result, once its process has exited. */
 function resultOf(run: StartedRun): Promise<RunResult> {
   return new Promise<RunResult>((resolve, reject) => {
-    run.child.on('error', reject);
-    run.child.on('exit', (code, signal) => {
+    run.leader.exited.then((exit) => {
       run.timeout.clear();
       run.usage.stop();
       const executionTimeMs = Number((process.hrtime.bigint() - run.started) / 1_000_000n);
-      collectResult(run, { code, signal, executionTimeMs }).then(resolve, reject);
-    });
+      collectResult(run, exit, executionTimeMs).then(resolve, reject);
+    }, reject);
   });
 }
 
@@ -197,11 +240,15 @@ function resultOf(run: StartedRun): Promise<RunResult> {
  * After the exit: waits for the last output (OUTPUT_GRACE_MS at most), removes the run's
  * files, and tells what it used and which files it created or changed.
  */
-async function collectResult(run: StartedRun, exit: Exit): Promise<RunResult> {
+async function collectResult(
+  run: StartedRun,
+  exit: LeaderExit,
+  executionTimeMs: number,
+): Promise<RunResult> {
   await Promise.race([run.output.ended, new Promise((ok) => setTimeout(ok, OUTPUT_GRACE_MS))]);
   // Keep draining pipes held open by background processes, so they never block.
   run.output.finish();
-  const [timing, after] = await Promise.all([readTiming(run.timingFile), snapshot(run.cwd)]);
+  const [timing, after] = await Promise.all([exit.timing(), snapshot(run.cwd)]);
   // The answer does not wait for the run's own files to go; the next run does.
   cleanups.push(rm(run.timingFile, { force: true }).catch(() => undefined));
   if (run.codeFile !== undefined) await rm(run.codeFile, { force: true });
@@ -209,7 +256,7 @@ async function collectResult(run: StartedRun, exit: Exit): Promise<RunResult> {
   const { timedOut } = run.timeout;
   return {
     exitCode: timedOut ? TIMEOUT_EXIT_CODE : (exit.code ?? 128 + signalNumber(exit.signal)),
-    executionTimeMs: exit.executionTimeMs,
+    executionTimeMs,
     memoryUsedBytes: Math.max(run.usage.peakRss, timing?.maxRssBytes ?? 0),
     cpuTimeMs: timing?.cpuTimeMs ?? Math.round(run.usage.cpuMs),
     timedOut,
@@ -240,18 +287,18 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
   const { argv, codeFile } = await commandLineOf(spec, cwd, runId);
   const started = process.hrtime.bigint();
-  const launch = { cwd, env: spec.env, runId, timingFile };
+  const options = { cwd, env: spec.env, runId, timingFile };
   const zygote =
     codeFile !== undefined && argv[0] === process.execPath ? takeZygote(spec) : undefined;
-  const { child, leader } =
+  const leader =
     zygote !== undefined && codeFile !== undefined
-      ? handToZygote(zygote, codeFile, launch)
-      : spawnUnderTime(argv, launch);
-  const output = new RunOutput([child.stdout, child.stderr], sink);
-  const usage = new UsagePoller(leader);
-  const timeout = new RunTimeout(leader, runId, spec.timeoutMs);
+      ? handToZygote(zygote, codeFile, options)
+      : await launch(argv, options);
+  const output = new RunOutput([leader.stdout, leader.stderr], sink);
+  const usage = new UsagePoller(leader.pid);
+  const timeout = new RunTimeout(leader.pid, runId, spec.timeoutMs);
   const result = resultOf({
-    child,
+    leader,
     cwd,
     before,
     timingFile,
@@ -264,8 +311,8 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   // The next code run's Node starts once this run no longer needs the CPU.
   const done = codeFile === undefined ? result : result.finally(() => zygotes.prepare());
   return {
-    pid: leader,
-    cancel: () => hangUp(leader),
+    pid: leader.pid,
+    cancel: () => hangUp(leader.pid),
     done,
     pauseOutput: () => output.pause(),
     resumeOutput: () => output.resume(),

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { RunnerContext } from './op-handlers';
-import { zygotes } from './exec';
+import { spawner, zygotes } from './exec';
 import { infrastructurePids } from './process-ops';
 import type { RunnerRequest } from './protocol';
 import { RunnerServer } from './runner-server';
@@ -19,8 +19,9 @@ export async function serve(
 ): Promise<void> {
   const infrastructure = await infrastructurePids();
   const server = new RunnerServer(output, { ...options, infrastructure });
-  // The first code run finds esbuild and a Node started already.
+  // The first run finds its starter, esbuild and a Node started already.
   if (options.startRun === undefined) {
+    spawner.prepare();
     warmUpTranspiler();
     zygotes.prepare();
   }
@@ -33,6 +34,7 @@ export async function serve(
   // The agent went away: foreground runs stop; background processes live on.
   server.cancelRuns();
   zygotes.close();
+  spawner.close();
 }
 
 /** A request line, or undefined for one that is not ours to answer (no id to answer to). */

@@ -7,6 +7,8 @@ const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
  * that names itself so only hides from its own session's kill-all.
  */
 const WAITING_ZYGOTE_ARGS = ' --enable-source-maps /opt/sandbox/runner/zygote.js';
+/** The runner's spawner (packages/runner/native): runs are its children, never the runner's. */
+const SPAWNER_PATH = '/opt/sandbox/runner/run-spawner';
 
 /** The process's pid inside its container (last NSpid entry), from the host's /proc. */
 async function containerPid(hostPid: number): Promise<number | undefined> {
@@ -18,7 +20,7 @@ async function containerPid(hostPid: number): Promise<number | undefined> {
 
 /**
  * The processes of a sandbox that belong to its user: all but its init, the keep-alive, the
- * runners and their helpers (esbuild, a zygote waiting for its run).
+ * runners and their helpers (the spawner, esbuild, a zygote waiting for its run).
  */
 export function userProcessesOf(processes: readonly HostProcess[], initPid: number): HostProcess[] {
   const keepAlive = processes
@@ -32,7 +34,9 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
       !runners.has(p.pid) &&
       !(
         runners.has(p.ppid) &&
-        (p.args.includes('esbuild') || p.args.endsWith(WAITING_ZYGOTE_ARGS))
+        (p.args.includes('esbuild') ||
+          p.args.endsWith(WAITING_ZYGOTE_ARGS) ||
+          p.args.split(' ')[0] === SPAWNER_PATH)
       ),
   );
 }

@@ -1,0 +1,371 @@
+/*
+ * spawner: starts the runs of a sandbox's runner without forking the runner.
+ *
+ * The runner is a Node process of some 50 MB; each fork of it copies its page tables and then
+ * pays copy-on-write faults for every page either side touches, which made the runner the
+ * largest CPU cost of a short command. This helper is a few hundred kilobytes: it vforks
+ * (no copy), enters the session's CPU group, becomes the run's process, and reports what GNU
+ * time reported before (CPU time and peak memory, from wait4), so that neither `sh` nor
+ * `time` is started per run either.
+ *
+ * It speaks frames over stdin (requests) and stdout (events), all integers little-endian:
+ *   u32 length of what follows, u8 type, u32 run id, payload
+ * Requests:
+ *   'S' start:  u8 flags (1: enter the CPU group), u32 argc, u32 envc, then NUL-terminated
+ *               cwd, argv[argc], env[envc]
+ *   'P' pause:  stop reading the run's pipes (its process blocks on a full pipe)
+ *   'R' resume: read them again
+ * Events:
+ *   's' started: i32 pid, or minus the errno of a failed start
+ *   'o' / 'e'   stdout / stderr bytes
+ *   'c' closed: u8 1 (stdout) or 2 (stderr), the pipe's end
+ *   'x' exited: i32 wait status, u64 CPU time in microseconds, u64 peak RSS in KiB
+ *
+ * Each run is its own session and process group (as Node's `detached`), stdin /dev/null,
+ * stdout and stderr pipes to this helper. The helper is single-threaded; it ends when its
+ * stdin closes (the runner is gone). Built static by scripts/build-sandbox-image.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CPU_GROUP_EXIT 125
+#define CPU_GROUP_MESSAGE "sandbox: could not enter the session's CPU limit\n"
+#define READ_CHUNK 65536
+
+struct run {
+  uint32_t id;
+  pid_t pid;      /* 0 once reaped */
+  int fds[2];     /* stdout, stderr read ends; -1 once closed */
+  int paused;
+};
+
+static struct run *runs;
+static size_t run_count, run_capacity;
+static int cpu_procs = -1; /* the session's cgroup.procs, if given */
+static int dev_null = -1;
+
+static void die(const char *what) {
+  fprintf(stderr, "spawner: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+
+static void put_u32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void write_all(const unsigned char *data, size_t length) {
+  while (length > 0) {
+    ssize_t n = write(STDOUT_FILENO, data, length);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      exit(0); /* the runner is gone */
+    }
+    data += n;
+    length -= (size_t)n;
+  }
+}
+
+/* One event: its header, then `length` bytes of payload. */
+static void send_event(char type, uint32_t id, const void *payload, size_t length) {
+  unsigned char header[9];
+  put_u32(header, (uint32_t)(5 + length));
+  header[4] = (unsigned char)type;
+  put_u32(header + 5, id);
+  write_all(header, sizeof header);
+  if (length > 0) write_all(payload, length);
+}
+
+static struct run *find_run_by_id(uint32_t id) {
+  for (size_t i = 0; i < run_count; i++)
+    if (runs[i].id == id) return &runs[i];
+  return NULL;
+}
+
+static struct run *find_run_by_pid(pid_t pid) {
+  for (size_t i = 0; i < run_count; i++)
+    if (runs[i].pid == pid) return &runs[i];
+  return NULL;
+}
+
+static void forget_if_done(struct run *run) {
+  if (run->pid != 0 || run->fds[0] >= 0 || run->fds[1] >= 0) return;
+  *run = runs[--run_count];
+}
+
+/* Reads what one pipe holds now and sends it; on its end, closes it and says so. */
+static void drain(struct run *run, int stream) {
+  static unsigned char buffer[READ_CHUNK];
+  int fd = run->fds[stream];
+  if (fd < 0) return;
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      send_event(stream == 0 ? 'o' : 'e', run->id, buffer, (size_t)n);
+      if ((size_t)n < sizeof buffer) return;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    close(fd);
+    run->fds[stream] = -1;
+    unsigned char which = (unsigned char)(stream + 1);
+    send_event('c', run->id, &which, 1);
+    return;
+  }
+}
+
+/*
+ * The child's side of a start, between vfork and exec: system calls only (it shares the
+ * helper's memory). A failure is left in *failure for the parent.
+ */
+static void become_run(const char *cwd, char *const argv[], char *const envp[], int out, int err,
+                       int enter_group, const sigset_t *mask, volatile int *failure) {
+  sigprocmask(SIG_SETMASK, mask, NULL);
+  if (setsid() < 0 || dup2(dev_null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
+      chdir(cwd) < 0) {
+    *failure = errno;
+    _exit(127);
+  }
+  if (enter_group && (cpu_procs < 0 || write(cpu_procs, "0", 1) != 1)) {
+    (void)!write(2, CPU_GROUP_MESSAGE, sizeof CPU_GROUP_MESSAGE - 1);
+    _exit(CPU_GROUP_EXIT);
+  }
+  execve(argv[0], argv, envp);
+  *failure = errno;
+  _exit(127);
+}
+
+/* vforks the run's process; its failure to start, if any, is left in *failure. */
+static __attribute__((noinline)) pid_t spawn_child(const char *cwd, char *const argv[],
+                                                   char *const envp[], int out, int err,
+                                                   int enter_group, const sigset_t *mask,
+                                                   int *failure) {
+  volatile int child_failure = 0;
+  pid_t pid = vfork();
+  if (pid == 0) become_run(cwd, argv, envp, out, err, enter_group, mask, &child_failure);
+  *failure = child_failure;
+  return pid;
+}
+
+/* Splits `count` NUL-terminated strings off [*at, end) into a NULL-ended array. */
+static char **strings(char **at, const char *end, uint32_t count) {
+  char **list = calloc((size_t)count + 1, sizeof *list);
+  if (list == NULL) die("calloc");
+  for (uint32_t i = 0; i < count; i++) {
+    char *nul = memchr(*at, '\0', (size_t)(end - *at));
+    if (nul == NULL) {
+      free(list);
+      return NULL;
+    }
+    list[i] = *at;
+    *at = nul + 1;
+  }
+  return list;
+}
+
+static void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_t *mask) {
+  int32_t result = -EINVAL;
+  char **argv = NULL, **envp = NULL;
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (length < 9 || find_run_by_id(id) != NULL) goto answer;
+  int enter_group = payload[0] & 1;
+  uint32_t argc = get_u32(payload + 1), envc = get_u32(payload + 5);
+  char *at = (char *)payload + 9, *end = (char *)payload + length;
+  char *cwd = at;
+  char *nul = memchr(at, '\0', (size_t)(end - at));
+  if (nul == NULL || argc == 0 || argc > length || envc > length) goto answer;
+  at = nul + 1;
+  if ((argv = strings(&at, end, argc)) == NULL || (envp = strings(&at, end, envc)) == NULL)
+    goto answer;
+  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+    result = -errno;
+    goto answer;
+  }
+  int failure = 0;
+  pid_t pid = spawn_child(cwd, argv, envp, out[1], err[1], enter_group, mask, &failure);
+  if (pid < 0) {
+    result = -errno;
+    goto answer;
+  }
+  if (failure != 0) {
+    waitpid(pid, NULL, 0);
+    result = -failure;
+    goto answer;
+  }
+  if (run_count == run_capacity) {
+    run_capacity = run_capacity == 0 ? 16 : run_capacity * 2;
+    runs = realloc(runs, run_capacity * sizeof *runs);
+    if (runs == NULL) die("realloc");
+  }
+  close(out[1]);
+  close(err[1]);
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  fcntl(err[0], F_SETFL, O_NONBLOCK);
+  runs[run_count++] = (struct run){.id = id, .pid = pid, .fds = {out[0], err[0]}, .paused = 0};
+  out[0] = out[1] = err[0] = err[1] = -1;
+  result = pid;
+answer:
+  for (int i = 0; i < 2; i++) {
+    if (out[i] >= 0) close(out[i]);
+    if (err[i] >= 0) close(err[i]);
+  }
+  free(argv);
+  free(envp);
+  unsigned char pid_bytes[4];
+  put_u32(pid_bytes, (uint32_t)result);
+  send_event('s', id, pid_bytes, sizeof pid_bytes);
+}
+
+/* Reaps every ended run: its last buffered output first, then its exit and usage. */
+static void reap(void) {
+  for (;;) {
+    int status;
+    struct rusage usage;
+    pid_t pid = wait4(-1, &status, WNOHANG, &usage);
+    if (pid <= 0) return;
+    struct run *run = find_run_by_pid(pid);
+    if (run == NULL) continue;
+    if (!run->paused) {
+      drain(run, 0);
+      drain(run, 1);
+    }
+    uint64_t cpu_us = (uint64_t)usage.ru_utime.tv_sec * 1000000 + (uint64_t)usage.ru_utime.tv_usec +
+                      (uint64_t)usage.ru_stime.tv_sec * 1000000 + (uint64_t)usage.ru_stime.tv_usec;
+    unsigned char payload[20];
+    put_u32(payload, (uint32_t)status);
+    put_u64(payload + 4, cpu_us);
+    put_u64(payload + 12, (uint64_t)usage.ru_maxrss);
+    send_event('x', run->id, payload, sizeof payload);
+    run->pid = 0;
+    forget_if_done(run);
+  }
+}
+
+/* Handles the complete requests at the front of the buffer; returns how many bytes they took. */
+static size_t handle_requests(unsigned char *buffer, size_t length, const sigset_t *mask) {
+  size_t used = 0;
+  while (length - used >= 4) {
+    uint32_t frame = get_u32(buffer + used);
+    if (frame < 5) {
+      fprintf(stderr, "spawner: malformed request\n");
+      exit(1);
+    }
+    if (length - used - 4 < frame) break;
+    unsigned char *body = buffer + used + 4;
+    uint32_t id = get_u32(body + 1);
+    struct run *run;
+    switch (body[0]) {
+      case 'S':
+        start_run(id, body + 5, frame - 5, mask);
+        break;
+      case 'P':
+      case 'R':
+        if ((run = find_run_by_id(id)) != NULL) run->paused = body[0] == 'P';
+        break;
+      default:
+        fprintf(stderr, "spawner: unknown request %c\n", body[0]);
+        exit(1);
+    }
+    used += 4 + frame;
+  }
+  return used;
+}
+
+int main(int argc, char **argv) {
+  /* Same uid as the sandbox's processes: keep them out of this one's /proc entries. */
+  prctl(PR_SET_DUMPABLE, 0);
+  if (argc > 1 && argv[1][0] != '\0') cpu_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
+  dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (dev_null < 0) die("/dev/null");
+
+  sigset_t child_mask, original;
+  sigemptyset(&child_mask);
+  sigaddset(&child_mask, SIGCHLD);
+  if (sigprocmask(SIG_BLOCK, &child_mask, &original) < 0) die("sigprocmask");
+  int children = signalfd(-1, &child_mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (children < 0) die("signalfd");
+
+  size_t capacity = 1 << 16, length = 0;
+  unsigned char *requests = malloc(capacity);
+  struct pollfd *polled = NULL;
+  size_t polled_capacity = 0;
+  if (requests == NULL) die("malloc");
+
+  for (;;) {
+    size_t wanted = 2 + 2 * run_count;
+    if (wanted > polled_capacity) {
+      polled_capacity = wanted * 2;
+      polled = realloc(polled, polled_capacity * sizeof *polled);
+      if (polled == NULL) die("realloc");
+    }
+    polled[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    polled[1] = (struct pollfd){.fd = children, .events = POLLIN};
+    size_t count = 2;
+    for (size_t i = 0; i < run_count; i++)
+      for (int stream = 0; stream < 2; stream++)
+        polled[count++] = (struct pollfd){
+            .fd = runs[i].paused ? -1 : runs[i].fds[stream], .events = POLLIN};
+    if (poll(polled, count, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    /* Pipes first: output written before an exit goes out before the exit. */
+    for (size_t slot = 2; slot < count; slot++) {
+      if (polled[slot].revents == 0) continue;
+      struct run *run = NULL;
+      int stream = 0;
+      for (size_t i = 0; i < run_count && run == NULL; i++)
+        for (int s = 0; s < 2; s++)
+          if (runs[i].fds[s] == polled[slot].fd) {
+            run = &runs[i];
+            stream = s;
+          }
+      if (run == NULL) continue;
+      drain(run, stream);
+      forget_if_done(run);
+    }
+    if (polled[1].revents != 0) {
+      struct signalfd_siginfo info;
+      while (read(children, &info, sizeof info) == sizeof info) {
+      }
+      reap();
+    }
+    if (polled[0].revents != 0) {
+      if (length == capacity) {
+        capacity *= 2;
+        requests = realloc(requests, capacity);
+        if (requests == NULL) die("realloc");
+      }
+      ssize_t n = read(STDIN_FILENO, requests + length, capacity - length);
+      if (n == 0) return 0; /* the runner is gone */
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        die("read");
+      }
+      length += (size_t)n;
+      size_t used = handle_requests(requests, length, &original);
+      memmove(requests, requests + used, length - used);
+      length -= used;
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Spawner, type SpawnOptions } from './spawner';
+
+/** The helper compiled from its source, as scripts/build-sandbox-image compiles it. */
+const dir = mkdtempSync(join(tmpdir(), 'spawner-'));
+const binary = join(dir, 'spawner');
+execFileSync('gcc', [
+  '-O2',
+  '-Wall',
+  '-Werror',
+  '-o',
+  binary,
+  join(__dirname, '../native/spawner.c'),
+]);
+
+const env = { PATH: '/usr/bin:/bin', GREETING: 'hello' };
+const options: SpawnOptions = { cwd: dir, env, enterCpuGroup: false };
+
+function collect(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return new Promise((resolve) =>
+    stream.on('end', () => resolve(Buffer.concat(chunks).toString())),
+  );
+}
+
+const spawners: Spawner[] = [];
+function newSpawner(cpuProcs = ''): Spawner {
+  const spawner = new Spawner(binary, cpuProcs);
+  spawners.push(spawner);
+  return spawner;
+}
+afterAll(() => spawners.forEach((spawner) => spawner.close()));
+
+describe('Spawner', () => {
+  it('runs a command in its directory with its environment, and relays its output and exit', async () => {
+    const run = await newSpawner().spawn(
+      ['/bin/bash', '-c', 'echo "$GREETING from $PWD"; echo oops >&2; cat; exit 3'],
+      options,
+    );
+    const [stdout, stderr, exit] = await Promise.all([
+      collect(run.stdout),
+      collect(run.stderr),
+      run.exited,
+    ]);
+    expect(stdout).toBe(`hello from ${dir}\n`); // and `cat` found stdin at its end
+    expect(stderr).toBe('oops\n');
+    expect(exit).toMatchObject({ code: 3, signal: null });
+  });
+
+  it('reports the CPU time and peak memory the run used, as GNU time did', async () => {
+    const run = await newSpawner().spawn(
+      [
+        '/bin/bash',
+        '-c',
+        'x=$(head -c 30000000 /dev/zero | tr "\\0" a); i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done',
+      ],
+      options,
+    );
+    void collect(run.stdout);
+    void collect(run.stderr);
+    const exit = await run.exited;
+    expect(exit.cpuTimeMs).toBeGreaterThan(10);
+    expect(exit.maxRssBytes).toBeGreaterThan(30_000_000);
+  });
+
+  it('starts each run as the leader of a session and process group of its own', async () => {
+    const run = await newSpawner().spawn(
+      [
+        '/bin/bash',
+        '-c',
+        'read -r _ _ _ _ pgrp session _ </proc/$$/stat; echo "$$ $pgrp $session"',
+      ],
+      options,
+    );
+    const [stdout] = await Promise.all([collect(run.stdout), run.exited]);
+    expect(stdout.trim()).toBe(`${run.pid} ${run.pid} ${run.pid}`);
+  });
+
+  it('reports a run killed by a signal', async () => {
+    const run = await newSpawner().spawn(['/bin/bash', '-c', 'kill -TERM $$'], options);
+    await expect(run.exited).resolves.toMatchObject({ code: null, signal: 'SIGTERM' });
+  });
+
+  it('enters the CPU group before the command starts, or does not start it', async () => {
+    const procs = join(dir, 'cgroup.procs');
+    writeFileSync(procs, '');
+    const entered = await newSpawner(procs).spawn(['/bin/true'], {
+      ...options,
+      enterCpuGroup: true,
+    });
+    await expect(entered.exited).resolves.toMatchObject({ code: 0 });
+    expect(readFileSync(procs, 'utf8')).toBe('0');
+
+    const refused = await newSpawner('').spawn(['/bin/true'], { ...options, enterCpuGroup: true });
+    const [stderr, exit] = await Promise.all([collect(refused.stderr), refused.exited]);
+    expect(stderr).toMatch(/could not enter the session's CPU limit/);
+    expect(exit.code).toBe(125);
+  });
+
+  it('holds a run whose output is not taken, and lets it go on when it is', async () => {
+    const run = await newSpawner().spawn(['/bin/bash', '-c', 'head -c 5000000 /dev/zero'], options);
+    void collect(run.stderr);
+    let exited = false;
+    void run.exited.then(() => (exited = true));
+    run.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(exited).toBe(false); // blocked on a full pipe
+    const stdout = await collect(run.stdout.resume());
+    await run.exited;
+    expect(stdout.length).toBe(5_000_000);
+  });
+
+  it('refuses what cannot start: a missing directory, a NUL byte', async () => {
+    const spawner = newSpawner();
+    await expect(
+      spawner.spawn(['/bin/true'], { ...options, cwd: join(dir, 'missing') }),
+    ).rejects.toMatchObject({ code: 'internal_error' });
+    await expect(spawner.spawn(['/bin/echo', 'a\0b'], options)).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    const run = await spawner.spawn(['/bin/true'], options);
+    await expect(run.exited).resolves.toMatchObject({ code: 0 });
+  });
+
+  it('fails the runs of a helper that was killed, and starts a new one for the next', async () => {
+    const spawner = newSpawner();
+    const run = await spawner.spawn(['/bin/sleep', '5'], options);
+    const helper = spawner.pid;
+    process.kill(helper ?? 0, 'SIGKILL');
+    await expect(run.exited).rejects.toMatchObject({ code: 'internal_error' });
+    process.kill(run.pid, 'SIGKILL');
+    const next = await spawner.spawn(['/bin/echo', 'again'], options);
+    await expect(collect(next.stdout)).resolves.toBe('again\n');
+    expect(spawner.pid).not.toBe(helper);
+  });
+});
