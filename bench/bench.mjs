@@ -311,9 +311,18 @@ async function main() {
       loads.push(...preview.loads);
     }
     if (runs('wake')) {
-      // Only the measured session may be due meanwhile.
-      for (const id of created.splice(0)) await stack.deleteSession(id);
-      await wakeRows(stack, results, { poolSize: POOL_SIZE, rounds: WAKE_ROUNDS });
+      // A stack of its own, where sessions are due within seconds: only the measured one is.
+      const driven = await startBenchStack({
+        pool: `${POOL_SIZE}:1024:0.25:1024`,
+        name: 'bench-wake',
+        agentProcess: true,
+        drivenLifecycle: true,
+      });
+      try {
+        await wakeRows(driven, results, { poolSize: POOL_SIZE, rounds: WAKE_ROUNDS });
+      } finally {
+        await driven.stop();
+      }
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));
 

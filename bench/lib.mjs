@@ -35,12 +35,18 @@ const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
 
 export { elapsedMs, measure, percentile, row, sleep } from './timing.mjs';
 
-/** One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key. */
+/**
+ * One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key.
+ * Sessions go idle after the service's default delay, as users' do (activity is then written
+ * in batches), unless `drivenLifecycle`: idle after 1 s, deep sleep after 2 s, for rows that
+ * sweep sessions themselves. Transitions only happen when a row sweeps.
+ */
 export async function startBenchStack({
   pool,
   name = 'bench',
   gatewayEnv = {},
   agentProcess = false,
+  drivenLifecycle = false,
 }) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
@@ -81,8 +87,7 @@ export async function startBenchStack({
       ADMIN_TOKEN: token,
       PREVIEW_DOMAIN,
       // The bench drives the lifecycle passes itself.
-      SESSION_IDLE_AFTER_S: '1',
-      SESSION_DEEP_SLEEP_AFTER_S: '2',
+      ...(drivenLifecycle ? { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '2' } : {}),
       SESSION_SWEEP_INTERVAL_S: '3600',
       SESSION_SWEEP_AT_DEADLINES: 'false',
       ...gatewayEnv,

@@ -93,7 +93,12 @@ async function main() {
   // Density: DENSITY_SESSIONS sessions on the node at once, each having run code once (its
   // runner and next Node started), then idle (paused). What each holds, from the host's
   // available memory, and how fast one of them wakes among all the others.
-  const dense = await startBenchStack({ pool: '0', name: 'load-density', agentProcess: true });
+  const dense = await startBenchStack({
+    pool: '0',
+    name: 'load-density',
+    agentProcess: true,
+    drivenLifecycle: true,
+  });
   const denseIds = [];
   try {
     await sleep(1000);

@@ -48,6 +48,16 @@ export class StampedCache<V> {
     return same ? entry.value : undefined;
   }
 
+  /**
+   * The value cached under `id` however its stamps stand now, unless it is older than
+   * MAX_CACHED_MS: for decisions that may use a stale record (see SessionActivity.seen).
+   */
+  peek(id: string): V | undefined {
+    const entry = this.entries.get(id);
+    if (entry === undefined || this.now() - entry.cachedAt >= MAX_CACHED_MS) return undefined;
+    return entry.value;
+  }
+
   /** Caches `value`, read from the database after `read`; no-op when stamps were unknown. */
   keep(id: string, value: V, read: StampRead): void {
     if (read.stamps === undefined || read.generation !== this.generation) return;

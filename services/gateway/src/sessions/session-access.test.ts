@@ -28,6 +28,10 @@ function access(steps: string[]) {
     },
   } as unknown as SessionStore;
   const lifecycle = {
+    keepActiveWhile: (id: string, atEnd: () => void) => {
+      steps.push(`keep ${id} active`);
+      return atEnd;
+    },
     ensureAwake: (found: SessionRecord) => {
       steps.push(`wake ${found.id}`);
       return Promise.resolve();
@@ -39,7 +43,11 @@ function access(steps: string[]) {
       return agent;
     },
   } as unknown as AgentPool;
-  return new SessionAccess(store, store, agents, lifecycle);
+  const activity = {
+    touch: store.touch.bind(store),
+    seen: (id: string) => steps.push(`seen ${id}`),
+  };
+  return new SessionAccess(store, activity, agents, lifecycle);
 }
 
 describe('SessionAccess', () => {
@@ -76,5 +84,13 @@ describe('SessionAccess', () => {
     const steps: string[] = [];
     expect(await access(steps).openForPreview('ses_1')).toEqual({ session, agent });
     expect(steps).toEqual(['touchById ses_1', 'wake ses_1', 'agent node-a']);
+  });
+
+  it('records the end of a long request as activity that can wait for the next flush', () => {
+    const steps: string[] = [];
+    const stop = access(steps).keepActiveWhile('ses_1');
+    expect(steps).toEqual(['keep ses_1 active']);
+    stop();
+    expect(steps).toEqual(['keep ses_1 active', 'seen ses_1']);
   });
 });

@@ -19,7 +19,7 @@ export interface OpenSession {
 export class SessionAccess {
   constructor(
     private readonly store: SessionStore,
-    private readonly activity: Pick<SessionActivity, 'touch'>,
+    private readonly activity: Pick<SessionActivity, 'touch' | 'seen'>,
     private readonly agents: AgentPool,
     private readonly lifecycle: SessionLifecycle,
   ) {}
@@ -49,7 +49,7 @@ export class SessionAccess {
 
   /** Records activity on a session until the returned function is called (a long request). */
   keepActiveWhile(sessionId: string): () => void {
-    return this.lifecycle.keepActiveWhile(sessionId);
+    return this.lifecycle.keepActiveWhile(sessionId, () => this.activity.seen(sessionId));
   }
 
   /** Throws 404 session_not_found when the caller's session is gone (deleted, expired). */

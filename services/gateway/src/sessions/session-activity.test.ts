@@ -29,6 +29,7 @@ function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
 function setUp(current: () => SessionRecord) {
   let now = 1000;
   const touches: string[] = [];
+  const kept: string[] = [];
   const written: Array<Map<string, Date>> = [];
   let failWrites = false;
   const store = {
@@ -39,6 +40,10 @@ function setUp(current: () => SessionRecord) {
         return Promise.reject(new AppError('session_not_found', 'Session not found'));
       }
       return Promise.resolve({ ...session, lastActiveAt: new Date(now) });
+    },
+    keepActive: (id: string) => {
+      kept.push(id);
+      return Promise.resolve();
     },
     recordActivity: (batch: Map<string, Date>) => {
       if (failWrites) return Promise.reject(new Error('database away'));
@@ -52,6 +57,7 @@ function setUp(current: () => SessionRecord) {
     activity,
     invalidations,
     touches,
+    kept,
     written,
     advance: (ms: number) => (now += ms),
     now: () => now,
@@ -113,6 +119,22 @@ describe('SessionActivity', () => {
     t.advance(expiresAt - DEFER_MARGIN_MS + 1 - t.now()); // now near the expiry
     await t.activity.touch('acc_1', SESSION_ID);
     expect(t.touches).toHaveLength(3);
+    await t.activity.stop();
+  });
+
+  it("records a run's end with the next flush, or at once near a transition or when not cached", async () => {
+    const t = setUp(() => record());
+    t.activity.seen(SESSION_ID); // never read by this replica
+    expect(t.kept).toEqual([SESSION_ID]);
+    await t.activity.touch('acc_1', SESSION_ID);
+    t.advance(100);
+    t.activity.seen(SESSION_ID);
+    expect(t.kept).toHaveLength(1);
+    await t.activity.flush();
+    expect(t.written).toEqual([new Map([[SESSION_ID, new Date(t.now())]])]);
+    t.advance(IDLE_MS - DEFER_MARGIN_MS); // the idle deadline of the record read is near
+    t.activity.seen(SESSION_ID);
+    expect(t.kept).toHaveLength(2);
     await t.activity.stop();
   });
 

@@ -59,6 +59,24 @@ export class SessionActivity {
     return session;
   }
 
+  /**
+   * Activity on a session that a request opened before (a run or a download that ended):
+   * under the same rule as `touch`, it waits for the next flush when the record this replica
+   * last read is far from its transitions, else it is written at once. A record changed since
+   * (stamps not read: no round trip) can only be older in `lastActiveAt`, so it errs towards
+   * writing.
+   */
+  seen(sessionId: string): void {
+    const cached = this.cache.peek(sessionId);
+    if (cached !== undefined && this.mayWait(cached)) {
+      this.pending.set(sessionId, new Date(this.now()));
+      return;
+    }
+    this.store.keepActive(sessionId).catch((err: unknown) => {
+      this.logger.warn({ err, sessionId }, 'could not record session activity');
+    });
+  }
+
   /** Writes the activity seen so far; runs every ACTIVITY_FLUSH_MS and on stop. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {

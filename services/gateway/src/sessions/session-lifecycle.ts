@@ -32,9 +32,9 @@ export class SessionLifecycle {
   /**
    * Records activity on a session until the returned function is called, so that it does not
    * go idle under a long request (a run, a slow download): at least three times per idle
-   * delay, at most every 30 s.
+   * delay, at most every 30 s. At the end, `atEnd` records the last of it.
    */
-  keepActiveWhile(sessionId: string): () => void {
+  keepActiveWhile(sessionId: string, atEnd: () => void): () => void {
     const record = (): void => {
       this.store.keepActive(sessionId).catch(() => undefined);
     };
@@ -42,7 +42,7 @@ export class SessionLifecycle {
     const heartbeat = setInterval(record, Math.max(everyMs, 100));
     return () => {
       clearInterval(heartbeat);
-      record();
+      atEnd();
     };
   }
 
