@@ -30,6 +30,11 @@ module.exports = {
       displayName: 'security',
       testMatch: ['<rootDir>/test/security/**/*.test.ts'],
     },
+    {
+      ...shared,
+      displayName: 'chaos',
+      testMatch: ['<rootDir>/test/chaos/**/*.test.ts'],
+    },
   ],
   // A global option (projects cannot set it): integration tests start containers and servers.
   testTimeout: 60_000,

@@ -100,6 +100,7 @@ const agentSchema = z
     SANDBOX_NETWORK: z.string().default('sandbox-net'),
     SANDBOX_RUNTIME: optionalString(),
     SANDBOX_PIDS_LIMIT: intVar(256, 16, 65536),
+    SANDBOX_MAX_RUNS: intVar(32, 1, 1024),
     SANDBOX_NOFILE_LIMIT: intVar(8192, 256, 1_048_576),
     SANDBOX_CPU_SPLIT: z.enum(['on', 'off']).default('on'),
     SANDBOX_RUNNER_CPUS: z.coerce.number().min(0.05).max(64).default(1),
@@ -143,6 +144,8 @@ const agentSchema = z
     sandboxNetwork: env.SANDBOX_NETWORK,
     sandboxRuntime: env.SANDBOX_RUNTIME,
     pidsLimit: env.SANDBOX_PIDS_LIMIT,
+    /** Runs under way at once in one session; past it an execute is refused (429). */
+    maxRunsPerSession: env.SANDBOX_MAX_RUNS,
     /** Open files per sandbox process (must not exceed dockerd's own hard limit). */
     nofileLimit: env.SANDBOX_NOFILE_LIMIT,
     /**

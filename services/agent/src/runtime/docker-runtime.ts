@@ -15,6 +15,7 @@ import { destroySandbox } from './lifecycle/remove-sandbox';
 import { inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
 import { meteredExec } from './runner/metered-exec';
+import { RunSlots } from './runner/run-slots';
 import type { WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
@@ -45,7 +46,7 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   installer: PackageInstaller;
   /** Makes sure the image, the network and its firewall are there. */
   prepareHost(): Promise<void>;
-  config: LifecycleDeps['config'] & Pick<AgentConfig, 'diskQuota'>;
+  config: LifecycleDeps['config'] & Pick<AgentConfig, 'diskQuota' | 'maxRunsPerSession'>;
 }
 
 /**
@@ -55,7 +56,12 @@ export interface DockerRuntimeParts extends LifecycleDeps {
 export class DockerRuntime implements SandboxRuntime {
   private readonly ledger = new LimitLedger();
 
-  constructor(private readonly parts: DockerRuntimeParts) {}
+  /** Runs under way per session, against `maxRunsPerSession`. */
+  private readonly runSlots: RunSlots;
+
+  constructor(private readonly parts: DockerRuntimeParts) {
+    this.runSlots = new RunSlots(parts.config.maxRunsPerSession);
+  }
 
   async prepare(): Promise<void> {
     await this.parts.cache?.watch();
@@ -141,7 +147,9 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
-    return this.served(() => this.execNow(spec, sink, signal));
+    return this.served(() =>
+      this.runSlots.within(spec.sessionId, () => this.execNow(spec, sink, signal)),
+    );
   }
 
   /** A data request, counted while it runs. */

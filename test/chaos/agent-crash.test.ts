@@ -189,3 +189,32 @@ it('keeps every byte when the agent dies in the middle of a wake from deep sleep
   // The saved copy goes only once the woken sandbox runs.
   expect(await exists(join(blobDir, `${id}.json`))).toBe(false);
 });
+
+it('ends a streamed run with a terminal error event, not a cut, when the agent dies mid-stream', async () => {
+  const id = await createSession(gateway.url, account.key);
+  const response = await fetch(`${gateway.url}/v1/execute`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ sessionId: id, command: 'echo first; sleep 30', stream: true }),
+  });
+  expect(response.status).toBe(200);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes('first')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before its first output: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  killAgent();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  const events = [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)];
+  const last = events.at(-1);
+  expect(last?.[1]).toBe('error');
+  expect(JSON.parse(last?.[2] ?? '{}')).toMatchObject({ code: 'service_unavailable' });
+  await startAgentProcess();
+});
