@@ -23,7 +23,8 @@
  *
  * Each run is its own session and process group (as Node's `detached`), stdin /dev/null,
  * stdout and stderr pipes to this helper. The helper is single-threaded; it ends when its
- * stdin closes (the runner is gone). Built static by scripts/build-sandbox-image.
+ * stdin closes (the runner is gone), after hanging up the runs still under way (see
+ * hang_up_all). Built static by scripts/build-sandbox-image.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +44,8 @@
 #define CPU_GROUP_EXIT 125
 #define CPU_GROUP_MESSAGE "sandbox: could not enter the session's CPU limit\n"
 #define READ_CHUNK 65536
+/* After the runner is gone, how long a hung-up run's command gets before it is killed. */
+#define HANGUP_GRACE_MS 500
 
 struct run {
   uint32_t id;
@@ -261,6 +264,33 @@ static void reap(void) {
   }
 }
 
+/* Reaps ended runs without a word: nobody is left to tell. */
+static int reap_quietly(void) {
+  pid_t pid;
+  while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
+    struct run *run = find_run_by_pid(pid);
+    if (run != NULL) run->pid = 0;
+  }
+  int alive = 0;
+  for (size_t i = 0; i < run_count; i++) alive += runs[i].pid != 0;
+  return alive;
+}
+
+/*
+ * The runner is gone (its stdin closed: it exited or was killed). Its runs are hung up as by
+ * a closing terminal, so that `nohup`ed and `setsid` background processes live on, and what
+ * is left of each run's own command is killed after HANGUP_GRACE_MS: as the runner does for
+ * a run whose client went away.
+ */
+static void hang_up_all(void) {
+  for (size_t i = 0; i < run_count; i++)
+    if (runs[i].pid != 0) kill(-runs[i].pid, SIGHUP);
+  for (int waited = 0; waited < HANGUP_GRACE_MS && reap_quietly() > 0; waited += 10)
+    poll(NULL, 0, 10);
+  for (size_t i = 0; i < run_count; i++)
+    if (runs[i].pid != 0) kill(runs[i].pid, SIGKILL);
+}
+
 /* Handles the complete requests at the front of the buffer; returns how many bytes they took. */
 static size_t handle_requests(unsigned char *buffer, size_t length, const sigset_t *mask) {
   size_t used = 0;
@@ -357,7 +387,10 @@ int main(int argc, char **argv) {
         if (requests == NULL) die("realloc");
       }
       ssize_t n = read(STDIN_FILENO, requests + length, capacity - length);
-      if (n == 0) return 0; /* the runner is gone */
+      if (n == 0) {
+        hang_up_all();
+        return 0;
+      }
       if (n < 0) {
         if (errno == EINTR) continue;
         die("read");

@@ -108,6 +108,8 @@ type RunProcess = ChildProcessByStdio<null, Readable, Readable>;
 /** A run's leader process, however it was started. */
 interface Launched {
   pid: number;
+  /** Whether the leader is GNU time, the command its child. */
+  underTime: boolean;
   stdout: Readable;
   stderr: Readable;
   exited: Promise<LeaderExit>;
@@ -156,7 +158,7 @@ async function launch(argv: string[], options: LaunchOptions): Promise<Launched>
     signal,
     timing: () => Promise.resolve({ cpuTimeMs, maxRssBytes }),
   }));
-  return { pid: run.pid, stdout: run.stdout, stderr: run.stderr, exited };
+  return { pid: run.pid, underTime: false, stdout: run.stdout, stderr: run.stderr, exited };
 }
 
 function launchUnderTime(argv: string[], options: LaunchOptions): Launched {
@@ -170,11 +172,11 @@ function launchUnderTime(argv: string[], options: LaunchOptions): Launched {
   });
   if (child.pid === undefined)
     throw new RunnerError('internal_error', 'Could not start the process');
-  return fromChild(child, options.timingFile);
+  return { ...fromChild(child, options.timingFile), underTime: true };
 }
 
 /** A Node child process as a run's leader: its usage is in the timing file it writes. */
-function fromChild(child: RunProcess, timingFile: string): Launched {
+function fromChild(child: RunProcess, timingFile: string): Omit<Launched, 'underTime'> {
   const exited = new Promise<LeaderExit>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) =>
@@ -201,7 +203,7 @@ function takeZygote(spec: RunSpec): Zygote | undefined {
  */
 function handToZygote(zygote: Zygote, file: string, options: LaunchOptions): Launched {
   zygote.hand({ file, cwd: options.cwd, env: runEnv(options), timingFile: options.timingFile });
-  return fromChild(zygote.child, options.timingFile);
+  return { ...fromChild(zygote.child, options.timingFile), underTime: false };
 }
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
@@ -312,7 +314,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   const done = codeFile === undefined ? result : result.finally(() => zygotes.prepare());
   return {
     pid: leader.pid,
-    cancel: () => hangUp(leader.pid),
+    cancel: () => hangUp(leader.pid, leader.underTime),
     done,
     pauseOutput: () => output.pause(),
     resumeOutput: () => output.resume(),

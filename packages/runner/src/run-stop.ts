@@ -37,9 +37,10 @@ export class RunTimeout {
 /**
  * Stops a run because its client went away: a hangup (SIGHUP) to its process group, as a
  * closing terminal would, so `nohup`ed and `setsid` background processes live on; what
- * remains of the run's own command is then killed.
+ * remains of the run's own command is then killed. `underTime`: the leader is GNU time, and
+ * the command its child (else the leader is the command).
  */
-export function hangUp(leader: number): void {
+export function hangUp(leader: number, underTime: boolean): void {
   try {
     process.kill(-leader, 'SIGHUP');
   } catch {
@@ -47,8 +48,8 @@ export function hangUp(leader: number): void {
   }
   setTimeout(() => {
     void listProcesses().then((all) => {
-      // The leader (time) and the command it runs; not their background children.
-      const command = all.filter((p) => p.pid === leader || p.ppid === leader);
+      // The command; not the background processes it started.
+      const command = all.filter((p) => p.pid === leader || (underTime && p.ppid === leader));
       killAll(command.map((p) => p.pid));
     });
   }, HANGUP_GRACE_MS).unref();

@@ -138,4 +138,38 @@ describe('Spawner', () => {
     await expect(collect(next.stdout)).resolves.toBe('again\n');
     expect(spawner.pid).not.toBe(helper);
   });
+
+  it('hangs up the runs of a runner that is gone, kills what is left of their commands, spares nohup', async () => {
+    const spawner = newSpawner();
+    const plain = await spawner.spawn(['/bin/sleep', '30'], options);
+    const deaf = await spawner.spawn(
+      ['/bin/bash', '-c', 'trap "" HUP; while :; do sleep 0.05; done'],
+      options,
+    );
+    const withBackground = await spawner.spawn(
+      ['/bin/bash', '-c', 'nohup sleep 30 >/dev/null 2>&1 & echo $!; sleep 30'],
+      options,
+    );
+    const backgroundPid = Number(
+      (await new Promise<Buffer>((ok) => withBackground.stdout.once('data', ok))).toString(),
+    );
+    for (const run of [plain, deaf, withBackground]) run.exited.catch(() => undefined);
+    await sleep(200); // nohup has set its hangup aside and become sleep
+    spawner.close(); // as when the runner exits or is killed: the helper's stdin closes
+    await sleep(1500);
+    expect([plain.pid, deaf.pid, withBackground.pid].filter(alive)).toEqual([]);
+    expect(alive(backgroundPid)).toBe(true);
+    process.kill(backgroundPid, 'SIGKILL');
+  });
 });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether `pid` runs (a zombie does not: it is only waiting to be reaped). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,76 @@
+import { call, createAccount, createSession, type TestAccount } from '../support/api';
+import { docker, sessionContainers, startStack, type TestStack } from '../support/stack';
+
+/**
+ * The sandbox's runner killed from outside (SIGKILL from the host) in the middle of a run:
+ * the run's stream ends with an error event, the run's own command does not live on (its
+ * spawner hangs it up, as a closing terminal would), a `nohup`ed process does, and the next
+ * request gets a new runner.
+ */
+let stack: TestStack;
+let account: TestAccount;
+
+beforeAll(async () => {
+  stack = await startStack();
+  account = await createAccount(stack, 'paid');
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** The host pid of the session's runner. */
+async function runnerHostPid(sessionId: string): Promise<number> {
+  const container = (await sessionContainers(stack.nodeId)).find((c) =>
+    c.Names.some((name) => name.includes(sessionId)),
+  );
+  if (container === undefined) throw new Error(`no container for ${sessionId}`);
+  const top = await docker.getContainer(container.Id).top({ ps_args: '-eo pid,args' });
+  const runner = top.Processes?.find((row) =>
+    row.some((cell) => cell.includes('node /opt/sandbox/runner/main.js')),
+  );
+  if (runner?.[0] === undefined) throw new Error('no runner in the container');
+  return Number(runner[0]);
+}
+
+it('ends the run with an error event when its runner is killed, hangs up its command, spares nohup', async () => {
+  const sessionId = await createSession(stack.url, account.key);
+  const response = await fetch(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      sessionId,
+      stream: true,
+      command: 'nohup sleep 300 >/dev/null 2>&1 & sleep 0.3; echo started; sleep 299',
+    }),
+  });
+  expect(response.status).toBe(200);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes('started')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before the run started: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  process.kill(await runnerHostPid(sessionId), 'SIGKILL');
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  const events = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+  expect(events.at(-1)).toBe('error');
+
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const after = await call<{ stdout: string }>(`${stack.url}/v1/execute`, {
+    method: 'POST',
+    key: account.key,
+    body: { sessionId, command: 'ps -eo stat=,args=' },
+  });
+  expect(after.status).toBe(200);
+  const processes = after.body.stdout.trim().split('\n');
+  expect(processes.filter((p) => p.includes('sleep 299'))).toEqual([]);
+  expect(processes.filter((p) => p.includes('sleep 300'))).toHaveLength(1);
+  expect(processes.filter((p) => p.startsWith('T'))).toEqual([]);
+});
