@@ -25,7 +25,9 @@ async function runnerHostPid(sessionId: string): Promise<number> {
     c.Names.some((name) => name.includes(sessionId)),
   );
   if (container === undefined) throw new Error(`no container for ${sessionId}`);
-  const top = await docker.getContainer(container.Id).top({ ps_args: '-eo pid,args' });
+  const top = (await docker.getContainer(container.Id).top({ ps_args: '-eo pid,args' })) as {
+    Processes?: string[][];
+  };
   const runner = top.Processes?.find((row) =>
     row.some((cell) => cell.includes('node /opt/sandbox/runner/main.js')),
   );
