@@ -110,6 +110,8 @@ interface Launched {
   pid: number;
   /** Whether the leader is GNU time, the command its child. */
   underTime: boolean;
+  /** Where the leader writes the run's timing (GNU time, a zygote), removed after the run. */
+  timingFile?: string;
   stdout: Readable;
   stderr: Readable;
   exited: Promise<LeaderExit>;
@@ -183,7 +185,7 @@ function fromChild(child: RunProcess, timingFile: string): Omit<Launched, 'under
       resolve({ code, signal, timing: () => readTiming(timingFile) }),
     );
   });
-  return { pid: child.pid ?? 0, stdout: child.stdout, stderr: child.stderr, exited };
+  return { pid: child.pid ?? 0, stdout: child.stdout, stderr: child.stderr, exited, timingFile };
 }
 
 /** The pre-started Nodes of code runs (zygote.ts), one kept ready. */
@@ -218,7 +220,6 @@ interface StartedRun {
   cwd: string;
   /** The working directory's files before the run. */
   before: Snapshot;
-  timingFile: string;
   codeFile?: string;
   started: bigint;
   output: RunOutput;
@@ -252,7 +253,9 @@ async function collectResult(
   run.output.finish();
   const [timing, after] = await Promise.all([exit.timing(), snapshot(run.cwd)]);
   // The answer does not wait for the run's own files to go; the next run does.
-  cleanups.push(rm(run.timingFile, { force: true }).catch(() => undefined));
+  const { timingFile } = run.leader;
+  if (timingFile !== undefined)
+    cleanups.push(rm(timingFile, { force: true }).catch(() => undefined));
   if (run.codeFile !== undefined) await rm(run.codeFile, { force: true });
   const filesWritten = changed(run.before, after);
   const { timedOut } = run.timeout;
@@ -303,7 +306,6 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
     leader,
     cwd,
     before,
-    timingFile,
     codeFile,
     started,
     output,
