@@ -15,6 +15,7 @@ import {
   testWorkspaceDir,
   type TestStack,
 } from '../support/stack';
+import { StreamedRun } from '../support/streamed-run';
 
 /**
  * The agent process is killed (SIGKILL to its whole process group, tar included) in the middle
@@ -198,20 +199,10 @@ it('ends a streamed run with a terminal error event, not a cut, when the agent d
     body: JSON.stringify({ sessionId: id, command: 'echo first; sleep 30', stream: true }),
   });
   expect(response.status).toBe(200);
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!text.includes('first')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream ended before its first output: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
+  const stream = new StreamedRun(response);
+  await stream.until('first');
   killAgent();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
+  const text = await stream.rest();
   const events = [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)];
   const last = events.at(-1);
   expect(last?.[1]).toBe('error');

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { createAccountAt, createSession } from '../support/api';
 import { requiredEnv } from '../support/env';
 import { closedPort } from '../support/net';
-import { docker, sessionContainers, startStack, type TestStack } from '../support/stack';
+import { containerProcesses, startStack, type TestStack } from '../support/stack';
+import { StreamedRun } from '../support/streamed-run';
 
 /**
  * The gateway process killed (SIGKILL) in the middle of a streamed run. The policy
@@ -61,18 +62,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** The session container's processes, as the host sees them. */
-async function containerProcesses(sessionId: string): Promise<string[]> {
-  const container = (await sessionContainers(stack.nodeId)).find((c) =>
-    c.Names.some((name) => name.includes(sessionId)),
-  );
-  if (container === undefined) throw new Error(`no container for ${sessionId}`);
-  const top = (await docker.getContainer(container.Id).top({ ps_args: '-eo pid,args' })) as {
-    Processes?: string[][];
-  };
-  return (top.Processes ?? []).map((row) => row.join(' '));
-}
-
 it('stops the run as if its client left when the gateway dies mid-stream, keeping nohup', async () => {
   const url = await startGatewayProcess();
   const { key } = await createAccountAt({ url, adminToken }, 'paid');
@@ -86,19 +75,14 @@ it('stops the run as if its client left when the gateway dies mid-stream, keepin
       command: 'nohup sleep 300 >/dev/null 2>&1 & sleep 0.3; echo started; sleep 299',
     }),
   });
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  let text = '';
-  while (!text.includes('started')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream ended before the run started: ${text}`);
-    text += new TextDecoder().decode(value);
-  }
+  const stream = new StreamedRun(response);
+  await stream.until('started');
   gateway?.kill('SIGKILL');
-  await reader.read().catch(() => undefined); // the connection is cut: nobody is left to answer
+  await stream.rest(); // the connection is cut: nobody is left to answer
 
   let processes: string[] = [];
   for (let i = 0; i < 50; i += 1) {
-    processes = await containerProcesses(sessionId);
+    processes = (await containerProcesses(stack.nodeId, sessionId)).map((p) => p.args);
     if (!processes.some((p) => p.includes('sleep 299'))) break;
     await sleep(100);
   }

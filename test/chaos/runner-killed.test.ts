@@ -1,5 +1,6 @@
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { docker, sessionContainers, startStack, type TestStack } from '../support/stack';
+import { containerProcesses, startStack, type TestStack } from '../support/stack';
+import { StreamedRun } from '../support/streamed-run';
 
 /**
  * The sandbox's runner killed from outside (SIGKILL from the host) in the middle of a run:
@@ -21,18 +22,11 @@ afterAll(async () => {
 
 /** The host pid of the session's runner. */
 async function runnerHostPid(sessionId: string): Promise<number> {
-  const container = (await sessionContainers(stack.nodeId)).find((c) =>
-    c.Names.some((name) => name.includes(sessionId)),
+  const runner = (await containerProcesses(stack.nodeId, sessionId)).find((p) =>
+    p.args.includes('node /opt/sandbox/runner/main.js'),
   );
-  if (container === undefined) throw new Error(`no container for ${sessionId}`);
-  const top = (await docker.getContainer(container.Id).top({ ps_args: '-eo pid,args' })) as {
-    Processes?: string[][];
-  };
-  const runner = top.Processes?.find((row) =>
-    row.some((cell) => cell.includes('node /opt/sandbox/runner/main.js')),
-  );
-  if (runner?.[0] === undefined) throw new Error('no runner in the container');
-  return Number(runner[0]);
+  if (runner === undefined) throw new Error('no runner in the container');
+  return runner.pid;
 }
 
 it('ends the run with an error event when its runner is killed, hangs up its command, spares nohup', async () => {
@@ -47,22 +41,11 @@ it('ends the run with an error event when its runner is killed, hangs up its com
     }),
   });
   expect(response.status).toBe(200);
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!text.includes('started')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the stream ended before the run started: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
+  const stream = new StreamedRun(response);
+  await stream.until('started');
   process.kill(await runnerHostPid(sessionId), 'SIGKILL');
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  const events = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
-  expect(events.at(-1)).toBe('error');
+  await stream.rest();
+  expect(stream.events().at(-1)).toBe('error');
 
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const after = await call<{ stdout: string }>(`${stack.url}/v1/execute`, {

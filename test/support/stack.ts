@@ -124,6 +124,24 @@ export async function sessionContainers(nodeId: string): Promise<Docker.Containe
   return all.filter((c) => c.Names.some((name) => name.startsWith('/sbx-ses_')));
 }
 
+/** A session container's processes as the host sees them: host pid and command line. */
+export async function containerProcesses(
+  nodeId: string,
+  sessionId: string,
+): Promise<Array<{ pid: number; args: string }>> {
+  const container = (await sessionContainers(nodeId)).find((c) =>
+    c.Names.some((name) => name.includes(sessionId)),
+  );
+  if (container === undefined) throw new Error(`no container for ${sessionId}`);
+  const top = (await docker.getContainer(container.Id).top({ ps_args: '-eo pid,args' })) as {
+    Processes?: string[][];
+  };
+  return (top.Processes ?? []).map(([pid = '0', ...args]) => ({
+    pid: Number(pid),
+    args: args.join(' '),
+  }));
+}
+
 /** Where a test agent keeps its sessions' disks. */
 export function testWorkspaceDir(nodeId: string): string {
   return `/var/lib/sandbox-agent/test-workspaces/${nodeId}`;

@@ -1,0 +1,33 @@
+/** A streamed execute's body (Server-Sent Events), read as it comes. */
+export class StreamedRun {
+  text = '';
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly decoder = new TextDecoder();
+
+  constructor(response: Response) {
+    this.reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  }
+
+  /** Reads until the body holds `marker`; throws if the stream ends first. */
+  async until(marker: string): Promise<void> {
+    while (!this.text.includes(marker)) {
+      const { value, done } = await this.reader.read();
+      if (done) throw new Error(`the stream ended before ${JSON.stringify(marker)}: ${this.text}`);
+      this.text += this.decoder.decode(value, { stream: true });
+    }
+  }
+
+  /** Reads to the end (a cut connection counts as one) and returns the whole body. */
+  async rest(): Promise<string> {
+    for (;;) {
+      const chunk = await this.reader.read().catch(() => ({ value: undefined, done: true }));
+      if (chunk.done) return this.text;
+      this.text += this.decoder.decode(chunk.value, { stream: true });
+    }
+  }
+
+  /** The names of the events so far, in order. */
+  events(): string[] {
+    return [...this.text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1] ?? '');
+  }
+}
