@@ -16,6 +16,7 @@ import {
   type TestStack,
 } from '../support/stack';
 import { StreamedRun } from '../support/streamed-run';
+import { ApiClient } from '../support/api-client';
 
 /**
  * The agent process is killed (SIGKILL to its whole process group, tar included) in the middle
@@ -193,19 +194,16 @@ it('keeps every byte when the agent dies in the middle of a wake from deep sleep
 
 it('ends a streamed run with a terminal error event, not a cut, when the agent dies mid-stream', async () => {
   const id = await createSession(gateway.url, account.key);
-  const response = await fetch(`${gateway.url}/v1/execute`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ sessionId: id, command: 'echo first; sleep 30', stream: true }),
+  const response = await new ApiClient(gateway, account.key).executeStream(id, {
+    command: 'echo first; sleep 30',
   });
   expect(response.status).toBe(200);
   const stream = new StreamedRun(response);
   await stream.until('first');
   killAgent();
-  const text = await stream.rest();
-  const events = [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)];
-  const last = events.at(-1);
-  expect(last?.[1]).toBe('error');
-  expect(JSON.parse(last?.[2] ?? '{}')).toMatchObject({ code: 'service_unavailable' });
+  await stream.rest();
+  const last = stream.events().at(-1);
+  expect(last?.event).toBe('error');
+  expect(last?.data).toMatchObject({ code: 'service_unavailable' });
   await startAgentProcess();
 });

@@ -1,53 +1,30 @@
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { parseEvents, type RunEvent } from '../support/streamed-run';
+import { useStackWithAccount } from '../support/use-stack';
 
 /**
  * A session that saturates its own CPU (0.25 by default) still gets its runs' final events and
  * timeouts: the runner works outside the session's CPU group (ADR 20). Issue 16 found 20 such
  * streams cut short, a missed timeout, a restarted runner and processes left stopped.
  */
-let stack: TestStack;
-let account: TestAccount;
-
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const t = useStackWithAccount('paid');
 
 /** A streamed run's events, in order, once its stream has closed. */
-async function streamed(
-  sessionId: string,
-  body: Record<string, unknown>,
-): Promise<Array<{ event: string; data: Record<string, unknown> }>> {
-  const response = await fetch(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ sessionId, stream: true, ...body }),
-  });
+async function streamed(sessionId: string, body: Record<string, unknown>): Promise<RunEvent[]> {
+  const response = await t.api.executeStream(sessionId, body);
   expect(response.status).toBe(200);
-  const text = await response.text();
-  return [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({
-    event: m[1] ?? '',
-    data: JSON.parse(m[2] ?? '{}') as Record<string, unknown>,
-  }));
+  return parseEvents(await response.text());
 }
 
 /** The session's processes as `ps` sees them: state and command. */
 async function processes(sessionId: string): Promise<string[]> {
-  const listed = await call<{ stdout: string }>(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command: 'ps -eo stat=,args=' },
+  const listed = await t.api.execute<{ stdout: string }>(sessionId, {
+    command: 'ps -eo stat=,args=',
   });
   return listed.body.stdout.trim().split('\n');
 }
 
 it('ends each of 20 streams of 300 KB at once at 0.25 CPU with its result, and leaves nothing stopped', async () => {
-  const sessionId = await createSession(stack.url, account.key);
+  const sessionId = await t.api.createSession();
   const code = "for (let i = 0; i < 20000; i++) console.log('line-' + i)";
   const runs = await Promise.all(
     Array.from({ length: 20 }, () => streamed(sessionId, { command: `node -e "${code}"` })),
@@ -69,22 +46,15 @@ it('ends each of 20 streams of 300 KB at once at 0.25 CPU with its result, and l
       expect(streamedLines[19999]).toBe('line-19999');
     }
   }
-  const info = await call<{ activeProcesses: number }>(`${stack.url}/v1/sessions/${sessionId}`, {
-    key: account.key,
-  });
+  const info = await t.api.session<{ activeProcesses: number }>(sessionId);
   expect(info.body.activeProcesses).toBe(0);
   expect((await processes(sessionId)).filter((p) => p.startsWith('T'))).toEqual([]);
 });
 
 it('times a run out within a second of its timeout while background loops eat the session CPU', async () => {
-  const sessionId = await createSession(stack.url, account.key);
-  const hog = await call(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: {
-      sessionId,
-      command: 'for i in 1 2 3 4; do nohup sh -c "while :; do :; done" >/dev/null 2>&1 & done',
-    },
+  const sessionId = await t.api.createSession();
+  const hog = await t.api.execute(sessionId, {
+    command: 'for i in 1 2 3 4; do nohup sh -c "while :; do :; done" >/dev/null 2>&1 & done',
   });
   expect(hog.status).toBe(200);
   const started = Date.now();
@@ -100,11 +70,7 @@ it('times a run out within a second of its timeout while background loops eat th
   const left = await processes(sessionId);
   expect(left.filter((p) => p.includes('while :'))).toHaveLength(4);
   expect(left.filter((p) => p.startsWith('T'))).toEqual([]);
-  const killed = await call<{ killed: number }>(`${stack.url}/v1/execution/kill`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId },
-  });
+  const killed = await t.api.kill<{ killed: number }>(sessionId);
   expect(killed.body.killed).toBeGreaterThanOrEqual(4);
   expect((await processes(sessionId)).filter((p) => p.includes('while :'))).toEqual([]);
 });

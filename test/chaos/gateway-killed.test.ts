@@ -6,6 +6,7 @@ import { requiredEnv } from '../support/env';
 import { closedPort } from '../support/net';
 import { containerProcesses, startStack, type TestStack } from '../support/stack';
 import { StreamedRun } from '../support/streamed-run';
+import { ApiClient } from '../support/api-client';
 
 /**
  * The gateway process killed (SIGKILL) in the middle of a streamed run. The policy
@@ -66,14 +67,8 @@ it('stops the run as if its client left when the gateway dies mid-stream, keepin
   const url = await startGatewayProcess();
   const { key } = await createAccountAt({ url, adminToken }, 'paid');
   const sessionId = await createSession(url, key);
-  const response = await fetch(`${url}/v1/execute`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      sessionId,
-      stream: true,
-      command: 'nohup sleep 300 >/dev/null 2>&1 & sleep 0.3; echo started; sleep 299',
-    }),
+  const response = await new ApiClient({ url }, key).executeStream(sessionId, {
+    command: 'nohup sleep 300 >/dev/null 2>&1 & sleep 0.3; echo started; sleep 299',
   });
   const stream = new StreamedRun(response);
   await stream.until('started');

@@ -1,6 +1,6 @@
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { containerProcesses, startStack, type TestStack } from '../support/stack';
+import { containerProcesses } from '../support/stack';
 import { StreamedRun } from '../support/streamed-run';
+import { useStackWithAccount } from '../support/use-stack';
 
 /**
  * The sandbox's runner killed from outside (SIGKILL from the host) in the middle of a run:
@@ -8,21 +8,11 @@ import { StreamedRun } from '../support/streamed-run';
  * spawner hangs it up, as a closing terminal would), a `nohup`ed process does, and the next
  * request gets a new runner.
  */
-let stack: TestStack;
-let account: TestAccount;
-
-beforeAll(async () => {
-  stack = await startStack();
-  account = await createAccount(stack, 'paid');
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const t = useStackWithAccount('paid');
 
 /** The host pid of the session's runner. */
 async function runnerHostPid(sessionId: string): Promise<number> {
-  const runner = (await containerProcesses(stack.nodeId, sessionId)).find((p) =>
+  const runner = (await containerProcesses(t.stack.nodeId, sessionId)).find((p) =>
     p.args.includes('node /opt/sandbox/runner/main.js'),
   );
   if (runner === undefined) throw new Error('no runner in the container');
@@ -30,28 +20,20 @@ async function runnerHostPid(sessionId: string): Promise<number> {
 }
 
 it('ends the run with an error event when its runner is killed, hangs up its command, spares nohup', async () => {
-  const sessionId = await createSession(stack.url, account.key);
-  const response = await fetch(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      sessionId,
-      stream: true,
-      command: 'nohup sleep 300 >/dev/null 2>&1 & sleep 0.3; echo started; sleep 299',
-    }),
+  const sessionId = await t.api.createSession();
+  const response = await t.api.executeStream(sessionId, {
+    command: 'nohup sleep 300 >/dev/null 2>&1 & sleep 0.3; echo started; sleep 299',
   });
   expect(response.status).toBe(200);
   const stream = new StreamedRun(response);
   await stream.until('started');
   process.kill(await runnerHostPid(sessionId), 'SIGKILL');
   await stream.rest();
-  expect(stream.events().at(-1)).toBe('error');
+  expect(stream.events().at(-1)?.event).toBe('error');
 
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  const after = await call<{ stdout: string }>(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command: 'ps -eo stat=,args=' },
+  const after = await t.api.execute<{ stdout: string }>(sessionId, {
+    command: 'ps -eo stat=,args=',
   });
   expect(after.status).toBe(200);
   const processes = after.body.stdout.trim().split('\n');

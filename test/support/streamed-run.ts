@@ -1,3 +1,17 @@
+/** One event of a streamed execute: its name and its JSON data. */
+export interface RunEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** The events of a streamed execute's body, in order. */
+export function parseEvents(text: string): RunEvent[] {
+  return [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({
+    event: m[1] ?? '',
+    data: JSON.parse(m[2] ?? '{}') as Record<string, unknown>,
+  }));
+}
+
 /** A streamed execute's body (Server-Sent Events), read as it comes. */
 export class StreamedRun {
   text = '';
@@ -26,8 +40,8 @@ export class StreamedRun {
     }
   }
 
-  /** The names of the events so far, in order. */
-  events(): string[] {
-    return [...this.text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1] ?? '');
+  /** The events so far, in order. */
+  events(): RunEvent[] {
+    return parseEvents(this.text);
   }
 }
