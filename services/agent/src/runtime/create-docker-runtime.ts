@@ -62,6 +62,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     extraCaCertsPath: sandboxExtraCaBundle(
       options.config.extraCaCertsPath,
       options.config.workspaceDir,
+      (err) =>
+        logger.warn({ err }, 'could not write the sandboxes CA bundle: passing the whole one'),
     ),
   };
   const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });

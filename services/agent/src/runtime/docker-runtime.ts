@@ -64,7 +64,20 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   async prepare(): Promise<void> {
-    await this.parts.cache?.watch();
+    const { cache, pool, logger } = this.parts;
+    // A pool member that died (dockerd stopping, an OOM, a kill from outside) is replaced at
+    // once, never handed to a session.
+    cache?.onEnded((containerId) => pool?.dropEnded(containerId));
+    // Events were missed (dockerd restarted, say): the host set-up and every sandbox are
+    // checked again now rather than at the next periodic pass.
+    cache?.onResumed(() => {
+      logger.warn('docker event stream back after a loss: checking the host and sandboxes');
+      void this.parts
+        .prepareHost()
+        .then(() => this.reconcile())
+        .catch((err: unknown) => logger.error({ err }, 'reconcile after a docker restart failed'));
+    });
+    await cache?.watch();
     await this.parts.prepareHost();
     await this.parts.pool?.start();
   }

@@ -122,4 +122,44 @@ describe('CachedContainers', () => {
     expect(t.cache.caching).toBe(true);
     t.cache.unwatch();
   });
+
+  it('survives its event stream failing (dockerd going away aborts it), and reconnects', async () => {
+    const t = await cached();
+    t.inner.put('ses_1', 'running');
+    await t.cache.find('sbx-ses_1');
+    // An aborted HTTP response errors its stream: nothing must throw (an uncaught error would
+    // end the agent).
+    t.events.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    await tick();
+    expect(t.cache.caching).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(t.open()).toBe(2);
+    expect(t.cache.caching).toBe(true);
+    t.cache.unwatch();
+  });
+
+  it('tells who listens of containers that died or were removed', async () => {
+    const t = await cached();
+    const ended: string[] = [];
+    t.cache.onEnded((id) => ended.push(id));
+    t.events.write(event('die', 'aaa', 'sbx-ses_1'));
+    t.events.write(event('start', 'bbb', 'sbx-ses_2'));
+    t.events.write(event('destroy', 'ccc', 'sbx-ses_3'));
+    await tick();
+    expect(ended).toEqual(['aaa', 'ccc']);
+    t.cache.unwatch();
+  });
+
+  it('tells who listens when the stream is back after a loss, not when it first opens', async () => {
+    const t = await cached();
+    let resumed = 0;
+    t.cache.onResumed(() => (resumed += 1));
+    await tick();
+    expect(resumed).toBe(0);
+    t.events.end();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(t.open()).toBe(2);
+    expect(resumed).toBe(1);
+    t.cache.unwatch();
+  });
 });

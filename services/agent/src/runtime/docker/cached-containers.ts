@@ -24,6 +24,9 @@ const STATE_CHANGES = new Set([
   'destroy',
 ]);
 
+/** Docker's container events after which a container no longer runs (or exists). */
+const ENDINGS = new Set(['die', 'destroy']);
+
 /** One line of Docker's event stream, as far as the cache reads it. */
 interface DockerEvent {
   Type?: string;
@@ -52,6 +55,10 @@ export class CachedContainers extends ForwardingContainers {
   private stream: NodeJS.ReadableStream | undefined;
   private failures = 0;
   private reconnect: NodeJS.Timeout | undefined;
+  /** Whether the stream was open once and lost since: events were missed. */
+  private missedEvents = false;
+  private readonly endedListeners: ((containerId: string) => void)[] = [];
+  private readonly resumedListeners: (() => void)[] = [];
 
   constructor(
     inner: ContainerClient,
@@ -75,6 +82,19 @@ export class CachedContainers extends ForwardingContainers {
     this.stream = undefined;
   }
 
+  /** Calls `listener` with the id of each container Docker reports died or removed. */
+  onEnded(listener: (containerId: string) => void): void {
+    this.endedListeners.push(listener);
+  }
+
+  /**
+   * Calls `listener` each time the event stream opens again after it was lost (dockerd
+   * restarted, say): whatever happened to the containers meanwhile was not reported.
+   */
+  onResumed(listener: () => void): void {
+    this.resumedListeners.push(listener);
+  }
+
   /** Whether answers may come from memory (the event stream is open). */
   get caching(): boolean {
     return this.live;
@@ -91,18 +111,30 @@ export class CachedContainers extends ForwardingContainers {
       this.stream = stream;
       this.failures = 0;
       this.live = true;
+      if (this.missedEvents) {
+        this.missedEvents = false;
+        for (const listener of this.resumedListeners) listener();
+      }
       const lines = createInterface({ input: stream });
       lines.on('line', (line) => this.onEvent(line));
+      let gone = false;
       const lost = () => {
-        lines.removeAllListeners();
+        if (gone) return;
+        gone = true;
+        lines.removeAllListeners('line');
+        lines.close();
         if (this.stream !== stream) return;
         this.stream = undefined;
+        this.missedEvents = true;
         this.goBlind();
         this.scheduleReconnect();
       };
       stream.once('end', lost);
       stream.once('close', lost);
-      stream.once('error', lost);
+      // An aborted response (dockerd going away) errors the stream, and readline passes the
+      // error on: unheard, it would end the agent.
+      stream.on('error', lost);
+      lines.on('error', lost);
     } catch (err) {
       this.logger.warn({ err }, 'docker event stream unavailable; not caching container state');
       this.scheduleReconnect();
@@ -138,6 +170,10 @@ export class CachedContainers extends ForwardingContainers {
     // A rename's event carries the old name too.
     const oldName = event.Actor?.Attributes?.oldName;
     if (oldName !== undefined) this.forget(oldName.replace(/^\//, ''));
+    const id = event.Actor?.ID;
+    if (ENDINGS.has(event.Action ?? '') && id !== undefined) {
+      for (const listener of this.endedListeners) listener(id);
+    }
   }
 
   /** Forgets a container, named by name or id. */

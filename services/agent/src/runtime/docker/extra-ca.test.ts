@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
@@ -24,5 +24,22 @@ describe('the sandboxes extra CA bundle', () => {
     writeFileSync(system, rootCertificates.slice(0, 5).join('\n'));
     expect(sandboxExtraCaBundle(system, dir)).toBeUndefined();
     expect(sandboxExtraCaBundle(undefined, dir)).toBeUndefined();
+  });
+
+  it('does not write it again when it is there, and falls back to the source when it cannot', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'extra-ca-'));
+    const system = join(dir, 'system.pem');
+    writeFileSync(system, `${rootCertificates.join('\n')}\n${OWN_CA}\n`);
+    const bundle = sandboxExtraCaBundle(system, dir)!;
+    const written = statSync(bundle).mtimeMs;
+    // A write is impossible now (its temporary file's name is taken by a directory).
+    mkdirSync(`${bundle}.tmp`);
+    expect(sandboxExtraCaBundle(system, dir)).toBe(bundle);
+    expect(statSync(bundle).mtimeMs).toBe(written);
+    rmSync(bundle);
+    mkdirSync(`${bundle}.tmp`, { recursive: true });
+    const failures: unknown[] = [];
+    expect(sandboxExtraCaBundle(system, dir, (err) => failures.push(err))).toBe(system);
+    expect(failures).toHaveLength(1);
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 
@@ -19,14 +19,36 @@ export function untrustedByNode(pem: string): string[] {
  * The extra CA bundle the sandboxes get as NODE_EXTRA_CA_CERTS: only the operator's
  * certificates that Node does not trust already. A whole system bundle (often what is
  * configured) costs every Node start in a sandbox tens of ms of CPU to parse, for the same
- * trust. Written beside the workspaces; undefined when nothing is left to add.
+ * trust. Written beside the workspaces (not again when it is there already); when it cannot
+ * be written (the disk is full, say), the operator's bundle itself, as trusting, only slower.
+ * Undefined when nothing is left to add.
  */
-export function sandboxExtraCaBundle(source: string | undefined, dir: string): string | undefined {
+export function sandboxExtraCaBundle(
+  source: string | undefined,
+  dir: string,
+  onUnwritable: (err: unknown) => void = () => undefined,
+): string | undefined {
   if (source === undefined) return undefined;
   const extra = untrustedByNode(readFileSync(source, 'utf8'));
   if (extra.length === 0) return undefined;
   const target = join(dir, '.sandbox-extra-ca.pem');
-  writeFileSync(`${target}.tmp`, `${extra.join('\n')}\n`, { mode: 0o644 });
-  renameSync(`${target}.tmp`, target);
-  return target;
+  const content = `${extra.join('\n')}\n`;
+  if (readIfThere(target) === content) return target;
+  try {
+    writeFileSync(`${target}.tmp`, content, { mode: 0o644 });
+    renameSync(`${target}.tmp`, target);
+    return target;
+  } catch (err) {
+    rmSync(`${target}.tmp`, { force: true, recursive: true });
+    onUnwritable(err);
+    return source;
+  }
+}
+
+function readIfThere(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }

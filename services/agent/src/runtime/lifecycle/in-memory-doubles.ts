@@ -38,6 +38,8 @@ export class FakeContainers implements ContainerClient {
   failCreate: Error | undefined;
   /** The next `rename` rejects with this. */
   failRename: Error | undefined;
+  /** The next `remove` rejects with this. */
+  failRemove: Error | undefined;
   private nextId = 1;
 
   constructor(private readonly journal: Journal) {}
@@ -91,6 +93,9 @@ export class FakeContainers implements ContainerClient {
 
   remove(container: string): Promise<boolean> {
     this.journal.push(`container.remove ${this.sessionOf(container)}`);
+    const failure = this.failRemove;
+    this.failRemove = undefined;
+    if (failure !== undefined) return Promise.reject(failure);
     const found = this.entry(container);
     if (found === undefined) return Promise.resolve(false);
     for (const [name, c] of this.byName) if (c === found) this.byName.delete(name);

@@ -132,6 +132,36 @@ describe('WarmPool', () => {
     expect(pool.take(LIMITS)?.containerId).not.toBe(first!.state.id);
   });
 
+  it('drops a member at once when Docker reports its container died, and replaces it', async () => {
+    const { d, pool } = pooled([{ ...SHAPE, size: 2 }]);
+    await pool.start();
+    await pool.settled();
+    const [dead, alive] = [...d.containers.byName.values()];
+    pool.dropEnded(dead!.state.id);
+    pool.dropEnded('an-unknown-container'); // not a member: nothing happens
+    expect(pool.status()[0]!.ready).toBe(1);
+    await pool.settled();
+    expect(d.journal.filter((s) => s.startsWith('container.remove'))).toHaveLength(1);
+    expect(made(d)).toHaveLength(3);
+    const handed = [pool.take(LIMITS)?.containerId, pool.take(LIMITS)?.containerId];
+    expect(handed).toContain(alive!.state.id);
+    expect(handed).not.toContain(dead!.state.id);
+  });
+
+  it('removes a dropped member later when Docker could not remove it then', async () => {
+    const { d, pool } = pooled([{ ...SHAPE, size: 1 }]);
+    await pool.start();
+    await pool.settled();
+    const [dead] = [...d.containers.byName.values()];
+    d.containers.failRemove = new Error('connect ENOENT /var/run/docker.sock');
+    pool.dropEnded(dead!.state.id);
+    await pool.settled();
+    expect([...d.containers.byName.values()]).toContain(dead);
+    await pool.prune();
+    expect([...d.containers.byName.values()]).not.toContain(dead);
+    expect(d.containers.byName.size).toBe(1);
+  });
+
   it('removes its ready members when stopped, and makes no more', async () => {
     const { d, pool } = pooled();
     await pool.start();

@@ -59,6 +59,8 @@ export class WarmPool implements SandboxPool {
   private filling: Promise<void> | undefined;
   private readonly stopping = new AbortController();
   private failures = 0;
+  /** Members out of the pool whose removal failed (dockerd was down, say): retried by `prune`. */
+  private readonly strays: PoolMember[] = [];
 
   constructor(private readonly deps: WarmPoolDeps) {}
 
@@ -119,8 +121,24 @@ export class WarmPool implements SandboxPool {
     }
   }
 
-  /** Drops members whose container stopped or vanished (checked by the agent's reconcile). */
+  /** Drops the member whose container Docker reported died or removed, if one is ready. */
+  dropEnded(containerId: string): void {
+    const index = this.ready.findIndex(
+      (m) => m.containerId.startsWith(containerId) || containerId.startsWith(m.containerId),
+    );
+    if (index < 0) return;
+    const [member] = this.ready.splice(index, 1) as [PoolMember];
+    this.deps.logger.warn({ slot: member.slot }, 'a pool member stopped: replacing it');
+    void this.discardQuietly(member);
+    this.fill();
+  }
+
+  /**
+   * Drops members whose container stopped or vanished (checked by the agent's reconcile), and
+   * removes those whose removal failed before.
+   */
   async prune(): Promise<void> {
+    for (const stray of this.strays.splice(0)) await this.discardQuietly(stray);
     for (const member of [...this.ready]) {
       const state = await this.deps.containers.find(member.containerId);
       if (state?.running === true && !state.paused) continue;
@@ -213,9 +231,10 @@ export class WarmPool implements SandboxPool {
   }
 
   private async discardQuietly(member: PoolMember): Promise<void> {
-    await this.discard(member).catch((err: unknown) =>
-      this.deps.logger.error({ err, slot: member.slot }, 'pool member removal failed'),
-    );
+    await this.discard(member).catch((err: unknown) => {
+      this.deps.logger.error({ err, slot: member.slot }, 'pool member removal failed; will retry');
+      this.strays.push(member);
+    });
   }
 
   /**
