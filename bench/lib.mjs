@@ -177,9 +177,10 @@ export async function startBenchStack({
 /**
  * A service's `main.js` (e.g. `services/agent`) in a process of its own with `env`, as
  * deployed; resolves with the process and the first log entry whose `msg` is `ready` (its
- * listening line). BENCH_CPU_PROF=<dir> writes its CPU profile there.
+ * listening line). `onLog` sees every log entry after that. BENCH_CPU_PROF=<dir> writes its
+ * CPU profile there.
  */
-async function startServiceProcess(service, env, ready, timeoutMs) {
+export async function startServiceProcess(service, env, ready, timeoutMs, onLog) {
   const profile = process.env.BENCH_CPU_PROF;
   const child = spawn(
     process.execPath,
@@ -196,9 +197,17 @@ async function startServiceProcess(service, env, ready, timeoutMs) {
   const entry = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${service} did not start`)), timeoutMs);
     child.once('exit', (code) => reject(new Error(`${service} exited (${code})`)));
+    let started = false;
     lines.on('line', (line) => {
-      const logged = JSON.parse(line);
-      if (logged.msg === ready) {
+      let logged;
+      try {
+        logged = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (started) onLog?.(logged);
+      else if (logged.msg === ready) {
+        started = true;
         clearTimeout(timer);
         resolve(logged);
       }
@@ -244,7 +253,7 @@ async function startAgentProcess(env, token) {
 }
 
 /** Waits for a child process to exit (after `signal`, when it is given and it still runs). */
-function exited(child, signal) {
+export function exited(child, signal) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   const done = new Promise((resolve) => child.once('exit', resolve));
   if (signal) child.kill(signal);
