@@ -4,7 +4,9 @@ import { MANUAL_SWEEPS } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 describe('two gateway replicas sharing Postgres and Redis', () => {
-  const t = useStack({ replicas: 2, gatewayEnv: MANUAL_SWEEPS });
+  // Idle after 1 s: the node refuses to pause a session it served a request of within the
+  // idle delay, whatever a replica's record says.
+  const t = useStack({ replicas: 2, gatewayEnv: { ...MANUAL_SWEEPS, SESSION_IDLE_AFTER_S: '1' } });
 
   it('shares one budget per key: exactly 100 of 200 concurrent requests pass, the rest get 429', async () => {
     const { key } = await createAccount(t.stack, 'free');
@@ -102,14 +104,9 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
     const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
     const sessionId = await a!.createSession();
     expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
-    // Replica A writes that run's activity within a second: let it, so that it does not land
-    // after the backdating below.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    // As if nobody had used it for ten minutes: replica B's next sweep pauses it.
-    await t.stack.gateways[0]!.db.query(
-      `UPDATE sessions SET last_active_at = now() - interval '10 minutes' WHERE id = $1`,
-      [sessionId],
-    );
+    // Unused for longer than the idle delay (replica A writes that run's activity within a
+    // second): replica B's next sweep pauses it.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
     const { idled } = await t.stack.gateways[1]!.sweeper.sweep();
     expect(idled).toContain(sessionId);
     expect((await b!.session(sessionId)).body).toMatchObject({ state: 'idle' });
@@ -128,7 +125,7 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const before = Date.now();
     expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await new Promise((resolve) => setTimeout(resolve, 3000));
     const { lastActive } = (await b!.session<{ lastActive: string }>(sessionId)).body;
     expect(Date.parse(lastActive)).toBeGreaterThanOrEqual(before - 50);
   });

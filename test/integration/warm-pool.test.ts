@@ -1,5 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
+import { createDockerRuntime, DockerodeContainerClient, type DockerRuntime } from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import type Docker from 'dockerode';
 import {
@@ -139,8 +139,14 @@ describe('the warm pool', () => {
     const config = loadAgentConfig(restartEnv(t.stack.agentConfig));
     const logger = t.stack.logger;
     t.beforeStop(() => removeNodeSandboxes(config.nodeId));
-    // The old run crashes: its members stay behind, as does a session claimed from it.
-    const before = createDockerRuntime({ config, logger });
+    // The old run crashes: its members stay behind, as does a session claimed from it. (It
+    // watches no Docker events: a crashed agent does not see the new run remove its members,
+    // which a live one would replace.)
+    const before = createDockerRuntime({
+      config,
+      logger,
+      containers: new DockerodeContainerClient(docker, logger),
+    });
     t.beforeStop(() => before.stop()); // should this test fail midway, stop its refills first
     await before.prepare();
     await poolReady(before);

@@ -26,6 +26,7 @@ import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Out
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
+import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from './agent/v1/TransitionRequest';
 import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from './agent/v1/WriteFileRequest';
 import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from './agent/v1/WriteFileResponse';
 
@@ -61,6 +62,7 @@ export interface ProtoGrpcType {
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
+      TransitionRequest: MessageTypeDefinition<_agent_v1_TransitionRequest, _agent_v1_TransitionRequest__Output>
       WriteFileRequest: MessageTypeDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileRequest__Output>
       WriteFileResponse: MessageTypeDefinition<_agent_v1_WriteFileResponse, _agent_v1_WriteFileResponse__Output>
     }

@@ -117,7 +117,7 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
     })),
 
     PauseSandbox: unary(deps, 'PauseSandbox', async (request) =>
-      toSandbox(await runtime.pause(request.sessionId)),
+      toSandbox(await runtime.pause(request.sessionId, request.unusedForMs)),
     ),
 
     ResumeSandbox: unary(deps, 'ResumeSandbox', async (request) =>
@@ -125,7 +125,7 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
     ),
 
     HibernateSandbox: unary(deps, 'HibernateSandbox', async (request) =>
-      runtime.hibernate(request.sessionId),
+      runtime.hibernate(request.sessionId, request.unusedForMs),
     ),
 
     RestoreSandbox: unary(deps, 'RestoreSandbox', async (request) =>

@@ -6,7 +6,7 @@ import type { CpuSplitContainers } from './docker/cpu-split-containers';
 import { sandboxLabelKeys } from './docker/docker-names';
 import { killAllInContainer } from './docker/kill-all';
 import { createSandbox } from './lifecycle/create-sandbox';
-import { hibernateSandbox, restoreSandbox } from './lifecycle/deep-sleep';
+import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
 import { requireRunning } from './lifecycle/heal';
 import type { LifecycleDeps } from './lifecycle/lifecycle-deps';
 import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
@@ -21,6 +21,7 @@ import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
 import type { RequestLoad } from './request-load';
+import { SessionUse } from './session-use';
 import type { RunnerPool } from './runner/runner-pool';
 import type {
   ByteSink,
@@ -58,6 +59,8 @@ export class DockerRuntime implements SandboxRuntime {
 
   /** Runs under way per session, against `maxRunsPerSession`. */
   private readonly runSlots: RunSlots;
+  /** The requests of each session, which its pause or deep sleep waits for. */
+  private readonly use = new SessionUse();
 
   constructor(private readonly parts: DockerRuntimeParts) {
     this.runSlots = new RunSlots(parts.config.maxRunsPerSession);
@@ -125,20 +128,23 @@ export class DockerRuntime implements SandboxRuntime {
     return this.parts.locks.withLock(sessionId, () => inspectSandbox(this.parts, sessionId));
   }
 
-  destroy(sessionId: string): Promise<boolean> {
-    return destroySandbox(this.parts, sessionId);
+  async destroy(sessionId: string): Promise<boolean> {
+    const existed = await destroySandbox(this.parts, sessionId);
+    this.use.forget(sessionId);
+    return existed;
   }
 
-  pause(sessionId: string): Promise<SandboxInfo> {
-    return pauseSandbox(this.parts, sessionId);
+  pause(sessionId: string, unusedForMs = 0): Promise<SandboxInfo> {
+    return pauseSandbox(this.parts, sessionId, { use: this.use, unusedForMs });
   }
 
+  /** A use of the session: a pause or deep sleep that comes next waits for its idle delay. */
   resume(sessionId: string): Promise<SandboxInfo> {
-    return resumeSandbox(this.parts, sessionId);
+    return this.use.track(sessionId, () => resumeSandbox(this.parts, sessionId));
   }
 
-  hibernate(sessionId: string): Promise<{ filesCount: number; bytes: number }> {
-    return hibernateSandbox(this.parts, sessionId);
+  hibernate(sessionId: string, unusedForMs = 0): Promise<Hibernated> {
+    return hibernateSandbox(this.parts, sessionId, { use: this.use, unusedForMs });
   }
 
   /**
@@ -146,7 +152,7 @@ export class DockerRuntime implements SandboxRuntime {
    * the disk and dockerd with the refill of the pool member it took.
    */
   restore(spec: SandboxSpec): Promise<SandboxInfo> {
-    return this.served(() => restoreSandbox(this.parts, spec));
+    return this.served(spec.sessionId, () => restoreSandbox(this.parts, spec));
   }
 
   count(): Promise<number> {
@@ -160,14 +166,15 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
-    return this.served(() =>
+    return this.served(spec.sessionId, () =>
       this.runSlots.within(spec.sessionId, () => this.execNow(spec, sink, signal)),
     );
   }
 
-  /** A data request, counted while it runs. */
-  private served<T>(work: () => Promise<T>): Promise<T> {
-    return this.parts.load === undefined ? work() : this.parts.load.track(work);
+  /** A data request of a session, counted while it runs (by the node and the session). */
+  private served<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    const { load } = this.parts;
+    return this.use.track(sessionId, () => (load === undefined ? work() : load.track(work)));
   }
 
   private async execNow(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
@@ -178,29 +185,40 @@ export class DockerRuntime implements SandboxRuntime {
     return meteredExec({ ...deps, ledger: this.ledger }, info, spec, sink, signal);
   }
 
-  async kill(sessionId: string, pid: number | undefined): Promise<number[]> {
-    if (pid === undefined) {
-      const info = await requireRunning(this.parts, sessionId);
-      return killAllInContainer(this.parts.containers, info);
-    }
-    return runnerOps.kill(await this.runnerOf(sessionId), pid);
+  kill(sessionId: string, pid: number | undefined): Promise<number[]> {
+    return this.use.track(sessionId, async () => {
+      if (pid === undefined) {
+        const info = await requireRunning(this.parts, sessionId);
+        return killAllInContainer(this.parts.containers, info);
+      }
+      return runnerOps.kill(await this.runnerOf(sessionId), pid);
+    });
   }
 
   writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }> {
-    return this.served(async () => runnerOps.writeFile(await this.runnerOf(sessionId), file));
+    return this.served(sessionId, async () =>
+      runnerOps.writeFile(await this.runnerOf(sessionId), file),
+    );
   }
 
   readFile(sessionId: string, path: string, sink: ByteSink, signal: AbortSignal): Promise<number> {
-    return this.served(async () =>
+    return this.served(sessionId, async () =>
       runnerOps.readFile(await this.runnerOf(sessionId), path, sink, signal),
     );
   }
 
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {
-    return this.served(async () => runnerOps.listFiles(await this.runnerOf(sessionId), path, page));
+    return this.served(sessionId, async () =>
+      runnerOps.listFiles(await this.runnerOf(sessionId), path, page),
+    );
   }
 
-  async previewHost(sessionId: string): Promise<string> {
+  /** A preview visit is a use of the session. */
+  previewHost(sessionId: string): Promise<string> {
+    return this.use.track(sessionId, () => this.previewAddress(sessionId));
+  }
+
+  private async previewAddress(sessionId: string): Promise<string> {
     const info = await requireRunning(this.parts, sessionId);
     const address = info.addresses[this.parts.config.sandboxNetwork];
     if (address === undefined || address === '') {

@@ -88,12 +88,21 @@ export interface SandboxRuntime {
   /** One page of the files under `path`, sorted, and how many there are. */
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing>;
   count(): Promise<number>;
-  /** Idle: freezes the sandbox's processes. */
-  pause(sessionId: string): Promise<SandboxInfo>;
+  /**
+   * Idle: freezes the sandbox's processes, unless a request of the session runs now or ended
+   * less than `unusedForMs` ago (then it stays `running`).
+   */
+  pause(sessionId: string, unusedForMs?: number): Promise<SandboxInfo>;
   /** Thaws a paused sandbox (a no-op for a running one). */
   resume(sessionId: string): Promise<SandboxInfo>;
-  /** Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. */
-  hibernate(sessionId: string): Promise<{ filesCount: number; bytes: number }>;
+  /**
+   * Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. Not while
+   * the session is in use, as for `pause`: then `inUse` and nothing changed.
+   */
+  hibernate(
+    sessionId: string,
+    unusedForMs?: number,
+  ): Promise<{ filesCount: number; bytes: number; inUse: boolean }>;
   /** A fresh sandbox with the saved workspace (or the running one). Idempotent. */
   restore(spec: SandboxSpec): Promise<SandboxInfo>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */

@@ -171,10 +171,15 @@ export class AgentClient {
     });
   }
 
-  async pauseSandbox(sessionId: string): Promise<void> {
-    await this.unary<Sandbox__Output>((md, options, cb) =>
-      this.client.pauseSandbox({ sessionId }, md, options, cb),
+  /**
+   * Pauses the sandbox unless the node served a request of the session in the last
+   * `unusedForMs` or serves one now; resolves with whether it paused it.
+   */
+  async pauseSandbox(sessionId: string, unusedForMs = 0): Promise<{ paused: boolean }> {
+    const sandbox = await this.unary<Sandbox__Output>((md, options, cb) =>
+      this.client.pauseSandbox({ sessionId, unusedForMs }, md, options, cb),
     );
+    return { paused: sandbox.status === 'paused' };
   }
 
   async resumeSandbox(sessionId: string): Promise<void> {
@@ -184,15 +189,21 @@ export class AgentClient {
   }
 
   /**
-   * Saves the workspace and removes the sandbox; resolves with the count of files saved.
-   * Saving a large workspace takes time: this is no user's request, so the deadline is long.
+   * Saves the workspace and removes the sandbox; resolves with the count of files saved, or
+   * `inUse` when the node served a request of the session in the last `unusedForMs` (or
+   * serves one now) and changed nothing. Saving a large workspace takes time: this is no
+   * user's request, so the deadline is long.
    */
-  async hibernateSandbox(sessionId: string): Promise<{ filesCount: number }> {
+  async hibernateSandbox(
+    sessionId: string,
+    unusedForMs = 0,
+  ): Promise<{ filesCount: number; inUse: boolean }> {
     const saved = await this.unary<HibernateResponse__Output>(
-      (md, options, cb) => this.client.hibernateSandbox({ sessionId }, md, options, cb),
+      (md, options, cb) =>
+        this.client.hibernateSandbox({ sessionId, unusedForMs }, md, options, cb),
       HIBERNATE_TIMEOUT_MS,
     );
-    return { filesCount: saved.filesCount };
+    return { filesCount: saved.filesCount, inUse: saved.inUse };
   }
 
   async restoreSandbox(input: SandboxRequest): Promise<void> {

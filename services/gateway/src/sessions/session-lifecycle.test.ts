@@ -1,6 +1,6 @@
 import { createLogger } from '@sandbox/logger';
 import type { AgentPool } from '../agents/agent-pool';
-import { SessionLifecycle } from './session-lifecycle';
+import { SessionLifecycle, unusedForMs } from './session-lifecycle';
 import type { SessionStore } from './session-store';
 
 describe('SessionLifecycle.pass', () => {
@@ -20,6 +20,7 @@ describe('SessionLifecycle.pass', () => {
           await new Promise((resolve) => setTimeout(resolve, 20));
           running -= 1;
           if (id === 'ses_b') throw new Error('node away');
+          return { paused: true };
         },
       }),
     } as unknown as AgentPool;
@@ -32,5 +33,53 @@ describe('SessionLifecycle.pass', () => {
     const { idled } = await lifecycle.pass();
     expect(idled).toEqual(['ses_a', 'ses_c', 'ses_d']);
     expect(most).toBe(4);
+  });
+
+  it('asks the node to wait for the delay, and makes a session it refused active again', async () => {
+    const awake: string[][] = [];
+    const asked: Array<[string, number]> = [];
+    const store = {
+      markDeepSleepDue: () => Promise.resolve([{ id: 'ses_deep', nodeId: 'node-a' }]),
+      markIdleDue: () => Promise.resolve([{ id: 'ses_idle', nodeId: 'node-a' }]),
+      markAwake: (id: string, from: string) => {
+        awake.push([id, from]);
+        return Promise.resolve();
+      },
+      confirmSleep: () => Promise.reject(new Error('not confirmed: it was in use')),
+    } as unknown as SessionStore;
+    const agents = {
+      forNode: () => ({
+        pauseSandbox: (id: string, unusedForMs: number) => {
+          asked.push([id, unusedForMs]);
+          return Promise.resolve({ paused: false });
+        },
+        hibernateSandbox: (id: string, unusedForMs: number) => {
+          asked.push([id, unusedForMs]);
+          return Promise.resolve({ filesCount: 0, inUse: true });
+        },
+      }),
+    } as unknown as AgentPool;
+    const lifecycle = new SessionLifecycle(
+      store,
+      agents,
+      { idleAfterS: 300, deepSleepAfterS: 1800 },
+      createLogger({ name: 'test', level: 'silent' }),
+    );
+    expect(await lifecycle.pass()).toEqual({ idled: [], slept: [] });
+    // The delay less a second: the node counts a request's use from its end.
+    expect(asked).toEqual([
+      ['ses_deep', 1_799_000],
+      ['ses_idle', 299_000],
+    ]);
+    expect(awake).toEqual([
+      ['ses_deep', 'deep-sleep'],
+      ['ses_idle', 'idle'],
+    ]);
+  });
+
+  it('leaves half of a short delay as slack', () => {
+    expect(unusedForMs(1)).toBe(500);
+    expect(unusedForMs(2)).toBe(1000);
+    expect(unusedForMs(300)).toBe(299_000);
   });
 });

@@ -13,6 +13,17 @@ const ACTIVITY_HEARTBEAT_MS = 30_000;
 const SLEEP_LEASE_S = 600;
 
 /**
+ * How long ago the node must have served the session's last request for a transition after
+ * `delayS`: the delay less a second (half of it, for a short one). Some requests count as
+ * activity from their start here, the node counts from their end: without the slack a
+ * transition due at its deadline would be refused, and come one whole delay late.
+ */
+export function unusedForMs(delayS: number): number {
+  const delayMs = delayS * 1000;
+  return delayMs - Math.min(1000, delayMs / 2);
+}
+
+/**
  * Spec part 3: active → idle (the sandbox is paused) → deep sleep (its workspace is saved and
  * the sandbox removed), and back to active on any request that names the session. The state
  * is changed in Postgres first, so that a request arriving during a transition always wakes
@@ -91,15 +102,24 @@ export class SessionLifecycle {
     );
   }
 
-  /** One pass: pauses sessions idle long enough, puts to deep sleep those idle longer. */
+  /**
+   * One pass: pauses sessions idle long enough, puts to deep sleep those idle longer. The node
+   * has the last word: it refuses while it serves a request of the session or served one
+   * within the delay (a request this replica's activity record has not seen yet, or one that
+   * overtook the state change); the session is then active again, its delay started anew.
+   */
   async pass(): Promise<{ idled: string[]; slept: string[] }> {
     const slept: string[] = [];
-    for (const due of await this.store.markDeepSleepDue(
-      this.settings.deepSleepAfterS,
-      SLEEP_LEASE_S,
-    )) {
+    const { idleAfterS, deepSleepAfterS } = this.settings;
+    for (const due of await this.store.markDeepSleepDue(deepSleepAfterS, SLEEP_LEASE_S)) {
       try {
-        const saved = await this.agents.forNode(due.nodeId).hibernateSandbox(due.id);
+        const saved = await this.agents
+          .forNode(due.nodeId)
+          .hibernateSandbox(due.id, unusedForMs(deepSleepAfterS));
+        if (saved.inUse) {
+          await this.store.markAwake(due.id, 'deep-sleep');
+          continue;
+        }
         await this.store.confirmSleep(due.id, saved.filesCount);
         slept.push(due.id);
       } catch (err) {
@@ -108,16 +128,19 @@ export class SessionLifecycle {
     }
     // Pauses are cheap for a node and many may be due together: a batch goes at once (the
     // store hands out at most 20 per pass); deep sleeps above, each an archive, one by one.
-    const due = await this.store.markIdleDue(this.settings.idleAfterS);
+    const due = await this.store.markIdleDue(idleAfterS);
     const paused = await Promise.all(
       due.map(async ({ id, nodeId }) => {
         try {
-          await this.agents.forNode(nodeId).pauseSandbox(id);
-          return id;
+          const { paused: done } = await this.agents
+            .forNode(nodeId)
+            .pauseSandbox(id, unusedForMs(idleAfterS));
+          if (done) return id;
+          await this.store.markAwake(id, 'idle');
         } catch (err) {
           this.logger.warn({ err, sessionId: id }, 'pausing an idle session failed');
-          return undefined;
         }
+        return undefined;
       }),
     );
     const idled = paused.filter((id): id is string => id !== undefined);

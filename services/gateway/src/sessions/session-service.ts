@@ -57,7 +57,10 @@ export class SessionService {
 
   constructor(private readonly deps: SessionServiceDeps) {}
 
-  /** `listener` sees each new session once its row is written (its expiry is known). */
+  /**
+   * `listener` sees each new session once its row is written (its expiry is known), and again
+   * once it is active: its idle delay counts from then, and a slow create may outlast it.
+   */
   onCreated(listener: (session: SessionRecord) => void): void {
     this.createdListeners.push(listener);
   }
@@ -108,6 +111,7 @@ export class SessionService {
       throw err;
     }
     await this.deps.store.markActive(record.id);
+    for (const listener of this.createdListeners) listener(record);
     const view = this.view({ ...record, state: 'active' });
     return previewToken === undefined ? view : { ...view, previewToken };
   }

@@ -134,7 +134,11 @@ export class SessionStore {
   }
 
   async markActive(sessionId: string): Promise<void> {
-    await this.db.query(`UPDATE sessions SET state = 'active' WHERE id = $1`, [sessionId]);
+    // The create is the session's first request: its delays count from its end.
+    await this.db.query(
+      `UPDATE sessions SET state = 'active', last_active_at = now() WHERE id = $1`,
+      [sessionId],
+    );
   }
 
   /** The caller's live session, or 404 session_not_found. */
@@ -350,11 +354,15 @@ export class SessionStore {
     await this.changed([sessionId]);
   }
 
-  /** Back to active after a wake from `from`. */
+  /**
+   * Back to active after a wake from `from`, or after the node refused to leave `from`'s
+   * transition because the session is in use. Either counts as activity: its idle delay
+   * starts again now, not at the request that woke it (a wake can outlast the delay).
+   */
   async markAwake(sessionId: string, from: SessionState): Promise<void> {
     await this.db.query(
       `UPDATE sessions SET state = 'active', sleep_confirmed_at = NULL, sleep_files_count = NULL,
-              lifecycle_lease_until = NULL
+              lifecycle_lease_until = NULL, last_active_at = GREATEST(last_active_at, now())
         WHERE id = $1 AND state = $2`,
       [sessionId, from],
     );

@@ -1,3 +1,4 @@
+import { SessionUse } from '../session-use';
 import { hibernateSandbox, restoreSandbox } from './deep-sleep';
 import { doubles, sandboxSpec, type Doubles } from './in-memory-doubles';
 import { destroySandbox } from './remove-sandbox';
@@ -10,10 +11,50 @@ async function running(d: Doubles, sessionId: string): Promise<void> {
 }
 
 describe('hibernateSandbox', () => {
+  it('leaves a session in use as it is: nothing paused, saved or removed', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    const use = new SessionUse();
+    await use.track('ses_1', () => Promise.resolve());
+    expect(await hibernateSandbox(d, 'ses_1', { use, unusedForMs: 60_000 })).toEqual({
+      filesCount: 0,
+      bytes: 0,
+      inUse: true,
+    });
+    expect(d.journal).toEqual([]);
+  });
+
+  it('gives up when a request comes while the workspace is saved: copy removed, sandbox thawed', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    const use = new SessionUse();
+    const save = d.blobs.save.bind(d.blobs);
+    let finish!: () => void;
+    let request: Promise<void> | undefined;
+    d.blobs.save = (sessionId, ...rest) => {
+      // The request waits for the frozen sandbox, as a run would.
+      request = use.track('ses_1', () => new Promise<void>((resolve) => (finish = resolve)));
+      return save(sessionId, ...rest);
+    };
+    expect(await hibernateSandbox(d, 'ses_1', { use, unusedForMs: 0 })).toMatchObject({
+      inUse: true,
+    });
+    finish();
+    await request;
+    expect(d.journal).toEqual([
+      'container.pause ses_1',
+      'blob.save ses_1',
+      'blob.remove ses_1',
+      'container.unpause ses_1',
+    ]);
+    expect(await d.blobs.manifest('ses_1')).toBeUndefined();
+    expect((await d.containers.find('sbx-ses_1'))?.paused).toBe(false);
+  });
+
   it('pauses the sandbox, saves its workspace, then removes it', async () => {
     const d = doubles();
     await running(d, 'ses_1');
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100 });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100, inUse: false });
     expect(d.journal).toEqual([
       'container.pause ses_1',
       'blob.save ses_1',
@@ -40,7 +81,7 @@ describe('hibernateSandbox', () => {
     const d = doubles();
     await d.blobs.save('ses_1');
     d.journal.length = 0;
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100 });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100, inUse: false });
     expect(d.journal).toEqual([]);
     await expect(hibernateSandbox(d, 'ses_2')).rejects.toMatchObject({
       code: 'session_not_found',

@@ -1,26 +1,43 @@
 import { AppError } from '@sandbox/errors';
-import { sandboxLabels } from '../docker/container-spec';
-import type { SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
-import { claimPooled } from './claim-pooled';
-import { createSandbox } from './create-sandbox';
 import { ensureRunning } from './heal';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { removeSandbox } from './remove-sandbox';
+import { restoreSaved } from './restore-saved';
+import { inUse, type TransitionGuard } from './transition-guard';
 import { findSandbox, inspectSandbox } from './sandbox-info';
 
-/** Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. */
+/** What a deep sleep did: saved and removed the sandbox, or left it to a request (`inUse`). */
+export interface Hibernated {
+  filesCount: number;
+  bytes: number;
+  inUse: boolean;
+}
+
+const LEFT_IN_USE: Hibernated = { filesCount: 0, bytes: 0, inUse: true };
+
+/**
+ * Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. Not while
+ * `guard` says the session is in use; a request that comes while the workspace is saved (it
+ * waits for the frozen sandbox) cancels the sleep: the copy goes, the sandbox thaws.
+ */
 export function hibernateSandbox(
   deps: LifecycleDeps,
   sessionId: string,
-): Promise<{ filesCount: number; bytes: number }> {
+  guard?: TransitionGuard,
+): Promise<Hibernated> {
   return deps.locks.withLock(sessionId, async (lock) => {
     const info = await findSandbox(deps, sessionId);
     if (info === undefined) {
       const saved = await deps.blobs.manifest(sessionId);
-      if (saved !== undefined) return { filesCount: saved.filesCount, bytes: saved.bytes };
+      if (saved !== undefined) {
+        return { filesCount: saved.filesCount, bytes: saved.bytes, inUse: false };
+      }
       throw new AppError('session_not_found', 'Nothing to put to sleep for this session');
     }
+    if (inUse(guard, sessionId)) return LEFT_IN_USE;
+    const mark = guard?.use.mark(sessionId);
+    const overtaken = () => guard !== undefined && mark !== undefined && guard.use.usedSince(mark);
     // Frozen processes cannot change files while they are saved.
     if (!info.paused && info.running) await deps.containers.pause(info.id);
     // Never save an unmounted disk's empty mount point (after a reboot) as the workspace.
@@ -29,10 +46,19 @@ export function hibernateSandbox(
         retryAfter: 30,
       });
     }
-    const saved = await deps.blobs.save(sessionId, await deps.workspaces.hostPath(sessionId));
+    const saved = overtaken()
+      ? undefined
+      : await deps.blobs.save(sessionId, await deps.workspaces.hostPath(sessionId));
+    if (saved === undefined || overtaken()) {
+      deps.logger.info({ sessionId }, 'a request came while going to deep sleep: left awake');
+      if (saved !== undefined) await deps.blobs.remove(sessionId);
+      await deps.containers.unpause(info.id);
+      return LEFT_IN_USE;
+    }
     await removeSandbox(deps, lock);
+    guard?.use.forget(sessionId);
     deps.logger.info({ sessionId, ...saved }, 'sandbox in deep sleep');
-    return { filesCount: saved.filesCount, bytes: saved.bytes };
+    return { filesCount: saved.filesCount, bytes: saved.bytes, inUse: false };
   });
 }
 
@@ -48,58 +74,6 @@ export function restoreSandbox(deps: LifecycleDeps, spec: SandboxSpec): Promise<
       if ((await deps.blobs.manifest(sessionId)) !== undefined) await deps.blobs.remove(sessionId);
       return inspectSandbox(deps, sessionId);
     }
-    const saved = await deps.blobs.manifest(sessionId);
-    if (saved === undefined) {
-      throw new AppError('session_not_found', 'No saved workspace for this session');
-    }
-    // The workspace first (so that no process sees it half-restored), then the container: a
-    // pool member's workspace is filled before it takes the session's name.
-    const info =
-      (await claimPooled(deps, lock, spec, async (member) => {
-        await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(member.slot));
-      })) ?? (await restoreCold(deps, lock, spec));
-    // The wake is done once no manifest names the saved copy. The archive is garbage from then
-    // on: it is deleted after the answer (unlinking 100 MB takes ~70 ms here), under the lock,
-    // so before any later step of the session; a copy left by a failure or a crash goes with
-    // the session's next save or its removal.
-    await deps.blobs.forget(sessionId);
-    deps.locks
-      .withLock(sessionId, () => deps.blobs.remove(sessionId))
-      .catch((err: unknown) =>
-        deps.logger.warn({ err, sessionId }, "a woken session's archive was not deleted"),
-      );
-    deps.logger.info({ sessionId }, 'sandbox woke from deep sleep');
-    return info;
+    return restoreSaved(deps, lock, spec);
   });
-}
-
-/**
- * A restore without the pool: a new workspace, the saved files, then a container on them.
- * While a session sleeps its saved copy is the whole of it, so a disk found for it (left by a
- * save, a wake cut short, or a pool claim that failed after the disk moved) goes first, and so
- * does the disk of a restore that fails: every try starts on an empty disk.
- */
-async function restoreCold(
-  deps: LifecycleDeps,
-  lock: SessionLock,
-  spec: SandboxSpec,
-): Promise<SandboxInfo> {
-  const { sessionId } = spec;
-  const labels = sandboxLabels(spec, deps.config);
-  await deps.workspaces.destroy(sessionId);
-  await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
-  try {
-    await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(sessionId));
-  } catch (err) {
-    await deps.workspaces
-      .destroy(sessionId)
-      .catch((destroyErr: unknown) =>
-        deps.logger.error(
-          { err: destroyErr, sessionId },
-          "removal of a failed restore's disk failed",
-        ),
-      );
-    throw err;
-  }
-  return createSandbox(deps, lock, spec, false);
 }

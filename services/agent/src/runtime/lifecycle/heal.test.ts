@@ -83,6 +83,18 @@ describe('requireRunning', () => {
     expect(d.journal).toEqual(['container.unpause ses_1']);
   });
 
+  it('wakes a session a deep sleep saved and removed after a request saw it awake', async () => {
+    const d = doubles();
+    await d.specs.write(sandboxSpec('ses_1'));
+    await d.blobs.save('ses_1');
+    d.journal.length = 0;
+    expect(await requireRunning(d, 'ses_1')).toMatchObject({ running: true, paused: false });
+    expect(d.journal).toEqual(
+      expect.arrayContaining(['blob.restore ses_1', 'container.create ses_1']),
+    );
+    expect(await d.blobs.manifest('ses_1')).toBeUndefined();
+  });
+
   it('answers session_not_found when there is nothing to bring back', async () => {
     const d = doubles();
     await expect(requireRunning(d, 'ses_1')).rejects.toMatchObject({

@@ -3,6 +3,7 @@ import type { ContainerState } from '../docker/container-client';
 import { sandboxLabelKeys } from '../docker/docker-names';
 import type { SessionLock } from '../locks/session-locks';
 import { rebuildSandbox } from './create-sandbox';
+import { restoreSaved } from './restore-saved';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { findSandbox, isRunning } from './sandbox-info';
 
@@ -46,7 +47,7 @@ async function bringBack(
 ): Promise<ContainerState | undefined> {
   let info = await findSandbox(deps, lock.sessionId);
   if (info === undefined || (!info.running && !info.paused)) {
-    info = await heal(deps, lock, info);
+    info = await heal(deps, lock, info, true);
   }
   if (info?.paused) {
     // A request for an idle sandbox wakes it.
@@ -62,21 +63,29 @@ function bornInPool(deps: LifecycleDeps, info: ContainerState): boolean {
 
 /**
  * Brings back a sandbox that should run but does not: a container stopped by a reboot or a
- * crash (its disk mounted again first), or one removed behind the agent's back (rebuilt from
- * its recorded spec on the same workspace). Sleeping sessions are left to `restore`.
- * Returns the container, or undefined when there is nothing to bring back.
+ * crash (its disk mounted again first), one removed behind the agent's back (rebuilt from its
+ * recorded spec on the same workspace), or, `forRequest`, one in deep sleep (restored from its
+ * saved copy; otherwise a sleeping session is left to `restore`). Returns the container, or
+ * undefined when there is nothing to bring back.
  */
 export async function heal(
   deps: LifecycleDeps,
   lock: SessionLock,
   info: ContainerState | undefined,
+  forRequest = false,
 ): Promise<ContainerState | undefined> {
   const { sessionId } = lock;
   lock.check(sessionId);
   if (info === undefined) {
     const spec = await deps.specs.read(sessionId);
-    if (spec === undefined || (await deps.blobs.manifest(sessionId)) !== undefined) {
-      return undefined;
+    if (spec === undefined) return undefined;
+    if ((await deps.blobs.manifest(sessionId)) !== undefined) {
+      if (!forRequest) return undefined;
+      // Saved and removed by a deep sleep that a request overtook (the gateway saw it awake):
+      // the request wakes it here.
+      deps.logger.warn({ sessionId }, 'a request found its session in deep sleep: waking it');
+      await restoreSaved(deps, lock, spec);
+      return findSandbox(deps, sessionId);
     }
     if (!(await deps.workspaces.attach(sessionId))) return undefined;
     deps.logger.warn({ sessionId }, 'sandbox container vanished: rebuilding it on its disk');

@@ -18,6 +18,7 @@ import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesRespons
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from '../../agent/v1/NodeInfo';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from '../../agent/v1/ReadFileRequest';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
+import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from '../../agent/v1/TransitionRequest';
 import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from '../../agent/v1/WriteFileRequest';
 import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from '../../agent/v1/WriteFileResponse';
 
@@ -63,14 +64,14 @@ export interface AgentClient extends grpc.Client {
   getSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   getSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   
-  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
-  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
-  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
-  HibernateSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
-  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
-  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
-  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
-  hibernateSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  HibernateSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  HibernateSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  HibernateSandbox(argument: _agent_v1_TransitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  HibernateSandbox(argument: _agent_v1_TransitionRequest, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_TransitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
+  hibernateSandbox(argument: _agent_v1_TransitionRequest, callback: grpc.requestCallback<_agent_v1_HibernateResponse__Output>): grpc.ClientUnaryCall;
   
   KillProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
   KillProcesses(argument: _agent_v1_KillProcessesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_KillProcessesResponse__Output>): grpc.ClientUnaryCall;
@@ -90,14 +91,14 @@ export interface AgentClient extends grpc.Client {
   listFiles(argument: _agent_v1_ListFilesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   listFiles(argument: _agent_v1_ListFilesRequest, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   
-  PauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
-  PauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
-  PauseSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
-  PauseSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
-  pauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
-  pauseSandbox(argument: _agent_v1_GetSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
-  pauseSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
-  pauseSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  PauseSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  PauseSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  PauseSandbox(argument: _agent_v1_TransitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  PauseSandbox(argument: _agent_v1_TransitionRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_TransitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  pauseSandbox(argument: _agent_v1_TransitionRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   
   ReadFile(argument: _agent_v1_ReadFileRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
   ReadFile(argument: _agent_v1_ReadFileRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
@@ -144,13 +145,13 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   GetSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
   
-  HibernateSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_HibernateResponse>;
+  HibernateSandbox: grpc.handleUnaryCall<_agent_v1_TransitionRequest__Output, _agent_v1_HibernateResponse>;
   
   KillProcesses: grpc.handleUnaryCall<_agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse>;
   
   ListFiles: grpc.handleUnaryCall<_agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse>;
   
-  PauseSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
+  PauseSandbox: grpc.handleUnaryCall<_agent_v1_TransitionRequest__Output, _agent_v1_Sandbox>;
   
   ReadFile: grpc.handleServerStreamingCall<_agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk>;
   
@@ -168,10 +169,10 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   Exec: MethodDefinition<_agent_v1_ExecRequest, _agent_v1_ExecEvent, _agent_v1_ExecRequest__Output, _agent_v1_ExecEvent__Output>
   GetNodeInfo: MethodDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_NodeInfo, _agent_v1_GetNodeInfoRequest__Output, _agent_v1_NodeInfo__Output>
   GetSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
-  HibernateSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_HibernateResponse, _agent_v1_GetSandboxRequest__Output, _agent_v1_HibernateResponse__Output>
+  HibernateSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_HibernateResponse, _agent_v1_TransitionRequest__Output, _agent_v1_HibernateResponse__Output>
   KillProcesses: MethodDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesResponse, _agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse__Output>
   ListFiles: MethodDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesResponse, _agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse__Output>
-  PauseSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
+  PauseSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_Sandbox, _agent_v1_TransitionRequest__Output, _agent_v1_Sandbox__Output>
   ReadFile: MethodDefinition<_agent_v1_ReadFileRequest, _agent_v1_FileChunk, _agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk__Output>
   RestoreSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
   ResumeSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>

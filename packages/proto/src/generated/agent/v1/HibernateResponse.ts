@@ -5,9 +5,11 @@ import type { Long } from '@grpc/proto-loader';
 export interface HibernateResponse {
   'filesCount'?: (number);
   'bytes'?: (number | string | Long);
+  'inUse'?: (boolean);
 }
 
 export interface HibernateResponse__Output {
   'filesCount': (number);
   'bytes': (number);
+  'inUse': (boolean);
 }

@@ -1,0 +1,13 @@
+// Original file: proto/agent/v1/agent.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface TransitionRequest {
+  'sessionId'?: (string);
+  'unusedForMs'?: (number | string | Long);
+}
+
+export interface TransitionRequest__Output {
+  'sessionId': (string);
+  'unusedForMs': (number);
+}
