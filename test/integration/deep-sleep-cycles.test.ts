@@ -83,7 +83,8 @@ it(`brings every byte, mode, mtime and symlink back over ${CYCLES} deep-sleep cy
     expected = changed.body.stdout;
   }
   wakes.sort((a, b) => a - b);
-  console.log(
-    `deep-sleep cycles: ${CYCLES}, wake (first request, \`true\`) p50 ${wakes[Math.floor(CYCLES / 2)]} ms, max ${wakes.at(-1)} ms: ${wakes.join(', ')}`,
+  // Reported (not asserted): the CI log carries the figures.
+  process.stdout.write(
+    `deep-sleep cycles: ${CYCLES}, wake (first request, \`true\`) p50 ${wakes[Math.floor(CYCLES / 2)]} ms, max ${wakes.at(-1)} ms: ${wakes.join(', ')}\n`,
   );
 }, 240_000);
