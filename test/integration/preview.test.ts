@@ -99,6 +99,9 @@ describe('private previews', () => {
     const lastActive = async () =>
       (await t.api.session<{ lastActive: string }>(id)).body.lastActive;
 
+    // The app's start is activity, which the gateway writes within a second or so: let it
+    // land first.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     const before = await lastActive();
     await new Promise((resolve) => setTimeout(resolve, 50));
     const missing = await preview(host, '/api');
