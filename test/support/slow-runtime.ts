@@ -1,4 +1,9 @@
-import { createDockerRuntime, DockerodeContainerClient, type SandboxRuntime } from '@sandbox/agent';
+import {
+  createDockerRuntime,
+  DockerodeContainerClient,
+  type DockerRuntime,
+  type SandboxRuntime,
+} from '@sandbox/agent';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { docker } from './stack';
@@ -30,11 +35,27 @@ class SlowContainers extends DockerodeContainerClient {
 export function slowRuntime(): {
   slowness: Slowness;
   runtime: (config: AgentConfig, logger: Logger) => SandboxRuntime;
+  /** Resolves once the runtime's warm pool is full (30 s at most): creates are quick then. */
+  poolFull: () => Promise<void>;
 } {
   const slowness: Slowness = { delayMs: 0 };
+  let made: DockerRuntime | undefined;
   return {
     slowness,
     runtime: (config, logger) =>
-      createDockerRuntime({ config, logger, containers: new SlowContainers(logger, slowness) }),
+      (made = createDockerRuntime({
+        config,
+        logger,
+        containers: new SlowContainers(logger, slowness),
+      })),
+    async poolFull() {
+      const deadline = Date.now() + 30_000;
+      const missing = () =>
+        (made?.poolStatus() ?? [{ size: 1, ready: 0 }]).some((shape) => shape.ready < shape.size);
+      while (missing()) {
+        if (Date.now() > deadline) throw new Error('the warm pool did not fill');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
   };
 }
