@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { docker, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 import {
   startWebhookReceiver,
@@ -42,6 +44,25 @@ async function limitEvent(sessionId: string, limit: string): Promise<Record<stri
 
 const session = (body: Record<string, unknown> = {}) => t.api.createSession(body);
 
+/**
+ * Waits (30 s at most) until the kernel has refused the session a fork at its process limit,
+ * as its container's pids cgroup counts: a bomb at 0.25 CPU takes seconds to get there.
+ */
+async function untilForkRefused(sessionId: string): Promise<void> {
+  const found = await sessionContainer(sessionId);
+  const { State } = await docker.getContainer(found!.Id).inspect();
+  const cgroups = await readFile(`/proc/${State.Pid}/cgroup`, 'utf8');
+  const path = /^\d+:pids:(.*)$/m.exec(cgroups)?.[1];
+  const events = path === undefined ? undefined : `/sys/fs/cgroup/pids${path}/pids.events`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const text = events === undefined ? '' : await readFile(events, 'utf8').catch(() => '');
+    if (Number(/^max (\d+)$/m.exec(text)?.[1] ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${sessionId} never reached its process limit`);
+}
+
 const execute = (sessionId: string, body: Record<string, unknown>) =>
   t.api.execute<{
     stdout: string;
@@ -75,6 +96,7 @@ describe('exhaustion stays in its session', () => {
   it('contains a fork bomb by the process limit', async () => {
     const attacker = await session();
     await attackBesideNeighbour(attacker, { command: ':(){ :|:& };:', timeout: 6 });
+    await untilForkRefused(attacker);
     // The bomb lives on in the background, capped by the process limit, until it is killed.
     const kill = await t.api.kill<{ killed: number }>(attacker);
     expect(kill.status).toBe(200);

@@ -1,4 +1,6 @@
-import { userProcessesOf } from './kill-all';
+import { spawn } from 'node:child_process';
+import type { ContainerClient, HostProcess } from './container-client';
+import { killAllInContainer, userProcessesOf } from './kill-all';
 
 describe('userProcessesOf', () => {
   it('keeps init, the keep-alive, runners and their helpers; targets the rest', () => {
@@ -20,5 +22,54 @@ describe('userProcessesOf', () => {
       { pid: 301, ppid: 100, args: 'node server.js' },
     ];
     expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([202, 204, 205, 300, 301]);
+  });
+});
+
+describe('killAllInContainer', () => {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('kills in rounds when the sandbox cannot be frozen (a fork bomb), until none is left', async () => {
+    const children = [1, 2, 3].map(() => spawn('sleep', ['30']));
+    const exited = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+    const pids = children.map((child) => child.pid!);
+    let tops = 0;
+    const containers = {
+      pause: () => Promise.reject(new Error('OCI runtime pause failed: unable to freeze')),
+      unpause: () => Promise.reject(new Error('not paused')),
+      top: (): Promise<HostProcess[]> => {
+        tops += 1;
+        // One of them shows up only in the second round, as a fork that came late.
+        const visible = tops === 1 ? pids.slice(0, 2) : pids;
+        return Promise.resolve(
+          visible.filter(alive).map((pid) => ({ pid, ppid: 999, args: 'sleep 30' })),
+        );
+      },
+    } as unknown as ContainerClient;
+    const killed = await killAllInContainer(containers, { id: 'ctr', pid: 1 });
+    await Promise.all(exited);
+    expect(killed).toEqual([...pids].sort((a, b) => a - b));
+    expect(pids.filter(alive)).toEqual([]);
+    expect(tops).toBeGreaterThanOrEqual(3);
+  });
+
+  it('gives the freeze error when rounds of kills do not end it', async () => {
+    // A bomb that outruns every round: each look finds a new process.
+    const containers = {
+      pause: () => Promise.reject(new Error('unable to freeze')),
+      top: () => {
+        const child = spawn('sleep', ['30']);
+        return Promise.resolve([{ pid: child.pid!, ppid: 999, args: 'sleep 30' }]);
+      },
+    } as unknown as ContainerClient;
+    await expect(killAllInContainer(containers, { id: 'ctr', pid: 1 })).rejects.toThrow(
+      'unable to freeze',
+    );
   });
 });

@@ -41,37 +41,79 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
   );
 }
 
+/** How many rounds of kills a sandbox that cannot be frozen gets before giving up. */
+const UNFROZEN_ROUNDS = 50;
+
+/** SIGKILL to each user process the sandbox has now; returns them (host pid, pid inside). */
+async function killUserProcesses(
+  containers: ContainerClient,
+  containerId: string,
+  initPid: number,
+): Promise<Array<{ host: number; inside: number | undefined }>> {
+  const targets = userProcessesOf(await containers.top(containerId), initPid);
+  const killed: Array<{ host: number; inside: number | undefined }> = [];
+  for (const target of targets) {
+    const inside = await containerPid(target.pid);
+    try {
+      process.kill(target.pid, 'SIGKILL');
+      killed.push({ host: target.pid, inside });
+    } catch {
+      // gone already
+    }
+  }
+  return killed;
+}
+
+const insidePids = (killed: Array<{ inside: number | undefined }>): number[] =>
+  [...new Set(killed.flatMap((k) => (k.inside === undefined ? [] : [k.inside])))].sort(
+    (a, b) => a - b,
+  );
+
 /**
  * Kills every user process of a sandbox at once, from the host: the container is frozen
  * (nothing can fork), every user process gets SIGKILL, and it is thawed. A fork bomb that
- * starves the sandbox's own CPU cannot slow this down. Returns the killed pids as the sandbox
- * sees them.
+ * starves the sandbox's own CPU cannot slow this down. The kernel may fail to freeze a
+ * cgroup whose processes fork without pause (runc: "unable to freeze"): then it kills in
+ * rounds until none is left, which a bomb held at its process limit cannot outrun. Returns
+ * the killed pids as the sandbox sees them.
  */
 export async function killAllInContainer(
   containers: ContainerClient,
   { id: containerId, pid: initPid }: Pick<ContainerState, 'id' | 'pid'>,
 ): Promise<number[]> {
-  await containers.pause(containerId);
+  const frozen = await containers.pause(containerId).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (frozen !== undefined) return killUnfrozen(containers, containerId, initPid, frozen);
   try {
-    const processes = await containers.top(containerId);
-    const targets = userProcessesOf(processes, initPid);
-    const killed: number[] = [];
-    for (const target of targets) {
-      const inside = await containerPid(target.pid);
-      try {
-        process.kill(target.pid, 'SIGKILL');
-        if (inside !== undefined) killed.push(inside);
-      } catch {
-        // gone already
-      }
-    }
+    const killed = await killUserProcesses(containers, containerId, initPid);
     await containers.unpause(containerId);
-    await waitUntilGone(targets.map((t) => t.pid));
-    return killed.sort((a, b) => a - b);
+    await waitUntilGone(killed.map((k) => k.host));
+    return insidePids(killed);
   } catch (err) {
     await containers.unpause(containerId).catch(() => undefined);
     throw err;
   }
+}
+
+async function killUnfrozen(
+  containers: ContainerClient,
+  containerId: string,
+  initPid: number,
+  freezeError: unknown,
+): Promise<number[]> {
+  const killed: Array<{ host: number; inside: number | undefined }> = [];
+  for (let round = 0; round < UNFROZEN_ROUNDS; round += 1) {
+    const now = await killUserProcesses(containers, containerId, initPid);
+    if (now.length === 0) {
+      await waitUntilGone(killed.map((k) => k.host));
+      return insidePids(killed);
+    }
+    killed.push(...now);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw freezeError;
 }
 
 /** Waits (up to 3 s) until the killed processes are reaped, so that a next run can fork. */
