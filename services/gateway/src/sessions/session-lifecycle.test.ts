@@ -3,6 +3,15 @@ import type { AgentPool } from '../agents/agent-pool';
 import { SessionLifecycle, unusedForMs } from './session-lifecycle';
 import type { SessionStore } from './session-store';
 
+/** A lifecycle with the default delays (idle after 300 s, deep sleep after 1800 s). */
+const lifecycleOver = (store: SessionStore, agents: AgentPool) =>
+  new SessionLifecycle(
+    store,
+    agents,
+    { idleAfterS: 300, deepSleepAfterS: 1800 },
+    createLogger({ name: 'test', level: 'silent' }),
+  );
+
 describe('SessionLifecycle.pass', () => {
   it('pauses the sessions due together side by side, and one failure stops no other', async () => {
     const due = ['ses_a', 'ses_b', 'ses_c', 'ses_d'].map((id) => ({ id, nodeId: 'node-a' }));
@@ -24,12 +33,7 @@ describe('SessionLifecycle.pass', () => {
         },
       }),
     } as unknown as AgentPool;
-    const lifecycle = new SessionLifecycle(
-      store,
-      agents,
-      { idleAfterS: 300, deepSleepAfterS: 1800 },
-      createLogger({ name: 'test', level: 'silent' }),
-    );
+    const lifecycle = lifecycleOver(store, agents);
     const { idled } = await lifecycle.pass();
     expect(idled).toEqual(['ses_a', 'ses_c', 'ses_d']);
     expect(most).toBe(4);
@@ -59,12 +63,7 @@ describe('SessionLifecycle.pass', () => {
         },
       }),
     } as unknown as AgentPool;
-    const lifecycle = new SessionLifecycle(
-      store,
-      agents,
-      { idleAfterS: 300, deepSleepAfterS: 1800 },
-      createLogger({ name: 'test', level: 'silent' }),
-    );
+    const lifecycle = lifecycleOver(store, agents);
     expect(await lifecycle.pass()).toEqual({ idled: [], slept: [] });
     // The delay less a second: the node counts a request's use from its end.
     expect(asked).toEqual([

@@ -81,11 +81,13 @@ export async function killAllInContainer(
   containers: ContainerClient,
   { id: containerId, pid: initPid }: Pick<ContainerState, 'id' | 'pid'>,
 ): Promise<number[]> {
-  const frozen = await containers.pause(containerId).then(
+  const freezeError = await containers.pause(containerId).then(
     () => undefined,
     (err: unknown) => err,
   );
-  if (frozen !== undefined) return killUnfrozen(containers, containerId, initPid, frozen);
+  if (freezeError !== undefined) {
+    return killUnfrozen(containers, containerId, initPid, freezeError);
+  }
   try {
     const killed = await killUserProcesses(containers, containerId, initPid);
     await containers.unpause(containerId);
