@@ -3,6 +3,7 @@ import {
   AppError,
   errorCodeTable,
   fromGrpcError,
+  isConnectionFailure,
   GrpcStatus,
   toAppError,
   toErrorBody,
@@ -81,6 +82,18 @@ describe('gRPC translation', () => {
     const err = fromGrpcError(serviceError(GrpcStatus.UNAVAILABLE, 'connect ECONNREFUSED'));
     expect(err.code).toBe('service_unavailable');
     expect(err.retryAfter).toBeGreaterThan(0);
+  });
+
+  it('tells a lost connection from a 503 the agent sent itself', () => {
+    const dropped = fromGrpcError(serviceError(GrpcStatus.UNAVAILABLE, 'Connection dropped'));
+    expect(isConnectionFailure(dropped)).toBe(true);
+    const sent = toGrpcStatus(new AppError('service_unavailable', 'workspace disk full'));
+    const refused = fromGrpcError(serviceError(sent.code, sent.details, sent.metadata));
+    expect(refused.code).toBe('service_unavailable');
+    expect(isConnectionFailure(refused)).toBe(false);
+    expect(
+      isConnectionFailure(fromGrpcError(serviceError(GrpcStatus.DEADLINE_EXCEEDED, 'x'))),
+    ).toBe(false);
   });
 
   it('maps other failures to internal_error', () => {

@@ -25,6 +25,19 @@ function isServiceError(err: unknown): err is ServiceError {
   return err instanceof Error && typeof (err as Partial<ServiceError>).code === 'number';
 }
 
+/**
+ * Whether a failed call never got the node's own answer: the connection failed or dropped
+ * (an agent not listening, or one that died under the call), not an error the agent sent.
+ */
+export function isConnectionFailure(err: unknown): boolean {
+  const cause = err instanceof AppError ? err.cause : err;
+  return (
+    isServiceError(cause) &&
+    cause.code === (GrpcStatus.UNAVAILABLE as number) &&
+    cause.metadata?.get(CODE_KEY).length !== 1
+  );
+}
+
 /** A failed gRPC call as an AppError: the agent's own error when it sent one, else by status. */
 export function fromGrpcError(err: unknown): AppError {
   if (!isServiceError(err))

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
-import { AppError, fromGrpcError } from '@sandbox/errors';
+import { AppError, fromGrpcError, isConnectionFailure } from '@sandbox/errors';
 import { bearer, INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import {
   loadAgentProto,
@@ -39,6 +39,11 @@ export interface AgentClientOptions {
 /** How long a file's bytes may take to reach a slow reader, once the file is open. */
 const READ_STREAM_DEADLINE_MS = 10 * 60 * 1000;
 const HIBERNATE_TIMEOUT_MS = 10 * 60 * 1000;
+/**
+ * How long a wake cut short by the node's connection waits for the node to answer again (an
+ * agent restarted by its supervisor is back within seconds) before it fails with 503.
+ */
+const RECONNECT_WAIT_MS = 15_000;
 
 /** What creating or restoring a sandbox needs. */
 export interface SandboxRequest {
@@ -46,6 +51,13 @@ export interface SandboxRequest {
   accountId: string;
   limits: ResourceLimits;
 }
+
+/** One unary call of the agent's client, given its metadata, options and callback. */
+type UnaryCall<Res> = (
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: grpc.requestCallback<Res>,
+) => grpc.ClientUnaryCall;
 
 /** Pauses and resumes the flow of a run's events (backpressure up to the process). */
 export interface FlowControl {
@@ -90,11 +102,7 @@ export class AgentClient {
   }
 
   private unary<Res>(
-    call: (
-      metadata: grpc.Metadata,
-      options: grpc.CallOptions,
-      callback: grpc.requestCallback<Res>,
-    ) => grpc.ClientUnaryCall,
+    call: UnaryCall<Res>,
     timeoutMs = this.callTimeoutMs,
   ): Promise<Res> {
     return new Promise((resolve, reject) => {
@@ -102,6 +110,34 @@ export class AgentClient {
         if (err !== null || response === undefined) reject(fromGrpcError(err));
         else resolve(response);
       });
+    });
+  }
+
+  /**
+   * An idempotent call that the node may lose (an agent restarted under it): when the
+   * connection was up as the call began and failed under it, the call is made again once the
+   * node answers, for up to RECONNECT_WAIT_MS after each loss. A node already unreachable at
+   * the start fails at once, as any call does.
+   */
+  private async surviving<Res>(
+    call: UnaryCall<Res>,
+    timeoutMs: number,
+  ): Promise<Res> {
+    for (;;) {
+      const wasConnected =
+        this.client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
+      try {
+        return await this.unary(call, timeoutMs);
+      } catch (err) {
+        if (!wasConnected || !isConnectionFailure(err) || !(await this.reconnected())) throw err;
+      }
+    }
+  }
+
+  /** Whether the node answers again within RECONNECT_WAIT_MS. */
+  private reconnected(): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.client.waitForReady(Date.now() + RECONNECT_WAIT_MS, (err) => resolve(!err));
     });
   }
 
@@ -182,9 +218,11 @@ export class AgentClient {
     return { paused: sandbox.status === 'paused' };
   }
 
+  /** Thaws a paused sandbox; survives an agent restarted under the call (a no-op twice). */
   async resumeSandbox(sessionId: string): Promise<void> {
-    await this.unary<Sandbox__Output>((md, options, cb) =>
-      this.client.resumeSandbox({ sessionId }, md, options, cb),
+    await this.surviving<Sandbox__Output>(
+      (md, options, cb) => this.client.resumeSandbox({ sessionId }, md, options, cb),
+      this.callTimeoutMs,
     );
   }
 
@@ -206,8 +244,13 @@ export class AgentClient {
     return { filesCount: saved.filesCount, inUse: saved.inUse };
   }
 
+  /**
+   * Brings a deep-sleeping sandbox back from its saved workspace. A restore cut short converges
+   * when asked again (the saved copy goes only once the new sandbox runs), so it survives an
+   * agent restarted under the call.
+   */
   async restoreSandbox(input: SandboxRequest): Promise<void> {
-    await this.unary<Sandbox__Output>(
+    await this.surviving<Sandbox__Output>(
       (md, options, cb) => this.client.restoreSandbox(input, md, options, cb),
       this.fileTimeoutMs,
     );
