@@ -31,11 +31,9 @@ function isServiceError(err: unknown): err is ServiceError {
  */
 export function isConnectionFailure(err: unknown): boolean {
   const cause = err instanceof AppError ? err.cause : err;
-  return (
-    isServiceError(cause) &&
-    cause.code === (GrpcStatus.UNAVAILABLE as number) &&
-    cause.metadata?.get(CODE_KEY).length !== 1
-  );
+  if (!isServiceError(cause)) return false;
+  const status: number = cause.code;
+  return status === GrpcStatus.UNAVAILABLE && cause.metadata?.get(CODE_KEY).length !== 1;
 }
 
 /** A failed gRPC call as an AppError: the agent's own error when it sent one, else by status. */
