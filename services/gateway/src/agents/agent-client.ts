@@ -101,10 +101,7 @@ export class AgentClient {
     return { deadline: new Date(Date.now() + timeoutMs) };
   }
 
-  private unary<Res>(
-    call: UnaryCall<Res>,
-    timeoutMs = this.callTimeoutMs,
-  ): Promise<Res> {
+  private unary<Res>(call: UnaryCall<Res>, timeoutMs = this.callTimeoutMs): Promise<Res> {
     return new Promise((resolve, reject) => {
       call(this.metadata(), this.options(timeoutMs), (err, response) => {
         if (err !== null || response === undefined) reject(fromGrpcError(err));
@@ -119,10 +116,7 @@ export class AgentClient {
    * node answers, for up to RECONNECT_WAIT_MS after each loss. A node already unreachable at
    * the start fails at once, as any call does.
    */
-  private async surviving<Res>(
-    call: UnaryCall<Res>,
-    timeoutMs: number,
-  ): Promise<Res> {
+  private async surviving<Res>(call: UnaryCall<Res>, timeoutMs: number): Promise<Res> {
     for (;;) {
       const wasConnected =
         this.client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
