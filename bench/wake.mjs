@@ -1,6 +1,7 @@
 // The wake rows of pnpm bench: the first request after idle (unpause), and after deep sleep
-// for two workspaces of 100 MB or a little more: random bytes (nothing compresses) and copies
-// of the image's node_modules (112 MB in 7,900 small files that compress well). Each
+// for the workspaces of issue 17: 30 and 100 MB of random bytes (nothing compresses), 100 MB
+// of copies of the image's node_modules (7,900 small files that compress well), 5,000 small
+// random files, and 500 MB of both. Each
 // deep-sleep row comes with the save (its archive's size) and with a baseline measured in the
 // same run: a bare `tar -x` of the same files, uncompressed and from the page cache, into a
 // new ext4 disk like a pool member's; the old format's `tar -xz` of them is measured the
@@ -14,16 +15,27 @@ import { elapsedMs, row, sleep } from './lib.mjs';
 const run = promisify(execFile);
 const MB = 1_000_000;
 
-/** Shell commands run in the session that make each workspace of about 100 MB. */
+/** Copies of the image's npm and tsx (JavaScript, JSON, docs) until the workspace holds `mb`. */
+const copyNodeModulesUntil = (mb) =>
+  `i=0; while [ "$(du -s --apparent-size -B1000000 . | cut -f1)" -lt ${mb} ]; do ` +
+  'mkdir -p node_modules/$i && cp -r /usr/lib/node_modules/npm /usr/local/lib/node_modules/tsx node_modules/$i/; ' +
+  'i=$((i + 1)); done';
+
+/** Shell commands run in the session that make each workspace (issue 17's kinds). */
 const WORKSPACES = [
+  { label: '30 MB random', fill: 'head -c 30000000 /dev/urandom > data.bin' },
   { label: '100 MB random', fill: 'head -c 100000000 /dev/urandom > data.bin' },
+  // The image's npm and tsx, copied until 100 MB: about 7,900 small files that compress well.
+  { label: '100 MB node_modules', fill: copyNodeModulesUntil(100) },
   {
-    label: '100 MB node_modules',
-    // The image's npm and tsx, copied until 100 MB: JavaScript, JSON and docs.
+    label: '5,000 small files',
     fill:
-      'i=0; while [ "$(du -s --apparent-size -B1000000 . | cut -f1)" -lt 100 ]; do ' +
-      'mkdir -p node_modules/$i && cp -r /usr/lib/node_modules/npm /usr/local/lib/node_modules/tsx node_modules/$i/; ' +
-      'i=$((i + 1)); done',
+      "node -e \"const fs = require('fs'), { randomBytes } = require('crypto'); fs.mkdirSync('small'); " +
+      "for (let i = 0; i < 5000; i += 1) fs.writeFileSync('small/f' + i, randomBytes(1 + ((i * 997) % 4096)))\"",
+  },
+  {
+    label: '500 MB mixed (250 MB random, node_modules)',
+    fill: `head -c 250000000 /dev/urandom > data.bin && ${copyNodeModulesUntil(500)}`,
   },
 ];
 
@@ -92,8 +104,12 @@ export async function wakeRows(stack, results, { poolSize, rounds }) {
     const times = [];
     const sweeps = [];
     for (let i = 0; i < rounds; i += 1) {
-      await sleep(waitMs);
+      // The pool refills, then a request starts the delay: counted from before a long wait
+      // for the pool, it could make the session due for the next transition too (deep sleep,
+      // where the row waits for idle).
       await stack.poolReady(poolSize);
+      await stack.api('/execute', { sessionId, command: 'true' });
+      await sleep(waitMs);
       const swept = process.hrtime.bigint();
       const pass = await stack.gateway.sweeper.sweep();
       sweeps.push(elapsedMs(swept));

@@ -12,7 +12,7 @@ import {
 } from '@sandbox/contract/run';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
 import { inCpuGroup, splitsCpu } from './cpu-group';
-import { changed, snapshot, type Snapshot } from './file-snapshot';
+import { changeClock, changedSince } from './file-snapshot';
 import { RunnerError } from './protocol';
 import { readTiming, TIME_FORMAT, UsagePoller, type Timing } from './run-measure';
 import { RunOutput, type RunSink } from './run-output';
@@ -218,8 +218,8 @@ function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 interface StartedRun {
   leader: Launched;
   cwd: string;
-  /** The working directory's files before the run. */
-  before: Snapshot;
+  /** The kernel's change clock at the start (files changed since are the run's). */
+  since: bigint;
   codeFile?: string;
   started: bigint;
   output: RunOutput;
@@ -251,13 +251,15 @@ async function collectResult(
   await Promise.race([run.output.ended, new Promise((ok) => setTimeout(ok, OUTPUT_GRACE_MS))]);
   // Keep draining pipes held open by background processes, so they never block.
   run.output.finish();
-  const [timing, after] = await Promise.all([exit.timing(), snapshot(run.cwd)]);
+  const [timing, filesWritten] = await Promise.all([
+    exit.timing(),
+    changedSince(run.cwd, run.since),
+  ]);
   // The answer does not wait for the run's own files to go; the next run does.
   const { timingFile } = run.leader;
   if (timingFile !== undefined)
     cleanups.push(rm(timingFile, { force: true }).catch(() => undefined));
   if (run.codeFile !== undefined) await rm(run.codeFile, { force: true });
-  const filesWritten = changed(run.before, after);
   const { timedOut } = run.timeout;
   return {
     exitCode: timedOut ? TIMEOUT_EXIT_CODE : (exit.code ?? 128 + signalNumber(exit.signal)),
@@ -284,11 +286,9 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   await cleanedUp();
   const cwd = await workingDirectory(spec.cwd);
   // The runner's directory is made for every run: the user may have removed it.
-  const [before] = await Promise.all([
-    snapshot(cwd),
-    mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 }),
-  ]);
+  await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
   const runId = randomBytes(8).toString('hex');
+  const since = await changeClock(posix.join(RUNNER_DIR, `clock-${runId}`));
   const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
   const { argv, codeFile } = await commandLineOf(spec, cwd, runId);
   const started = process.hrtime.bigint();
@@ -305,7 +305,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   const result = resultOf({
     leader,
     cwd,
-    before,
+    since,
     codeFile,
     started,
     output,
