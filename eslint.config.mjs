@@ -11,6 +11,8 @@ export default tseslint.config(
       '.cache/**',
       '.data/**',
       'packages/proto/src/generated/**',
+      'packages/sdk/src/generated/**',
+      'packages/sdk/bin/**',
       'packages/sandboxctl/bin/**',
       // Run inside sandboxes by the tests, as plain Node.
       'test/fixtures/**',

@@ -9,6 +9,9 @@ const shared = {
       '<rootDir>/packages/$1/src',
     '^@sandbox/contract/run$': '<rootDir>/packages/contract/src/run',
     '^@sandbox/(gateway|agent|edge-proxy)$': '<rootDir>/services/$1/src',
+    '^@sandbox/sdk$': '<rootDir>/packages/sdk/src',
+    // The SDK's sources import each other as ESM does, by their .js names.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
 };
@@ -18,7 +21,11 @@ module.exports = {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/packages/*/src/**/*.test.ts',
+        '<rootDir>/packages/sdk/test/**/*.test.ts',
+        '<rootDir>/services/*/src/**/*.test.ts',
+      ],
     },
     {
       ...shared,

@@ -102,6 +102,7 @@ describe('execute', () => {
     expect(info.body).toMatchObject({
       sessionId,
       state: 'active',
+      previewUrl: `https://${sessionId.replace('_', '-')}.preview.test`,
       filesCount: 2,
       activeProcesses: 0,
       metadata: {},

@@ -33,6 +33,7 @@ export const sessionInfoSchema = z.strictObject({
   expiresAt: isoTimestamp,
   lastActive: isoTimestamp,
   state: sessionStateSchema,
+  previewUrl: z.string().describe('as at creation (an addition to spec 2.3)'),
   filesCount: z.number().int().min(0),
   activeProcesses: z.number().int().min(0),
   metadata: z.record(z.string(), z.unknown()),

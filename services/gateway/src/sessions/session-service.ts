@@ -37,6 +37,8 @@ export interface SessionInfoView {
   expiresAt: string;
   lastActive: string;
   state: 'active' | 'idle' | 'deep-sleep';
+  /** An addition to spec 2.3: where the session's web apps are reached (as at creation). */
+  previewUrl: string;
   filesCount: number;
   activeProcesses: number;
   metadata: Record<string, unknown>;
@@ -130,6 +132,7 @@ export class SessionService {
       expiresAt: record.expiresAt.toISOString(),
       lastActive: record.lastActiveAt.toISOString(),
       state: record.state === 'creating' ? 'active' : record.state,
+      previewUrl: previewUrl(record.id, this.deps.previewUrlScheme, this.deps.previewDomain),
       filesCount: sandbox.filesCount,
       activeProcesses: sandbox.activeProcesses,
       metadata: record.metadata,

@@ -1,0 +1,206 @@
+/**
+ * The API's errors as classes, one per code of its error table (spec part 7 and the codes the
+ * service added). Every one carries what the response said: `code`, `status`, `details`, the
+ * `requestId` to quote to the operator, and `retryAfter` (seconds) where the service gave one.
+ */
+
+/** The error body every failed request of the API answers with. */
+export interface ErrorBody {
+  error: {
+    code: string;
+    message: string;
+    details?: Record<string, unknown>;
+    retryAfter?: number;
+    stdout?: string;
+    stderr?: string;
+  };
+}
+
+export interface SandboxErrorInit {
+  code: string;
+  status: number;
+  message: string;
+  details?: Record<string, unknown> | undefined;
+  requestId?: string | undefined;
+  retryAfter?: number | undefined;
+  cause?: unknown;
+}
+
+/** Any failure of the SDK: an error answer of the API, or a request that got none. */
+export class SandboxError extends Error {
+  /** The API's machine-readable code (`session_not_found`, …), or `network_error`. */
+  readonly code: string;
+  /** The HTTP status; 0 when no response came. */
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+  /** The response's X-Request-Id. */
+  readonly requestId: string | undefined;
+  /** Seconds the service asked to wait before a retry (429, 503). */
+  readonly retryAfter: number | undefined;
+
+  constructor(init: SandboxErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.code = init.code;
+    this.status = init.status;
+    this.details = init.details;
+    this.requestId = init.requestId;
+    this.retryAfter = init.retryAfter;
+  }
+}
+
+/** 400 invalid_request: a parameter the API refused (`details.field` names it). */
+export class InvalidRequestError extends SandboxError {}
+/** 400 invalid_path: a path outside /workspace, or a directory where a file was expected. */
+export class InvalidPathError extends SandboxError {}
+/** 401 unauthorized: a missing, unknown or revoked API key. */
+export class UnauthorizedError extends SandboxError {}
+/** 403 forbidden: the key lacks the scope, or the plan the feature. */
+export class ForbiddenError extends SandboxError {}
+/** 404 not_found: no such route or resource (a webhook). */
+export class NotFoundError extends SandboxError {}
+/** 404 session_not_found: the session never existed, expired or was deleted. */
+export class SessionNotFoundError extends SandboxError {}
+/** 404 file_not_found. */
+export class FileNotFoundError extends SandboxError {}
+/** 404 process_not_found: no process of the session has that pid. */
+export class ProcessNotFoundError extends SandboxError {}
+/** 408 request_timeout: the operation took longer than its timeout (spec 8.2). */
+export class RequestTimeoutError extends SandboxError {}
+
+/** 408 execution_timeout: the run was killed at its timeout; its partial output is kept. */
+export class ExecutionTimeoutError extends SandboxError {
+  readonly stdout: string;
+  readonly stderr: string;
+
+  constructor(init: SandboxErrorInit & { stdout?: string; stderr?: string }) {
+    super(init);
+    this.stdout = init.stdout ?? '';
+    this.stderr = init.stderr ?? '';
+  }
+}
+
+/** 413 payload_too_large: the request body is over the API's limit. */
+export class PayloadTooLargeError extends SandboxError {}
+/** 413 file_too_large: a file over the plan's size limit. */
+export class FileTooLargeError extends SandboxError {}
+/** 429 rate_limit_exceeded: the key's requests per minute are spent (see `retryAfter`). */
+export class RateLimitedError extends SandboxError {}
+/** 429 session_limit_exceeded: the plan's concurrent sessions are all in use. */
+export class SessionLimitExceededError extends SandboxError {}
+/** 500 internal_error: a fault of the service (quote `requestId`). */
+export class InternalServerError extends SandboxError {}
+/** 502 bad_gateway. */
+export class BadGatewayError extends SandboxError {}
+/** 503 service_unavailable: temporary; retry after `retryAfter`. */
+export class ServiceUnavailableError extends SandboxError {}
+/** 507 disk_full: the session's disk is full (`details.used`, `details.limit`). */
+export class DiskFullError extends SandboxError {}
+/** No response: the connection failed or was cut (code `network_error`, status 0). */
+export class NetworkError extends SandboxError {}
+
+/** The class of each code; a code the SDK does not know yet is a plain SandboxError. */
+export const ERROR_CLASSES = {
+  invalid_request: InvalidRequestError,
+  invalid_path: InvalidPathError,
+  unauthorized: UnauthorizedError,
+  forbidden: ForbiddenError,
+  not_found: NotFoundError,
+  session_not_found: SessionNotFoundError,
+  file_not_found: FileNotFoundError,
+  process_not_found: ProcessNotFoundError,
+  request_timeout: RequestTimeoutError,
+  execution_timeout: ExecutionTimeoutError,
+  payload_too_large: PayloadTooLargeError,
+  file_too_large: FileTooLargeError,
+  rate_limit_exceeded: RateLimitedError,
+  session_limit_exceeded: SessionLimitExceededError,
+  internal_error: InternalServerError,
+  bad_gateway: BadGatewayError,
+  service_unavailable: ServiceUnavailableError,
+  disk_full: DiskFullError,
+} as const satisfies Record<string, typeof SandboxError>;
+
+export type ApiErrorCode = keyof typeof ERROR_CLASSES;
+
+/** The HTTP status of each code (for errors that come inside a stream, without one). */
+export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
+  invalid_request: 400,
+  invalid_path: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  session_not_found: 404,
+  file_not_found: 404,
+  process_not_found: 404,
+  request_timeout: 408,
+  execution_timeout: 408,
+  payload_too_large: 413,
+  file_too_large: 413,
+  rate_limit_exceeded: 429,
+  session_limit_exceeded: 429,
+  internal_error: 500,
+  bad_gateway: 502,
+  service_unavailable: 503,
+  disk_full: 507,
+};
+
+/** The HTTP status of `code`; 500 for a code the SDK does not know. */
+export function statusOf(code: unknown): number {
+  return typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code)
+    ? ERROR_STATUS[code as ApiErrorCode]
+    : 500;
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  const error = (value as Partial<ErrorBody> | null)?.error;
+  return typeof error?.code === 'string' && typeof error.message === 'string';
+}
+
+/**
+ * The error of an answer with `status` and `body` (parsed JSON, or undefined when it was not
+ * JSON); `retryAfter` from the Retry-After header when the body has none.
+ */
+export function errorFromResponse(
+  status: number,
+  body: unknown,
+  headers: { requestId?: string | undefined; retryAfter?: number | undefined },
+): SandboxError {
+  if (!isErrorBody(body)) {
+    // A proxy in between, or a service too broken to say: classed by status alone.
+    const ErrorClass =
+      status === 503
+        ? ServiceUnavailableError
+        : status === 429
+          ? RateLimitedError
+          : status >= 500
+            ? InternalServerError
+            : SandboxError;
+    return new ErrorClass({
+      code:
+        status === 503
+          ? 'service_unavailable'
+          : status === 429
+            ? 'rate_limit_exceeded'
+            : 'http_error',
+      status,
+      message: `HTTP ${status} without an error body`,
+      requestId: headers.requestId,
+      retryAfter: headers.retryAfter,
+    });
+  }
+  const { code, message, details, retryAfter, stdout, stderr } = body.error;
+  const init = {
+    code,
+    status,
+    message,
+    details,
+    requestId: headers.requestId,
+    retryAfter: retryAfter ?? headers.retryAfter,
+  };
+  if (code === 'execution_timeout') return new ExecutionTimeoutError({ ...init, stdout, stderr });
+  const ErrorClass: typeof SandboxError = Object.hasOwn(ERROR_CLASSES, code)
+    ? ERROR_CLASSES[code as ApiErrorCode]
+    : SandboxError;
+  return new ErrorClass(init);
+}

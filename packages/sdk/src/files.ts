@@ -1,0 +1,189 @@
+import type { HttpClient } from './http.js';
+import type { FileList, WrittenFile } from './types.js';
+
+/** What `files.write` takes: text (UTF-8), bytes, or a stream of bytes (never held whole). */
+export type FileContent =
+  string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
+export interface FileCallOptions {
+  signal?: AbortSignal;
+}
+
+export interface WriteOptions extends FileCallOptions {
+  /** Called as the upload goes, with the bytes sent so far. */
+  onProgress?: (sentBytes: number) => void;
+}
+
+const BASE64_CHUNK = 3 * 64 * 1024; // a multiple of 3: chunks encode without padding between
+
+interface NodeBufferClass {
+  from(
+    buffer: ArrayBufferLike,
+    offset: number,
+    length: number,
+  ): { toString(enc: 'base64'): string };
+}
+
+function base64(bytes: Uint8Array): string {
+  // Buffer where there is one (Node, Bun), else btoa over a binary string.
+  const NodeBuffer = (globalThis as { Buffer?: NodeBufferClass }).Buffer;
+  if (NodeBuffer !== undefined) {
+    return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+  }
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+async function* chunksOf(content: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>) {
+  if (content instanceof ReadableStream) {
+    const reader = content.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  } else {
+    yield* content;
+  }
+}
+
+/**
+ * The JSON body of a file write, made as it is sent: the content base64-encoded chunk by
+ * chunk from the source, so that a large file is never held whole on this side.
+ */
+function streamedWriteBody(
+  head: Record<string, string>,
+  content: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+  onProgress: ((sentBytes: number) => void) | undefined,
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const prefix = JSON.stringify({ ...head, encoding: 'base64' }).slice(0, -1) + ',"content":"';
+  const source = chunksOf(content)[Symbol.asyncIterator]();
+  let carry = new Uint8Array(0);
+  let sent = 0;
+  let started = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        controller.enqueue(encoder.encode(prefix));
+        return;
+      }
+      const next = await source.next();
+      if (next.done) {
+        controller.enqueue(encoder.encode(`${base64(carry)}"}`));
+        controller.close();
+        return;
+      }
+      sent += next.value.byteLength;
+      onProgress?.(sent);
+      const joined = new Uint8Array(carry.byteLength + next.value.byteLength);
+      joined.set(carry);
+      joined.set(next.value, carry.byteLength);
+      const whole = joined.byteLength - (joined.byteLength % 3);
+      carry = joined.slice(whole);
+      for (let at = 0; at < whole; at += BASE64_CHUNK) {
+        controller.enqueue(
+          encoder.encode(base64(joined.subarray(at, Math.min(whole, at + BASE64_CHUNK)))),
+        );
+      }
+    },
+    async cancel() {
+      await source.return?.();
+    },
+  });
+}
+
+/** The files of a session's /workspace (paths are relative to it). */
+export class Files {
+  constructor(
+    private readonly http: HttpClient,
+    private readonly sessionId: string,
+  ) {}
+
+  /**
+   * Creates or replaces a file, atomically; parent directories are made. Text and bytes are
+   * sent again on a 429/503; a stream is sent once (it cannot be read twice).
+   */
+  async write(
+    path: string,
+    content: FileContent,
+    options: WriteOptions = {},
+  ): Promise<WrittenFile> {
+    const head = { sessionId: this.sessionId, path };
+    if (typeof content === 'string' || content instanceof Uint8Array) {
+      const json =
+        typeof content === 'string'
+          ? { ...head, content }
+          : { ...head, encoding: 'base64', content: base64(content) };
+      const written = await this.http.json<WrittenFile>({
+        method: 'POST',
+        path: '/files/write',
+        json,
+        signal: options.signal,
+        retry: 'safe',
+      });
+      options.onProgress?.(typeof content === 'string' ? written.size : content.byteLength);
+      return written;
+    }
+    return this.http.json<WrittenFile>({
+      method: 'POST',
+      path: '/files/write',
+      body: () => ({
+        body: streamedWriteBody(head, content, options.onProgress),
+        contentType: 'application/json',
+      }),
+      signal: options.signal,
+      retry: 'never',
+    });
+  }
+
+  /** The file's bytes as a stream, read as it arrives (for large files). */
+  async readStream(
+    path: string,
+    options: FileCallOptions = {},
+  ): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.download(path, options);
+    return response.body ?? new ReadableStream({ start: (c) => c.close() });
+  }
+
+  /** The file's bytes. */
+  async read(path: string, options: FileCallOptions = {}): Promise<Uint8Array> {
+    const response = await this.download(path, options);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** The file as UTF-8 text. */
+  async readText(path: string, options: FileCallOptions = {}): Promise<string> {
+    return new TextDecoder().decode(await this.read(path, options));
+  }
+
+  /** The files under `dir` (default: /workspace itself), recursively; files only. */
+  list(dir?: string, options: FileCallOptions = {}): Promise<FileList> {
+    return this.http.json<FileList>({
+      method: 'GET',
+      path: '/files/list',
+      query: { sessionId: this.sessionId, path: dir },
+      signal: options.signal,
+      retry: 'safe',
+    });
+  }
+
+  /** The answer of a file read, its body not read yet. */
+  private download(path: string, options: FileCallOptions): Promise<Response> {
+    return this.http.send({
+      method: 'GET',
+      path: '/files/read',
+      query: { sessionId: this.sessionId, path },
+      signal: options.signal,
+      retry: 'safe',
+    });
+  }
+}

@@ -1,0 +1,14 @@
+export { Sandbox } from './sandbox.js';
+export type {
+  ConnectOptions,
+  CreateOptions,
+  KillOptions,
+  RunInput,
+  RunOptions,
+} from './sandbox.js';
+export { Files } from './files.js';
+export type { FileCallOptions, FileContent, WriteOptions } from './files.js';
+export { DEFAULT_API_URL } from './http.js';
+export type { ClientOptions } from './http.js';
+export * from './errors.js';
+export type * from './types.js';

@@ -1,0 +1,368 @@
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  ExecutionTimeoutError,
+  FileNotFoundError,
+  ForbiddenError,
+  InvalidPathError,
+  ProcessNotFoundError,
+  RateLimitedError,
+  Sandbox,
+  ServiceUnavailableError,
+  SessionNotFoundError,
+  UnauthorizedError,
+  type ExecutionEvent,
+} from '@sandbox/sdk';
+import { createAccount, type TestAccount } from '../support/api';
+import { previewRequest, startPreviewApp } from '../support/preview-app';
+import { useStack } from '../support/use-stack';
+
+/**
+ * The TypeScript SDK (packages/sdk) against the real stack: every method, streaming with an
+ * early break, cancellation, retries through a proxy that answers 503 and 429, idempotent
+ * creates, errors as classes, a large file by hash, and both of its builds.
+ */
+const t = useStack({ edge: true });
+let paid: TestAccount;
+const client = () => ({ apiKey: paid.key, apiUrl: `${t.stack.url}/v1` });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+beforeAll(async () => {
+  paid = await createAccount(t.stack, 'paid');
+});
+
+/** Whether `path` exists in the session, asked through the SDK. */
+const exists = async (sandbox: Sandbox, path: string) =>
+  (await sandbox.exec(`test -e ${path}`)).exitCode === 0;
+
+describe('sessions', () => {
+  it('creates, reads, lists, connects to and deletes a session', async () => {
+    const sandbox = await Sandbox.create({ ...client(), metadata: { owner: 'sdk-test' } });
+    expect(sandbox.id).toMatch(/^ses_[a-z0-9]{24}$/);
+    const info = await sandbox.info();
+    expect(info).toMatchObject({
+      sessionId: sandbox.id,
+      state: 'active',
+      metadata: { owner: 'sdk-test' },
+    });
+    const page = await Sandbox.list({ ...client(), limit: 100 });
+    expect(page.data.map((s) => s.sessionId)).toContain(sandbox.id);
+
+    const again = await Sandbox.connect(sandbox.id, client());
+    expect(again.previewUrl()).toBe(sandbox.previewUrl());
+    expect((await again.exec('echo same')).stdout).toBe('same\n');
+
+    await sandbox.delete();
+    await sandbox.delete(); // already gone: done, not an error
+    const gone = await Sandbox.connect(sandbox.id, client()).catch((err: unknown) => err);
+    expect(gone).toBeInstanceOf(SessionNotFoundError);
+    expect(gone).toMatchObject({ code: 'session_not_found', status: 404 });
+    expect((gone as SessionNotFoundError).requestId).toEqual(expect.any(String));
+  });
+
+  it('maps refusals to error classes', async () => {
+    const badKey = await Sandbox.list({ ...client(), apiKey: 'sk_live_nope' }).catch(
+      (e: unknown) => e,
+    );
+    expect(badKey).toBeInstanceOf(UnauthorizedError);
+    const free = await createAccount(t.stack, 'free');
+    const forbidden = await Sandbox.create({
+      ...client(),
+      apiKey: free.key,
+      resourceLimits: { memory: 512 },
+    }).catch((e: unknown) => e);
+    expect(forbidden).toBeInstanceOf(ForbiddenError);
+    expect((forbidden as ForbiddenError).details).toMatchObject({ field: 'resourceLimits' });
+  });
+});
+
+describe('runs', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await Sandbox.create(client());
+  });
+  afterAll(() => sandbox.delete());
+
+  it('runs TypeScript and commands with env, files and a working directory', async () => {
+    const code = await sandbox.run('const n: number = 6 * 7; console.log(n, process.env.WHO)', {
+      env: { WHO: 'sdk' },
+    });
+    expect(code).toMatchObject({ stdout: '42 sdk\n', exitCode: 0, timedOut: false });
+    const command = await sandbox.exec('pwd; cat in.txt; exit 3', {
+      workingDir: 'sub',
+      files: [{ path: 'sub/in.txt', content: 'given' }],
+    });
+    expect(command).toMatchObject({ stdout: '/workspace/sub\ngiven', exitCode: 3 });
+  });
+
+  it('streams events in order, and feeds callbacks', async () => {
+    const events: ExecutionEvent[] = [];
+    for await (const event of sandbox.stream({ command: 'echo out; echo err >&2; exit 2' })) {
+      events.push(event);
+    }
+    expect(events.map((e) => e.type).sort()).toEqual(['exit', 'result', 'stderr', 'stdout']);
+    expect(events.slice(-2)).toEqual([
+      { type: 'exit', code: 2 },
+      { type: 'result', result: expect.objectContaining({ exitCode: 2, stdout: 'out\n' }) },
+    ]);
+    const seen: string[] = [];
+    const result = await sandbox.run('console.log("a"); console.error("b")', {
+      onStdout: (data) => seen.push(`out:${data}`),
+      onStderr: (data) => seen.push(`err:${data}`),
+    });
+    expect(seen.sort()).toEqual(['err:b\n', 'out:a\n']);
+    expect(result.stdout).toBe('a\n');
+  });
+
+  it('kills the run on the server when the loop leaves early or the signal aborts', async () => {
+    for await (const event of sandbox.stream({ command: 'echo go; sleep 2; touch broke.txt' })) {
+      if (event.type === 'stdout') break;
+    }
+    const controller = new AbortController();
+    const cancelled = sandbox.exec('sleep 2; touch aborted.txt', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 300);
+    await expect(cancelled).rejects.toThrow();
+    await sleep(3000);
+    expect(await exists(sandbox, 'broke.txt')).toBe(false);
+    expect(await exists(sandbox, 'aborted.txt')).toBe(false);
+  });
+
+  it('throws ExecutionTimeoutError with the partial output, streamed or not', async () => {
+    const plain = await sandbox
+      .exec('echo started; sleep 5', { timeout: 1 })
+      .catch((e: unknown) => e);
+    expect(plain).toBeInstanceOf(ExecutionTimeoutError);
+    expect(plain).toMatchObject({ status: 408, stdout: 'started\n' });
+    const streamed = await sandbox
+      .exec('echo started; sleep 5', { timeout: 1, onStdout: () => undefined })
+      .catch((e: unknown) => e);
+    expect(streamed).toBeInstanceOf(ExecutionTimeoutError);
+    expect(streamed).toMatchObject({ stdout: 'started\n' });
+  });
+
+  it('kills background processes, and names an unknown pid', async () => {
+    await sandbox.exec('nohup sleep 100 >/dev/null 2>&1 &');
+    const killed = await sandbox.processes.kill();
+    expect(killed.killed).toBeGreaterThanOrEqual(1);
+    await expect(sandbox.processes.kill(999_999)).rejects.toBeInstanceOf(ProcessNotFoundError);
+  });
+});
+
+describe('files', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await Sandbox.create(client());
+  });
+  afterAll(() => sandbox.delete());
+
+  it('writes and reads text and bytes, lists, and refuses bad paths', async () => {
+    await sandbox.files.write('notes/a.txt', 'héllo');
+    const bytes = Uint8Array.from([0, 255, 1, 254]);
+    expect(await sandbox.files.write('bin/b.dat', bytes)).toEqual({ path: 'bin/b.dat', size: 4 });
+    expect(await sandbox.files.readText('notes/a.txt')).toBe('héllo');
+    expect(Array.from(await sandbox.files.read('bin/b.dat'))).toEqual([0, 255, 1, 254]);
+    const listed = await sandbox.files.list();
+    expect(listed.files.map((f) => f.path).sort()).toEqual(['bin/b.dat', 'notes/a.txt']);
+    await expect(sandbox.files.read('nope.txt')).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(sandbox.files.write('../escape', 'x')).rejects.toBeInstanceOf(InvalidPathError);
+  });
+
+  it('round-trips a 20 MB file as streams, by hash, with progress', async () => {
+    const chunks = Array.from({ length: 20 }, () => randomBytes(1_000_000));
+    const hash = createHash('sha256');
+    for (const chunk of chunks) hash.update(chunk);
+    let i = 0;
+    const source = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = chunks[i++];
+        if (next === undefined) controller.close();
+        else controller.enqueue(next);
+      },
+    });
+    const progress: number[] = [];
+    const written = await sandbox.files.write('big.bin', source, {
+      onProgress: (sent) => progress.push(sent),
+    });
+    expect(written.size).toBe(20_000_000);
+    expect(progress.at(-1)).toBe(20_000_000);
+    expect(progress.length).toBeGreaterThan(1);
+
+    const back = createHash('sha256');
+    let size = 0;
+    const reader = (await sandbox.files.readStream('big.bin')).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      back.update(value);
+    }
+    expect(size).toBe(20_000_000);
+    expect(back.digest('hex')).toBe(hash.digest('hex'));
+  });
+});
+
+describe('previews', () => {
+  it('gives the preview URL of a port and the private preview header', async () => {
+    const sandbox = await Sandbox.create({ ...client(), preview: { private: true } });
+    try {
+      expect(sandbox.previewToken).toEqual(expect.any(String));
+      const host = sandbox.id.replace('_', '-');
+      expect(new URL(sandbox.previewUrl()).hostname).toBe(`${host}.preview.test`);
+      expect(new URL(sandbox.previewUrl(8080)).hostname).toBe(`8080-${host}.preview.test`);
+      await startPreviewApp(t.stack.url, paid.key, sandbox.id, [3000]);
+      const edge = t.stack.edge?.url ?? '';
+      const hostOf = (url: string) => new URL(url).host;
+      expect((await previewRequest(edge, hostOf(sandbox.previewUrl()))).status).toBe(403);
+      const open = await previewRequest(
+        edge,
+        hostOf(sandbox.previewUrl()),
+        '/',
+        sandbox.previewHeaders(),
+      );
+      expect(open.status).toBe(200);
+    } finally {
+      await sandbox.delete();
+    }
+  });
+});
+
+/**
+ * A proxy in front of the gateway that answers each request from `script` first (a status,
+ * or 'lose' for one forwarded whose answer is replaced by a 503), then forwards the rest.
+ */
+async function scriptedProxy(
+  script: Array<{ path: string; answer: number | 'lose'; retryAfter?: string }>,
+) {
+  const forwarded: string[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const body: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => body.push(chunk));
+    req.on('end', () => {
+      void (async () => {
+        const step = script.findIndex((s) => req.url?.includes(s.path));
+        const planned = step >= 0 ? script.splice(step, 1)[0] : undefined;
+        if (planned !== undefined && planned.answer !== 'lose') {
+          res.writeHead(
+            planned.answer,
+            planned.retryAfter === undefined ? {} : { 'retry-after': planned.retryAfter },
+          );
+          res.end(
+            JSON.stringify({
+              error: {
+                code: planned.answer === 429 ? 'rate_limit_exceeded' : 'service_unavailable',
+                message: 'scripted',
+              },
+            }),
+          );
+          return;
+        }
+        forwarded.push(`${req.method} ${req.url}`);
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(
+            ([name]) => !['host', 'content-length', 'connection'].includes(name),
+          ),
+        ) as Record<string, string>;
+        const answer = await fetch(`${t.stack.url}${req.url}`, {
+          method: req.method,
+          headers,
+          body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(body),
+        });
+        const text = await answer.text();
+        if (planned?.answer === 'lose') {
+          res.writeHead(503, { 'retry-after': '0' });
+          res.end(
+            JSON.stringify({ error: { code: 'service_unavailable', message: 'answer lost' } }),
+          );
+          return;
+        }
+        res.writeHead(answer.status, {
+          'content-type': answer.headers.get('content-type') ?? 'application/json',
+        });
+        res.end(text);
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return { url, forwarded, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+describe('retries', () => {
+  it('retries 503 and 429 as asked, and a create whose answer was lost makes one session', async () => {
+    const proxy = await scriptedProxy([
+      { path: '/sessions/create', answer: 'lose' },
+      { path: '/sessions/create', answer: 503, retryAfter: '0' },
+      { path: '/sessions?', answer: 429, retryAfter: '1' },
+    ]);
+    try {
+      const before = (await Sandbox.list({ ...client(), limit: 100 })).pagination.total;
+      const sandbox = await Sandbox.create({ ...client(), apiUrl: proxy.url });
+      // Forwarded twice (the lost answer, then the retry), one session: the Idempotency-Key.
+      expect(proxy.forwarded.filter((r) => r.includes('/sessions/create'))).toHaveLength(2);
+      expect((await Sandbox.list({ ...client(), limit: 100 })).pagination.total).toBe(before + 1);
+
+      const started = Date.now();
+      const page = await Sandbox.list({ ...client(), apiUrl: proxy.url, limit: 100 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // Retry-After: 1 honoured
+      expect(page.data.map((s) => s.sessionId)).toContain(sandbox.id);
+      await sandbox.delete();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('never runs code twice: a run answered 503 is not sent again; gives up on 429 when told', async () => {
+    const proxy = await scriptedProxy([{ path: '/execute', answer: 503, retryAfter: '0' }]);
+    const sandbox = await Sandbox.create(client());
+    try {
+      const remote = await Sandbox.connect(sandbox.id, { ...client(), apiUrl: proxy.url });
+      await expect(remote.exec('echo once >> runs.txt')).rejects.toBeInstanceOf(
+        ServiceUnavailableError,
+      );
+      expect(proxy.forwarded.filter((r) => r.includes('/execute'))).toHaveLength(0);
+      const limited = await scriptedProxy([{ path: '/sessions?', answer: 429, retryAfter: '120' }]);
+      try {
+        const refused = await Sandbox.list({
+          ...client(),
+          apiUrl: limited.url,
+          limit: 10,
+          maxRetryDelayMs: 5000,
+        }).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(RateLimitedError);
+        expect(refused).toMatchObject({ retryAfter: 120 });
+      } finally {
+        await limited.close();
+      }
+    } finally {
+      await sandbox.delete();
+      await proxy.close();
+    }
+  });
+});
+
+describe('builds', () => {
+  const run = promisify(execFile);
+  const dist = join(__dirname, '../../packages/sdk/dist');
+  const script = (load: string) =>
+    `${load}.then(async ({ Sandbox }) => { const s = await Sandbox.create(); ` +
+    `const r = await s.exec('echo built'); await s.delete(); process.stdout.write(r.stdout); })` +
+    `.catch((e) => { console.error(e); process.exit(1); })`;
+
+  it.each([
+    ['CommonJS', `Promise.resolve(require(${JSON.stringify(join(dist, 'cjs/index.js'))}))`],
+    ['ESM', `import(${JSON.stringify(join(dist, 'esm/index.js'))})`],
+  ])('works from its %s build', async (_kind, load) => {
+    const { stdout } = await run(process.execPath, ['-e', script(load)], {
+      env: {
+        PATH: process.env.PATH,
+        SANDBOX_API_KEY: paid.key,
+        SANDBOX_API_URL: `${t.stack.url}/v1`,
+      },
+    });
+    expect(stdout).toBe('built\n');
+  });
+});
