@@ -13,11 +13,14 @@ export default tseslint.config(
       'packages/proto/src/generated/**',
       'packages/sdk/src/generated/**',
       'packages/sdk/bin/**',
+      'packages/cli/bin/**',
       'packages/sandboxctl/bin/**',
       // Run inside sandboxes by the tests, as plain Node.
       'test/fixtures/**',
       'scripts/**/*.mjs',
       'bench/**/*.mjs',
+      // Runnable examples in plain JavaScript, run by test/integration/examples.test.ts.
+      'examples/**/*.mjs',
       'jest.config.js',
       'eslint.config.mjs',
     ],

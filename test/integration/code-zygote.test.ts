@@ -87,6 +87,9 @@ describe('code runs in a pre-started Node', () => {
     expect(thrown.body.exitCode).toBe(1);
     expect(thrown.body.stderr).toContain('TypeError: bad 1');
     expect(thrown.body.stderr).toMatch(/\.mts:3:7/);
+    // Nothing of the runner's own files: the report starts with the error.
+    expect(thrown.body.stderr).not.toContain('/opt/sandbox/runner');
+    expect(thrown.body.stderr.startsWith('TypeError: bad 1')).toBe(true);
     const rejected = await code(
       "const later = (): Promise<never> => Promise.reject(new Error('nope'));\nlater();",
     );

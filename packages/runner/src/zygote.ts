@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { inspect } from 'node:util';
 import { CPU_GROUP_EXIT_CODE, enterCpuGroup, splitsCpu } from './cpu-group';
 import { RUNNER_DIR } from './runner-dir';
 
@@ -111,8 +112,15 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  // As an error thrown by the module itself: Node reports it and exits with 1.
-  process.nextTick(() => {
-    throw err;
-  });
+  // As an error thrown by the module itself: reported as Node reports it, exit code 1. Not
+  // rethrown: Node would head its report with the line of the rethrow, in this file.
+  if (err instanceof Error && err.stack !== undefined) {
+    // Without the frame of this file's import, which ran the module: no part of the run's.
+    err.stack = err.stack
+      .split('\n')
+      .filter((line) => !line.includes(__filename))
+      .join('\n');
+  }
+  process.stderr.write(`${inspect(err)}\n\nNode.js ${process.version}\n`);
+  process.exit(1);
 });

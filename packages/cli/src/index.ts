@@ -1,0 +1,2 @@
+export { runCli, USAGE } from './cli';
+export type { CliIo } from './cli';

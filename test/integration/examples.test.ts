@@ -1,0 +1,48 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createAccount, type TestAccount } from '../support/api';
+import { useStack } from '../support/use-stack';
+
+/** The SDK's runnable examples (examples/*.mjs), run as a reader would run them. */
+const t = useStack({ edge: true });
+let account: TestAccount;
+const run = promisify(execFile);
+
+beforeAll(async () => {
+  account = await createAccount(t.stack, 'paid');
+});
+
+const example = async (name: string) => {
+  const { stdout } = await run(process.execPath, [join(__dirname, '../../examples', name)], {
+    env: {
+      PATH: process.env.PATH,
+      SANDBOX_API_URL: `${t.stack.url}/v1`,
+      SANDBOX_API_KEY: account.key,
+      EDGE_URL: t.stack.edge?.url,
+    },
+  });
+  return stdout;
+};
+
+it('agent-tool-loop: a run that works, one that throws, one stopped by its timeout', async () => {
+  const out = await example('agent-tool-loop.mjs');
+  expect(out).toContain('turn 1: ok: wrote 10 primes (files: primes.json)');
+  expect(out).toMatch(/turn 2: exit 1: .*TypeError/);
+  expect(out).toContain('turn 3: timed out after 5 s');
+  expect(out).toContain('read back primes.json: 2 3 5 7 11 13 17 19 23 29');
+});
+
+it('dev-server-preview: the app answers through its private preview', async () => {
+  const out = await example('dev-server-preview.mjs');
+  expect(out).toContain('without the token: 403');
+  expect(out).toContain('with the token: 200 hello from /greeting in the sandbox');
+});
+
+it('parallel-batch: every job answered in order, the failing one marked', async () => {
+  const out = await example('parallel-batch.mjs');
+  expect(out).toContain('0: 0\n');
+  expect(out).toContain('23: 529\n');
+  expect(out).toContain('7: failed (exit 1)');
+  expect(out).toContain('23 ok, 1 failed, 3 at a time');
+});
