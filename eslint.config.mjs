@@ -14,6 +14,7 @@ export default tseslint.config(
       'packages/sdk/src/generated/**',
       'packages/sdk/bin/**',
       'packages/cli/bin/**',
+      'packages/sdk/docs/**',
       'packages/sandboxctl/bin/**',
       // Run inside sandboxes by the tests, as plain Node.
       'test/fixtures/**',

@@ -103,6 +103,7 @@ function streamedWriteBody(
 
 /** The files of a session's /workspace (paths are relative to it). */
 export class Files {
+  /** @internal Made by `Sandbox`; use `sandbox.files`. */
   constructor(
     private readonly http: HttpClient,
     private readonly sessionId: string,
