@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -344,25 +347,71 @@ describe('retries', () => {
   });
 });
 
-describe('builds', () => {
+describe('builds and runtimes', () => {
   const run = promisify(execFile);
-  const dist = join(__dirname, '../../packages/sdk/dist');
-  const script = (load: string) =>
-    `${load}.then(async ({ Sandbox }) => { const s = await Sandbox.create(); ` +
-    `const r = await s.exec('echo built'); await s.delete(); process.stdout.write(r.stdout); })` +
-    `.catch((e) => { console.error(e); process.exit(1); })`;
+  const root = join(__dirname, '../..');
+  const dist = join(root, 'packages/sdk/dist');
+  /** Creates a session, runs a command plainly and streamed, deletes it; prints two lines. */
+  const body =
+    "const s = await Sandbox.create(); const r = await s.exec('echo built'); " +
+    "let streamed = ''; for await (const e of s.stream({ command: 'echo streamed' })) " +
+    "if (e.type === 'stdout') streamed += e.data; await s.delete(); console.log(r.stdout + streamed.trim());";
+  const env = () => ({
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    SANDBOX_API_KEY: paid.key,
+    SANDBOX_API_URL: `${t.stack.url}/v1`,
+  });
+  let scratch: string;
+  beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'sdk-runtimes-'));
+    await writeFile(
+      join(scratch, 'esm.mjs'),
+      `import { Sandbox } from ${JSON.stringify(join(dist, 'esm/index.js'))};\n${body}\n`,
+    );
+    // Deno finds the SDK's one dependency through an import map (as an app's deno.json would).
+    const parser = realpathSync(join(root, 'packages/sdk/node_modules/eventsource-parser'));
+    await writeFile(
+      join(scratch, 'import-map.json'),
+      JSON.stringify({ imports: { 'eventsource-parser': `file://${parser}/dist/index.js` } }),
+    );
+  });
+  afterAll(() => rm(scratch, { recursive: true, force: true }));
 
-  it.each([
-    ['CommonJS', `Promise.resolve(require(${JSON.stringify(join(dist, 'cjs/index.js'))}))`],
-    ['ESM', `import(${JSON.stringify(join(dist, 'esm/index.js'))})`],
-  ])('works from its %s build', async (_kind, load) => {
-    const { stdout } = await run(process.execPath, ['-e', script(load)], {
-      env: {
-        PATH: process.env.PATH,
-        SANDBOX_API_KEY: paid.key,
-        SANDBOX_API_URL: `${t.stack.url}/v1`,
-      },
-    });
-    expect(stdout).toBe('built\n');
+  const runtimes: Array<[string, () => [string, string[]]]> = [
+    [
+      'Node, CommonJS build',
+      () => [
+        process.execPath,
+        [
+          '-e',
+          `const { Sandbox } = require(${JSON.stringify(join(dist, 'cjs/index.js'))}); (async () => { ${body} })().catch((e) => { console.error(e); process.exit(1); })`,
+        ],
+      ],
+    ],
+    ['Node, ESM build', () => [process.execPath, [join(scratch, 'esm.mjs')]]],
+    [
+      'Bun, ESM build',
+      () => [join(root, 'node_modules/@oven/bun-linux-x64/bin/bun'), [join(scratch, 'esm.mjs')]],
+    ],
+    [
+      'Deno, ESM build',
+      () => [
+        join(root, 'node_modules/@deno/linux-x64-glibc/deno'),
+        [
+          'run',
+          '--allow-net=127.0.0.1',
+          '--allow-env',
+          `--import-map=${join(scratch, 'import-map.json')}`,
+          join(scratch, 'esm.mjs'),
+        ],
+      ],
+    ],
+  ];
+
+  it.each(runtimes)('works on %s', async (_name, command) => {
+    const [file, args] = command();
+    const { stdout } = await run(file, args, { env: env(), cwd: scratch });
+    expect(stdout).toBe('built\nstreamed\n');
   });
 });
