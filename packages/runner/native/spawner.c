@@ -44,6 +44,7 @@
 #define CPU_GROUP_EXIT 125
 #define CPU_GROUP_MESSAGE "sandbox: could not enter the session's CPU limit\n"
 #define READ_CHUNK 65536
+#define MAX_CHUNKS_PER_DRAIN 4
 /* After the runner is gone, how long a hung-up run's command gets before it is killed. */
 #define HANGUP_GRACE_MS 500
 
@@ -115,12 +116,16 @@ static void forget_if_done(struct run *run) {
   *run = runs[--run_count];
 }
 
-/* Reads what one pipe holds now and sends it; on its end, closes it and says so. */
+/*
+ * Reads what one pipe holds now (at most MAX_CHUNKS_PER_DRAIN reads: a run that writes as fast
+ * as it is read must not keep the loop from a pause request) and sends it; on its end, closes
+ * it and says so.
+ */
 static void drain(struct run *run, int stream) {
   static unsigned char buffer[READ_CHUNK];
   int fd = run->fds[stream];
   if (fd < 0) return;
-  for (;;) {
+  for (int chunks = 0; chunks < MAX_CHUNKS_PER_DRAIN; chunks++) {
     ssize_t n = read(fd, buffer, sizeof buffer);
     if (n > 0) {
       send_event(stream == 0 ? 'o' : 'e', run->id, buffer, (size_t)n);
@@ -248,10 +253,10 @@ static void reap(void) {
     if (pid <= 0) return;
     struct run *run = find_run_by_pid(pid);
     if (run == NULL) continue;
-    if (!run->paused) {
-      drain(run, 0);
-      drain(run, 1);
-    }
+    /* Even when paused: what the run wrote before its end (at most a pipe's worth, left
+       unread) is its output, and goes out before its exit. */
+    drain(run, 0);
+    drain(run, 1);
     uint64_t cpu_us = (uint64_t)usage.ru_utime.tv_sec * 1000000 + (uint64_t)usage.ru_utime.tv_usec +
                       (uint64_t)usage.ru_stime.tv_sec * 1000000 + (uint64_t)usage.ru_stime.tv_usec;
     unsigned char payload[20];

@@ -60,6 +60,23 @@ describe('RunOutput', () => {
     expect(received).toEqual(['out:a']);
   });
 
+  it('still forwards what was read before the run finished, even when paused', async () => {
+    const [stdout, stderr] = [new PassThrough(), new PassThrough()];
+    const { sink, received, fill } = sinkOf();
+    const output = new RunOutput([stdout, stderr], sink);
+    output.pause();
+    fill();
+    stdout.write('early');
+    stderr.write('warned');
+    await tick();
+    expect(received).toEqual([]);
+    output.finish();
+    expect(received).toEqual(['out:early', 'err:warned']);
+    stdout.write('late');
+    await tick();
+    expect(received).toEqual(['out:early', 'err:warned']);
+  });
+
   it('drops output that comes after the run finished, even when paused', async () => {
     const [stdout, stderr] = [new PassThrough(), new PassThrough()];
     const { sink, received } = sinkOf();

@@ -10,7 +10,8 @@ export interface RunSink {
 /**
  * A run's stdout and stderr piped to a sink. Output flows unless the sink is full or the
  * agent asked for a pause; once the run is finished, late output (of background processes
- * holding the pipes) is read and dropped, so that they never block.
+ * holding the pipes) is read and dropped, so that they never block. What was read before the
+ * end is the run's, and is never dropped.
  */
 export class RunOutput {
   /** Resolves when both pipes have closed. */
@@ -43,8 +44,14 @@ export class RunOutput {
     this.applyFlow();
   }
 
-  /** The run is over: what still comes is drained and dropped. */
+  /**
+   * The run is over: what was read of its output already (held while the sink was full or
+   * the agent paused it) still goes out, however full the sink; what comes later is late
+   * output of background processes, drained and dropped.
+   */
   finish(): void {
+    // read() hands each chunk to the 'data' listener of `forward`, which sends it on.
+    for (const stream of this.streams) while (stream.read() !== null);
     this.finished = true;
     this.applyFlow();
   }

@@ -115,6 +115,30 @@ describe('Spawner', () => {
     expect(stdout.length).toBe(5_000_000);
   });
 
+  it('relays what a paused run wrote before its exit ahead of the exit', async () => {
+    // 20 KB fill the reader (its buffer is over its mark: the helper is told to pause), then
+    // 40 KB wait in the pipe when the run ends.
+    const run = await newSpawner().spawn(
+      ['/bin/bash', '-c', 'head -c 20000 /dev/zero; sleep 0.3; head -c 40000 /dev/zero'],
+      options,
+    );
+    void collect(run.stderr);
+    run.stdout.pause();
+    await run.exited;
+    expect(run.stdout.readableLength).toBe(60_000);
+  });
+
+  it('reads no more than a few chunks ahead of a paused reader of a fast run', async () => {
+    const run = await newSpawner().spawn(['/bin/bash', '-c', 'cat /dev/zero'], options);
+    void collect(run.stderr);
+    run.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(run.stdout.readableLength).toBeLessThan(1_000_000);
+    process.kill(-run.pid, 'SIGKILL');
+    run.stdout.resume();
+    await run.exited;
+  });
+
   it('refuses what cannot start: a missing directory, a NUL byte', async () => {
     const spawner = newSpawner();
     await expect(
