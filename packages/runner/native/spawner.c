@@ -11,18 +11,24 @@
  * It speaks frames over stdin (requests) and stdout (events), all integers little-endian:
  *   u32 length of what follows, u8 type, u32 run id, payload
  * Requests:
- *   'S' start:  u8 flags (1: enter the CPU group), u32 argc, u32 envc, then NUL-terminated
- *               cwd, argv[argc], env[envc]
+ *   'S' start:  u8 flags (1: enter the CPU group, 2: stdin is a pipe from this helper,
+ *               4: a terminal), u32 argc, u32 envc, for a terminal u16 cols and u16 rows,
+ *               then NUL-terminated cwd, argv[argc], env[envc]
  *   'P' pause:  stop reading the run's pipes (its process blocks on a full pipe)
  *   'R' resume: read them again
+ *   'I' input:  bytes for the run's stdin (or terminal); none: close its stdin. One at a
+ *               time: the next comes after this one's 'a'
+ *   'W' resize: u16 cols, u16 rows of the run's terminal
  * Events:
  *   's' started: i32 pid, or minus the errno of a failed start
- *   'o' / 'e'   stdout / stderr bytes
+ *   'o' / 'e'   stdout / stderr bytes (a terminal's output is all 'o')
  *   'c' closed: u8 1 (stdout) or 2 (stderr), the pipe's end
+ *   'a' input taken: the last 'I' is written (or its run can take no more input)
  *   'x' exited: i32 wait status, u64 CPU time in microseconds, u64 peak RSS in KiB
  *
- * Each run is its own session and process group (as Node's `detached`), stdin /dev/null,
- * stdout and stderr pipes to this helper. The helper is single-threaded; it ends when its
+ * Each run is its own session and process group (as Node's `detached`), stdin /dev/null
+ * (or a pipe from this helper), stdout and stderr pipes to this helper; or, for a terminal,
+ * a pseudo-terminal that is its controlling terminal, its stdin, stdout and stderr. The helper is single-threaded; it ends when its
  * stdin closes (the runner is gone), after hanging up the runs still under way (see
  * hang_up_all). Built static by scripts/build-sandbox-image.
  */
@@ -35,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -51,8 +59,12 @@
 struct run {
   uint32_t id;
   pid_t pid;      /* 0 once reaped */
-  int fds[2];     /* stdout, stderr read ends; -1 once closed */
+  int fds[2];     /* stdout (a terminal's master), stderr read ends; -1 once closed */
   int paused;
+  int input;      /* stdin's write end (a terminal: its master, again); -1 if none */
+  int terminal;
+  unsigned char *pending; /* the 'I' being written, from pending_at */
+  size_t pending_length, pending_at;
 };
 
 static struct run *runs;
@@ -111,9 +123,63 @@ static struct run *find_run_by_pid(pid_t pid) {
   return NULL;
 }
 
+static void close_input(struct run *run) {
+  if (run->input >= 0) close(run->input);
+  run->input = -1;
+  free(run->pending);
+  run->pending = NULL;
+  run->pending_length = run->pending_at = 0;
+}
+
 static void forget_if_done(struct run *run) {
   if (run->pid != 0 || run->fds[0] >= 0 || run->fds[1] >= 0) return;
+  close_input(run);
   *run = runs[--run_count];
+}
+
+/* Writes what it can of the pending input; once all of it is written, says so ('a'). */
+static void feed(struct run *run) {
+  while (run->pending_at < run->pending_length) {
+    ssize_t n = write(run->input, run->pending + run->pending_at,
+                      run->pending_length - run->pending_at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return; /* the poll loop waits until it can take more */
+    if (n < 0) break; /* nobody reads it any more: the rest is dropped */
+    run->pending_at += (size_t)n;
+  }
+  free(run->pending);
+  run->pending = NULL;
+  run->pending_length = run->pending_at = 0;
+  send_event('a', run->id, NULL, 0);
+}
+
+/* An 'I' request: input for the run, or (empty) the end of its stdin. */
+static void take_input(uint32_t id, const unsigned char *data, size_t length) {
+  struct run *run = find_run_by_id(id);
+  if (run == NULL || run->input < 0 || run->pending != NULL) {
+    send_event('a', id, NULL, 0); /* nothing to write it to: taken, and dropped */
+    return;
+  }
+  if (length == 0) {
+    /* A terminal's input ends with ^D, typed by its user: its master stays open. */
+    if (!run->terminal) close_input(run);
+    send_event('a', id, NULL, 0);
+    return;
+  }
+  run->pending = malloc(length);
+  if (run->pending == NULL) die("malloc");
+  memcpy(run->pending, data, length);
+  run->pending_length = length;
+  feed(run);
+}
+
+/* A 'W' request: the run's terminal has a new size (the kernel tells its programs). */
+static void resize(uint32_t id, const unsigned char *size, size_t length) {
+  struct run *run = find_run_by_id(id);
+  if (run == NULL || !run->terminal || run->fds[0] < 0 || length < 4) return;
+  struct winsize ws = {.ws_col = (unsigned short)(size[0] | size[1] << 8),
+                       .ws_row = (unsigned short)(size[2] | size[3] << 8)};
+  ioctl(run->fds[0], TIOCSWINSZ, &ws);
 }
 
 /*
@@ -146,11 +212,12 @@ static void drain(struct run *run, int stream) {
  * The child's side of a start, between vfork and exec: system calls only (it shares the
  * helper's memory). A failure is left in *failure for the parent.
  */
-static void become_run(const char *cwd, char *const argv[], char *const envp[], int out, int err,
-                       int enter_group, const sigset_t *mask, volatile int *failure) {
+static void become_run(const char *cwd, char *const argv[], char *const envp[], int in, int out,
+                       int err, int terminal, int enter_group, const sigset_t *mask,
+                       volatile int *failure) {
   sigprocmask(SIG_SETMASK, mask, NULL);
-  if (setsid() < 0 || dup2(dev_null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
-      chdir(cwd) < 0) {
+  if (setsid() < 0 || (terminal && ioctl(out, TIOCSCTTY, 0) < 0) || dup2(in, 0) < 0 ||
+      dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(cwd) < 0) {
     *failure = errno;
     _exit(127);
   }
@@ -165,12 +232,13 @@ static void become_run(const char *cwd, char *const argv[], char *const envp[], 
 
 /* vforks the run's process; its failure to start, if any, is left in *failure. */
 static __attribute__((noinline)) pid_t spawn_child(const char *cwd, char *const argv[],
-                                                   char *const envp[], int out, int err,
-                                                   int enter_group, const sigset_t *mask,
-                                                   int *failure) {
+                                                   char *const envp[], int in, int out, int err,
+                                                   int terminal, int enter_group,
+                                                   const sigset_t *mask, int *failure) {
   volatile int child_failure = 0;
   pid_t pid = vfork();
-  if (pid == 0) become_run(cwd, argv, envp, out, err, enter_group, mask, &child_failure);
+  if (pid == 0)
+    become_run(cwd, argv, envp, in, out, err, terminal, enter_group, mask, &child_failure);
   *failure = child_failure;
   return pid;
 }
@@ -194,23 +262,62 @@ static char **strings(char **at, const char *end, uint32_t count) {
 static void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_t *mask) {
   int32_t result = -EINVAL;
   char **argv = NULL, **envp = NULL;
-  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  /* Ends for the child ([1]: stdin's read end, stdout's and stderr's write ends) and ours. */
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
   if (length < 9 || find_run_by_id(id) != NULL) goto answer;
-  int enter_group = payload[0] & 1;
+  int enter_group = payload[0] & 1, piped_input = payload[0] & 2, terminal = payload[0] & 4;
   uint32_t argc = get_u32(payload + 1), envc = get_u32(payload + 5);
-  char *at = (char *)payload + 9, *end = (char *)payload + length;
+  size_t header = terminal ? 13 : 9;
+  if (length < header) goto answer;
+  struct winsize size = {.ws_col = 80, .ws_row = 24};
+  if (terminal) {
+    size.ws_col = (unsigned short)(payload[9] | payload[10] << 8);
+    size.ws_row = (unsigned short)(payload[11] | payload[12] << 8);
+  }
+  char *at = (char *)payload + header, *end = (char *)payload + length;
   char *cwd = at;
   char *nul = memchr(at, '\0', (size_t)(end - at));
   if (nul == NULL || argc == 0 || argc > length || envc > length) goto answer;
   at = nul + 1;
   if ((argv = strings(&at, end, argc)) == NULL || (envp = strings(&at, end, envc)) == NULL)
     goto answer;
-  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-    result = -errno;
-    goto answer;
+  if (terminal) {
+    /* One pseudo-terminal: the child's side is its stdin, stdout and stderr. */
+    int master, slave;
+    if (openpty(&master, &slave, NULL, NULL, &size) < 0) {
+      result = -errno;
+      goto answer;
+    }
+    fcntl(master, F_SETFD, FD_CLOEXEC);
+    fcntl(slave, F_SETFD, FD_CLOEXEC);
+    out[0] = master;
+    out[1] = slave;
+    err[1] = dup(slave);
+    in[1] = dup(slave);
+    in[0] = dup(master);
+    if (err[1] < 0 || in[1] < 0 || in[0] < 0) {
+      result = -errno;
+      goto answer;
+    }
+    fcntl(err[1], F_SETFD, FD_CLOEXEC);
+    fcntl(in[1], F_SETFD, FD_CLOEXEC);
+    fcntl(in[0], F_SETFD, FD_CLOEXEC);
+  } else {
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+        (piped_input && pipe2(in, O_CLOEXEC) < 0)) {
+      result = -errno;
+      goto answer;
+    }
+    if (piped_input) {
+      /* pipe2 gives [0] read, [1] write: the child reads, this helper writes. */
+      int read_end = in[0];
+      in[0] = in[1];
+      in[1] = read_end;
+    }
   }
   int failure = 0;
-  pid_t pid = spawn_child(cwd, argv, envp, out[1], err[1], enter_group, mask, &failure);
+  pid_t pid = spawn_child(cwd, argv, envp, in[1] >= 0 ? in[1] : dev_null, out[1], err[1],
+                          terminal, enter_group, mask, &failure);
   if (pid < 0) {
     result = -errno;
     goto answer;
@@ -225,15 +332,21 @@ static void start_run(uint32_t id, unsigned char *payload, size_t length, const 
     runs = realloc(runs, run_capacity * sizeof *runs);
     if (runs == NULL) die("realloc");
   }
-  close(out[1]);
-  close(err[1]);
   fcntl(out[0], F_SETFL, O_NONBLOCK);
-  fcntl(err[0], F_SETFL, O_NONBLOCK);
-  runs[run_count++] = (struct run){.id = id, .pid = pid, .fds = {out[0], err[0]}, .paused = 0};
-  out[0] = out[1] = err[0] = err[1] = -1;
+  if (err[0] >= 0) fcntl(err[0], F_SETFL, O_NONBLOCK);
+  if (in[0] >= 0) fcntl(in[0], F_SETFL, O_NONBLOCK);
+  /* A terminal has no stderr of its own: its slot is closed from the start. */
+  runs[run_count++] = (struct run){.id = id,
+                                   .pid = pid,
+                                   .fds = {out[0], err[0]},
+                                   .paused = 0,
+                                   .input = in[0],
+                                   .terminal = terminal != 0};
+  out[0] = err[0] = in[0] = -1;
   result = pid;
 answer:
   for (int i = 0; i < 2; i++) {
+    if (in[i] >= 0) close(in[i]);
     if (out[i] >= 0) close(out[i]);
     if (err[i] >= 0) close(err[i]);
   }
@@ -317,6 +430,12 @@ static size_t handle_requests(unsigned char *buffer, size_t length, const sigset
       case 'R':
         if ((run = find_run_by_id(id)) != NULL) run->paused = body[0] == 'P';
         break;
+      case 'I':
+        take_input(id, body + 5, frame - 5);
+        break;
+      case 'W':
+        resize(id, body + 5, frame - 5);
+        break;
       default:
         fprintf(stderr, "spawner: unknown request %c\n", body[0]);
         exit(1);
@@ -347,7 +466,7 @@ int main(int argc, char **argv) {
   if (requests == NULL) die("malloc");
 
   for (;;) {
-    size_t wanted = 2 + 2 * run_count;
+    size_t wanted = 2 + 3 * run_count;
     if (wanted > polled_capacity) {
       polled_capacity = wanted * 2;
       polled = realloc(polled, polled_capacity * sizeof *polled);
@@ -356,27 +475,41 @@ int main(int argc, char **argv) {
     polled[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
     polled[1] = (struct pollfd){.fd = children, .events = POLLIN};
     size_t count = 2;
-    for (size_t i = 0; i < run_count; i++)
+    for (size_t i = 0; i < run_count; i++) {
       for (int stream = 0; stream < 2; stream++)
         polled[count++] = (struct pollfd){
             .fd = runs[i].paused ? -1 : runs[i].fds[stream], .events = POLLIN};
+      polled[count++] = (struct pollfd){
+          .fd = runs[i].pending != NULL ? runs[i].input : -1, .events = POLLOUT};
+    }
     if (poll(polled, count, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    /* Pipes first: output written before an exit goes out before the exit. */
+    /* Pipes first: output written before an exit goes out before the exit. Slots go by
+       run, three each (stdout, stderr, input), in the order of `runs` when polled; a run
+       forgotten meanwhile moves another into its place, so each slot is checked by fd. */
     for (size_t slot = 2; slot < count; slot++) {
-      if (polled[slot].revents == 0) continue;
+      if (polled[slot].revents == 0 || polled[slot].fd < 0) continue;
       struct run *run = NULL;
       int stream = 0;
-      for (size_t i = 0; i < run_count && run == NULL; i++)
-        for (int s = 0; s < 2; s++)
-          if (runs[i].fds[s] == polled[slot].fd) {
-            run = &runs[i];
-            stream = s;
-          }
+      for (size_t i = 0; i < run_count && run == NULL; i++) {
+        if ((slot - 2) % 3 == 2) {
+          if (runs[i].input == polled[slot].fd && runs[i].pending != NULL) run = &runs[i];
+          stream = 2;
+        } else {
+          for (int s = 0; s < 2; s++)
+            if (runs[i].fds[s] == polled[slot].fd) {
+              run = &runs[i];
+              stream = s;
+            }
+        }
+      }
       if (run == NULL) continue;
-      drain(run, stream);
+      if (stream == 2)
+        feed(run);
+      else
+        drain(run, stream);
       forget_if_done(run);
     }
     if (polled[1].revents != 0) {

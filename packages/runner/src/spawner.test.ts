@@ -139,6 +139,69 @@ describe('Spawner', () => {
     await run.exited;
   });
 
+  it('writes stdin to a run started with it, in order, and closes it', async () => {
+    const run = await newSpawner().spawn(['/bin/cat'], { ...options, stdin: true });
+    void collect(run.stderr);
+    const stdout = collect(run.stdout);
+    await run.input?.write(Buffer.from('hello'));
+    await run.input?.write(Buffer.from(' world'));
+    await run.input?.end();
+    expect(await stdout).toBe('hello world');
+    expect(await run.exited).toMatchObject({ code: 0 });
+  });
+
+  it('holds a stdin write until the run reads it (backpressure), then takes it whole', async () => {
+    const run = await newSpawner().spawn(['/bin/sh', '-c', 'sleep 0.5; wc -c'], {
+      ...options,
+      stdin: true,
+    });
+    void collect(run.stderr);
+    const stdout = collect(run.stdout);
+    let taken = false;
+    const write = run.input?.write(Buffer.alloc(300_000, 1)).then(() => (taken = true));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(taken).toBe(false); // more than a pipe holds, and nobody reads yet
+    await write;
+    await run.input?.end();
+    expect((await stdout).trim()).toBe('300000');
+  });
+
+  it('runs a command on a terminal of the given size, resized later', async () => {
+    const run = await newSpawner().spawn(
+      ['/bin/sh', '-c', 'tty; stty size; read line; echo "got $line"; read x; stty size'],
+      { ...options, terminal: { cols: 100, rows: 30 } },
+    );
+    const screen = collect(run.stdout);
+    await run.input?.write(Buffer.from('abc\r'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    run.input?.resize({ cols: 120, rows: 40 });
+    await run.input?.write(Buffer.from('\r'));
+    const text = await screen;
+    expect(text).toMatch(/\/dev\/pts\/\d+/);
+    expect(text).toContain('30 100');
+    expect(text).toContain('got abc');
+    expect(text).toContain('40 120');
+    expect(await run.exited).toMatchObject({ code: 0 });
+    expect(await collect(run.stderr)).toBe('');
+  });
+
+  it("interrupts a terminal's program with ^C, as a terminal does", async () => {
+    const run = await newSpawner().spawn(
+      [
+        '/bin/sh',
+        '-c',
+        'trap "echo interrupted; exit 3" INT; echo ready; while :; do sleep 0.05; done',
+      ],
+      { ...options, terminal: { cols: 80, rows: 24 } },
+    );
+    let text = '';
+    run.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    while (!text.includes('ready')) await new Promise((resolve) => setTimeout(resolve, 20));
+    await run.input?.write(Buffer.from('\x03'));
+    expect(await run.exited).toMatchObject({ code: 3 });
+    expect(text).toContain('interrupted');
+  });
+
   it('refuses what cannot start: a missing directory, a NUL byte', async () => {
     const spawner = newSpawner();
     await expect(

@@ -21,6 +21,25 @@ export interface SpawnOptions {
   env: Record<string, string>;
   /** Whether the run enters the session's CPU group before it becomes `argv`. */
   enterCpuGroup: boolean;
+  /** stdin a pipe written through `SpawnedRun.input` (else /dev/null). */
+  stdin?: boolean;
+  /** A pseudo-terminal of this size as stdin, stdout and stderr (its output is `stdout`). */
+  terminal?: TerminalSize;
+}
+
+export interface TerminalSize {
+  cols: number;
+  rows: number;
+}
+
+/** Input for a run started with `stdin` or `terminal`. */
+export interface RunInput {
+  /** Resolves once the run's stdin or terminal took the bytes (one write at a time). */
+  write(data: Buffer): Promise<void>;
+  /** Closes the run's stdin (a terminal's input ends with ^D, typed). */
+  end(): Promise<void>;
+  /** A terminal's new size. */
+  resize(size: TerminalSize): void;
 }
 
 /** How a spawned run ended, and what it used (its own and its waited-for descendants'). */
@@ -35,6 +54,8 @@ export interface SpawnedRun {
   pid: number;
   stdout: Readable;
   stderr: Readable;
+  /** For a run started with `stdin` or `terminal`. */
+  input?: RunInput;
   /** Rejects if the helper died first (the run's status is then unknown). */
   exited: Promise<SpawnExit>;
 }
@@ -70,7 +91,12 @@ interface LiveRun {
   closedPipes: number;
   exited: boolean;
   exit: { resolve(exit: SpawnExit): void; reject(err: Error): void };
+  /** Input sent to the helper, each waiting for its 'a'. */
+  inputs: Array<() => void>;
 }
+
+/** Largest input frame: a larger write goes as several, each taken before the next. */
+const MAX_INPUT_FRAME = 64 * 1024;
 
 interface PendingStart {
   resolve(pid: number): void;
@@ -119,10 +145,13 @@ export class Spawner {
         new RelayedPipe(() => this.flowChanged(id)),
       ],
       paused: false,
-      closedPipes: 0,
+      // A terminal has one output: its stderr is over from the start.
+      closedPipes: options.terminal === undefined ? 0 : 1,
       exited: false,
       exit: { resolve: () => undefined, reject: () => undefined },
+      inputs: [],
     };
+    if (options.terminal !== undefined) run.pipes[1].push(null);
     const exited = new Promise<SpawnExit>((resolve, reject) => {
       run.exit = { resolve, reject };
     });
@@ -136,7 +165,38 @@ export class Spawner {
       throw err;
     });
     const [stdout, stderr] = run.pipes;
-    return { pid, stdout, stderr, exited };
+    const piped = options.stdin === true || options.terminal !== undefined;
+    return { pid, stdout, stderr, exited, ...(piped ? { input: this.inputOf(id, run) } : {}) };
+  }
+
+  private inputOf(id: number, run: LiveRun): RunInput {
+    // Chained: one frame at a time in flight, in order, each after the last was taken.
+    let last = Promise.resolve();
+    const send = (data: Buffer): Promise<void> => {
+      last = last.then(
+        () =>
+          new Promise<void>((taken) => {
+            if (this.helper === undefined || !this.runs.has(id)) return taken();
+            run.inputs.push(taken);
+            this.helper.stdin.write(frame('I', id, data));
+          }),
+      );
+      return last;
+    };
+    return {
+      write: async (data) => {
+        for (let at = 0; at < data.length; at += MAX_INPUT_FRAME) {
+          await send(data.subarray(at, at + MAX_INPUT_FRAME));
+        }
+      },
+      end: () => send(Buffer.alloc(0)),
+      resize: ({ cols, rows }) => {
+        const size = Buffer.alloc(4);
+        size.writeUInt16LE(clampSize(cols), 0);
+        size.writeUInt16LE(clampSize(rows), 2);
+        this.helper?.stdin.write(frame('W', id, size));
+      },
+    };
   }
 
   close(): void {
@@ -168,6 +228,7 @@ export class Spawner {
     for (const run of this.runs.values()) {
       for (const pipe of run.pipes) pipe.push(null);
       run.exit.reject(gone());
+      for (const taken of run.inputs.splice(0)) taken();
     }
     this.runs.clear();
   }
@@ -205,12 +266,17 @@ export class Spawner {
     } else if (type === 'c') {
       run.pipes[payload[0] === 1 ? 0 : 1].push(null);
       run.closedPipes += 1;
+    } else if (type === 'a') {
+      run.inputs.shift()?.();
     } else if (type === 'x') {
       run.exit.resolve(exitOf(payload));
       run.exited = true;
     }
     // The helper forgets a run at the same point: its id is not reused anyway.
-    if (run.exited && run.closedPipes === 2) this.runs.delete(id);
+    if (run.exited && run.closedPipes === 2) {
+      this.runs.delete(id);
+      for (const taken of run.inputs.splice(0)) taken(); // nothing will take it any more
+    }
   }
 
   private started(id: number, result: number): void {
@@ -224,8 +290,17 @@ export class Spawner {
   }
 }
 
+/** A terminal dimension as the kernel takes it (1 to 65535). */
+function clampSize(n: number): number {
+  return Math.min(0xffff, Math.max(1, Math.floor(Number.isFinite(n) ? n : 1)));
+}
+
 /** One frame to the helper. */
-function frame(type: 'S' | 'P' | 'R', id: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+function frame(
+  type: 'S' | 'P' | 'R' | 'I' | 'W',
+  id: number,
+  payload: Buffer = Buffer.alloc(0),
+): Buffer {
   const header = Buffer.alloc(HEADER_BYTES);
   header.writeUInt32LE(HEADER_BYTES - 4 + payload.length, 0);
   header.write(type, 4, 'latin1');
@@ -243,10 +318,17 @@ function startRequest(argv: readonly string[], options: SpawnOptions): Buffer {
       'The command, its environment and working directory cannot contain NUL bytes',
     );
   }
-  const counts = Buffer.alloc(9);
-  counts.writeUInt8(options.enterCpuGroup ? 1 : 0, 0);
+  const { terminal } = options;
+  const counts = Buffer.alloc(terminal === undefined ? 9 : 13);
+  const flags =
+    (options.enterCpuGroup ? 1 : 0) | (options.stdin === true ? 2 : 0) | (terminal ? 4 : 0);
+  counts.writeUInt8(flags, 0);
   counts.writeUInt32LE(argv.length, 1);
   counts.writeUInt32LE(env.length, 5);
+  if (terminal !== undefined) {
+    counts.writeUInt16LE(clampSize(terminal.cols), 9);
+    counts.writeUInt16LE(clampSize(terminal.rows), 11);
+  }
   return Buffer.concat([counts, Buffer.from(`${strings.join('\0')}\0`)]);
 }
 
