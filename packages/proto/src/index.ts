@@ -23,6 +23,8 @@ export type { FileEntry__Output } from './generated/agent/v1/FileEntry';
 export type { KillProcessesResponse__Output } from './generated/agent/v1/KillProcessesResponse';
 export type { ListFilesResponse__Output } from './generated/agent/v1/ListFilesResponse';
 export type { WriteFileResponse__Output } from './generated/agent/v1/WriteFileResponse';
+export type { TerminalInput, TerminalInput__Output } from './generated/agent/v1/TerminalInput';
+export type { TerminalOutput, TerminalOutput__Output } from './generated/agent/v1/TerminalOutput';
 
 /** proto/ at the repository root, the source of truth of the contract. */
 export const PROTO_ROOT = join(__dirname, '..', '..', '..', 'proto');

@@ -47,7 +47,7 @@ export interface RunHandle {
 }
 
 /** After the main process exits, how long its last output may take to arrive. */
-const OUTPUT_GRACE_MS = 150;
+export const OUTPUT_GRACE_MS = 150;
 
 /**
  * The run's working directory: created if missing (never through a symlink that leads out),
@@ -132,7 +132,7 @@ interface LaunchOptions {
 }
 
 /** Whether user processes run in a CPU group of their own (cpu-group.ts): fixed at birth. */
-const CPU_SPLIT = splitsCpu();
+export const CPU_SPLIT = splitsCpu();
 
 /** Starts runs by vfork in a small helper, where it is installed (the sandbox image). */
 export const spawner = new Spawner(SPAWNER_BINARY, CPU_SPLIT ? USER_CPU_PROCS : '');
@@ -208,7 +208,7 @@ function handToZygote(zygote: Zygote, file: string, options: LaunchOptions): Lau
   return { ...fromChild(zygote.child, options.timingFile), underTime: false };
 }
 
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+export function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
   return result;

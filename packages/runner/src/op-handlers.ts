@@ -2,6 +2,7 @@ import type { RunHandle, RunSpec } from './exec';
 import type { RunSink } from './run-output';
 import type { Flow, OutputChannel } from './output-channel';
 import type { RunnerRequest } from './protocol';
+import type { RunInput } from './spawner';
 
 export type RunnerOp = RunnerRequest['op'];
 
@@ -21,6 +22,8 @@ export interface RunnerContext {
   readonly runs: Map<number, RunHandle>;
   /** Requests whose output the agent can hold and resume, or stop: runs and file reads. */
   readonly flows: Map<number, Flow>;
+  /** Terminals (and runs) that take input, by request id. */
+  readonly inputs: Map<number, RunInput>;
   /** Runs being prepared (files snapshot, transpile), and whether a cancel came meanwhile. */
   readonly starting: Map<number, boolean>;
   /** The runner itself and the container's keep-alive: never counted as the user's. */

@@ -23,6 +23,18 @@ export type RunnerRequest =
       cwd: string;
       timeoutMs: number;
     }
+  | {
+      id: number;
+      op: 'terminal';
+      argv: string[];
+      env: Record<string, string>;
+      cwd: string;
+      cols: number;
+      rows: number;
+    }
+  /** Bytes (base64) for a terminal's or run's input; `end`: close it instead. */
+  | { id: number; op: 'input'; target: number; data: string; end?: boolean }
+  | { id: number; op: 'resize'; target: number; cols: number; rows: number }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'pause' | 'resume'; target: number }
   | { id: number; op: 'kill'; pid: number }
@@ -36,12 +48,14 @@ export type RunnerRequest =
 
 export type RunnerEvent =
   | { id: number; ev: 'stdout' | 'stderr' | 'chunk'; data: string }
-  /** An exec's process is running: its working directory and code file were accepted. */
-  | { id: number; ev: 'started' }
+  /** An exec's or terminal's process is running (the terminal's with its pid). */
+  | { id: number; ev: 'started'; pid?: number }
   /** A file read: the file is open; `chunk` events follow. */
   | { id: number; ev: 'opened'; size: number }
   | ({ id: number; ev: 'exec' } & RunResult)
   | { id: number; ev: 'killed'; pids: number[] }
+  /** A terminal's shell ended: its exit code (128 + the signal's number for a signal). */
+  | { id: number; ev: 'exited'; exitCode: number }
   | { id: number; ev: 'stats'; filesCount: number; activeProcesses: number }
   | { id: number; ev: 'written'; files: { path: string; size: number }[] }
   | { id: number; ev: 'read'; size: number }
@@ -65,6 +79,7 @@ export type FinalEventName = Exclude<RunnerEvent['ev'], StreamEventName>;
 /** One entry per final event: the compiler rejects a missing one. */
 const FINAL: Record<FinalEventName, true> = {
   exec: true,
+  exited: true,
   killed: true,
   stats: true,
   written: true,

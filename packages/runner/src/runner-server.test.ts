@@ -199,6 +199,9 @@ describe('OP_HANDLERS', () => {
     // A Record over the protocol's ops: the compiler rejects a missing or unknown one here.
     const ops: Record<RunnerOp, true> = {
       exec: true,
+      terminal: true,
+      input: true,
+      resize: true,
       cancel: true,
       pause: true,
       resume: true,

@@ -12,11 +12,16 @@ import { OutputChannel, type Flow } from './output-channel';
 import { killOp, pingOp, statsOp } from './process-ops';
 import { RunnerError, type RunnerRequest } from './protocol';
 import { cancelOp, execOp, pauseOp, resumeOp } from './run-ops';
+import type { RunInput } from './spawner';
+import { inputOp, resizeOp, terminalOp } from './terminal-ops';
 
 /** One handler per op of the protocol: the compiler rejects a missing one. */
 export const OP_HANDLERS: OpHandlers = {
   ping: pingOp,
   exec: execOp,
+  terminal: terminalOp,
+  input: inputOp,
+  resize: resizeOp,
   cancel: cancelOp,
   pause: pauseOp,
   resume: resumeOp,
@@ -44,6 +49,7 @@ export class RunnerServer implements RunnerContext {
   readonly channel: OutputChannel;
   readonly runs = new Map<number, RunHandle>();
   readonly flows = new Map<number, Flow>();
+  readonly inputs = new Map<number, RunInput>();
   readonly starting = new Map<number, boolean>();
   readonly infrastructure: ReadonlySet<number>;
   readonly startRun: RunnerContext['startRun'];

@@ -26,6 +26,12 @@ import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Out
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
+import type { TerminalExited as _agent_v1_TerminalExited, TerminalExited__Output as _agent_v1_TerminalExited__Output } from './agent/v1/TerminalExited';
+import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from './agent/v1/TerminalInput';
+import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from './agent/v1/TerminalOutput';
+import type { TerminalSize as _agent_v1_TerminalSize, TerminalSize__Output as _agent_v1_TerminalSize__Output } from './agent/v1/TerminalSize';
+import type { TerminalStart as _agent_v1_TerminalStart, TerminalStart__Output as _agent_v1_TerminalStart__Output } from './agent/v1/TerminalStart';
+import type { TerminalStarted as _agent_v1_TerminalStarted, TerminalStarted__Output as _agent_v1_TerminalStarted__Output } from './agent/v1/TerminalStarted';
 import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from './agent/v1/TransitionRequest';
 import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from './agent/v1/WriteFileRequest';
 import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from './agent/v1/WriteFileResponse';
@@ -62,6 +68,12 @@ export interface ProtoGrpcType {
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
+      TerminalExited: MessageTypeDefinition<_agent_v1_TerminalExited, _agent_v1_TerminalExited__Output>
+      TerminalInput: MessageTypeDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalInput__Output>
+      TerminalOutput: MessageTypeDefinition<_agent_v1_TerminalOutput, _agent_v1_TerminalOutput__Output>
+      TerminalSize: MessageTypeDefinition<_agent_v1_TerminalSize, _agent_v1_TerminalSize__Output>
+      TerminalStart: MessageTypeDefinition<_agent_v1_TerminalStart, _agent_v1_TerminalStart__Output>
+      TerminalStarted: MessageTypeDefinition<_agent_v1_TerminalStarted, _agent_v1_TerminalStarted__Output>
       TransitionRequest: MessageTypeDefinition<_agent_v1_TransitionRequest, _agent_v1_TransitionRequest__Output>
       WriteFileRequest: MessageTypeDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileRequest__Output>
       WriteFileResponse: MessageTypeDefinition<_agent_v1_WriteFileResponse, _agent_v1_WriteFileResponse__Output>

@@ -17,6 +17,7 @@ import type {
   SandboxSpec,
 } from '../runtime/sandbox-runtime';
 import { streaming, unary } from './call-handlers';
+import { openTerminal } from './terminal-call';
 
 export interface AgentServiceDeps {
   runtime: SandboxRuntime;
@@ -83,7 +84,8 @@ type LifecycleMethods =
   | 'HibernateSandbox'
   | 'RestoreSandbox';
 
-type DataMethods = 'Exec' | 'KillProcesses' | 'WriteFile' | 'ReadFile' | 'ListFiles';
+type DataMethods =
+  'Exec' | 'OpenTerminal' | 'KillProcesses' | 'WriteFile' | 'ReadFile' | 'ListFiles';
 
 /** The calls that make, inspect, idle, put to sleep and remove sandboxes. */
 function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, LifecycleMethods> {
@@ -146,6 +148,8 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
       }),
       { message: () => ({ started: {} }), unlessOutputWithinMs: START_UNLESS_OUTPUT_MS },
     ),
+
+    OpenTerminal: openTerminal(context, runtime),
 
     KillProcesses: unary(context, 'KillProcesses', async (request) => ({
       pids: await runtime.kill(request.sessionId, request.pid === 0 ? undefined : request.pid),

@@ -11,7 +11,11 @@ export interface CallContext {
 }
 
 /** The gRPC status of a failure; only unexpected ones are logged (their cause never leaves). */
-function fail(context: CallContext, method: string, err: unknown): Partial<grpc.StatusObject> {
+export function fail(
+  context: CallContext,
+  method: string,
+  err: unknown,
+): Partial<grpc.StatusObject> {
   const appError = toAppError(err);
   if (appError.code === 'internal_error')
     context.logger.error({ err, method }, 'agent call failed');

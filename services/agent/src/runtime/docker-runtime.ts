@@ -20,6 +20,7 @@ import type { WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
+import type { TerminalHandle, TerminalSpec } from './runner/runner-operations';
 import type { RequestLoad } from './request-load';
 import { SessionUse } from './session-use';
 import type { RunnerPool } from './runner/runner-pool';
@@ -183,6 +184,26 @@ export class DockerRuntime implements SandboxRuntime {
     const runner = runners.get(spec.sessionId, info.id);
     const deps = { runner, installer, workspaces, logger, diskQuota: config.diskQuota };
     return meteredExec({ ...deps, ledger: this.ledger }, info, spec, sink, signal);
+  }
+
+  async terminal(spec: TerminalSpec, sink: ByteSink, signal: AbortSignal): Promise<TerminalHandle> {
+    // In use while its program runs: the session neither idles nor sleeps under a terminal.
+    let ended: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (ended = resolve));
+    void this.use.track(spec.sessionId, () => running);
+    try {
+      const handle = await runnerOps.openTerminal(
+        await this.runnerOf(spec.sessionId),
+        spec,
+        sink,
+        signal,
+      );
+      void handle.exited.finally(ended).catch(() => undefined);
+      return handle;
+    } catch (err) {
+      ended();
+      throw err;
+    }
   }
 
   kill(sessionId: string, pid: number | undefined): Promise<number[]> {

@@ -1,3 +1,4 @@
+import type { TerminalHandle, TerminalSpec } from './runner/runner-operations';
 import type { FileListing, RunResult } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
 
@@ -77,6 +78,11 @@ export interface SandboxRuntime {
   /** Removes the container and its workspace; false when nothing was there. */
   destroy(sessionId: string): Promise<boolean>;
   exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult>;
+  /**
+   * Starts a program on a terminal in the sandbox (its screen to `sink`); resolves once it
+   * runs. The session counts as in use until it ends or `signal` hangs it up.
+   */
+  terminal(spec: TerminalSpec, sink: ByteSink, signal: AbortSignal): Promise<TerminalHandle>;
   /** Kills `pid` and its descendants, or every process of the session when pid is undefined. */
   kill(sessionId: string, pid: number | undefined): Promise<number[]>;
   writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }>;

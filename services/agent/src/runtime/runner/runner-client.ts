@@ -165,16 +165,21 @@ export class RunnerClient {
    * Sends one request; streamed events go to `onEvent` (which may hold the request's output,
    * and later call the `resume` it was given), the final event resolves the promise (the
    * runner's errors reject it as AppErrors). An aborted `signal` cancels the request in the
-   * runner.
+   * runner; `onSent` learns the request's id (later requests about it name it).
    */
   async request<E extends FinalEvent['ev']>(
     request: Request,
     expected: E,
-    { onEvent, signal }: { onEvent?: EventHandler; signal?: AbortSignal } = {},
+    {
+      onEvent,
+      signal,
+      onSent,
+    }: { onEvent?: EventHandler; signal?: AbortSignal; onSent?: (id: number) => void } = {},
   ): Promise<Extract<FinalEvent, { ev: E }>> {
     const connection = await this.connect();
     const resume = (): void => connection.release(id);
     const { id, result } = connection.send(request, (event) => onEvent?.(event, resume));
+    onSent?.(id);
     const cancel = (): void => {
       connection.send({ op: 'cancel', target: id }, () => undefined).result.catch(() => undefined);
     };

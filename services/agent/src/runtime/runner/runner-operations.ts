@@ -204,3 +204,75 @@ export async function listFiles(
     truncated: result.truncated,
   };
 }
+
+/** What a terminal runs, where, and on a screen of what size. */
+export interface TerminalSpec {
+  sessionId: string;
+  argv: string[];
+  env: Record<string, string>;
+  /** Absolute, under /workspace. */
+  workingDir: string;
+  cols: number;
+  rows: number;
+}
+
+/** A terminal's program, once it runs: its input and size, and how it ended. */
+export interface TerminalHandle {
+  pid: number;
+  /** Resolves once the terminal took the bytes (its program may hold a writer back). */
+  write(data: Buffer): Promise<void>;
+  resize(cols: number, rows: number): Promise<void>;
+  /** The program's exit code (128 + a signal's number); rejects when the runner failed. */
+  exited: Promise<number>;
+}
+
+/**
+ * Starts `spec.argv` on a pseudo-terminal in the sandbox; its screen's bytes go to `sink` at
+ * its pace ('stdout'). Resolves once the program runs. An aborted `signal` hangs it up.
+ */
+export async function openTerminal(
+  runner: RunnerClient,
+  spec: TerminalSpec,
+  sink: ByteSink,
+  signal: AbortSignal,
+): Promise<TerminalHandle> {
+  let id = 0;
+  let started: (pid: number) => void = () => undefined;
+  const pid = new Promise<number>((resolve) => (started = resolve));
+  const exited = runner
+    .request(
+      {
+        op: 'terminal',
+        argv: spec.argv,
+        env: spec.env,
+        cwd: spec.workingDir,
+        cols: spec.cols,
+        rows: spec.rows,
+      },
+      'exited',
+      {
+        signal,
+        onSent: (sent) => (id = sent),
+        onEvent: (event, resume) => {
+          if (event.ev === 'started') started(event.pid ?? 0);
+          if (event.ev !== 'stdout') return;
+          if (sink.write('stdout', Buffer.from(event.data, 'base64'))) return;
+          sink.onDrain(resume);
+          return false;
+        },
+      },
+    )
+    .then((event) => event.exitCode);
+  // A refusal (a bad working directory) rejects before the program runs.
+  const running = await Promise.race([pid, exited.then(() => 0)]);
+  return {
+    pid: running,
+    write: async (data) => {
+      await runner.request({ op: 'input', target: id, data: data.toString('base64') }, 'flow');
+    },
+    resize: async (cols, rows) => {
+      await runner.request({ op: 'resize', target: id, cols, rows }, 'flow');
+    },
+    exited,
+  };
+}

@@ -18,6 +18,8 @@ import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesRespons
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from '../../agent/v1/NodeInfo';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from '../../agent/v1/ReadFileRequest';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
+import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from '../../agent/v1/TerminalInput';
+import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from '../../agent/v1/TerminalOutput';
 import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from '../../agent/v1/TransitionRequest';
 import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from '../../agent/v1/WriteFileRequest';
 import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from '../../agent/v1/WriteFileResponse';
@@ -91,6 +93,11 @@ export interface AgentClient extends grpc.Client {
   listFiles(argument: _agent_v1_ListFilesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   listFiles(argument: _agent_v1_ListFilesRequest, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   
+  OpenTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
+  OpenTerminal(options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
+  openTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
+  openTerminal(options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
+  
   PauseSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   PauseSandbox(argument: _agent_v1_TransitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   PauseSandbox(argument: _agent_v1_TransitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
@@ -151,6 +158,8 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   ListFiles: grpc.handleUnaryCall<_agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse>;
   
+  OpenTerminal: grpc.handleBidiStreamingCall<_agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput>;
+  
   PauseSandbox: grpc.handleUnaryCall<_agent_v1_TransitionRequest__Output, _agent_v1_Sandbox>;
   
   ReadFile: grpc.handleServerStreamingCall<_agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk>;
@@ -172,6 +181,7 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   HibernateSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_HibernateResponse, _agent_v1_TransitionRequest__Output, _agent_v1_HibernateResponse__Output>
   KillProcesses: MethodDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesResponse, _agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse__Output>
   ListFiles: MethodDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesResponse, _agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse__Output>
+  OpenTerminal: MethodDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalOutput, _agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput__Output>
   PauseSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_Sandbox, _agent_v1_TransitionRequest__Output, _agent_v1_Sandbox__Output>
   ReadFile: MethodDefinition<_agent_v1_ReadFileRequest, _agent_v1_FileChunk, _agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk__Output>
   RestoreSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
