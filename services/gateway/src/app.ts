@@ -30,6 +30,8 @@ import type { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
 import { createWebhook, deleteWebhook, listWebhooks } from './routes/webhooks/webhooks';
 import type { WebhookService } from './webhooks/webhook-service';
+import { createTerminal } from './routes/terminals/create-terminal';
+import type { TerminalService } from './terminals/terminal-service';
 
 export interface AppDeps {
   logger: Logger;
@@ -41,6 +43,7 @@ export interface AppDeps {
   execute: ExecuteService;
   files: FilesService;
   processes: ProcessesService;
+  terminals: TerminalService;
   webhooks: WebhookService;
   rateLimiter: RateLimiter;
   adminToken: string | undefined;
@@ -82,6 +85,7 @@ export function createApp(deps: AppDeps): Express {
     deleteSession: deleteSession(deps.sessions),
     execute: executeRoute(deps.execute),
     killProcesses: killProcesses(deps.processes),
+    createTerminal: createTerminal(deps.terminals),
     writeFile: writeFile(deps.files),
     readFile: readFile(deps.files),
     listFiles: listFiles(deps.files),

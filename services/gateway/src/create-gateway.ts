@@ -28,6 +28,9 @@ import { SecretBox } from './secrets/secret-box';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
 import { WebhookService } from './webhooks/webhook-service';
 import { WebhookStore } from './webhooks/webhook-store';
+import { TerminalService } from './terminals/terminal-service';
+import { attachTerminalSockets } from './terminals/terminal-socket';
+import { TerminalStore } from './terminals/terminal-store';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -226,9 +229,11 @@ export async function startGateway({
   lifecycle.onWoken(() => sweeper.dueBy(new Date(idleDeadline())));
 
   const execute = new ExecuteService(sessionAccess, webhooks.store, logger);
+  const accounts = new AccountStore(db, invalidations);
+  const terminalStore = new TerminalStore(db);
   const app = createApp({
     logger,
-    accounts: new AccountStore(db, invalidations),
+    accounts,
     sessionStore,
     sessions,
     sessionAccess,
@@ -236,6 +241,7 @@ export async function startGateway({
     execute,
     files: new FilesService(sessionAccess, webhooks.store, logger),
     processes: new ProcessesService(sessionAccess),
+    terminals: new TerminalService(terminalStore, sessionAccess),
     webhooks: webhooks.service,
     rateLimiter,
     adminToken: config.adminToken,
@@ -243,6 +249,12 @@ export async function startGateway({
     bodyLimitBytes: config.bodyLimitBytes,
   });
   const { server, url } = await listen(app, config);
+  const closeTerminals = attachTerminalSockets(server, {
+    store: terminalStore,
+    accounts,
+    access: sessionAccess,
+    logger,
+  });
   sweeper.start();
   webhooks.dispatcher?.start();
   logger.info({ url }, 'gateway listening');
@@ -255,6 +267,7 @@ export async function startGateway({
     async stop() {
       await sweeper.stop();
       await webhooks.dispatcher?.stop();
+      closeTerminals();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

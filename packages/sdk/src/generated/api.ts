@@ -87,6 +87,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{sessionId}/terminals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a terminal (a shell on a pseudo-terminal) to open once with a WebSocket at its path */
+        post: operations["createTerminal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/files/write": {
         parameters: {
             query?: never;
@@ -168,6 +185,23 @@ export interface paths {
         post?: never;
         /** Delete a webhook endpoint and drop its pending deliveries */
         delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{sessionId}/terminals/{terminalId}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Open a terminal made by createTerminal, once: a WebSocket. Binary messages carry the terminal's bytes both ways; the client sends {"type":"resize","cols","rows"} as text; the server sends {"type":"started","pid"}, {"type":"exit","exitCode"} and {"type":"error","error"} as text, then closes. The session stays active while it is open. */
+        get: operations["connectTerminal"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1598,6 +1632,254 @@ export interface operations {
             };
         };
     };
+    createTerminal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description absolute path of the program; default /bin/bash */
+                    shell?: string;
+                    /** @description columns; default 80 */
+                    cols?: number;
+                    /** @description rows; default 24 */
+                    rows?: number;
+                    /** @description besides TERM=xterm-256color */
+                    env?: {
+                        [key: string]: string;
+                    };
+                    /** @description relative to /workspace; default /workspace */
+                    cwd?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The terminal, not yet open */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        terminalId: string;
+                        sessionId: string;
+                        /** @description the WebSocket to open, under the API base: wss://HOST/v1{path}, once */
+                        path: string;
+                        /** @description single-use: ?token= on the WebSocket URL (browsers), or send the API key instead */
+                        token: string;
+                        /** Format: date-time */
+                        tokenExpiresAt: string;
+                    };
+                };
+            };
+            /** @description invalid_request, invalid_path */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "invalid_path";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     writeFile: {
         parameters: {
             query?: never;
@@ -2753,6 +3035,201 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    connectTerminal: {
+        parameters: {
+            query?: {
+                /** @description The terminal's single-use token, instead of the API key (browsers) */
+                token?: string;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+                terminalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the WebSocket is open */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found, not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found" | "not_found";
                             message: string;
                             details?: {
                                 [key: string]: unknown;

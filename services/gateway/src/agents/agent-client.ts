@@ -13,6 +13,7 @@ import {
   type ListFilesResponse__Output,
   type WriteFileResponse__Output,
   type ExecRequest,
+  type TerminalOutput__Output,
   type NodeInfo__Output,
   type ResourceLimits,
   type Sandbox__Output,
@@ -58,6 +59,40 @@ type UnaryCall<Res> = (
   options: grpc.CallOptions,
   callback: grpc.requestCallback<Res>,
 ) => grpc.ClientUnaryCall;
+
+/** What a terminal runs, where, and on a screen of what size. */
+export interface TerminalStartSpec {
+  sessionId: string;
+  argv: string[];
+  env: Record<string, string>;
+  workingDir: string;
+  cols: number;
+  rows: number;
+}
+
+/** Receives a terminal's events. */
+export interface TerminalHandlers {
+  started(pid: number): void;
+  data(bytes: Buffer): void;
+  exited(exitCode: number): void;
+  /** The call failed (the node refused it or went away). */
+  failed(err: AppError): void;
+  /** The node ended the call (after `exited`). */
+  ended(): void;
+}
+
+/** A terminal under way. */
+export interface TerminalConnection {
+  /** Typed bytes; false: wait for `onceDrained` before more. */
+  write(data: Buffer): boolean;
+  resize(cols: number, rows: number): void;
+  onceDrained(resume: () => void): void;
+  /** Holds the screen's bytes (back up to the program) / lets them flow. */
+  pause(): void;
+  resume(): void;
+  /** Hangs the program up. */
+  end(): void;
+}
 
 /** Pauses and resumes the flow of a run's events (backpressure up to the process). */
 export interface FlowControl {
@@ -248,6 +283,31 @@ export class AgentClient {
       (md, options, cb) => this.client.restoreSandbox(input, md, options, cb),
       this.fileTimeoutMs,
     );
+  }
+
+  /**
+   * A terminal in the sandbox (no deadline: it lasts as long as its user). Its start, screen,
+   * exit and failure go to `handlers`; the connection takes typed bytes and resizes, holds
+   * the screen while paused, and hangs the program up when ended.
+   */
+  openTerminal(start: TerminalStartSpec, handlers: TerminalHandlers): TerminalConnection {
+    const call = this.client.openTerminal(this.metadata());
+    call.write({ start });
+    call.on('data', (message: TerminalOutput__Output) => {
+      if (message.started) handlers.started(message.started.pid);
+      if (message.data) handlers.data(message.data);
+      if (message.exited) handlers.exited(message.exited.exitCode);
+    });
+    call.on('end', () => handlers.ended());
+    call.on('error', (err) => handlers.failed(fromGrpcError(err)));
+    return {
+      write: (data) => call.write({ data }),
+      resize: (cols, rows) => call.write({ resize: { cols, rows } }),
+      onceDrained: (resume) => call.once('drain', resume),
+      pause: () => call.pause(),
+      resume: () => call.resume(),
+      end: () => call.end(),
+    };
   }
 
   async killProcesses(sessionId: string, pid: number | undefined): Promise<number[]> {

@@ -182,6 +182,35 @@ export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown>
     const path = openApiPath(op.path);
     paths[path] = { ...paths[path], [op.method]: operationObject(operationId, op) };
   }
+  paths['/sessions/{sessionId}/terminals/{terminalId}/connect'] = {
+    get: {
+      operationId: 'connectTerminal',
+      summary:
+        'Open a terminal made by createTerminal, once: a WebSocket. Binary messages carry the ' +
+        'terminal\'s bytes both ways; the client sends {"type":"resize","cols","rows"} as ' +
+        'text; the server sends {"type":"started","pid"}, {"type":"exit","exitCode"} and ' +
+        '{"type":"error","error"} as text, then closes. The session stays active while it is open.',
+      security: [{ bearerAuth: [] }, {}],
+      parameters: [
+        { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'terminalId', in: 'path', required: true, schema: { type: 'string' } },
+        {
+          name: 'token',
+          in: 'query',
+          required: false,
+          description: "The terminal's single-use token, instead of the API key (browsers)",
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '101': { description: 'Switching Protocols: the WebSocket is open' },
+        ...errorResponses({
+          ...operations.createTerminal,
+          errors: ['session_not_found', 'not_found'],
+        }),
+      },
+    },
+  };
   paths['/openapi.json'] = {
     get: {
       operationId: 'getOpenApiDocument',

@@ -6,6 +6,7 @@ import { listFilesQuery } from '../routes/files/list-files';
 import { readFileQuery } from '../routes/files/read-file';
 import { writeFileBody } from '../routes/files/write-file';
 import { killBody } from '../routes/processes/kill-processes';
+import { createTerminalBody } from '../routes/terminals/create-terminal';
 import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import { createWebhookBody } from '../routes/webhooks/webhooks';
@@ -22,6 +23,7 @@ import {
   sessionInfoSchema,
   sessionListSchema,
   sessionSchema,
+  terminalSchema,
 } from './schemas';
 
 export interface ApiOperation {
@@ -138,6 +140,16 @@ export const operations = {
     body: killBody,
     success: { status: 200, schema: killResultSchema, description: 'What was killed' },
     errors: ['session_not_found', 'process_not_found'],
+  },
+  createTerminal: {
+    method: 'post',
+    path: '/sessions/:sessionId/terminals',
+    summary:
+      'Make a terminal (a shell on a pseudo-terminal) to open once with a WebSocket at its path',
+    scope: 'execute',
+    body: createTerminalBody,
+    success: { status: 201, schema: terminalSchema, description: 'The terminal, not yet open' },
+    errors: ['invalid_path', 'session_not_found', 'payload_too_large'],
   },
   writeFile: {
     method: 'post',

@@ -139,3 +139,13 @@ export const deletedWebhookSchema = z.strictObject({
   deleted: z.literal(true),
   webhookId: z.string(),
 });
+
+export const terminalSchema = z.strictObject({
+  terminalId: z.string(),
+  sessionId: z.string(),
+  path: z.string().describe('the WebSocket to open, under the API base: wss://HOST/v1{path}, once'),
+  token: z
+    .string()
+    .describe('single-use: ?token= on the WebSocket URL (browsers), or send the API key instead'),
+  tokenExpiresAt: isoTimestamp,
+});

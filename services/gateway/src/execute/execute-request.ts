@@ -45,7 +45,7 @@ export interface ExecutePlan {
 }
 
 /** The run's environment, checked against the plan's count and what the kernel accepts. */
-function checkEnv(env: Record<string, string>, limits: PlanLimits): Record<string, string> {
+export function checkEnv(env: Record<string, string>, limits: PlanLimits): Record<string, string> {
   const names = Object.keys(env);
   if (names.length > limits.maxEnvVars) {
     throw new AppError('invalid_request', `At most ${limits.maxEnvVars} env variables`, {

@@ -74,9 +74,9 @@ describe('SessionAccess', () => {
 
   it("answers another account's session as not found, before anything else", async () => {
     const steps: string[] = [];
-    await expect(
-      access(steps).open({ accountId: 'acc_2' } as Principal, 'ses_1'),
-    ).rejects.toMatchObject({ code: 'session_not_found' });
+    await expect(access(steps).open({ accountId: 'acc_2' }, 'ses_1')).rejects.toMatchObject({
+      code: 'session_not_found',
+    });
     expect(steps).toEqual(['touch acc_2 ses_1']);
   });
 

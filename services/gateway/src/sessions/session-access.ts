@@ -30,7 +30,7 @@ export class SessionAccess {
    * asleep; what `vet` returns comes back as `vetted`.
    */
   async open<T = undefined>(
-    principal: Principal,
+    principal: Pick<Principal, 'accountId'>,
     sessionId: string,
     vet?: (session: SessionRecord) => T,
   ): Promise<OpenSession & { vetted: T }> {

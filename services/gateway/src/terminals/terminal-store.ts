@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { Database } from '../db/database';
+
+/** What a terminal runs, where, and on a screen of what size. */
+export interface TerminalSpec {
+  argv: string[];
+  env: Record<string, string>;
+  /** Absolute, under /workspace. */
+  workingDir: string;
+  cols: number;
+  rows: number;
+}
+
+export interface TerminalRecord {
+  id: string;
+  accountId: string;
+  sessionId: string;
+  spec: TerminalSpec;
+}
+
+interface Row {
+  id: string;
+  account_id: string;
+  session_id: string;
+  spec: TerminalSpec;
+}
+
+const toRecord = (row: Row): TerminalRecord => ({
+  id: row.id,
+  accountId: row.account_id,
+  sessionId: row.session_id,
+  spec: row.spec,
+});
+
+export function hashTerminalToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** Terminals made and not yet opened; each opens once. */
+export class TerminalStore {
+  constructor(private readonly db: Database) {}
+
+  async create(record: TerminalRecord, tokenHash: Buffer, tokenExpiresAt: Date): Promise<void> {
+    await this.db.query(
+      `INSERT INTO terminals (id, account_id, session_id, spec, token_hash, token_expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
+      [record.id, record.accountId, record.sessionId, record.spec, tokenHash, tokenExpiresAt],
+    );
+  }
+
+  /**
+   * Marks the terminal opened and returns it, when `tokenHash` is its unexpired token and it
+   * was never opened; else undefined (whoever asks: an unknown, used or expired token look
+   * the same).
+   */
+  async openWithToken(id: string, tokenHash: Buffer): Promise<TerminalRecord | undefined> {
+    const { rows } = await this.db.query<Row>(
+      `UPDATE terminals SET connected_at = now()
+        WHERE id = $1 AND token_hash = $2 AND connected_at IS NULL AND token_expires_at > now()
+        RETURNING id, account_id, session_id, spec`,
+      [id, tokenHash],
+    );
+    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+  }
+
+  /** As `openWithToken`, for the account's own API key (no expiry: the key is the proof). */
+  async openForAccount(id: string, accountId: string): Promise<TerminalRecord | undefined> {
+    const { rows } = await this.db.query<Row>(
+      `UPDATE terminals SET connected_at = now()
+        WHERE id = $1 AND account_id = $2 AND connected_at IS NULL
+        RETURNING id, account_id, session_id, spec`,
+      [id, accountId],
+    );
+    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+  }
+
+  /** Forgets terminals made more than a day ago (opened or not). */
+  async prune(): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `DELETE FROM terminals WHERE created_at < now() - interval '1 day'`,
+    );
+    return rowCount ?? 0;
+  }
+}
