@@ -1,5 +1,5 @@
 import { createAccount, type TestAccount } from '../support/api';
-import { ApiClient } from '../support/api-client';
+import type { ApiClient } from '../support/api-client';
 import { refused, SocketTerminal } from '../support/terminal-socket';
 import { useStack } from '../support/use-stack';
 
