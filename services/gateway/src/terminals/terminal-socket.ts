@@ -69,7 +69,7 @@ async function claim(
   const token = url.searchParams.get('token');
   let record: TerminalRecord | undefined;
   if (token !== null) {
-    record = await deps.store.openWithToken(terminalId, hashTerminalToken(token));
+    record = await deps.store.openWithToken(terminalId, sessionId, hashTerminalToken(token));
     if (record === undefined) {
       throw new AppError('unauthorized', 'Unknown, used or expired terminal token');
     }
@@ -87,10 +87,10 @@ async function claim(
         details: { scope: 'execute' },
       });
     }
-    record = await deps.store.openForAccount(terminalId, principal.accountId);
+    record = await deps.store.openForAccount(terminalId, sessionId, principal.accountId);
   }
   // Another account's terminal, another session's, or one opened before: as if none.
-  if (record === undefined || record.sessionId !== sessionId) {
+  if (record === undefined) {
     throw new AppError('not_found', 'No such terminal, or it was opened already');
   }
   return record;

@@ -49,27 +49,36 @@ export class TerminalStore {
   }
 
   /**
-   * Marks the terminal opened and returns it, when `tokenHash` is its unexpired token and it
-   * was never opened; else undefined (whoever asks: an unknown, used or expired token look
+   * Marks the terminal opened and returns it, when it is `sessionId`'s, `tokenHash` is its
+   * unexpired token and it was never opened (a wrong path spends nothing); else undefined (whoever asks: an unknown, used or expired token look
    * the same).
    */
-  async openWithToken(id: string, tokenHash: Buffer): Promise<TerminalRecord | undefined> {
+  async openWithToken(
+    id: string,
+    sessionId: string,
+    tokenHash: Buffer,
+  ): Promise<TerminalRecord | undefined> {
     const { rows } = await this.db.query<Row>(
       `UPDATE terminals SET connected_at = now()
-        WHERE id = $1 AND token_hash = $2 AND connected_at IS NULL AND token_expires_at > now()
+        WHERE id = $1 AND session_id = $2 AND token_hash = $3 AND connected_at IS NULL
+          AND token_expires_at > now()
         RETURNING id, account_id, session_id, spec`,
-      [id, tokenHash],
+      [id, sessionId, tokenHash],
     );
     return rows[0] === undefined ? undefined : toRecord(rows[0]);
   }
 
   /** As `openWithToken`, for the account's own API key (no expiry: the key is the proof). */
-  async openForAccount(id: string, accountId: string): Promise<TerminalRecord | undefined> {
+  async openForAccount(
+    id: string,
+    sessionId: string,
+    accountId: string,
+  ): Promise<TerminalRecord | undefined> {
     const { rows } = await this.db.query<Row>(
       `UPDATE terminals SET connected_at = now()
-        WHERE id = $1 AND account_id = $2 AND connected_at IS NULL
+        WHERE id = $1 AND session_id = $2 AND account_id = $3 AND connected_at IS NULL
         RETURNING id, account_id, session_id, spec`,
-      [id, accountId],
+      [id, sessionId, accountId],
     );
     return rows[0] === undefined ? undefined : toRecord(rows[0]);
   }
