@@ -6,6 +6,7 @@ import { requiredEnv } from '../support/env';
 import { closedPort } from '../support/net';
 import { slowRuntime } from '../support/slow-runtime';
 import { startStack, type TestStack } from '../support/stack';
+import WebSocket from 'ws';
 
 /**
  * Every route and every documented response, checked against the served OpenAPI document: each
@@ -107,6 +108,35 @@ afterAll(async () => {
 });
 
 const v1 = (path: string) => `${stack.url}/v1${path}`;
+
+/**
+ * A WebSocket upgrade to `url`: 101 (closed again at once), or the refusal's status, headers
+ * and JSON body, as an ApiResponse.
+ */
+function upgrade(url: string, headers: Record<string, string> = {}): Promise<ApiResponse<unknown>> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    const answer = (status: number, raw: Record<string, unknown>, text: string) => {
+      const fields = Object.entries(raw).map(([k, v]) => [k, String(v)] as [string, string]);
+      resolve({
+        status,
+        headers: new Headers(fields),
+        body: text === '' ? {} : JSON.parse(text),
+        text,
+      });
+    };
+    ws.once('upgrade', (res) => {
+      answer(101, res.headers, '');
+      ws.close();
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => answer(res.statusCode ?? 0, res.headers, text));
+    });
+    ws.once('error', reject);
+  });
+}
 const post = (path: string, key: string | undefined, body: unknown, url = stack.url) =>
   call(`${url}/v1${path}`, { method: 'POST', ...(key ? { key } : {}), body });
 
@@ -126,6 +156,7 @@ function everyOperation(
     ['delete', '/sessions/{sessionId}', remove(`/sessions/${id}`)],
     ['post', '/execute', send('/execute', { sessionId: id, command: 'x' })],
     ['post', '/execution/kill', send('/execution/kill', { sessionId: id })],
+    ['post', '/sessions/{sessionId}/terminals', send(`/sessions/${id}/terminals`, {})],
     ['post', '/files/write', send('/files/write', { sessionId: id, path: 'a', content: '' })],
     ['get', '/files/read', get(`/files/read?sessionId=${id}&path=a`)],
     ['get', '/files/list', get(`/files/list?sessionId=${id}`)],
@@ -291,6 +322,52 @@ describe('every operation answers as documented', () => {
     expectDocumented('post', path, await post(path, undefined, { sessionId }));
     const filesOnly = await createAccount(stack, 'free', { scopes: ['files'] });
     expectDocumented('post', path, await post(path, filesOnly.key, { sessionId }));
+  });
+
+  it('createTerminal and its WebSocket', async () => {
+    const path = '/sessions/{sessionId}/terminals';
+    const make = (key: string | undefined, body: unknown, session = sessionId) =>
+      post(`/sessions/${session}/terminals`, key, body);
+    const made = await make(account.key, { cols: 90, rows: 20 });
+    expectDocumented('post', path, made);
+    expectDocumented('post', path, await make(account.key, { shell: 'bash' }));
+    expectDocumented('post', path, await make(undefined, {}));
+    const filesOnly = await createAccount(stack, 'free', { scopes: ['files'] });
+    expectDocumented('post', path, await make(filesOnly.key, {}));
+    expectDocumented('post', path, await make(account.key, {}, `ses_${'6'.repeat(24)}`));
+    expectDocumented(
+      'post',
+      path,
+      await make(account.key, { env: { BIG: 'x'.repeat(1_100_000) } }),
+    );
+
+    const connect = '/sessions/{sessionId}/terminals/{terminalId}/connect';
+    const terminal = made.body as { path: string; token: string };
+    const socket = (base: string, query = '', headers: Record<string, string> = {}) =>
+      upgrade(`${base.replace('http', 'ws')}/v1${terminal.path}${query}`, headers);
+    // A plain request, a forged token, a key without the scope, another terminal.
+    expectDocumented('get', connect, await call(v1(terminal.path), { key: account.key }));
+    expectDocumented('get', connect, await socket(stack.url, '?token=tty_forged'));
+    const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+    expectDocumented('get', connect, await socket(stack.url, '', auth(filesOnly.key)));
+    const otherPath = terminal.path.replace(/term_\w+/, `term_${'0'.repeat(24)}`);
+    expectDocumented(
+      'get',
+      connect,
+      await upgrade(`${stack.url.replace('http', 'ws')}/v1${otherPath}`, auth(account.key)),
+    );
+    // The node out of reach (a gateway that knows no node of the session).
+    const second = (await make(account.key, {})).body as { path: string; token: string };
+    const unavailable = await upgrade(
+      `${noAgent.url.replace('http', 'ws')}/v1${second.path}?token=${second.token}`,
+    );
+    expectDocumented('get', connect, unavailable);
+    // And open.
+    const opened = await socket(stack.url, `?token=${terminal.token}`);
+    expect(opened.status).toBe(101);
+    expect(opened.headers.get('x-request-id')).not.toBeNull();
+    expect(doc.paths[connect]?.get?.responses['101']).toBeDefined();
+    seen.add(`get ${connect} 101`);
   });
 
   it('writeFile, readFile and listFiles', async () => {

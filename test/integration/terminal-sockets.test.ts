@@ -111,6 +111,22 @@ it('keeps the session active while the terminal is open, and lets it idle after'
   }
 });
 
+it('forgets terminals a day after they were made, at a sweep', async () => {
+  const sessionId = await api.createSession();
+  const { terminalId } = (await makeTerminal(sessionId)).body;
+  const [gateway] = t.stack.gateways;
+  const count = async () =>
+    (await gateway!.db.query('SELECT 1 FROM terminals WHERE id = $1', [terminalId])).rowCount;
+  await gateway!.sweeper.sweep();
+  expect(await count()).toBe(1);
+  await gateway!.db.query(
+    "UPDATE terminals SET created_at = now() - interval '25 hours' WHERE id = $1",
+    [terminalId],
+  );
+  await gateway!.sweeper.sweep();
+  expect(await count()).toBe(0);
+});
+
 it('refuses bad input with the API error shape', async () => {
   const sessionId = await api.createSession();
   const badShell = await makeTerminal(sessionId, { shell: 'bash' });

@@ -1,3 +1,4 @@
+import { AppError } from '@sandbox/errors';
 import express, { type Express } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { AccountStore } from './accounts/account-store';
@@ -106,6 +107,19 @@ export function createApp(deps: AppDeps): Express {
       operationRoute(op, handlers[name], deps.idempotency),
     );
   }
+  // The terminals' WebSocket is served by the upgrade handler (terminal-socket.ts); a plain
+  // request there is told so, once its key is checked like any other.
+  v1.get(
+    '/sessions/:sessionId/terminals/:terminalId/connect',
+    authenticate(deps.accounts),
+    requireScope('execute'),
+    () => {
+      throw new AppError(
+        'invalid_request',
+        'A terminal opens with a WebSocket (Upgrade: websocket)',
+      );
+    },
+  );
   app.use('/v1', v1);
 
   app.use(notFound);

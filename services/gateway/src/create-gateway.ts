@@ -212,11 +212,13 @@ export async function startGateway({
   );
   const webhooks = await openWebhooks(config, logger, db, invalidations);
   const idempotency = new IdempotencyStore(db, webhooks.box);
+  const terminalStore = new TerminalStore(db);
   const sweeper = new SessionSweeper({
     store: sessionStore,
     sessions,
     lifecycle,
     idempotency,
+    terminals: terminalStore,
     logger,
     intervalMs: config.sessionSweepIntervalS * 1000,
     atDeadlines: config.sessionSweepAtDeadlines,
@@ -230,7 +232,6 @@ export async function startGateway({
 
   const execute = new ExecuteService(sessionAccess, webhooks.store, logger);
   const accounts = new AccountStore(db, invalidations);
-  const terminalStore = new TerminalStore(db);
   const app = createApp({
     logger,
     accounts,

@@ -175,6 +175,36 @@ function operationObject(operationId: string, op: ApiOperation): Record<string, 
   };
 }
 
+/**
+ * What opening a terminal can answer instead of 101: a plain request (400), no or a bad key or
+ * token (401), a key without `execute` (403), no such terminal or session (404), the node or
+ * the database out of reach (503).
+ */
+function terminalConnectErrors(): Record<string, unknown> {
+  const byStatus: Record<number, [ErrorCode, ...ErrorCode[]]> = {
+    400: ['invalid_request'],
+    401: ['unauthorized'],
+    403: ['forbidden'],
+    404: ['not_found', 'session_not_found'],
+    503: ['service_unavailable'],
+  };
+  return Object.fromEntries(
+    Object.entries(byStatus).map(([status, codes]) => [
+      status,
+      {
+        description: codes.join(', '),
+        headers: {
+          'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+          ...(status === '503'
+            ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+            : {}),
+        },
+        content: { 'application/json': { schema: jsonSchema(errorBodySchema(codes), 'output') } },
+      },
+    ]),
+  );
+}
+
 /** The OpenAPI 3.1 document of the public API, built from the schemas that validate it. */
 export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -203,11 +233,11 @@ export function buildOpenApiDocument(serverUrl = '/v1'): Record<string, unknown>
         },
       ],
       responses: {
-        '101': { description: 'Switching Protocols: the WebSocket is open' },
-        ...errorResponses({
-          ...operations.createTerminal,
-          errors: ['session_not_found', 'not_found'],
-        }),
+        '101': {
+          description: 'Switching Protocols: the WebSocket is open',
+          headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+        },
+        ...terminalConnectErrors(),
       },
     },
   };

@@ -17,11 +17,15 @@ declare global {
   }
 }
 
+/** A request's id: the caller's `X-Request-Id` when sane, else a new one. */
+export function requestIdOf(sent: string | undefined): string {
+  return sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID();
+}
+
 /** Gives each request an id (the caller's `X-Request-Id` when sane) and a child logger. */
 export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const sent = req.header('x-request-id');
-    req.id = sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID();
+    req.id = requestIdOf(req.header('x-request-id'));
     res.setHeader('X-Request-Id', req.id);
     req.log = logger.child({ requestId: req.id });
     const started = process.hrtime.bigint();

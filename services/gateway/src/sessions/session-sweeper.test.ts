@@ -27,6 +27,7 @@ function setUp(nextMs: () => number | null, atDeadlines = true) {
     store,
     sessions: {} as SessionService,
     idempotency: { purgeExpired: () => Promise.resolve() } as unknown as IdempotencyStore,
+    terminals: { purgeExpired: () => Promise.resolve(0) },
     lifecycle,
     logger: createLogger({ name: 'test', level: 'silent' }),
     intervalMs: INTERVAL_MS,

@@ -1,5 +1,6 @@
 import type { Logger } from '@sandbox/logger';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import type { TerminalStore } from '../terminals/terminal-store';
 import type { SessionLifecycle } from './session-lifecycle';
 import type { SessionService } from './session-service';
 import type { SessionStore } from './session-store';
@@ -8,6 +9,7 @@ export interface SessionSweeperDeps {
   store: SessionStore;
   sessions: SessionService;
   idempotency: IdempotencyStore;
+  terminals: Pick<TerminalStore, 'purgeExpired'>;
   lifecycle: SessionLifecycle;
   logger: Logger;
   /** The longest between two sweeps (retries of failed removals and transitions). */
@@ -84,6 +86,7 @@ export class SessionSweeper {
       if (await this.deps.sessions.destroy(pending.id, pending.nodeId)) destroyed.push(pending.id);
     }
     await this.deps.idempotency.purgeExpired();
+    await this.deps.terminals.purgeExpired();
     const { idled, slept } = await this.deps.lifecycle.pass();
     return { expired, destroyed, idled, slept };
   }

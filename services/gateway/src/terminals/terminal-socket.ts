@@ -8,6 +8,7 @@ import type { AccountStore } from '../accounts/account-store';
 import type { AgentClient } from '../agents/agent-client';
 import { looksLikeApiKey } from '../auth/api-keys';
 import type { SessionAccess } from '../sessions/session-access';
+import { requestIdOf } from '../http/request-context';
 import { hashTerminalToken, type TerminalRecord, type TerminalStore } from './terminal-store';
 
 export interface TerminalSocketDeps {
@@ -34,12 +35,17 @@ const HIGH_WATER_BYTES = 1 << 20;
  */
 export function attachTerminalSockets(server: Server, deps: TerminalSocketDeps): () => void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const requestIds = new WeakMap<IncomingMessage, string>();
+  wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${requestIds.get(req) ?? ''}`));
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
+    const header = req.headers['x-request-id'];
+    const requestId = requestIdOf(typeof header === 'string' ? header : undefined);
+    requestIds.set(req, requestId);
     const url = new URL(req.url ?? '/', 'http://gateway');
     const match = CONNECT_PATH.exec(url.pathname);
     if (match === null) {
-      refuse(socket, new AppError('not_found', 'No such route'));
+      refuse(socket, requestId, new AppError('not_found', 'No such route'));
       return;
     }
     const [, sessionId = '', terminalId = ''] = match;
@@ -50,7 +56,7 @@ export function attachTerminalSockets(server: Server, deps: TerminalSocketDeps):
           bridge(ws, agent, record, deps.access.keepActiveWhile(sessionId), deps.logger);
         });
       })
-      .catch((err: unknown) => refuse(socket, err, deps.logger));
+      .catch((err: unknown) => refuse(socket, requestId, err, deps.logger));
   });
   return () => {
     for (const ws of wss.clients) ws.terminate();
@@ -97,13 +103,19 @@ async function claim(
 }
 
 /** Answers an upgrade that will not happen with the API's error body, and hangs up. */
-function refuse(socket: Duplex, err: unknown, logger?: Logger): void {
+function refuse(socket: Duplex, requestId: string, err: unknown, logger?: Logger): void {
   const appError = toAppError(err);
-  if (appError.code === 'internal_error') logger?.error({ err }, 'terminal connect failed');
+  if (appError.code === 'internal_error') {
+    logger?.error({ err, requestId }, 'terminal connect failed');
+  }
   const body = JSON.stringify(toErrorBody(appError));
+  const retryAfter =
+    appError.retryAfter === undefined ? '' : `Retry-After: ${appError.retryAfter}\r\n`;
   socket.end(
     `HTTP/1.1 ${appError.httpStatus} ${appError.code}\r\n` +
       'Content-Type: application/json\r\n' +
+      `X-Request-Id: ${requestId}\r\n` +
+      retryAfter +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,

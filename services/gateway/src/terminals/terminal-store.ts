@@ -83,8 +83,8 @@ export class TerminalStore {
     return rows[0] === undefined ? undefined : toRecord(rows[0]);
   }
 
-  /** Forgets terminals made more than a day ago (opened or not). */
-  async prune(): Promise<number> {
+  /** Forgets terminals made more than a day ago (opened or not): each sweep does. */
+  async purgeExpired(): Promise<number> {
     const { rowCount } = await this.db.query(
       `DELETE FROM terminals WHERE created_at < now() - interval '1 day'`,
     );
