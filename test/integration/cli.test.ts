@@ -123,6 +123,14 @@ it('runs a file in a throwaway session, and exits 124 on a timeout', async () =>
   expect(slow.stderr).toContain('timed out');
 });
 
+it('runs a terminal of the session: typed input, its output, the shell exit code', async () => {
+  const { sessionId } = json<{ sessionId: string }>((await sandbox(['create'])).stdout);
+  const term = await sandbox(['terminal', sessionId], 'echo "from the $TERM terminal"\nexit 6\n');
+  expect(term.code).toBe(6);
+  expect(term.stdout).toContain('from the xterm-256color terminal');
+  await sandbox(['rm', sessionId]);
+});
+
 it('says how to use it, with exit code 2, on a bad command line', async () => {
   const bad = await sandbox(['frobnicate']);
   expect(bad.code).toBe(2);

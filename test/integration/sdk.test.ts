@@ -22,6 +22,7 @@ import {
 } from '@sandbox/sdk';
 import { createAccount, type TestAccount } from '../support/api';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
+import { refused, SocketTerminal } from '../support/terminal-socket';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -205,6 +206,26 @@ describe('files', () => {
     }
     expect(size).toBe(20_000_000);
     expect(back.digest('hex')).toBe(hash.digest('hex'));
+  });
+});
+
+describe('terminals', () => {
+  it('makes a terminal whose URL opens a shell once', async () => {
+    const sandbox = await Sandbox.create(client());
+    try {
+      const terminal = await sandbox.terminals.create({ cols: 90, rows: 25 });
+      expect(terminal.url).toMatch(
+        /^ws:\/\/127\.0\.0\.1:\d+\/v1\/sessions\/ses_\w+\/terminals\/term_\w+\/connect\?token=tty_/,
+      );
+      const opened = await SocketTerminal.open(terminal.url);
+      if (refused(opened)) throw new Error(`refused: ${opened.status}`);
+      opened.type('stty size\r');
+      await opened.until(/25 90\r\n/);
+      opened.ws.close();
+      expect(refused(await SocketTerminal.open(terminal.url))).toBe(true);
+    } finally {
+      await sandbox.delete();
+    }
   });
 });
 

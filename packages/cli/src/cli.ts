@@ -4,6 +4,7 @@ import { Readable, type Writable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
 import {
   Sandbox,
   SandboxError,
@@ -27,6 +28,8 @@ Commands:
                                  runs a shell command; output streams live; its exit code
   cp SRC DST                     copies a file to or from a session: SID:PATH on one side,
                                  a local path or - (standard input/output) on the other
+  terminal SID [--shell PATH]    an interactive shell in the session, in this terminal
+                                 (raw mode; exits with the shell's exit code)
   open SID [--port N]            prints the preview URL (and its token header, if private)
   kill SID [PID]                 kills one process, or all of the session's
   rm SID...                      deletes sessions
@@ -61,6 +64,7 @@ const OPTIONS = {
   env: { type: 'string', multiple: true },
   cwd: { type: 'string' },
   port: { type: 'string' },
+  shell: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
@@ -286,6 +290,61 @@ class Cli {
     return 0;
   }
 
+  /**
+   * A terminal of the session on this one: keys go there raw, its screen comes here, resizes
+   * follow. Input that ends (a pipe) ends the shell's input with ^D. The shell's exit code.
+   */
+  async terminal(sessionId: string | undefined): Promise<number> {
+    const sandbox = await this.connect(sessionId);
+    const { stdin, stdout } = this.io;
+    const screen = stdout as { columns?: number; rows?: number } & NodeJS.WritableStream;
+    const terminal = await sandbox.terminals.create({
+      shell: this.values.shell,
+      cols: screen.columns ?? 80,
+      rows: screen.rows ?? 24,
+    });
+    const keys = stdin as NodeJS.ReadableStream & {
+      isTTY?: boolean;
+      setRawMode?: (raw: boolean) => void;
+    };
+    const ws = new WebSocket(terminal.url);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    let exitCode = 1;
+    const onKeys = (chunk: Buffer): void => ws.send(chunk, { binary: true });
+    const onEnd = (): void => ws.send(Buffer.from([4]), { binary: true }); // ^D
+    const onResize = (): void =>
+      ws.send(JSON.stringify({ type: 'resize', cols: screen.columns, rows: screen.rows }));
+    if (keys.isTTY === true) keys.setRawMode?.(true);
+    keys.on('data', onKeys);
+    keys.on('end', onEnd);
+    stdout.on('resize', onResize);
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) {
+        stdout.write(data);
+        return;
+      }
+      const control = JSON.parse(data.toString('utf8')) as {
+        type: string;
+        exitCode?: number;
+        error?: { message: string; code: string };
+      };
+      if (control.type === 'exit') exitCode = control.exitCode ?? 1;
+      if (control.type === 'error') {
+        this.io.stderr.write(`\r\nsandbox: ${control.error?.message} (${control.error?.code})\r\n`);
+      }
+    });
+    await new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    if (keys.isTTY === true) keys.setRawMode?.(false);
+    keys.off('data', onKeys);
+    keys.off('end', onEnd);
+    stdout.off('resize', onResize);
+    keys.pause();
+    return exitCode;
+  }
+
   async open(sessionId: string | undefined): Promise<number> {
     const sandbox = await this.connect(sessionId);
     const url = sandbox.previewUrl(numberOf(this.values.port, '--port'));
@@ -345,6 +404,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await cli.cp(args[0], args[1]);
       case 'open':
         return await cli.open(args[0]);
+      case 'terminal':
+        return await cli.terminal(args[0]);
       case 'kill':
         return await cli.kill(args[0], args[1]);
       case 'rm':

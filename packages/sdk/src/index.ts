@@ -5,6 +5,7 @@ export type {
   KillOptions,
   RunInput,
   RunOptions,
+  Terminal,
 } from './sandbox.js';
 export { Files } from './files.js';
 export type { FileCallOptions, FileContent, WriteOptions } from './files.js';

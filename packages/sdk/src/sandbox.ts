@@ -7,11 +7,19 @@ import type {
   ExecuteBody,
   ExecutionEvent,
   ExecutionResult,
+  CreateTerminalBody,
   KillResult,
   Session,
   SessionInfo,
   SessionPage,
+  TerminalMade,
 } from './types.js';
+
+/** A terminal made in a session: open `url` once with a WebSocket (see the API's terminals). */
+export interface Terminal extends TerminalMade {
+  /** `ws(s)://…?token=…`: opens it once, within `tokenExpiresAt`, from anywhere (a browser). */
+  url: string;
+}
 
 export interface CreateOptions extends ClientOptions, CreateSessionBody {
   /**
@@ -66,6 +74,13 @@ function newIdempotencyKey(): string {
 export class Sandbox {
   readonly files: Files;
   readonly processes: { kill: (pid?: number, options?: KillOptions) => Promise<KillResult> };
+  readonly terminals: {
+    /**
+     * Makes a terminal (a shell on a pseudo-terminal) to open once with a WebSocket at `url`:
+     * binary messages carry its bytes both ways, `{"type":"resize","cols","rows"}` resizes.
+     */
+    create: (body?: CreateTerminalBody, options?: { signal?: AbortSignal }) => Promise<Terminal>;
+  };
 
   private constructor(
     private readonly http: HttpClient,
@@ -76,6 +91,21 @@ export class Sandbox {
     readonly previewToken: string | undefined,
   ) {
     this.files = new Files(http, id);
+    this.terminals = {
+      create: async (body = {}, options = {}) => {
+        const made = await http.json<TerminalMade>({
+          method: 'POST',
+          path: `/sessions/${encodeURIComponent(id)}/terminals`,
+          json: body,
+          signal: options.signal,
+          retry: 'refused',
+        });
+        const url = new URL(`${http.options.apiUrl}${made.path}`);
+        url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+        url.searchParams.set('token', made.token);
+        return { ...made, url: url.toString() };
+      },
+    };
     this.processes = {
       kill: (pid, options = {}) =>
         http.json<KillResult>({

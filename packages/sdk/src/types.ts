@@ -34,6 +34,10 @@ export type FileList = Ok<'listFiles'>;
 export type FileEntry = FileList['files'][number];
 export type WrittenFile = Ok<'writeFile'>;
 export type KillResult = Ok<'killProcesses'>;
+/** The body of a terminal's creation: shell, cols, rows, env, cwd. */
+export type CreateTerminalBody = BodyOf<'createTerminal'>;
+/** A terminal made and not opened yet, as the API answers it. */
+export type TerminalMade = Ok<'createTerminal'>;
 
 /** One event of a streamed run, in the order the service sends them. */
 export type ExecutionEvent =

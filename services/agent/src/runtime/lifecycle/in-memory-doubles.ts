@@ -282,11 +282,16 @@ export class FakeSpecs implements SpecStore {
 }
 
 export class FakeRunners implements Runners {
+  /** When set, the next warm-up fails with it (once). */
+  failWarmUp: Error | undefined;
+
   constructor(private readonly journal: Journal) {}
 
   warmUp(sessionId: string): Promise<void> {
     this.journal.push(`runner.warmUp ${sessionId}`);
-    return Promise.resolve();
+    const failure = this.failWarmUp;
+    this.failWarmUp = undefined;
+    return failure === undefined ? Promise.resolve() : Promise.reject(failure);
   }
 
   stats(): Promise<{ filesCount: number; activeProcesses: number }> {

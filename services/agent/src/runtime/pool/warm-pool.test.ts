@@ -162,6 +162,20 @@ describe('WarmPool', () => {
     expect(d.containers.byName.size).toBe(1);
   });
 
+  it('removes a member it could not finish, when Docker could not remove it then, before the next', async () => {
+    const { d, pool } = pooled([{ ...SHAPE, size: 1 }]);
+    // Docker restarting: the runner's warm-up fails, and so does the removal after it.
+    d.runners.failWarmUp = new Error('connect ENOENT /var/run/docker.sock');
+    d.containers.failRemove = new Error('connect ENOENT /var/run/docker.sock');
+    await pool.start();
+    await pool.settled();
+    const failed = d.journal[0]!.split(' ')[1]!;
+    expect(d.containers.byName.has(containerName(failed))).toBe(false);
+    expect(d.workspaces.disks.has(failed)).toBe(false);
+    expect(d.containers.byName.size).toBe(1); // the member made after it
+    expect(pool.status()[0]!.ready).toBe(1);
+  });
+
   it('removes its ready members when stopped, and makes no more', async () => {
     const { d, pool } = pooled();
     await pool.start();

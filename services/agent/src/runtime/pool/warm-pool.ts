@@ -138,7 +138,7 @@ export class WarmPool implements SandboxPool {
    * removes those whose removal failed before.
    */
   async prune(): Promise<void> {
-    for (const stray of this.strays.splice(0)) await this.discardQuietly(stray);
+    await this.removeStrays();
     for (const member of [...this.ready]) {
       const state = await this.deps.containers.find(member.containerId);
       if (state?.running === true && !state.paused) continue;
@@ -180,6 +180,7 @@ export class WarmPool implements SandboxPool {
       if (shape === undefined) return;
       await this.quietMoment();
       if (this.stopping.signal.aborted || this.colds > 0) return;
+      await this.removeStrays();
       try {
         const member = await this.make(shape);
         if (this.stopping.signal.aborted) {
@@ -223,11 +224,16 @@ export class WarmPool implements SandboxPool {
       await runners.warmUp(slot, containerId);
       return { slot, containerId, limits };
     } catch (err) {
-      runners.close(slot);
-      await containers.remove(containerName(slot)).catch(() => undefined);
-      await workspaces.destroy(slot).catch(() => undefined);
+      // Docker going away in the middle (a restart) can fail the clean-up too: then it is a
+      // stray, removed before the next member is made.
+      await this.discardQuietly({ slot, containerId: containerName(slot), limits });
       throw err;
     }
+  }
+
+  /** Tries again to remove what could not be removed before. */
+  private async removeStrays(): Promise<void> {
+    for (const stray of this.strays.splice(0)) await this.discardQuietly(stray);
   }
 
   private async discardQuietly(member: PoolMember): Promise<void> {
