@@ -19,6 +19,7 @@ import {
   type Sandbox__Output,
 } from '@sandbox/proto';
 import type { FileListing } from '@sandbox/contract';
+import type { TerminalSpec } from '../terminals/terminal-store';
 import {
   toExecEvent,
   toFileListing,
@@ -60,15 +61,8 @@ type UnaryCall<Res> = (
   callback: grpc.requestCallback<Res>,
 ) => grpc.ClientUnaryCall;
 
-/** What a terminal runs, where, and on a screen of what size. */
-export interface TerminalStartSpec {
-  sessionId: string;
-  argv: string[];
-  env: Record<string, string>;
-  workingDir: string;
-  cols: number;
-  rows: number;
-}
+/** A terminal to start: what it runs, where, on a screen of what size, in which session. */
+export type TerminalStartSpec = TerminalSpec & { sessionId: string };
 
 /** Receives a terminal's events. */
 export interface TerminalHandlers {
