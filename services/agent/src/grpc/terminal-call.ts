@@ -2,8 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { WORKSPACE } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { TerminalInput__Output, TerminalOutput } from '@sandbox/proto';
-import type { TerminalHandle } from '../runtime/runner/runner-operations';
-import type { ByteSink, SandboxRuntime } from '../runtime/sandbox-runtime';
+import type { ByteSink, SandboxRuntime, TerminalHandle } from '../runtime/sandbox-runtime';
 import { checkInternalToken } from './auth';
 import { fail, type CallContext } from './call-handlers';
 

@@ -20,7 +20,6 @@ import type { WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
-import type { TerminalHandle, TerminalSpec } from './runner/runner-operations';
 import type { RequestLoad } from './request-load';
 import { SessionUse } from './session-use';
 import type { RunnerPool } from './runner/runner-pool';
@@ -33,6 +32,8 @@ import type {
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
+  TerminalHandle,
+  TerminalSpec,
 } from './sandbox-runtime';
 
 /** The collaborators of a `DockerRuntime` (`createDockerRuntime` builds the real ones). */

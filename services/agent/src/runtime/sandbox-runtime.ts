@@ -1,4 +1,3 @@
-import type { TerminalHandle, TerminalSpec } from './runner/runner-operations';
 import type { FileListing, RunResult } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
 
@@ -67,6 +66,27 @@ export interface ByteSink {
 export interface ListPage {
   offset: number;
   limit: number;
+}
+
+/** What a terminal runs, where, and on a screen of what size. */
+export interface TerminalSpec {
+  sessionId: string;
+  argv: string[];
+  env: Record<string, string>;
+  /** Absolute, under /workspace. */
+  workingDir: string;
+  cols: number;
+  rows: number;
+}
+
+/** A terminal's program, once it runs: its input and size, and how it ended. */
+export interface TerminalHandle {
+  pid: number;
+  /** Resolves once the terminal took the bytes (its program may hold a writer back). */
+  write(data: Buffer): Promise<void>;
+  resize(cols: number, rows: number): Promise<void>;
+  /** The program's exit code (128 + a signal's number); rejects when the runner failed. */
+  exited: Promise<number>;
 }
 
 export interface SandboxRuntime {

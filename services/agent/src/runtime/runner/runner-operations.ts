@@ -9,7 +9,14 @@ import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
-import type { ByteSink, ExecSpec, FileContent, ListPage } from '../sandbox-runtime';
+import type {
+  ByteSink,
+  ExecSpec,
+  FileContent,
+  ListPage,
+  TerminalHandle,
+  TerminalSpec,
+} from '../sandbox-runtime';
 
 function failedRun(
   exitCode: number,
@@ -203,27 +210,6 @@ export async function listFiles(
     total: result.total,
     truncated: result.truncated,
   };
-}
-
-/** What a terminal runs, where, and on a screen of what size. */
-export interface TerminalSpec {
-  sessionId: string;
-  argv: string[];
-  env: Record<string, string>;
-  /** Absolute, under /workspace. */
-  workingDir: string;
-  cols: number;
-  rows: number;
-}
-
-/** A terminal's program, once it runs: its input and size, and how it ended. */
-export interface TerminalHandle {
-  pid: number;
-  /** Resolves once the terminal took the bytes (its program may hold a writer back). */
-  write(data: Buffer): Promise<void>;
-  resize(cols: number, rows: number): Promise<void>;
-  /** The program's exit code (128 + a signal's number); rejects when the runner failed. */
-  exited: Promise<number>;
 }
 
 /**
