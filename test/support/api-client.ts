@@ -63,12 +63,32 @@ export class ApiClient {
   }
 
   /** One streamed run: the raw response, to read its events as they come. */
-  executeStream(sessionId: string, body: Body, signal?: AbortSignal): Promise<Response> {
+  executeStream(
+    sessionId: string,
+    body: Body,
+    signal?: AbortSignal,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     return fetch(`${this.gateway.url}/v1/execute`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${this.key}`,
+        'content-type': 'application/json',
+        ...headers,
+      },
       body: JSON.stringify({ sessionId, ...body, stream: true }),
       ...(signal ? { signal } : {}),
+    });
+  }
+
+  /** A run's output as Server-Sent Events (the raw response), from `Last-Event-ID` if given. */
+  outputStream(sessionId: string, pid: string | number, lastEventId?: string): Promise<Response> {
+    return fetch(`${this.gateway.url}/v1/sessions/${sessionId}/processes/${pid}/output`, {
+      headers: {
+        authorization: `Bearer ${this.key}`,
+        accept: 'text/event-stream',
+        ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+      },
     });
   }
 

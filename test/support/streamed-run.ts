@@ -1,14 +1,16 @@
 /** One event of a streamed execute: its name and its JSON data. */
 export interface RunEvent {
+  id: string;
   event: string;
   data: Record<string, unknown>;
 }
 
-/** The events of a streamed execute's body, in order. */
+/** The events of a streamed execute's body, in order (complete ones only). */
 export function parseEvents(text: string): RunEvent[] {
-  return [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({
-    event: m[1] ?? '',
-    data: JSON.parse(m[2] ?? '{}') as Record<string, unknown>,
+  return [...text.matchAll(/^id: (.*)\nevent: (\w+)\ndata: (.*)\n\n/gm)].map((m) => ({
+    id: m[1] ?? '',
+    event: m[2] ?? '',
+    data: JSON.parse(m[3] ?? '{}') as Record<string, unknown>,
   }));
 }
 

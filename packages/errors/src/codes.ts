@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'session_not_found'
   | 'file_not_found'
   | 'process_not_found'
+  | 'stdin_closed'
   | 'request_timeout'
   | 'execution_timeout'
   | 'payload_too_large'
@@ -49,6 +50,7 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   session_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   file_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   process_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
+  stdin_closed: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   request_timeout: { httpStatus: 408, grpcStatus: GrpcStatus.DEADLINE_EXCEEDED },
   execution_timeout: { httpStatus: 408, grpcStatus: GrpcStatus.DEADLINE_EXCEEDED },
   payload_too_large: { httpStatus: 413, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },

@@ -25,6 +25,13 @@ export type { ListFilesResponse__Output } from './generated/agent/v1/ListFilesRe
 export type { WriteFileResponse__Output } from './generated/agent/v1/WriteFileResponse';
 export type { TerminalInput, TerminalInput__Output } from './generated/agent/v1/TerminalInput';
 export type { TerminalOutput, TerminalOutput__Output } from './generated/agent/v1/TerminalOutput';
+export type { ProcessInfo, ProcessInfo__Output } from './generated/agent/v1/ProcessInfo';
+export type { OutputEvent, OutputEvent__Output } from './generated/agent/v1/OutputEvent';
+export type { LogPosition, LogPosition__Output } from './generated/agent/v1/LogPosition';
+export type { OutputChunk__Output } from './generated/agent/v1/OutputChunk';
+export type { ListProcessesResponse__Output } from './generated/agent/v1/ListProcessesResponse';
+export type { ReadOutputRequest__Output } from './generated/agent/v1/ReadOutputRequest';
+export type { WriteStdinResponse__Output } from './generated/agent/v1/WriteStdinResponse';
 
 /** proto/ at the repository root, the source of truth of the contract. */
 export const PROTO_ROOT = join(__dirname, '..', '..', '..', 'proto');

@@ -16,7 +16,7 @@ import { changeClock, changedSince } from './file-snapshot';
 import { RunnerError } from './protocol';
 import { readTiming, TIME_FORMAT, UsagePoller, type Timing } from './run-measure';
 import { RunOutput, type RunSink } from './run-output';
-import { Spawner, SPAWNER_BINARY } from './spawner';
+import { Spawner, SPAWNER_BINARY, type RunInput } from './spawner';
 import { RUNNER_DIR } from './runner-dir';
 import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
@@ -29,6 +29,8 @@ export interface RunSpec {
   env: Record<string, string>;
   cwd: string;
   timeoutMs: number;
+  /** stdin a pipe written through `RunHandle.input` (else /dev/null). */
+  stdin?: boolean;
 }
 
 export interface RunHandle {
@@ -44,6 +46,10 @@ export interface RunHandle {
    */
   cancel(): void;
   readonly done: Promise<RunResult>;
+  /** Resolves once the run's output pipes closed (its background processes let go of them). */
+  readonly closed: Promise<void>;
+  /** The run's stdin, for a run started with `stdin`. */
+  readonly input?: RunInput;
 }
 
 /** After the main process exits, how long its last output may take to arrive. */
@@ -115,6 +121,7 @@ interface Launched {
   stdout: Readable;
   stderr: Readable;
   exited: Promise<LeaderExit>;
+  input?: RunInput;
 }
 
 /** How the leader ended, and what the run used as measured when it was reaped. */
@@ -129,6 +136,7 @@ interface LaunchOptions {
   env: Record<string, string>;
   runId: string;
   timingFile: string;
+  stdin: boolean;
 }
 
 /** Whether user processes run in a CPU group of their own (cpu-group.ts): fixed at birth. */
@@ -149,18 +157,31 @@ function runEnv(options: LaunchOptions): Record<string, string> {
  * memory; without it, GNU time does, in `timingFile`.
  */
 async function launch(argv: string[], options: LaunchOptions): Promise<Launched> {
-  if (!spawner.available) return launchUnderTime(argv, options);
+  if (!spawner.available) {
+    if (options.stdin) {
+      throw new RunnerError('service_unavailable', 'stdin needs the run spawner of the image');
+    }
+    return launchUnderTime(argv, options);
+  }
   const run = await spawner.spawn(argv, {
     cwd: options.cwd,
     env: runEnv(options),
     enterCpuGroup: CPU_SPLIT,
+    stdin: options.stdin,
   });
   const exited = run.exited.then(({ code, signal, cpuTimeMs, maxRssBytes }) => ({
     code,
     signal,
     timing: () => Promise.resolve({ cpuTimeMs, maxRssBytes }),
   }));
-  return { pid: run.pid, underTime: false, stdout: run.stdout, stderr: run.stderr, exited };
+  return {
+    pid: run.pid,
+    underTime: false,
+    stdout: run.stdout,
+    stderr: run.stderr,
+    exited,
+    ...(run.input === undefined ? {} : { input: run.input }),
+  };
 }
 
 function launchUnderTime(argv: string[], options: LaunchOptions): Launched {
@@ -193,7 +214,8 @@ export const zygotes = new Zygotes();
 
 /** A ready zygote for a code run, unless the run sets what Node reads only at start-up. */
 function takeZygote(spec: RunSpec): Zygote | undefined {
-  if (needsOwnStart(spec.env)) return undefined;
+  // A zygote's stdin is the runner's pipe to it, not one the run's caller can write.
+  if (needsOwnStart(spec.env) || spec.stdin === true) return undefined;
   const zygote = zygotes.take();
   const alive = zygote?.child.exitCode === null && zygote.child.signalCode === null;
   return alive ? zygote : undefined;
@@ -292,14 +314,15 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
   const { argv, codeFile } = await commandLineOf(spec, cwd, runId);
   const started = process.hrtime.bigint();
-  const options = { cwd, env: spec.env, runId, timingFile };
+  const options = { cwd, env: spec.env, runId, timingFile, stdin: spec.stdin === true };
   const zygote =
     codeFile !== undefined && argv[0] === process.execPath ? takeZygote(spec) : undefined;
   const leader =
     zygote !== undefined && codeFile !== undefined
       ? handToZygote(zygote, codeFile, options)
       : await launch(argv, options);
-  const output = new RunOutput([leader.stdout, leader.stderr], sink);
+  // What background processes write to the run's pipes after it is kept, as its late output.
+  const output = new RunOutput([leader.stdout, leader.stderr], sink, 'forward');
   const usage = new UsagePoller(leader.pid);
   const timeout = new RunTimeout(leader.pid, runId, spec.timeoutMs);
   const result = resultOf({
@@ -318,8 +341,10 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
     pid: leader.pid,
     cancel: () => hangUp(leader.pid, leader.underTime),
     done,
+    closed: output.ended,
     pauseOutput: () => output.pause(),
     resumeOutput: () => output.resume(),
+    ...(leader.input === undefined ? {} : { input: leader.input }),
   };
 }
 

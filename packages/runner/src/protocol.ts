@@ -22,6 +22,8 @@ export type RunnerRequest =
       env: Record<string, string>;
       cwd: string;
       timeoutMs: number;
+      /** stdin a pipe written through `input` requests (else /dev/null). */
+      stdin?: boolean;
     }
   | {
       id: number;
@@ -32,7 +34,10 @@ export type RunnerRequest =
       cols: number;
       rows: number;
     }
-  /** Bytes (base64) for a terminal's or run's input; `end`: close it instead. */
+  /**
+   * Bytes (base64) for a terminal's or run's input; `end`: close it instead. Answered with
+   * `taken` once the process took them (or, cancelled, with what it took so far).
+   */
   | { id: number; op: 'input'; target: number; data: string; end?: boolean }
   | { id: number; op: 'resize'; target: number; cols: number; rows: number }
   | { id: number; op: 'cancel'; target: number }
@@ -48,11 +53,17 @@ export type RunnerRequest =
 
 export type RunnerEvent =
   | { id: number; ev: 'stdout' | 'stderr' | 'chunk'; data: string }
-  /** An exec's or terminal's process is running (the terminal's with its pid). */
-  | { id: number; ev: 'started'; pid?: number }
+  /** An exec's or terminal's process is running, with its pid. */
+  | { id: number; ev: 'started'; pid: number }
+  /**
+   * A run's process exited: its result. Output of processes it left holding its pipes may
+   * follow, until `exec` says the pipes closed.
+   */
+  | ({ id: number; ev: 'result' } & RunResult)
   /** A file read: the file is open; `chunk` events follow. */
   | { id: number; ev: 'opened'; size: number }
-  | ({ id: number; ev: 'exec' } & RunResult)
+  /** A run's output pipes closed (after its `result`): nothing more comes for it. */
+  | { id: number; ev: 'exec' }
   | { id: number; ev: 'killed'; pids: number[] }
   /** A terminal's shell ended: its exit code (128 + the signal's number for a signal). */
   | { id: number; ev: 'exited'; exitCode: number }
@@ -64,6 +75,8 @@ export type RunnerEvent =
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }
   | { id: number; ev: 'flow' }
+  /** Input bytes the process took. */
+  | { id: number; ev: 'taken'; bytes: number }
   | {
       id: number;
       ev: 'error';
@@ -73,7 +86,7 @@ export type RunnerEvent =
     };
 
 /** Events that carry part of a request's progress; every other event ends its request. */
-export type StreamEventName = 'stdout' | 'stderr' | 'chunk' | 'started' | 'opened';
+export type StreamEventName = 'stdout' | 'stderr' | 'chunk' | 'started' | 'opened' | 'result';
 export type FinalEventName = Exclude<RunnerEvent['ev'], StreamEventName>;
 
 /** One entry per final event: the compiler rejects a missing one. */
@@ -89,6 +102,7 @@ const FINAL: Record<FinalEventName, true> = {
   packages: true,
   installed: true,
   flow: true,
+  taken: true,
   error: true,
 };
 

@@ -1,10 +1,14 @@
 import type { RunHandle } from './exec';
 import type { OpHandler, RunnerContext } from './op-handlers';
 
-/** Starts a run: `started` once its process runs, then `exec` with its result. */
+/**
+ * Starts a run: `started` (with its pid) once its process runs, its output, `result` once its
+ * process exited, then whatever processes it left holding its pipes write, and `exec` once
+ * they let go of them. Its stdin (`stdin` runs) takes input until its process exits.
+ */
 export const execOp: OpHandler<'exec'> = async (context, request) => {
   const { id } = request;
-  const { channel, runs, flows, starting } = context;
+  const { channel, runs, flows, starting, inputs } = context;
   const run = await startTrackingCancel(context, id, () =>
     context.startRun(request, {
       stdout: (chunk) => channel.emit({ id, ev: 'stdout', data: chunk.toString('base64') }),
@@ -21,12 +25,18 @@ export const execOp: OpHandler<'exec'> = async (context, request) => {
     resume: () => run.resumeOutput(),
     cancel: () => run.cancel(),
   });
+  if (run.input !== undefined) inputs.set(id, run.input);
   if (cancelledEarly) run.cancel();
-  channel.emit({ id, ev: 'started' });
+  channel.emit({ id, ev: 'started', pid: run.pid });
   try {
-    channel.emit({ id, ev: 'exec', ...(await run.done) });
+    const result = await run.done.finally(() => {
+      runs.delete(id);
+      inputs.delete(id);
+    });
+    channel.emit({ id, ev: 'result', ...result });
+    await run.closed;
+    channel.emit({ id, ev: 'exec' });
   } finally {
-    runs.delete(id);
     flows.delete(id);
   }
 };

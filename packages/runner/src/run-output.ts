@@ -10,8 +10,9 @@ export interface RunSink {
 /**
  * A run's stdout and stderr piped to a sink. Output flows unless the sink is full or the
  * agent asked for a pause; once the run is finished, late output (of background processes
- * holding the pipes) is read and dropped, so that they never block. What was read before the
- * end is the run's, and is never dropped.
+ * holding the pipes) is read and, unless `late` is 'forward', dropped — so that those
+ * processes never block on the agent's pauses. What was read before the end is the run's, and
+ * is never dropped.
  */
 export class RunOutput {
   /** Resolves when both pipes have closed. */
@@ -23,6 +24,7 @@ export class RunOutput {
   constructor(
     private readonly streams: readonly [stdout: Readable, stderr: Readable],
     private readonly sink: RunSink,
+    private readonly late: 'drop' | 'forward' = 'drop',
   ) {
     const [stdout, stderr] = streams;
     this.forward(stdout, (chunk) => sink.stdout(chunk));
@@ -47,7 +49,8 @@ export class RunOutput {
   /**
    * The run is over: what was read of its output already (held while the sink was full or
    * the agent paused it) still goes out, however full the sink; what comes later is late
-   * output of background processes, drained and dropped.
+   * output of background processes, dropped or forwarded at the sink's pace (never held by
+   * the agent's pauses).
    */
   finish(): void {
     // read() hands each chunk to the 'data' listener of `forward`, which sends it on.
@@ -57,17 +60,18 @@ export class RunOutput {
   }
 
   private applyFlow(): void {
+    const held = this.finished
+      ? this.late === 'forward' && this.sinkFull
+      : this.sinkFull || this.pausedByAgent;
     for (const stream of this.streams) {
-      if (this.finished)
-        stream.resume(); // after the run: drain and drop
-      else if (this.sinkFull || this.pausedByAgent) stream.pause();
+      if (held) stream.pause();
       else stream.resume();
     }
   }
 
   private forward(stream: Readable, write: (chunk: Buffer) => boolean): void {
     stream.on('data', (chunk: Buffer) => {
-      if (this.finished) return; // late output of background processes is dropped
+      if (this.finished && this.late === 'drop') return;
       if (!write(chunk) && !this.sinkFull) {
         this.sinkFull = true;
         this.applyFlow();

@@ -51,17 +51,23 @@ const RESULT: RunResult = {
 };
 
 /** A run that the test finishes, recording what the runner asked of it. */
-function fakeRun() {
+function fakeRun({ lingering = false } = {}) {
   let finish: (result: RunResult) => void = () => undefined;
+  let close: () => void = () => undefined;
   const calls: string[] = [];
+  const done = new Promise<RunResult>((resolve) => (finish = resolve));
   const handle: RunHandle = {
     pid: 4242,
     pauseOutput: () => calls.push('pause'),
     resumeOutput: () => calls.push('resume'),
     cancel: () => calls.push('cancel'),
-    done: new Promise((resolve) => (finish = resolve)),
+    done,
+    // Without a lingering background process, the pipes close with the run.
+    closed: lingering
+      ? new Promise((resolve) => (close = resolve))
+      : done.then(() => undefined),
   };
-  return { handle, calls, finish: (result = RESULT) => finish(result) };
+  return { handle, calls, finish: (result = RESULT) => finish(result), close: () => close() };
 }
 
 const EXEC = { op: 'exec', command: 'true', env: {}, cwd: '/workspace', timeoutMs: 1000 } as const;
@@ -123,13 +129,34 @@ describe('serve', () => {
     });
     runner.send({ id: 1, ...EXEC });
     expect(await runner.until(1, 'exec')).toEqual([
-      { id: 1, ev: 'started' },
+      { id: 1, ev: 'started', pid: 4242 },
       { id: 1, ev: 'stdout', data: Buffer.from('out').toString('base64') },
       { id: 1, ev: 'stderr', data: Buffer.from('err').toString('base64') },
-      { id: 1, ev: 'exec', ...RESULT },
+      { id: 1, ev: 'result', ...RESULT },
+      { id: 1, ev: 'exec' },
     ]);
     await runner.end();
     expect(run.calls).toEqual([]);
+  });
+
+  it('sends what background processes write after the result, until the pipes close', async () => {
+    const run = fakeRun({ lingering: true });
+    let sink: RunSink | undefined;
+    const runner = startRunner((_spec, given) => {
+      sink = given;
+      return Promise.resolve(run.handle);
+    });
+    runner.send({ id: 1, ...EXEC });
+    await runner.until(1, 'started');
+    run.finish();
+    await runner.until(1, 'result');
+    sink?.stdout(Buffer.from('late'));
+    run.close();
+    expect((await runner.until(1, 'exec')).slice(-2)).toEqual([
+      { id: 1, ev: 'stdout', data: Buffer.from('late').toString('base64') },
+      { id: 1, ev: 'exec' },
+    ]);
+    await runner.end();
   });
 
   it('passes pause, resume and cancel on to a run', async () => {

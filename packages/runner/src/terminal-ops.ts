@@ -52,19 +52,47 @@ export const terminalOp: OpHandler<'terminal'> = async (context, request) => {
 function inputOf(context: Parameters<OpHandler<'input'>>[0], target: number) {
   const input = context.inputs.get(target);
   if (input === undefined) {
-    throw new RunnerError('process_not_found', 'No terminal or run takes input under that id');
+    throw new RunnerError('stdin_closed', 'The process takes no more input', {
+      reason: 'closed',
+    });
   }
   return input;
 }
 
-/** Writes to a terminal (or ends a run's stdin); answers once the bytes were taken. */
+/**
+ * Writes to a terminal or a run's stdin, then (`end`) closes a run's stdin; answers `taken`
+ * once the process took the bytes. A cancel (the caller gave up) sends no further step and
+ * answers with what was taken so far (and closes nothing).
+ */
 export const inputOp: OpHandler<'input'> = async (context, request) => {
   const input = inputOf(context, request.target);
-  if (request.end === true) await input.end();
-  else await input.write(Buffer.from(request.data, 'base64'));
-  context.channel.emit({ id: request.id, ev: 'flow' });
+  let cancelled = false;
+  context.flows.set(request.id, {
+    pause: () => undefined,
+    resume: () => undefined,
+    cancel: () => (cancelled = true),
+  });
+  let taken = 0;
+  try {
+    const data = Buffer.from(request.data, 'base64');
+    for (let at = 0; at < data.length && !cancelled; at += INPUT_STEP) {
+      const step = data.subarray(at, at + INPUT_STEP);
+      await input.write(step);
+      taken += step.length;
+    }
+    // Closed once every byte went in; the process sees the end of its input then.
+    if (request.end === true && taken === data.length) {
+      await input.end();
+      context.inputs.delete(request.target);
+    }
+  } finally {
+    context.flows.delete(request.id);
+  }
+  context.channel.emit({ id: request.id, ev: 'taken', bytes: taken });
 };
 
+/** Input goes to the process in steps of this size, so that a cancel stops it soon. */
+const INPUT_STEP = 16 * 1024;
 /** A terminal's new size. */
 export const resizeOp: OpHandler<'resize'> = (context, request) => {
   inputOf(context, request.target).resize({ cols: request.cols, rows: request.rows });

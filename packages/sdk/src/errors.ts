@@ -65,6 +65,8 @@ export class SessionNotFoundError extends SandboxError {}
 export class FileNotFoundError extends SandboxError {}
 /** 404 process_not_found: no process of the session has that pid. */
 export class ProcessNotFoundError extends SandboxError {}
+/** 409 stdin_closed: the process takes no more input (exited, closed, or started without it). */
+export class StdinClosedError extends SandboxError {}
 /** 408 request_timeout: the operation took longer than its timeout (spec 8.2). */
 export class RequestTimeoutError extends SandboxError {}
 
@@ -109,6 +111,7 @@ export const ERROR_CLASSES = {
   session_not_found: SessionNotFoundError,
   file_not_found: FileNotFoundError,
   process_not_found: ProcessNotFoundError,
+  stdin_closed: StdinClosedError,
   request_timeout: RequestTimeoutError,
   execution_timeout: ExecutionTimeoutError,
   payload_too_large: PayloadTooLargeError,
@@ -133,6 +136,7 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   session_not_found: 404,
   file_not_found: 404,
   process_not_found: 404,
+  stdin_closed: 409,
   request_timeout: 408,
   execution_timeout: 408,
   payload_too_large: 413,

@@ -17,6 +17,12 @@ import { rateLimit } from './limits/rate-limit-middleware';
 import type { RateLimiter } from './limits/rate-limiter';
 import { adminRouter } from './routes/admin/accounts';
 import { executeRoute } from './routes/execute/execute';
+import {
+  getProcess,
+  listProcesses,
+  processOutput,
+  writeStdin,
+} from './routes/processes/process-routes';
 import { listFiles } from './routes/files/list-files';
 import { readFile } from './routes/files/read-file';
 import { writeFile } from './routes/files/write-file';
@@ -84,8 +90,12 @@ export function createApp(deps: AppDeps): Express {
     listSessions: listSessions(deps.sessionStore, deps.sessions),
     getSession: getSession(deps.sessions),
     deleteSession: deleteSession(deps.sessions),
-    execute: executeRoute(deps.execute),
+    execute: executeRoute(deps.execute, deps.processes),
     killProcesses: killProcesses(deps.processes),
+    listProcesses: listProcesses(deps.processes),
+    getProcess: getProcess(deps.processes),
+    processOutput: processOutput(deps.processes),
+    writeStdin: writeStdin(deps.processes),
     createTerminal: createTerminal(deps.terminals),
     writeFile: writeFile(deps.files),
     readFile: readFile(deps.files),

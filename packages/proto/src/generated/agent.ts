@@ -19,10 +19,17 @@ import type { KillProcessesResponse as _agent_v1_KillProcessesResponse, KillProc
 import type { LimitExceeded as _agent_v1_LimitExceeded, LimitExceeded__Output as _agent_v1_LimitExceeded__Output } from './agent/v1/LimitExceeded';
 import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__Output as _agent_v1_ListFilesRequest__Output } from './agent/v1/ListFilesRequest';
 import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesResponse__Output as _agent_v1_ListFilesResponse__Output } from './agent/v1/ListFilesResponse';
+import type { ListProcessesRequest as _agent_v1_ListProcessesRequest, ListProcessesRequest__Output as _agent_v1_ListProcessesRequest__Output } from './agent/v1/ListProcessesRequest';
+import type { ListProcessesResponse as _agent_v1_ListProcessesResponse, ListProcessesResponse__Output as _agent_v1_ListProcessesResponse__Output } from './agent/v1/ListProcessesResponse';
+import type { LogPosition as _agent_v1_LogPosition, LogPosition__Output as _agent_v1_LogPosition__Output } from './agent/v1/LogPosition';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from './agent/v1/NodeInfo';
 import type { OutputChunk as _agent_v1_OutputChunk, OutputChunk__Output as _agent_v1_OutputChunk__Output } from './agent/v1/OutputChunk';
+import type { OutputEvent as _agent_v1_OutputEvent, OutputEvent__Output as _agent_v1_OutputEvent__Output } from './agent/v1/OutputEvent';
 import type { PoolShape as _agent_v1_PoolShape, PoolShape__Output as _agent_v1_PoolShape__Output } from './agent/v1/PoolShape';
+import type { ProcessInfo as _agent_v1_ProcessInfo, ProcessInfo__Output as _agent_v1_ProcessInfo__Output } from './agent/v1/ProcessInfo';
+import type { ProcessRef as _agent_v1_ProcessRef, ProcessRef__Output as _agent_v1_ProcessRef__Output } from './agent/v1/ProcessRef';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from './agent/v1/ReadFileRequest';
+import type { ReadOutputRequest as _agent_v1_ReadOutputRequest, ReadOutputRequest__Output as _agent_v1_ReadOutputRequest__Output } from './agent/v1/ReadOutputRequest';
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
@@ -35,6 +42,8 @@ import type { TerminalStarted as _agent_v1_TerminalStarted, TerminalStarted__Out
 import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from './agent/v1/TransitionRequest';
 import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from './agent/v1/WriteFileRequest';
 import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from './agent/v1/WriteFileResponse';
+import type { WriteStdinRequest as _agent_v1_WriteStdinRequest, WriteStdinRequest__Output as _agent_v1_WriteStdinRequest__Output } from './agent/v1/WriteStdinRequest';
+import type { WriteStdinResponse as _agent_v1_WriteStdinResponse, WriteStdinResponse__Output as _agent_v1_WriteStdinResponse__Output } from './agent/v1/WriteStdinResponse';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -61,10 +70,17 @@ export interface ProtoGrpcType {
       LimitExceeded: MessageTypeDefinition<_agent_v1_LimitExceeded, _agent_v1_LimitExceeded__Output>
       ListFilesRequest: MessageTypeDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesRequest__Output>
       ListFilesResponse: MessageTypeDefinition<_agent_v1_ListFilesResponse, _agent_v1_ListFilesResponse__Output>
+      ListProcessesRequest: MessageTypeDefinition<_agent_v1_ListProcessesRequest, _agent_v1_ListProcessesRequest__Output>
+      ListProcessesResponse: MessageTypeDefinition<_agent_v1_ListProcessesResponse, _agent_v1_ListProcessesResponse__Output>
+      LogPosition: MessageTypeDefinition<_agent_v1_LogPosition, _agent_v1_LogPosition__Output>
       NodeInfo: MessageTypeDefinition<_agent_v1_NodeInfo, _agent_v1_NodeInfo__Output>
       OutputChunk: MessageTypeDefinition<_agent_v1_OutputChunk, _agent_v1_OutputChunk__Output>
+      OutputEvent: MessageTypeDefinition<_agent_v1_OutputEvent, _agent_v1_OutputEvent__Output>
       PoolShape: MessageTypeDefinition<_agent_v1_PoolShape, _agent_v1_PoolShape__Output>
+      ProcessInfo: MessageTypeDefinition<_agent_v1_ProcessInfo, _agent_v1_ProcessInfo__Output>
+      ProcessRef: MessageTypeDefinition<_agent_v1_ProcessRef, _agent_v1_ProcessRef__Output>
       ReadFileRequest: MessageTypeDefinition<_agent_v1_ReadFileRequest, _agent_v1_ReadFileRequest__Output>
+      ReadOutputRequest: MessageTypeDefinition<_agent_v1_ReadOutputRequest, _agent_v1_ReadOutputRequest__Output>
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
@@ -77,6 +93,8 @@ export interface ProtoGrpcType {
       TransitionRequest: MessageTypeDefinition<_agent_v1_TransitionRequest, _agent_v1_TransitionRequest__Output>
       WriteFileRequest: MessageTypeDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileRequest__Output>
       WriteFileResponse: MessageTypeDefinition<_agent_v1_WriteFileResponse, _agent_v1_WriteFileResponse__Output>
+      WriteStdinRequest: MessageTypeDefinition<_agent_v1_WriteStdinRequest, _agent_v1_WriteStdinRequest__Output>
+      WriteStdinResponse: MessageTypeDefinition<_agent_v1_WriteStdinResponse, _agent_v1_WriteStdinResponse__Output>
     }
   }
 }

@@ -17,6 +17,7 @@ import type {
   SandboxSpec,
 } from '../runtime/sandbox-runtime';
 import { streaming, unary } from './call-handlers';
+import { processHandlers } from './process-calls';
 import { openTerminal } from './terminal-call';
 
 export interface AgentServiceDeps {
@@ -39,6 +40,9 @@ const toSandbox = (info: SandboxInfo): Sandbox => ({
 /** A run that prints this soon after it started needs no separate "started" message. */
 const START_UNLESS_OUTPUT_MS = 100;
 
+/** A run's kept output when the caller names no size. */
+const DEFAULT_LOG_BYTES = 1024 * 1024;
+
 function execSpec(request: ExecRequest__Output): ExecSpec {
   const base = {
     sessionId: request.sessionId,
@@ -46,6 +50,8 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
     workingDir: request.workingDir || WORKSPACE,
     timeoutMs: runDeadlines(request.timeoutMs).runnerMs,
     files: request.files.map((f) => ({ path: f.path, content: f.content })),
+    stdin: request.stdin,
+    logBytes: request.logBytes || DEFAULT_LOG_BYTES,
   };
   if (request.program === 'command' && request.command !== undefined) {
     return { ...base, command: request.command };
@@ -85,7 +91,15 @@ type LifecycleMethods =
   | 'RestoreSandbox';
 
 type DataMethods =
-  'Exec' | 'OpenTerminal' | 'KillProcesses' | 'WriteFile' | 'ReadFile' | 'ListFiles';
+  | 'Exec'
+  | 'OpenTerminal'
+  | 'KillProcesses'
+  | 'WriteFile'
+  | 'ReadFile'
+  | 'ListFiles'
+  | 'ListProcesses'
+  | 'ReadOutput'
+  | 'WriteStdin';
 
 /** The calls that make, inspect, idle, put to sleep and remove sandboxes. */
 function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, LifecycleMethods> {
@@ -142,12 +156,18 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
     Exec: streaming<ExecRequest__Output, ExecEvent>(
       context,
       'Exec',
-      (stream, data) => (stream === 'stdout' ? { stdout: { data } } : { stderr: { data } }),
+      (stream, data, mark) => ({ [stream]: { data, ...mark } }),
       async (request: ExecRequest__Output, sink, signal) => ({
         result: await runtime.exec(execSpec(request), sink, signal),
       }),
-      { message: () => ({ started: {} }), unlessOutputWithinMs: START_UNLESS_OUTPUT_MS },
+      {
+        message: (_size, process) => ({ started: process === undefined ? {} : { process } }),
+        // A run with stdin is said to have started at once: its caller waits to write to it.
+        unlessOutputWithinMs: (request) => (request.stdin ? undefined : START_UNLESS_OUTPUT_MS),
+      },
     ),
+
+    ...processHandlers(context, runtime),
 
     OpenTerminal: openTerminal(context, runtime),
 

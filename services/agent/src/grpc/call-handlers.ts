@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { toAppError, toGrpcStatus } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { ByteSink } from '../runtime/sandbox-runtime';
+import type { ByteSink, OutputMark, ProcessRef } from '../runtime/sandbox-runtime';
 import { checkInternalToken } from './auth';
 
 /** What every call of the agent needs: where failures are logged, and the token it checks. */
@@ -54,39 +54,55 @@ export function unary<Req, Res>(
 export function streaming<Req, Res>(
   context: CallContext,
   method: string,
-  toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer) => Res,
+  toMessage: (stream: 'stdout' | 'stderr', chunk: Buffer, mark?: OutputMark) => Res,
   work: (request: Req, sink: ByteSink, signal: AbortSignal) => Promise<Res | undefined>,
-  started?: { message: (size?: number) => Res; unlessOutputWithinMs?: number },
+  started?: {
+    message: (size?: number, process?: ProcessRef) => Res;
+    unlessOutputWithinMs?: (request: Req) => number | undefined;
+  },
 ): grpc.handleServerStreamingCall<Req, Res> {
   return (call) => {
     const abort = new AbortController();
-    call.on('cancelled', () => abort.abort());
     // One 'drain' listener however many writes met a full buffer before it drained.
     const drainWaiters: (() => void)[] = [];
+    const releaseWaiters = (): void => drainWaiters.splice(0).forEach((waiter) => waiter());
+    call.on('cancelled', () => {
+      abort.abort();
+      releaseWaiters(); // nothing waits on a client that is gone
+    });
     let announcedStart = false;
+    /** A run's process, once known: said again when it starts after an earlier `started`. */
+    let announcedProcess = false;
     let startTimer: NodeJS.Timeout | undefined;
-    const announceStart = (size?: number): void => {
+    const announceStart = (size?: number, process?: ProcessRef): void => {
       clearTimeout(startTimer);
-      if (started === undefined || announcedStart || call.cancelled) return;
+      const news = !announcedStart || (process !== undefined && !announcedProcess);
+      if (started === undefined || !news || call.cancelled) return;
       announcedStart = true;
-      call.write(started.message(size));
+      announcedProcess = process !== undefined;
+      call.write(started.message(size, process));
     };
     const sink: ByteSink = {
-      write: (stream, chunk) => {
+      write: (stream, chunk, mark) => {
         clearTimeout(startTimer);
         announcedStart = true; // output says it
-        return call.cancelled ? true : call.write(toMessage(stream, chunk));
+        if (mark !== undefined) announcedProcess = true;
+        return call.cancelled ? true : call.write(toMessage(stream, chunk, mark));
       },
       onDrain: (resume) => {
-        drainWaiters.push(resume);
-        if (drainWaiters.length === 1) {
-          call.once('drain', () => drainWaiters.splice(0).forEach((waiter) => waiter()));
+        if (call.cancelled) {
+          resume();
+          return;
         }
+        drainWaiters.push(resume);
+        if (drainWaiters.length === 1) call.once('drain', releaseWaiters);
       },
-      started: (size) => {
-        if (started?.unlessOutputWithinMs === undefined) announceStart(size);
-        else if (startTimer === undefined) {
-          startTimer = setTimeout(() => announceStart(size), started.unlessOutputWithinMs);
+      started: (size, process) => {
+        const waitMs = started?.unlessOutputWithinMs?.(call.request);
+        if (waitMs === undefined) announceStart(size, process);
+        else {
+          clearTimeout(startTimer);
+          startTimer = setTimeout(() => announceStart(size, process), waitMs);
         }
       },
     };

@@ -20,6 +20,7 @@ import { WarmPool } from './pool/warm-pool';
 import { RequestLoad } from './request-load';
 import { RunnerPool } from './runner/runner-pool';
 import { createBlobStore } from './storage/blob-store';
+import { ProcessLogs } from './processes/process-logs';
 import { SandboxSpecs } from './storage/sandbox-specs';
 import { LoopWorkspaces, VolumeWorkspaces } from './storage/workspaces';
 
@@ -115,6 +116,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     cpuSplit,
     blobs: createBlobStore(config),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
+    logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
     locks: new SessionLocks(),
     hostCpus: availableParallelism(),
     installer: new PackageInstaller({

@@ -20,6 +20,8 @@ import type { WarmPool } from './pool/warm-pool';
 import type { PackageInstaller } from './runner/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
+import type { LogItem, OutputPosition, ProcessLog } from './processes/process-log';
+import type { ProcessLogs } from './processes/process-logs';
 import type { RequestLoad } from './request-load';
 import { SessionUse } from './session-use';
 import type { RunnerPool } from './runner/runner-pool';
@@ -29,6 +31,7 @@ import type {
   FileContent,
   ListPage,
   PoolStatus,
+  ProcessSummary,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
@@ -47,9 +50,22 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   /** `containers` when sessions' CPU limits bind their own processes only. */
   cpuSplit?: CpuSplitContainers | undefined;
   installer: PackageInstaller;
+  /** Every run's output, kept on the node's disk. */
+  logs: ProcessLogs;
   /** Makes sure the image, the network and its firewall are there. */
   prepareHost(): Promise<void>;
   config: LifecycleDeps['config'] & Pick<AgentConfig, 'diskQuota' | 'maxRunsPerSession'>;
+}
+
+function summaryOf(log: ProcessLog): ProcessSummary {
+  return { meta: log.meta, written: log.position, keptFrom: log.keptFrom };
+}
+
+function stdinClosed(log: ProcessLog): AppError {
+  const reason = !log.meta.stdin ? 'not started with stdin' : 'stdin closed or process exited';
+  return new AppError('stdin_closed', `Process ${log.meta.pid} takes no input (${reason})`, {
+    details: { pid: log.meta.pid, processId: log.meta.id },
+  });
 }
 
 /**
@@ -133,6 +149,7 @@ export class DockerRuntime implements SandboxRuntime {
   async destroy(sessionId: string): Promise<boolean> {
     const existed = await destroySandbox(this.parts, sessionId);
     this.use.forget(sessionId);
+    this.parts.logs.forget(sessionId);
     return existed;
   }
 
@@ -167,10 +184,53 @@ export class DockerRuntime implements SandboxRuntime {
     return this.parts.runners.get(sessionId, info.id);
   }
 
-  exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
+  /** A run goes on when its caller goes away (its output is kept): `_signal` does not stop it. */
+  exec(spec: ExecSpec, sink: ByteSink, _signal: AbortSignal): Promise<RunResult> {
     return this.served(spec.sessionId, () =>
-      this.runSlots.within(spec.sessionId, () => this.execNow(spec, sink, signal)),
+      this.runSlots.within(spec.sessionId, () => this.execNow(spec, sink)),
     );
+  }
+
+  listProcesses(sessionId: string): ProcessSummary[] {
+    return this.parts.logs.list(sessionId).map(summaryOf);
+  }
+
+  process(sessionId: string, ref: string): ProcessSummary {
+    return summaryOf(this.parts.logs.find(sessionId, ref));
+  }
+
+  async readOutput(
+    sessionId: string,
+    ref: string,
+    from: OutputPosition,
+    take: (item: LogItem) => Promise<void> | void,
+    options: { follow: boolean; untilExit: boolean; signal: AbortSignal },
+  ): Promise<{ summary: ProcessSummary; at: OutputPosition }> {
+    const log = this.parts.logs.find(sessionId, ref);
+    const at = await log.read(from, take, options);
+    return { summary: summaryOf(log), at };
+  }
+
+  /** Waits at most `waitMs` for the process to take the bytes; what it took. */
+  writeStdin(
+    sessionId: string,
+    ref: string,
+    { data, close, waitMs }: { data: Buffer; close: boolean; waitMs: number },
+  ): Promise<{ written: number; complete: boolean }> {
+    return this.use.track(sessionId, async () => {
+      const log = this.parts.logs.find(sessionId, ref);
+      const { input } = log;
+      if (input === undefined) throw stdinClosed(log);
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), waitMs);
+      try {
+        const written = await input(data, close, abort.signal);
+        log.tookInput(written);
+        return { written, complete: written === data.length };
+      } finally {
+        clearTimeout(timer);
+      }
+    });
   }
 
   /** A data request of a session, counted while it runs (by the node and the session). */
@@ -179,12 +239,12 @@ export class DockerRuntime implements SandboxRuntime {
     return this.use.track(sessionId, () => (load === undefined ? work() : load.track(work)));
   }
 
-  private async execNow(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult> {
-    const { runners, installer, workspaces, logger, config } = this.parts;
+  private async execNow(spec: ExecSpec, sink: ByteSink): Promise<RunResult> {
+    const { runners, installer, workspaces, logger, config, logs } = this.parts;
     const info = await requireRunning(this.parts, spec.sessionId);
     const runner = runners.get(spec.sessionId, info.id);
-    const deps = { runner, installer, workspaces, logger, diskQuota: config.diskQuota };
-    return meteredExec({ ...deps, ledger: this.ledger }, info, spec, sink, signal);
+    const deps = { runner, installer, workspaces, logger, logs, diskQuota: config.diskQuota };
+    return meteredExec({ ...deps, ledger: this.ledger }, info, spec, sink);
   }
 
   async terminal(spec: TerminalSpec, sink: ByteSink, signal: AbortSignal): Promise<TerminalHandle> {

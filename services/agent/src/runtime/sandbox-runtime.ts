@@ -1,5 +1,6 @@
 import type { FileListing, RunResult } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
+import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-log';
 
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 
@@ -46,6 +47,22 @@ export interface ExecSpec {
   workingDir: string;
   timeoutMs: number;
   files: FileContent[];
+  /** The run's stdin takes input (`writeStdin`) until it exits; else it reads nothing. */
+  stdin: boolean;
+  /** The run's output kept in its log, at the most (the newest half at least). */
+  logBytes: number;
+}
+
+/** A run as the process list knows it. */
+export interface ProcessRef {
+  id: string;
+  pid: number;
+}
+
+/** Where a chunk of a run's output ends in the run's log. */
+export interface OutputMark {
+  process: ProcessRef;
+  at: OutputPosition;
 }
 
 /**
@@ -53,14 +70,23 @@ export interface ExecSpec {
  * the callback given to `onDrain` runs.
  */
 export interface ByteSink {
-  write(stream: 'stdout' | 'stderr', chunk: Buffer): boolean;
+  write(stream: 'stdout' | 'stderr', chunk: Buffer, mark?: OutputMark): boolean;
   onDrain(resume: () => void): void;
   /**
    * The request was accepted and its work has begun (a run's files are written and its
-   * working directory is usable; a file is open, `size` bytes long): what fails after this is
-   * part of the outcome.
+   * working directory is usable, and then its process runs; a file is open, `size` bytes
+   * long): what fails after this is part of the outcome.
    */
-  started(size?: number): void;
+  started(size?: number, process?: ProcessRef): void;
+}
+
+/** A process of the list: what it is, how it is doing, how much output it wrote. */
+export interface ProcessSummary {
+  meta: ProcessMeta;
+  /** Bytes written to each stream in all. */
+  written: OutputPosition;
+  /** Where the kept output begins (older output was dropped at the cap). */
+  keptFrom: OutputPosition;
 }
 
 export interface ListPage {
@@ -103,6 +129,30 @@ export interface SandboxRuntime {
    * runs. The session counts as in use until it ends or `signal` hangs it up.
    */
   terminal(spec: TerminalSpec, sink: ByteSink, signal: AbortSignal): Promise<TerminalHandle>;
+  /** The session's runs (live and kept), oldest first; never wakes it. */
+  listProcesses(sessionId: string): ProcessSummary[];
+  /**
+   * A run's output from `from` to `take` (at its pace); with `follow`, until the run ended
+   * and its output closed. `ref` is the process id or a pid. Never wakes the session.
+   */
+  readOutput(
+    sessionId: string,
+    ref: string,
+    from: OutputPosition,
+    take: (item: LogItem) => Promise<void> | void,
+    options: { follow: boolean; untilExit: boolean; signal: AbortSignal },
+  ): Promise<{ summary: ProcessSummary; at: OutputPosition }>;
+  /** The process's summary, before reading its output. */
+  process(sessionId: string, ref: string): ProcessSummary;
+  /**
+   * Writes to a run's stdin (or closes it), waiting at most `waitMs` for the process to take
+   * it; 409 stdin_closed when it takes no input. How much it took.
+   */
+  writeStdin(
+    sessionId: string,
+    ref: string,
+    input: { data: Buffer; close: boolean; waitMs: number },
+  ): Promise<{ written: number; complete: boolean }>;
   /** Kills `pid` and its descendants, or every process of the session when pid is undefined. */
   kill(sessionId: string, pid: number | undefined): Promise<number[]>;
   writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }>;

@@ -11,7 +11,10 @@ import {
   type HibernateResponse__Output,
   type KillProcessesResponse__Output,
   type ListFilesResponse__Output,
+  type ListProcessesResponse__Output,
+  type OutputEvent__Output,
   type WriteFileResponse__Output,
+  type WriteStdinResponse__Output,
   type ExecRequest,
   type TerminalOutput__Output,
   type NodeInfo__Output,
@@ -23,8 +26,13 @@ import type { TerminalSpec } from '../terminals/terminal-store';
 import {
   toExecEvent,
   toFileListing,
+  toOutputEvent,
+  toProcessRecord,
   toSandboxInfo,
   type ExecEvent,
+  type OutputEvent,
+  type OutputPosition,
+  type ProcessRecord,
   type SandboxInfo,
 } from './agent-messages';
 
@@ -302,6 +310,69 @@ export class AgentClient {
       resume: () => call.resume(),
       end: () => call.end(),
     };
+  }
+
+  async listProcesses(sessionId: string): Promise<ProcessRecord[]> {
+    const response = await this.unary<ListProcessesResponse__Output>((md, options, cb) =>
+      this.client.listProcesses({ sessionId }, md, options, cb),
+    );
+    return response.processes.map(toProcessRecord);
+  }
+
+  /**
+   * Reads a run's kept output from `from`: each event to `onEvent` (whose `flow` holds the
+   * read at the reader's pace); with `follow`, until the run ended (`untilExit`: up to its
+   * exit). No deadline while following: `signal` ends it.
+   */
+  readOutput(
+    request: {
+      sessionId: string;
+      process: string;
+      from: OutputPosition;
+      follow: boolean;
+      untilExit: boolean;
+    },
+    onEvent: (event: OutputEvent, flow: FlowControl) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const call = this.client.readOutput(
+        request,
+        this.metadata(),
+        request.follow ? {} : this.options(this.fileTimeoutMs),
+      );
+      const cancel = (): void => call.cancel();
+      signal.addEventListener('abort', cancel, { once: true });
+      const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
+      call.on('data', (message: OutputEvent__Output) => {
+        const event = toOutputEvent(message);
+        if (event !== undefined) onEvent(event, flow);
+      });
+      call.on('error', (err) => {
+        signal.removeEventListener('abort', cancel);
+        reject(
+          signal.aborted ? new AppError('request_timeout', 'Read cancelled') : fromGrpcError(err),
+        );
+      });
+      call.on('end', () => {
+        signal.removeEventListener('abort', cancel);
+        resolve();
+      });
+    });
+  }
+
+  /** Writes to a run's stdin, the node waiting at most `waitMs` for the process to take it. */
+  async writeStdin(input: {
+    sessionId: string;
+    process: string;
+    data: Buffer;
+    close: boolean;
+    waitMs: number;
+  }): Promise<{ written: number; complete: boolean }> {
+    return this.unary<WriteStdinResponse__Output>(
+      (md, options, cb) => this.client.writeStdin(input, md, options, cb),
+      input.waitMs + this.callTimeoutMs,
+    );
   }
 
   async killProcesses(sessionId: string, pid: number | undefined): Promise<number[]> {

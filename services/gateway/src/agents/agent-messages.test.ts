@@ -3,9 +3,19 @@ import { toExecEvent, toFileListing } from './agent-messages';
 describe('agent messages', () => {
   it('turns exec events into the gateway union', () => {
     const data = Buffer.from('hi');
-    expect(toExecEvent({ stdout: { data } })).toEqual({ kind: 'stdout', data });
-    expect(toExecEvent({ stderr: { data } })).toEqual({ kind: 'stderr', data });
-    expect(toExecEvent({ started: {} })).toEqual({ kind: 'started' });
+    const process = { id: 'proc_1', pid: 7 };
+    const at = { stdout: 2, stderr: 0 };
+    expect(toExecEvent({ stdout: { data, at, process } })).toEqual({
+      kind: 'stdout',
+      data,
+      mark: { process, at },
+    });
+    expect(toExecEvent({ stderr: { data, at: null, process: null } })).toEqual({
+      kind: 'stderr',
+      data,
+    });
+    expect(toExecEvent({ started: { process: null } })).toEqual({ kind: 'started' });
+    expect(toExecEvent({ started: { process } })).toEqual({ kind: 'started', process });
     expect(toExecEvent({})).toBeUndefined();
     const result = {
       exitCode: 1,

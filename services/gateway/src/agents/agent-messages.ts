@@ -10,6 +10,10 @@ import type {
   ExecEvent__Output,
   FileEntry__Output,
   ListFilesResponse__Output,
+  LogPosition__Output,
+  OutputChunk__Output,
+  OutputEvent__Output,
+  ProcessInfo__Output,
   RunResult__Output,
   Sandbox__Output,
 } from '@sandbox/proto';
@@ -19,12 +23,56 @@ import type {
  * converts each message into one of these, so that a change of the wire format is met here.
  */
 
+/** A run as the session's process list knows it. */
+export interface ProcessRef {
+  id: string;
+  pid: number;
+}
+
+/** Bytes of each stream before a point of a run's output. */
+export interface OutputPosition {
+  stdout: number;
+  stderr: number;
+}
+
+/** Where a chunk of output ends in its run's log. */
+export interface OutputMark {
+  process: ProcessRef;
+  at: OutputPosition;
+}
+
 /** One event of a running execution. */
 export type ExecEvent =
-  | { kind: 'started' }
-  | { kind: 'stdout'; data: Buffer }
-  | { kind: 'stderr'; data: Buffer }
+  | { kind: 'started'; process?: ProcessRef }
+  | { kind: 'stdout'; data: Buffer; mark?: OutputMark }
+  | { kind: 'stderr'; data: Buffer; mark?: OutputMark }
   | { kind: 'result'; result: RunResult };
+
+/** A run of the session, as the node keeps it. */
+export interface ProcessRecord {
+  id: string;
+  pid: number;
+  kind: 'command' | 'code';
+  label: string;
+  state: 'running' | 'exited' | 'lost';
+  startedAt: string;
+  exitedAt?: string;
+  result?: RunResult;
+  failure?: { code: string; message: string };
+  stdin: boolean;
+  stdinBytes: number;
+  outputClosed: boolean;
+  written: OutputPosition;
+  keptFrom: OutputPosition;
+  logBytes: number;
+}
+
+/** One event of a read of a run's output. */
+export type OutputEvent =
+  | { kind: 'process'; process: ProcessRecord }
+  | { kind: 'stdout' | 'stderr'; data: Buffer; at: OutputPosition }
+  | { kind: 'gap'; at: OutputPosition }
+  | { kind: 'end'; process: ProcessRecord };
 
 /** A sandbox's live counts. */
 export interface SandboxInfo {
@@ -47,12 +95,65 @@ export function toRunResult(result: RunResult__Output): RunResult {
   };
 }
 
+function toPosition(position: LogPosition__Output | null): OutputPosition {
+  return { stdout: position?.stdout ?? 0, stderr: position?.stderr ?? 0 };
+}
+
+function toMark(chunk: OutputChunk__Output): OutputMark | undefined {
+  if (chunk.process === null || chunk.at === null) return undefined;
+  return { process: { id: chunk.process.id, pid: chunk.process.pid }, at: toPosition(chunk.at) };
+}
+
 /** The event a message carries; undefined for a message of a kind this gateway does not know. */
 export function toExecEvent(event: ExecEvent__Output): ExecEvent | undefined {
-  if (event.stdout) return { kind: 'stdout', data: event.stdout.data };
-  if (event.stderr) return { kind: 'stderr', data: event.stderr.data };
+  for (const kind of ['stdout', 'stderr'] as const) {
+    const chunk = event[kind];
+    if (chunk) {
+      const mark = toMark(chunk);
+      return { kind, data: chunk.data, ...(mark === undefined ? {} : { mark }) };
+    }
+  }
   if (event.result) return { kind: 'result', result: toRunResult(event.result) };
-  if (event.started) return { kind: 'started' };
+  if (event.started) {
+    const process = event.started.process;
+    return process === null
+      ? { kind: 'started' }
+      : { kind: 'started', process: { id: process.id, pid: process.pid } };
+  }
+  return undefined;
+}
+
+export function toProcessRecord(info: ProcessInfo__Output): ProcessRecord {
+  return {
+    id: info.id,
+    pid: info.pid,
+    kind: info.kind === 'code' ? 'code' : 'command',
+    label: info.label,
+    state: info.state === 'exited' || info.state === 'lost' ? info.state : 'running',
+    startedAt: info.startedAt,
+    ...(info.exitedAt === '' ? {} : { exitedAt: info.exitedAt }),
+    ...(info.result === null ? {} : { result: toRunResult(info.result) }),
+    ...(info.failureCode === ''
+      ? {}
+      : { failure: { code: info.failureCode, message: info.failureMessage } }),
+    stdin: info.stdin,
+    stdinBytes: info.stdinBytes,
+    outputClosed: info.outputClosed,
+    written: toPosition(info.written),
+    keptFrom: toPosition(info.keptFrom),
+    logBytes: info.logBytes,
+  };
+}
+
+/** The event a message of a read carries; undefined for a kind this gateway does not know. */
+export function toOutputEvent(event: OutputEvent__Output): OutputEvent | undefined {
+  if (event.process) return { kind: 'process', process: toProcessRecord(event.process) };
+  for (const kind of ['stdout', 'stderr'] as const) {
+    const chunk = event[kind];
+    if (chunk) return { kind, data: chunk.data, at: toPosition(chunk.at) };
+  }
+  if (event.gap) return { kind: 'gap', at: toPosition(event.gap) };
+  if (event.end) return { kind: 'end', process: toProcessRecord(event.end) };
   return undefined;
 }
 

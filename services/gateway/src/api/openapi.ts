@@ -135,6 +135,18 @@ function operationObject(operationId: string, op: ApiOperation): Record<string, 
       schema: { type: 'string' },
     })),
     ...queryParameters(op),
+    ...(op.resumable === true
+      ? [
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description:
+              "An event stream's reconnect: the id of the last event received (`<processId>:<stdout>:<stderr>`); the stream goes on right after it",
+            schema: { type: 'string' },
+          },
+        ]
+      : []),
     ...(op.idempotent
       ? [
           {
@@ -170,6 +182,15 @@ function operationObject(operationId: string, op: ApiOperation): Record<string, 
         headers: responseHeaders(op, op.success.status),
         content: success,
       },
+      ...(op.resumable === true
+        ? {
+            '204': {
+              description:
+                'Last-Event-ID named the last event of a complete stream: nothing follows',
+              headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+            },
+          }
+        : {}),
       ...errorResponses(op),
     },
   };

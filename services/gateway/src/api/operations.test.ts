@@ -51,6 +51,7 @@ const principal: Principal = {
     maxConcurrentSessions: 10,
     maxSessionTtlS: 604_800,
     resourceOverrides: true,
+    maxOutputLogBytes: 1048576,
   },
 };
 const KEY = `sk_live_${'a'.repeat(40)}`;
@@ -232,8 +233,10 @@ describe('the operation table drives both the document and validation', () => {
         'killProcesses',
         'listFiles',
         'listSessions',
+        'processOutput',
         'readFile',
         'writeFile',
+        'writeStdin',
       ].sort(),
     );
   });

@@ -6,6 +6,7 @@ import { listFilesQuery } from '../routes/files/list-files';
 import { readFileQuery } from '../routes/files/read-file';
 import { writeFileBody } from '../routes/files/write-file';
 import { killBody } from '../routes/processes/kill-processes';
+import { outputQuery, stdinBody } from '../routes/processes/process-routes';
 import { createTerminalBody } from '../routes/terminals/create-terminal';
 import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
@@ -18,6 +19,10 @@ import {
   executionResultSchema,
   fileListSchema,
   killResultSchema,
+  processListSchema,
+  processOutputSchema,
+  processSchema,
+  stdinResultSchema,
   rawBytesSchema,
   writeFileResultSchema,
   sessionInfoSchema,
@@ -43,6 +48,8 @@ export interface ApiOperation {
    */
   precheck?: (body: unknown, principal: Principal) => void;
   idempotent?: boolean;
+  /** Takes `Last-Event-ID`: a stream's reconnect (answered 204 when the stream was complete). */
+  resumable?: boolean;
   success: {
     status: number;
     schema: z.ZodType;
@@ -115,6 +122,7 @@ export const operations = {
     summary: 'Run code or a command in a session (JSON, or Server-Sent Events with stream: true)',
     scope: 'execute',
     body: executeBody,
+    resumable: true,
     success: {
       status: 200,
       schema: executionResultSchema,
@@ -122,6 +130,7 @@ export const operations = {
       eventStream: true,
     },
     errors: [
+      'process_not_found',
       'invalid_path',
       'payload_too_large',
       'file_too_large',
@@ -140,6 +149,54 @@ export const operations = {
     body: killBody,
     success: { status: 200, schema: killResultSchema, description: 'What was killed' },
     errors: ['session_not_found', 'process_not_found'],
+  },
+  listProcesses: {
+    method: 'get',
+    path: '/sessions/:sessionId/processes',
+    summary: "The session's runs with their state and exit code (does not wake the session)",
+    scope: 'processes',
+    success: { status: 200, schema: processListSchema, description: 'Oldest first' },
+    errors: ['session_not_found'],
+  },
+  getProcess: {
+    method: 'get',
+    path: '/sessions/:sessionId/processes/:pid',
+    summary: 'One run, by pid (the newest with it) or process id (does not wake the session)',
+    scope: 'processes',
+    success: { status: 200, schema: processSchema, description: 'The run' },
+    errors: ['session_not_found', 'process_not_found'],
+  },
+  processOutput: {
+    method: 'get',
+    path: '/sessions/:sessionId/processes/:pid/output',
+    summary:
+      "A run's kept output from an offset (JSON), or followed live as Server-Sent Events (Accept: text/event-stream; Last-Event-ID resumes)",
+    scope: 'processes',
+    query: outputQuery,
+    resumable: true,
+    success: {
+      status: 200,
+      schema: processOutputSchema,
+      description: 'The output; with Accept: text/event-stream, events until the run ended',
+      eventStream: true,
+    },
+    errors: ['session_not_found', 'process_not_found', 'request_timeout', 'service_unavailable'],
+  },
+  writeStdin: {
+    method: 'post',
+    path: '/sessions/:sessionId/processes/:pid/stdin',
+    summary:
+      'Write to (or close) the stdin of a run started with stdin: true; waits until it reads',
+    scope: 'processes',
+    body: stdinBody,
+    success: { status: 200, schema: stdinResultSchema, description: 'What the process took' },
+    errors: [
+      'session_not_found',
+      'process_not_found',
+      'stdin_closed',
+      'payload_too_large',
+      'request_timeout',
+    ],
   },
   createTerminal: {
     method: 'post',

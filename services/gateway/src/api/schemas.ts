@@ -114,6 +114,51 @@ export const killResultSchema = z.strictObject({
   pids: z.array(z.number().int()),
 });
 
+const position = z.strictObject({
+  stdout: z.number().int().min(0),
+  stderr: z.number().int().min(0),
+});
+
+/** A run of a session and its kept output (issue 14). */
+export const processSchema = z.strictObject({
+  id: z.string().describe('proc_…: never used again, unlike a pid after a deep sleep'),
+  pid: z.number().int(),
+  kind: z.enum(['command', 'code']),
+  command: z.string().describe("the command, or the code's first line (200 characters at most)"),
+  state: z
+    .enum(['running', 'exited', 'lost'])
+    .describe('lost: its node restarted (or its runner died) while it ran'),
+  startedAt: isoTimestamp,
+  exitedAt: isoTimestamp.nullable(),
+  exitCode: z.number().int().nullable(),
+  timedOut: z.boolean(),
+  error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+  stdin: z.boolean().describe('started with stdin: true'),
+  stdinBytes: z.number().int().min(0),
+  outputOpen: z
+    .boolean()
+    .describe('more output may come: the run, or what it left running, holds its pipes'),
+  stdoutBytes: z.number().int().min(0),
+  stderrBytes: z.number().int().min(0),
+  keptFrom: position.describe('where the kept output begins; earlier bytes went at the cap'),
+  maxOutputBytes: z.number().int().describe("the plan's cap on a run's kept output"),
+});
+
+export const processListSchema = z.strictObject({ processes: z.array(processSchema) });
+
+export const processOutputSchema = z.strictObject({
+  process: processSchema,
+  stdout: z.string(),
+  stderr: z.string(),
+  next: position.describe('the offsets to ask for next (a cut character waits for its rest)'),
+  gap: z.boolean().describe('output between the offsets asked and keptFrom went at the cap'),
+});
+
+export const stdinResultSchema = z.strictObject({
+  written: z.number().int().min(0),
+  closed: z.boolean(),
+});
+
 /** Raw file bytes. */
 export const rawBytesSchema = z.string().describe('the raw bytes of the file');
 

@@ -13,6 +13,7 @@ const free: PlanLimits = {
   maxConcurrentSessions: 10,
   maxSessionTtlS: 86400,
   resourceOverrides: false,
+  maxOutputLogBytes: 1048576,
 };
 
 function codeOf(fn: () => unknown): string | undefined {
@@ -36,6 +37,8 @@ describe('planExecution', () => {
       workingDir: '/workspace',
       timeoutS: 30,
       stream: false,
+      stdin: false,
+      logBytes: free.maxOutputLogBytes,
     });
   });
 

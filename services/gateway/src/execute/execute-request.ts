@@ -28,6 +28,12 @@ export const executeBody = z.object({
     .describe('seconds, 1 to 300 and the plan cap; default the session timeout (30)'),
   workingDir: z.string().optional().describe('relative to /workspace; default /workspace'),
   stream: z.boolean().optional().describe('Server-Sent Events instead of one JSON result'),
+  stdin: z
+    .boolean()
+    .optional()
+    .describe(
+      'the run reads its stdin from POST /v1/sessions/{id}/processes/{pid}/stdin (else it reads nothing)',
+    ),
 });
 
 export type ExecuteBody = z.output<typeof executeBody>;
@@ -42,6 +48,9 @@ export interface ExecutePlan {
   workingDir: string;
   timeoutS: number;
   stream: boolean;
+  stdin: boolean;
+  /** The plan's cap on the run's kept output. */
+  logBytes: number;
 }
 
 /** The run's environment, checked against the plan's count and what the kernel accepts. */
@@ -124,5 +133,7 @@ export function planExecution(
     workingDir: resolveWorkingDir(body.workingDir),
     timeoutS,
     stream: body.stream ?? false,
+    stdin: body.stdin ?? false,
+    logBytes: limits.maxOutputLogBytes,
   };
 }

@@ -1,6 +1,7 @@
 import { AppError } from '@sandbox/errors';
 import { runDeadlines, type RunResult } from '@sandbox/contract';
 import type { AgentClient, FlowControl } from '../agents/agent-client';
+import type { OutputMark, ProcessRef } from '../agents/agent-messages';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import type { SessionResourceLimits } from '../sessions/session-limits';
@@ -34,10 +35,35 @@ export type StreamEvent =
 
 /** Follows a run as it happens (streamed executions). */
 export interface RunObserver {
-  /** The run's process started: errors before this are the request's, not the run's. */
-  started(): void;
-  /** A chunk of output; `flow.pause()` holds the run's output until `flow.resume()`. */
-  output(stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl): void;
+  /**
+   * The run began (its files are written; then, with `process`, its process runs): errors
+   * before this are the request's, not the run's.
+   */
+  started(process?: ProcessRef): void;
+  /**
+   * A chunk of output, and where it ends in the run's log; `flow.pause()` holds the run's
+   * output until `flow.resume()`.
+   */
+  output(stream: 'stdout' | 'stderr', data: Buffer, flow: FlowControl, mark?: OutputMark): void;
+}
+
+/** Spec 2.6 from what the node reported and the output collected. */
+export function executionResult(
+  result: RunResult,
+  stdout: OutputBuffer,
+  stderr: OutputBuffer,
+): ExecutionResult {
+  return {
+    stdout: stdout.text(),
+    stderr: stderr.text(),
+    exitCode: result.exitCode,
+    executionTime: result.executionTimeMs,
+    memoryUsed: result.memoryUsedBytes,
+    cpuTime: result.cpuTimeMs,
+    timedOut: result.timedOut,
+    filesWritten: result.filesWritten,
+    ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
+  };
 }
 
 export interface PreparedExecution {
@@ -108,17 +134,7 @@ export class ExecuteService {
     const announced = this.announce(accountId, plan.sessionId, limits, result);
     this.announcing.add(announced);
     void announced.finally(() => this.announcing.delete(announced));
-    return {
-      stdout: stdout.text(),
-      stderr: stderr.text(),
-      exitCode: result.exitCode,
-      executionTime: result.executionTimeMs,
-      memoryUsed: result.memoryUsedBytes,
-      cpuTime: result.cpuTimeMs,
-      timedOut: result.timedOut,
-      filesWritten: result.filesWritten,
-      ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
-    };
+    return executionResult(result, stdout, stderr);
   }
 
   /** Waits for the webhook events of finished runs to be recorded (a gateway's stop). */
@@ -177,16 +193,18 @@ export class ExecuteService {
         env: plan.env,
         workingDir: plan.workingDir,
         timeoutMs: plan.timeoutS * 1000,
+        stdin: plan.stdin,
+        logBytes: plan.logBytes,
       },
       {
         onEvent: (event, flow) => {
           if (event.kind === 'stdout' || event.kind === 'stderr') {
             (event.kind === 'stdout' ? stdout : stderr).push(event.data);
-            observer?.output(event.kind, event.data, flow);
+            observer?.output(event.kind, event.data, flow, event.mark);
           } else if (event.kind === 'result') {
             onResult(event.result);
           } else {
-            observer?.started();
+            observer?.started(event.process);
           }
         },
       },

@@ -12,6 +12,8 @@ export interface PlanLimits {
   maxConcurrentSessions: number;
   maxSessionTtlS: number;
   resourceOverrides: boolean;
+  /** A run's output kept for replay at the most (the newest half at least). */
+  maxOutputLogBytes: number;
 }
 
 /** A `plans` row joined with an account's overrides (enterprise custom values). */
@@ -25,6 +27,7 @@ export interface PlanRow {
   max_concurrent_sessions: number;
   max_session_ttl_s: number;
   resource_overrides: boolean;
+  max_output_log_bytes: string | number;
   plan_overrides: Partial<PlanLimits> | null;
 }
 
@@ -39,6 +42,7 @@ export function planLimitsFromRow(row: PlanRow): PlanLimits {
     maxConcurrentSessions: row.max_concurrent_sessions,
     maxSessionTtlS: row.max_session_ttl_s,
     resourceOverrides: row.resource_overrides,
+    maxOutputLogBytes: Number(row.max_output_log_bytes),
   };
   return { ...base, ...(row.plan_overrides ?? {}) };
 }

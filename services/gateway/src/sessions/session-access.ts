@@ -47,6 +47,15 @@ export class SessionAccess {
     return this.wake(await this.store.touchById(sessionId));
   }
 
+  /**
+   * The caller's session and its node, neither woken nor counted as activity (reads of what
+   * the node keeps for a session whatever its state: its runs' output).
+   */
+  async locate(principal: Pick<Principal, 'accountId'>, sessionId: string): Promise<OpenSession> {
+    const session = await this.store.get(principal.accountId, sessionId);
+    return { session, agent: this.agents.forNode(session.nodeId) };
+  }
+
   /** Records activity on a session until the returned function is called (a long request). */
   keepActiveWhile(sessionId: string): () => void {
     return this.lifecycle.keepActiveWhile(sessionId, () => this.activity.seen(sessionId));

@@ -12,6 +12,7 @@ const paid: PlanLimits = {
   maxConcurrentSessions: 100,
   maxSessionTtlS: 604_800,
   resourceOverrides: true,
+  maxOutputLogBytes: 1048576,
 };
 
 function errorOf(fn: () => unknown): AppError {

@@ -5,6 +5,7 @@ import type { ContainerState } from '../docker/container-client';
 import type { ByteSink, ExecSpec } from '../sandbox-runtime';
 import type { WorkspaceStore } from '../storage/workspaces';
 import { isFull, limitsExceeded, type LimitLedger } from './limit-watch';
+import type { ProcessLogs } from '../processes/process-logs';
 import type { PackageInstaller } from './package-installer';
 import type { RunnerClient } from './runner-client';
 import { exec } from './runner-operations';
@@ -14,6 +15,7 @@ export interface MeteredExecDeps {
   installer: PackageInstaller;
   workspaces: WorkspaceStore;
   logger: Logger;
+  logs: ProcessLogs;
   /** Only a loop disk can be full on its own. */
   diskQuota: AgentConfig['diskQuota'];
   ledger: LimitLedger;
@@ -29,15 +31,13 @@ export async function meteredExec(
   container: ContainerState,
   spec: ExecSpec,
   sink: ByteSink,
-  signal: AbortSignal,
 ): Promise<RunResult> {
-  const { runner, installer, workspaces, logger } = deps;
+  const { runner, installer, workspaces, logger, logs } = deps;
   const before = await deps.ledger.baseline(container);
   const outcome = await exec(
-    { runner, installer, logger: logger.child({ sessionId: spec.sessionId }) },
+    { runner, installer, logs, logger: logger.child({ sessionId: spec.sessionId }) },
     spec,
     sink,
-    signal,
   );
   const [after, disk] = await Promise.all([
     deps.ledger.read(container),

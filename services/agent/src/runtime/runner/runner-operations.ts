@@ -8,12 +8,16 @@ import {
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { InstallFailed, type PackageInstaller } from './package-installer';
+import type { RunnerEvent } from '@sandbox/runner';
+import type { ProcessLog } from '../processes/process-log';
+import type { ProcessLogs } from '../processes/process-logs';
 import type { RunnerClient } from './runner-client';
 import type {
   ByteSink,
   ExecSpec,
   FileContent,
   ListPage,
+  ProcessRef,
   TerminalHandle,
   TerminalSpec,
 } from '../sandbox-runtime';
@@ -38,6 +42,8 @@ export interface ExecDeps {
   runner: RunnerClient;
   installer: PackageInstaller;
   logger: Logger;
+  /** Where each run's output is kept. */
+  logs: ProcessLogs;
 }
 
 /** Writes the request's files (all or none); the paths written. */
@@ -97,14 +103,9 @@ async function installMissing(
 /**
  * One run: the request's files (all or none), then for code the packages it imports that are
  * missing (installed from the node's cache), then the command or code itself, streaming its
- * output to `sink`. Installing counts toward the run's timeout.
+ * output to `sink` and its log. Installing counts toward the run's timeout.
  */
-export async function exec(
-  deps: ExecDeps,
-  spec: ExecSpec,
-  sink: ByteSink,
-  signal: AbortSignal,
-): Promise<RunResult> {
+export async function exec(deps: ExecDeps, spec: ExecSpec, sink: ByteSink): Promise<RunResult> {
   const { runner, logger } = deps;
   const started = Date.now();
   const written = await writeRequestFiles(runner, spec.files);
@@ -122,31 +123,10 @@ export async function exec(
     logger.error('the runner missed a run timeout; restarting it');
     runner.close();
   }, runDeadlines(remainingMs).agentGuardMs);
+  const log = new RunLog(deps.logs, spec);
   try {
-    const result = await runner.request(
-      {
-        op: 'exec',
-        ...(spec.code === undefined ? { command: spec.command ?? '' } : { code: spec.code }),
-        env: spec.env,
-        cwd: spec.workingDir,
-        timeoutMs: remainingMs,
-      },
-      'exec',
-      {
-        signal,
-        onEvent: (event, resume) => {
-          if (event.ev === 'started') {
-            sink.started();
-            return;
-          }
-          if (event.ev !== 'stdout' && event.ev !== 'stderr') return;
-          if (sink.write(event.ev, Buffer.from(event.data, 'base64'))) return;
-          sink.onDrain(resume);
-          return false;
-        },
-      },
-    );
-    return {
+    const result = await runToResult(runner, spec, remainingMs, sink, log);
+    const outcome: RunResult = {
       exitCode: result.exitCode,
       executionTimeMs: Date.now() - started,
       memoryUsedBytes: result.memoryUsedBytes,
@@ -154,9 +134,115 @@ export async function exec(
       timedOut: result.timedOut,
       filesWritten: cappedFilesWritten([...written, ...result.filesWritten]),
     };
+    log.current?.exited({ result: outcome });
+    return outcome;
+  } catch (err) {
+    const failure = err instanceof AppError ? err : new AppError('internal_error', 'Run failed');
+    log.current?.exited({ failure: { code: failure.code, message: failure.message } });
+    throw err;
   } finally {
     clearTimeout(guard);
   }
+}
+
+/** The log of a run, begun once its process started. */
+class RunLog {
+  current: ProcessLog | undefined;
+
+  constructor(
+    private readonly logs: ProcessLogs,
+    private readonly spec: ExecSpec,
+  ) {}
+
+  begin(pid: number): ProcessLog {
+    const { spec } = this;
+    this.current = this.logs.start({
+      sessionId: spec.sessionId,
+      pid,
+      kind: spec.code === undefined ? 'command' : 'code',
+      source: spec.code ?? spec.command ?? '',
+      stdin: spec.stdin,
+      capBytes: spec.logBytes,
+    });
+    return this.current;
+  }
+}
+
+type ResultEvent = Extract<RunnerEvent, { ev: 'result' }>;
+
+/**
+ * The run itself: its output to its log and to `sink` (at the sink's pace) until its process
+ * exits; then what background processes write to its pipes, to its log only, until they let
+ * go. Its client going away does not stop it: it runs to its end or its timeout.
+ */
+function runToResult(
+  runner: RunnerClient,
+  spec: ExecSpec,
+  timeoutMs: number,
+  sink: ByteSink,
+  log: RunLog,
+): Promise<ResultEvent> {
+  return new Promise<ResultEvent>((resolve, reject) => {
+    let requestId = 0;
+    let ref: ProcessRef | undefined;
+    let ended = false;
+    runner
+      .request(
+        {
+          op: 'exec',
+          ...(spec.code === undefined ? { command: spec.command ?? '' } : { code: spec.code }),
+          env: spec.env,
+          cwd: spec.workingDir,
+          timeoutMs,
+          ...(spec.stdin ? { stdin: true } : {}),
+        },
+        'exec',
+        {
+          onSent: (id) => (requestId = id),
+          onEvent: (event, resume) => {
+            if (event.ev === 'started') {
+              const started = log.begin(event.pid);
+              ref = { id: started.meta.id, pid: event.pid };
+              if (spec.stdin) started.input = stdinWriter(runner, () => requestId);
+              sink.started(undefined, ref);
+              return;
+            }
+            if (event.ev === 'result') {
+              ended = true;
+              resolve(event);
+              return;
+            }
+            if (event.ev !== 'stdout' && event.ev !== 'stderr') return;
+            const data = Buffer.from(event.data, 'base64');
+            const at = log.current?.append(event.ev, data);
+            if (ended) return; // late output: the log's only
+            const mark = ref === undefined || at === undefined ? undefined : { process: ref, at };
+            if (sink.write(event.ev, data, mark)) return;
+            sink.onDrain(resume);
+            return false;
+          },
+        },
+      )
+      .then(
+        () => log.current?.closeOutput(),
+        (err: unknown) => {
+          reject(err instanceof Error ? err : new Error(String(err)));
+          log.current?.closeOutput();
+        },
+      );
+  });
+}
+
+/** Writes to the stdin of the run that request `id()` started; the bytes it took. */
+function stdinWriter(runner: RunnerClient, id: () => number): NonNullable<ProcessLog['input']> {
+  return async (data, close, signal) => {
+    const answer = await runner.request(
+      { op: 'input', target: id(), data: data.toString('base64'), ...(close ? { end: true } : {}) },
+      'taken',
+      { signal },
+    );
+    return answer.bytes;
+  };
 }
 
 /** Kills one process of the sandbox and its descendants. */
@@ -254,7 +340,7 @@ export async function openTerminal(
   return {
     pid: running,
     write: async (data) => {
-      await runner.request({ op: 'input', target: id, data: data.toString('base64') }, 'flow');
+      await runner.request({ op: 'input', target: id, data: data.toString('base64') }, 'taken');
     },
     resize: async (cols, rows) => {
       await runner.request({ op: 'resize', target: id, cols, rows }, 'flow');

@@ -16,6 +16,11 @@ const planOverrides = z
     maxEnvVars: z.number().int().min(0),
     maxConcurrentSessions: z.number().int().min(0),
     maxSessionTtlS: z.number().int().min(1).max(604_800),
+    maxOutputLogBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(64 * 1024 * 1024),
   })
   .partial()
   .strict();

@@ -1,7 +1,7 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
-import { toAppError, toErrorBody } from '@sandbox/errors';
+import { AppError } from '@sandbox/errors';
+import type { ProcessRef } from '../../agents/agent-messages';
 import type { OperationHandler, OperationInput } from '../../api/operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import type { executeBody } from '../../execute/execute-request';
@@ -10,90 +10,111 @@ import {
   type ExecuteService,
   type PreparedExecution,
 } from '../../execute/execute-service';
+import { clientGone, SseStream } from '../../http/sse';
+import { sendReplay } from '../../processes/output-replay';
+import { OutputText, outputEventId, parseOutputEventId } from '../../processes/output-text';
+import type { ProcessesService } from '../../processes/processes-service';
 
-const KEEP_ALIVE_MS = 15_000;
-
-/** Aborts when the HTTP client goes away before the response is complete. */
-function clientGone(req: Request, res: Response): AbortSignal {
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  req.on('aborted', () => abort.abort());
-  return abort.signal;
-}
-
-/** Server-Sent Events exactly as decisions.md describes. */
+/**
+ * Server-Sent Events exactly as decisions.md describes, each event's id saying where the run's
+ * output stands after it (`<processId>:<stdout bytes>:<stderr bytes>`), so that a client
+ * whose connection dropped resumes with `Last-Event-ID`. A run with stdin is announced by a
+ * `started` event with its pid first. The client going away does not stop the run.
+ */
 async function stream(
   execute: ExecuteService,
   prepared: PreparedExecution,
   req: Request,
   res: Response,
 ): Promise<void> {
-  // The 200 and the stream begin once the run's process started: a request the agent refuses
-  // first (a bad path in `files`, a full disk, a gone session) gets an ordinary JSON error.
-  const open = (): void => {
-    if (res.headersSent) return;
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
+  // The 200 and the stream begin once the run started: a request the agent refuses first (a
+  // bad path in `files`, a full disk, a gone session) gets an ordinary JSON error.
+  const sse = new SseStream(req, res);
+  const text = new OutputText();
+  let process: ProcessRef | undefined;
+  /** Events before the run's process exists (an install that failed) are counted instead. */
+  let counter = 0;
+  const idNow = (mark?: 'exit' | 'end'): string => {
+    counter += 1;
+    return process === undefined ? String(counter) : outputEventId(process.id, text.at, mark);
   };
-  let id = 0;
-  /** Writes one event; false when the client's buffer is full. */
-  const send = (event: string, data: unknown): boolean => {
-    open();
-    keepAlive.refresh();
-    id += 1;
-    return res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  };
-  // After 15 s of silence (every event restarts the count), a comment keeps proxies from
-  // closing the stream.
-  const keepAlive = setInterval(() => {
-    if (res.headersSent) res.write(': keep-alive\n\n');
-  }, KEEP_ALIVE_MS);
-  const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
-  let awaitingDrain = false;
   try {
     const result = await execute.run(prepared, clientGone(req, res), {
-      started: open,
-      output: (type, data, flow) => {
-        const text = decoders[type].write(data);
-        if (text === '' || send(type, { type, data: text })) return;
+      started: (started) => {
+        sse.open();
+        if (started === undefined || process !== undefined) return;
+        process = started;
+        if (prepared.plan.stdin) {
+          sse.send(
+            'started',
+            { type: 'started', pid: started.pid, processId: started.id },
+            idNow(),
+          );
+        }
+      },
+      output: (type, data, flow, mark) => {
+        process ??= mark?.process;
+        const chunk = text.push(type, data);
+        if (chunk === '' || sse.send(type, { type, data: chunk }, idNow())) return;
         // A slow reader: stop taking output (back to the process) until the client catches up.
         flow.pause();
-        if (awaitingDrain) return;
-        awaitingDrain = true;
-        res.once('drain', () => {
-          awaitingDrain = false;
-          flow.resume();
-        });
+        sse.onDrain(() => flow.resume());
       },
     });
     for (const type of ['stdout', 'stderr'] as const) {
-      const rest = decoders[type].end();
-      if (rest !== '') send(type, { type, data: rest });
+      const rest = text.flush(type);
+      if (rest !== '') sse.send(type, { type, data: rest }, idNow());
     }
-    send('exit', { type: 'exit', code: result.exitCode });
-    send('result', result);
+    sse.send('exit', { type: 'exit', code: result.exitCode }, idNow('exit'));
+    sse.send('result', result, idNow('end'));
   } catch (err) {
-    clearInterval(keepAlive);
-    if (!res.headersSent) throw err; // to the error handler: an ordinary JSON error
-    const appError = toAppError(err);
-    if (appError.code === 'internal_error') req.log.error({ err }, 'streamed run failed');
-    send('error', toErrorBody(appError).error);
+    sse.fail(err, idNow('end'));
   } finally {
-    clearInterval(keepAlive);
-    if (res.headersSent) res.end();
+    sse.end();
   }
+}
+
+/**
+ * A streamed run's reconnect: `Last-Event-ID` names the run and where the client's copy
+ * ends; the rest of the run's events follow, live if it still runs. After the last event
+ * (`result`), 204: nothing more will come.
+ */
+async function resume(
+  processes: ProcessesService,
+  lastEventId: string,
+  sessionId: string,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const from = parseOutputEventId(lastEventId);
+  const target = await processes.locate(principalOf(req), sessionId, from.processId);
+  if (from.mark === 'end') {
+    res.status(204).end();
+    return;
+  }
+  await sendReplay(req, res, target, from, 'result', () => undefined);
 }
 
 /** POST /v1/execute (spec 4.4) */
 export function executeRoute(
   execute: ExecuteService,
+  processes: ProcessesService,
 ): OperationHandler<OperationInput<z.output<typeof executeBody>>> {
   return async ({ body }, req, res) => {
+    const lastEventId = req.get('Last-Event-ID');
+    if (lastEventId !== undefined) {
+      if (body.stream !== true) {
+        throw new AppError(
+          'invalid_request',
+          'Last-Event-ID resumes a streamed run: send stream: true',
+          {
+            details: { field: 'stream' },
+          },
+        );
+      }
+      await resume(processes, lastEventId, body.sessionId, req, res);
+      return;
+    }
     const prepared = await execute.prepare(principalOf(req), body);
     if (prepared.plan.stream) {
       await stream(execute, prepared, req, res);

@@ -15,14 +15,20 @@ import type { KillProcessesRequest as _agent_v1_KillProcessesRequest, KillProces
 import type { KillProcessesResponse as _agent_v1_KillProcessesResponse, KillProcessesResponse__Output as _agent_v1_KillProcessesResponse__Output } from '../../agent/v1/KillProcessesResponse';
 import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__Output as _agent_v1_ListFilesRequest__Output } from '../../agent/v1/ListFilesRequest';
 import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesResponse__Output as _agent_v1_ListFilesResponse__Output } from '../../agent/v1/ListFilesResponse';
+import type { ListProcessesRequest as _agent_v1_ListProcessesRequest, ListProcessesRequest__Output as _agent_v1_ListProcessesRequest__Output } from '../../agent/v1/ListProcessesRequest';
+import type { ListProcessesResponse as _agent_v1_ListProcessesResponse, ListProcessesResponse__Output as _agent_v1_ListProcessesResponse__Output } from '../../agent/v1/ListProcessesResponse';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from '../../agent/v1/NodeInfo';
+import type { OutputEvent as _agent_v1_OutputEvent, OutputEvent__Output as _agent_v1_OutputEvent__Output } from '../../agent/v1/OutputEvent';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from '../../agent/v1/ReadFileRequest';
+import type { ReadOutputRequest as _agent_v1_ReadOutputRequest, ReadOutputRequest__Output as _agent_v1_ReadOutputRequest__Output } from '../../agent/v1/ReadOutputRequest';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
 import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from '../../agent/v1/TerminalInput';
 import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from '../../agent/v1/TerminalOutput';
 import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from '../../agent/v1/TransitionRequest';
 import type { WriteFileRequest as _agent_v1_WriteFileRequest, WriteFileRequest__Output as _agent_v1_WriteFileRequest__Output } from '../../agent/v1/WriteFileRequest';
 import type { WriteFileResponse as _agent_v1_WriteFileResponse, WriteFileResponse__Output as _agent_v1_WriteFileResponse__Output } from '../../agent/v1/WriteFileResponse';
+import type { WriteStdinRequest as _agent_v1_WriteStdinRequest, WriteStdinRequest__Output as _agent_v1_WriteStdinRequest__Output } from '../../agent/v1/WriteStdinRequest';
+import type { WriteStdinResponse as _agent_v1_WriteStdinResponse, WriteStdinResponse__Output as _agent_v1_WriteStdinResponse__Output } from '../../agent/v1/WriteStdinResponse';
 
 export interface AgentClient extends grpc.Client {
   CreateSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
@@ -93,6 +99,15 @@ export interface AgentClient extends grpc.Client {
   listFiles(argument: _agent_v1_ListFilesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   listFiles(argument: _agent_v1_ListFilesRequest, callback: grpc.requestCallback<_agent_v1_ListFilesResponse__Output>): grpc.ClientUnaryCall;
   
+  ListProcesses(argument: _agent_v1_ListProcessesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  ListProcesses(argument: _agent_v1_ListProcessesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  ListProcesses(argument: _agent_v1_ListProcessesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  ListProcesses(argument: _agent_v1_ListProcessesRequest, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  listProcesses(argument: _agent_v1_ListProcessesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  listProcesses(argument: _agent_v1_ListProcessesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  listProcesses(argument: _agent_v1_ListProcessesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  listProcesses(argument: _agent_v1_ListProcessesRequest, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
+  
   OpenTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
   OpenTerminal(options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
   openTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
@@ -111,6 +126,11 @@ export interface AgentClient extends grpc.Client {
   ReadFile(argument: _agent_v1_ReadFileRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
   readFile(argument: _agent_v1_ReadFileRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
   readFile(argument: _agent_v1_ReadFileRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_FileChunk__Output>;
+  
+  ReadOutput(argument: _agent_v1_ReadOutputRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_OutputEvent__Output>;
+  ReadOutput(argument: _agent_v1_ReadOutputRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_OutputEvent__Output>;
+  readOutput(argument: _agent_v1_ReadOutputRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_OutputEvent__Output>;
+  readOutput(argument: _agent_v1_ReadOutputRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_OutputEvent__Output>;
   
   RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
@@ -139,6 +159,15 @@ export interface AgentClient extends grpc.Client {
   writeFile(argument: _agent_v1_WriteFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
   writeFile(argument: _agent_v1_WriteFileRequest, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
   
+  WriteStdin(argument: _agent_v1_WriteStdinRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  WriteStdin(argument: _agent_v1_WriteStdinRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  WriteStdin(argument: _agent_v1_WriteStdinRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  WriteStdin(argument: _agent_v1_WriteStdinRequest, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  writeStdin(argument: _agent_v1_WriteStdinRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  writeStdin(argument: _agent_v1_WriteStdinRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  writeStdin(argument: _agent_v1_WriteStdinRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  writeStdin(argument: _agent_v1_WriteStdinRequest, callback: grpc.requestCallback<_agent_v1_WriteStdinResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface AgentHandlers extends grpc.UntypedServiceImplementation {
@@ -158,17 +187,23 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   ListFiles: grpc.handleUnaryCall<_agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse>;
   
+  ListProcesses: grpc.handleUnaryCall<_agent_v1_ListProcessesRequest__Output, _agent_v1_ListProcessesResponse>;
+  
   OpenTerminal: grpc.handleBidiStreamingCall<_agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput>;
   
   PauseSandbox: grpc.handleUnaryCall<_agent_v1_TransitionRequest__Output, _agent_v1_Sandbox>;
   
   ReadFile: grpc.handleServerStreamingCall<_agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk>;
   
+  ReadOutput: grpc.handleServerStreamingCall<_agent_v1_ReadOutputRequest__Output, _agent_v1_OutputEvent>;
+  
   RestoreSandbox: grpc.handleUnaryCall<_agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox>;
   
   ResumeSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
   
   WriteFile: grpc.handleUnaryCall<_agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse>;
+  
+  WriteStdin: grpc.handleUnaryCall<_agent_v1_WriteStdinRequest__Output, _agent_v1_WriteStdinResponse>;
   
 }
 
@@ -181,10 +216,13 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   HibernateSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_HibernateResponse, _agent_v1_TransitionRequest__Output, _agent_v1_HibernateResponse__Output>
   KillProcesses: MethodDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesResponse, _agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse__Output>
   ListFiles: MethodDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesResponse, _agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse__Output>
+  ListProcesses: MethodDefinition<_agent_v1_ListProcessesRequest, _agent_v1_ListProcessesResponse, _agent_v1_ListProcessesRequest__Output, _agent_v1_ListProcessesResponse__Output>
   OpenTerminal: MethodDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalOutput, _agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput__Output>
   PauseSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_Sandbox, _agent_v1_TransitionRequest__Output, _agent_v1_Sandbox__Output>
   ReadFile: MethodDefinition<_agent_v1_ReadFileRequest, _agent_v1_FileChunk, _agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk__Output>
+  ReadOutput: MethodDefinition<_agent_v1_ReadOutputRequest, _agent_v1_OutputEvent, _agent_v1_ReadOutputRequest__Output, _agent_v1_OutputEvent__Output>
   RestoreSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
   ResumeSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
   WriteFile: MethodDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileResponse, _agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse__Output>
+  WriteStdin: MethodDefinition<_agent_v1_WriteStdinRequest, _agent_v1_WriteStdinResponse, _agent_v1_WriteStdinRequest__Output, _agent_v1_WriteStdinResponse__Output>
 }

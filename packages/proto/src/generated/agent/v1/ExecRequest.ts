@@ -1,6 +1,7 @@
 // Original file: proto/agent/v1/agent.proto
 
 import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from '../../agent/v1/FileInput';
+import type { Long } from '@grpc/proto-loader';
 
 export interface ExecRequest {
   'sessionId'?: (string);
@@ -10,6 +11,8 @@ export interface ExecRequest {
   'workingDir'?: (string);
   'timeoutMs'?: (number);
   'files'?: (_agent_v1_FileInput)[];
+  'stdin'?: (boolean);
+  'logBytes'?: (number | string | Long);
   'program'?: "command"|"code";
 }
 
@@ -21,5 +24,7 @@ export interface ExecRequest__Output {
   'workingDir': (string);
   'timeoutMs': (number);
   'files': (_agent_v1_FileInput__Output)[];
+  'stdin': (boolean);
+  'logBytes': (number);
   'program'?: "command"|"code";
 }

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppError } from '@sandbox/errors';
+import type { Logger } from '@sandbox/logger';
+import { LABEL_CHARS, ProcessLog, type ProcessMeta } from './process-log';
+
+export interface ProcessLogSettings {
+  /** Processes kept per session: past it, the oldest that ended go. */
+  maxPerSession: number;
+  /** How long a process's log is kept after it ended. */
+  keepAfterExitMs: number;
+}
+
+export const PROCESS_LOG_DEFAULTS: ProcessLogSettings = {
+  maxPerSession: 32,
+  keepAfterExitMs: 24 * 3600 * 1000,
+};
+
+/** What starts a process's log. */
+export interface ProcessStart {
+  sessionId: string;
+  pid: number;
+  kind: 'command' | 'code';
+  /** The command or the code. */
+  source: string;
+  stdin: boolean;
+  capBytes: number;
+}
+
+const SESSION_DIR = /^ses_[a-z0-9]+$/;
+const META_FILE = /^proc_[a-f0-9]+\.json$/;
+
+function labelOf(source: string): string {
+  const line = source.split('\n').find((l) => l.trim() !== '') ?? '';
+  return line.length > LABEL_CHARS ? `${line.slice(0, LABEL_CHARS - 1)}…` : line;
+}
+
+/**
+ * The node's record of every session's processes (runs) and their output, on its disk under
+ * `root` (one directory per session): kept across idle and deep sleep on this node, removed
+ * with the session, and for ended processes after `keepAfterExitMs`.
+ */
+export class ProcessLogs {
+  private readonly sessions = new Map<string, Map<string, ProcessLog>>();
+
+  constructor(
+    private readonly root: string,
+    private readonly logger: Logger,
+    private readonly settings: ProcessLogSettings = PROCESS_LOG_DEFAULTS,
+  ) {
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    this.load();
+  }
+
+  /** The logs on disk; those that were running when the agent stopped are `lost`. */
+  private load(): void {
+    for (const sessionId of readdirSync(this.root)) {
+      if (!SESSION_DIR.test(sessionId)) continue;
+      const dir = join(this.root, sessionId);
+      const logs = new Map<string, ProcessLog>();
+      for (const name of readdirSync(dir)) {
+        if (!META_FILE.test(name)) continue;
+        try {
+          const meta = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ProcessMeta;
+          const loaded = ProcessLog.reopen(dir, meta);
+          loaded.closeOutput(); // a process still running then is lost
+          logs.set(meta.id, loaded);
+        } catch (err) {
+          this.logger.warn({ err, sessionId, file: name }, 'unreadable process log: skipped');
+        }
+      }
+      this.sessions.set(sessionId, logs);
+    }
+  }
+
+  /** A new process's log. */
+  start(start: ProcessStart): ProcessLog {
+    const dir = join(this.root, start.sessionId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
+    this.sessions.set(start.sessionId, logs);
+    this.prune(logs, 1);
+    const log = ProcessLog.create(dir, {
+      id: `proc_${randomBytes(8).toString('hex')}`,
+      pid: start.pid,
+      kind: start.kind,
+      label: labelOf(start.source),
+      startedAt: new Date().toISOString(),
+      state: 'running',
+      stdin: start.stdin,
+      stdinBytes: 0,
+      outputClosed: false,
+      capBytes: start.capBytes,
+    });
+    logs.set(log.meta.id, log);
+    return log;
+  }
+
+  /** The session's processes, oldest first. */
+  list(sessionId: string): ProcessLog[] {
+    const logs = this.sessions.get(sessionId);
+    if (logs === undefined) return [];
+    this.prune(logs, 0);
+    return [...logs.values()].sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+  }
+
+  /**
+   * A process by its id, or by its pid (the newest with that pid: pids are used again after a
+   * deep sleep); 404 process_not_found.
+   */
+  find(sessionId: string, ref: string): ProcessLog {
+    const all = this.list(sessionId);
+    const found = /^\d+$/.test(ref)
+      ? all.filter((log) => log.meta.pid === Number(ref)).at(-1)
+      : all.find((log) => log.meta.id === ref);
+    if (found === undefined) {
+      throw new AppError('process_not_found', `No process ${ref} in this session`, {
+        details: { pid: ref },
+      });
+    }
+    return found;
+  }
+
+  /** The session is gone: every log of it too. */
+  forget(sessionId: string): void {
+    const logs = this.sessions.get(sessionId);
+    this.sessions.delete(sessionId);
+    for (const log of logs?.values() ?? []) log.remove();
+    rmSync(join(this.root, sessionId), { recursive: true, force: true });
+  }
+
+  /** Drops ended logs past their keep time, and the oldest ended past the count (room for `adding`). */
+  private prune(logs: Map<string, ProcessLog>, adding: number): void {
+    const now = Date.now();
+    const ended = [...logs.values()]
+      .filter((log) => log.settled)
+      .sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+    const excess = logs.size + adding - this.settings.maxPerSession;
+    ended.forEach((log, index) => {
+      const endedAt = Date.parse(log.meta.exitedAt ?? log.meta.startedAt);
+      if (index < excess || now - endedAt > this.settings.keepAfterExitMs) {
+        log.remove();
+        logs.delete(log.meta.id);
+      }
+    });
+  }
+
+  /** Bytes the logs take on disk (for tests and operators). */
+  diskBytes(sessionId: string): number {
+    const dir = join(this.root, sessionId);
+    let total = 0;
+    try {
+      for (const name of readdirSync(dir)) total += statSync(join(dir, name)).size;
+    } catch {
+      return 0;
+    }
+    return total;
+  }
+}
