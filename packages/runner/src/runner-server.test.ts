@@ -63,9 +63,7 @@ function fakeRun({ lingering = false } = {}) {
     cancel: () => calls.push('cancel'),
     done,
     // Without a lingering background process, the pipes close with the run.
-    closed: lingering
-      ? new Promise((resolve) => (close = resolve))
-      : done.then(() => undefined),
+    closed: lingering ? new Promise((resolve) => (close = resolve)) : done.then(() => undefined),
   };
   return { handle, calls, finish: (result = RESULT) => finish(result), close: () => close() };
 }
