@@ -107,6 +107,37 @@ it('creates, lists, runs, execs, copies, opens, kills and removes', async () => 
   expect(gone.stderr).toMatch(/session_not_found, request /);
 });
 
+it("lists a session's runs and prints one's output, or follows it live", async () => {
+  const { sessionId } = json<{ sessionId: string }>((await sandbox(['create'])).stdout);
+  await sandbox(['exec', sessionId, '--', 'echo kept; echo also >&2; exit 5']);
+  const ps = json<{ pid: number; id: string; exitCode: number; command: string }[]>(
+    (await sandbox(['ps', sessionId])).stdout,
+  );
+  expect(ps).toEqual([
+    expect.objectContaining({ exitCode: 5, command: expect.stringContaining('echo kept') }),
+  ]);
+  const [run] = ps;
+  const logs = await sandbox(['logs', sessionId, String(run?.pid)]);
+  expect([logs.code, logs.stdout, logs.stderr]).toEqual([0, 'kept\n', 'also\n']);
+
+  // -f: a run still going, followed to its end.
+  const slow = sandbox([
+    'exec',
+    sessionId,
+    '--',
+    'for i in 1 2 3; do echo tick $i; sleep 0.3; done',
+  ]);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const running = json<{ id: string; state: string }[]>(
+    (await sandbox(['ps', sessionId])).stdout,
+  ).at(-1);
+  expect(running?.state).toBe('running');
+  const followed = await sandbox(['logs', '-f', sessionId, running?.id ?? '']);
+  expect([followed.code, followed.stdout]).toEqual([0, 'tick 1\ntick 2\ntick 3\n']);
+  await slow;
+  await sandbox(['rm', sessionId]);
+});
+
 it('runs a file in a throwaway session, and exits 124 on a timeout', async () => {
   await writeFile(join(scratch, 'hello.ts'), 'const s: string = "hello"; console.log(s)');
   const before = json<{ pagination: { total: number } }>((await sandbox(['ls'])).stdout);

@@ -385,23 +385,24 @@ describe('processes', () => {
     });
   });
 
-  it('stops a foreground run whose client went away, but not its nohup background process', async () => {
+  it('keeps a run whose client went away running (it outlives its connection) until killed', async () => {
     const controller = new AbortController();
-    const request = t.api
-      .executeStream(
-        t.sessionId,
-        { command: 'nohup sleep 1001 >/dev/null 2>&1 & sleep 1002; echo never' },
-        controller.signal,
-      )
-      .then((r) => r.body?.getReader().read());
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    const response = await t.api.executeStream(
+      t.sessionId,
+      { command: 'echo up; sleep 1002; echo never' },
+      controller.signal,
+    );
+    const pid = Number(response.headers.get('x-process-pid'));
+    expect(pid).toBeGreaterThan(0);
+    expect(response.headers.get('x-process-id')).toMatch(/^proc_[a-f0-9]{16}$/);
+    await response.body?.getReader().read();
     controller.abort();
-    await request.catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const check = await execute({
-      command:
-        "pgrep -f 'sleep 100[1]' >/dev/null && echo bg; pgrep -f 'sleep 100[2]' || echo fg-gone",
-    });
-    expect(check.body.stdout).toBe('bg\nfg-gone\n');
+    const alive = await execute({ command: "pgrep -f 'sleep 100[2]' >/dev/null && echo alive" });
+    expect(alive.body.stdout).toBe('alive\n');
+    const killed = await t.api.kill(t.sessionId, pid);
+    expect(killed.body).toMatchObject({ pids: expect.arrayContaining([pid]) });
+    const gone = await execute({ command: "pgrep -f 'sleep 100[2]' || echo gone" });
+    expect(gone.body.stdout).toBe('gone\n');
   });
 });

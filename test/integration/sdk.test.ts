@@ -122,7 +122,7 @@ describe('runs', () => {
     expect(result.stdout).toBe('a\n');
   });
 
-  it('kills the run on the server when the loop leaves early or the signal aborts', async () => {
+  it('kills the run when the loop leaves early or the signal aborts (a run outlives its connection)', async () => {
     for await (const event of sandbox.stream({ command: 'echo go; sleep 2; touch broke.txt' })) {
       if (event.type === 'stdout') break;
     }
@@ -314,6 +314,106 @@ async function scriptedProxy(
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return { url, forwarded, close: () => new Promise((resolve) => server.close(resolve)) };
 }
+
+/**
+ * A proxy in front of the gateway that streams each answer through, but cuts the connection
+ * of the first streamed execute after `cutAfter` bytes of its body.
+ */
+async function cuttingProxy(cutAfter: number) {
+  let cut = false;
+  const seen: string[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const body: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => body.push(chunk));
+    req.on('end', () => {
+      void (async () => {
+        seen.push(`${req.method} ${req.url} ${String(req.headers['last-event-id'] ?? '')}`);
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(
+            ([name]) => !['host', 'content-length', 'connection'].includes(name),
+          ),
+        ) as Record<string, string>;
+        const answer = await fetch(`${t.stack.url}${req.url}`, {
+          method: req.method,
+          headers,
+          body: req.method === 'GET' ? undefined : Buffer.concat(body),
+        });
+        res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
+        const cutting = !cut && (answer.headers.get('content-type') ?? '').includes('event-stream');
+        if (cutting) cut = true;
+        let sent = 0;
+        const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          if (cutting && sent + value.length > cutAfter) {
+            res.write(value.subarray(0, Math.max(0, cutAfter - sent)));
+            await reader.cancel();
+            res.socket?.destroy();
+            return;
+          }
+          sent += value.length;
+          res.write(value);
+        }
+        res.end();
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return { url, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+describe('runs that outlive their connection', () => {
+  it('resumes a stream cut mid-run: every byte once, and the result', async () => {
+    const sandbox = await Sandbox.create(client());
+    const command = 'for i in $(seq 1 30); do echo "line $i"; sleep 0.03; done; exit 4';
+    const whole = await sandbox.exec(command);
+    const proxy = await cuttingProxy(600);
+    try {
+      const remote = await Sandbox.connect(sandbox.id, { ...client(), apiUrl: proxy.url });
+      let stdout = '';
+      let result: unknown;
+      for await (const event of remote.stream({ command })) {
+        if (event.type === 'stdout') stdout += event.data;
+        if (event.type === 'result') result = event.result;
+      }
+      expect(stdout).toBe(whole.stdout);
+      expect(result).toMatchObject({ stdout: whole.stdout, exitCode: 4 });
+      expect(proxy.seen.filter((r) => r.includes('/execute') && /proc_/.test(r))).toHaveLength(1);
+    } finally {
+      await proxy.close();
+      await sandbox.delete();
+    }
+  });
+
+  it('writes stdin, lists runs, reads and follows their output', async () => {
+    const sandbox = await Sandbox.create(client());
+    const seen: string[] = [];
+    let pid = 0;
+    for await (const event of sandbox.stream(
+      { command: 'read a; echo "hi $a"; cat' },
+      { stdin: true },
+    )) {
+      if (event.type === 'started') {
+        pid = event.pid;
+        await sandbox.processes.writeStdin(pid, 'sdk\n');
+        await sandbox.processes.writeStdin(pid, new TextEncoder().encode('bytes'), { close: true });
+      }
+      if (event.type === 'stdout') seen.push(event.data);
+    }
+    expect(seen.join('')).toBe('hi sdk\nbytes');
+    const [listed] = await sandbox.processes.list();
+    expect(listed).toMatchObject({ pid, state: 'exited', exitCode: 0, stdinBytes: 9 });
+    expect((await sandbox.processes.output(pid)).stdout).toBe('hi sdk\nbytes');
+    const followed: string[] = [];
+    for await (const event of sandbox.processes.follow(listed?.id ?? '')) {
+      followed.push(event.type === 'end' ? `end:${event.process.exitCode}` : event.type);
+    }
+    expect(followed.at(-1)).toBe('end:0');
+    await sandbox.delete();
+  });
+});
 
 describe('retries', () => {
   it('retries 503 and 429 as asked, and a create whose answer was lost makes one session', async () => {

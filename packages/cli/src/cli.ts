@@ -31,6 +31,10 @@ Commands:
   terminal SID [--shell PATH]    an interactive shell in the session, in this terminal
                                  (raw mode; exits with the shell's exit code)
   open SID [--port N]            prints the preview URL (and its token header, if private)
+  ps SID                         the session's runs: pid, state, exit code, command
+  logs [-f] SID PID              a run's kept output (PID: a pid or a proc_ id), its stdout
+                                 and stderr here; -f follows it live until it ends (resumed
+                                 if the connection drops)
   kill SID [PID]                 kills one process, or all of the session's
   rm SID...                      deletes sessions
 
@@ -65,6 +69,7 @@ const OPTIONS = {
   cwd: { type: 'string' },
   port: { type: 'string' },
   shell: { type: 'string' },
+  follow: { type: 'boolean', short: 'f' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
@@ -352,6 +357,43 @@ class Cli {
     return 0;
   }
 
+  async ps(sessionId: string | undefined): Promise<number> {
+    const list = await (await this.connect(sessionId)).processes.list();
+    this.print(list, () =>
+      list
+        .map((p) => {
+          const status = p.state === 'exited' ? `exited ${p.exitCode ?? ''}` : p.state;
+          return `${String(p.pid).padStart(7)}  ${p.id}  ${status.padEnd(10)}  ${p.command}`;
+        })
+        .join('\n'),
+    );
+    return 0;
+  }
+
+  /** A run's output: stdout here, stderr on stderr; with --follow, live until it ends. */
+  async logs(sessionId: string | undefined, ref: string | undefined): Promise<number> {
+    if (ref === undefined) throw new UsageError('logs needs a session id and a pid');
+    const sandbox = await this.connect(sessionId);
+    const target = /^\d+$/.test(ref) ? Number(ref) : ref;
+    if (this.values.follow !== true) {
+      const output = await sandbox.processes.output(target);
+      // As run and exec: the program's own output, unless --json asks for the whole answer.
+      if (this.values.json === true) this.io.stdout.write(`${JSON.stringify(output)}\n`);
+      else {
+        this.io.stdout.write(output.stdout);
+        this.io.stderr.write(output.stderr);
+      }
+      return 0;
+    }
+    for await (const event of sandbox.processes.follow(target)) {
+      if (this.values.json === true) this.io.stdout.write(`${JSON.stringify(event)}\n`);
+      else if (event.type === 'stdout') this.io.stdout.write(event.data);
+      else if (event.type === 'stderr') this.io.stderr.write(event.data);
+      else if (event.type === 'gap') this.io.stderr.write('[… output dropped at the cap …]\n');
+    }
+    return 0;
+  }
+
   async kill(sessionId: string | undefined, pid: string | undefined): Promise<number> {
     const killed = await (await this.connect(sessionId)).processes.kill(numberOf(pid, 'PID'));
     this.print(killed, () => `killed ${killed.killed}: ${killed.pids.join(' ')}`);
@@ -406,6 +448,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await cli.open(args[0]);
       case 'terminal':
         return await cli.terminal(args[0]);
+      case 'ps':
+        return await cli.ps(args[0]);
+      case 'logs':
+        return await cli.logs(args[0], args[1]);
       case 'kill':
         return await cli.kill(args[0], args[1]);
       case 'rm':

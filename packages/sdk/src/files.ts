@@ -24,7 +24,7 @@ interface NodeBufferClass {
   ): { toString(enc: 'base64'): string };
 }
 
-function base64(bytes: Uint8Array): string {
+export function base64(bytes: Uint8Array): string {
   // Buffer where there is one (Node, Bun), else btoa over a binary string.
   const NodeBuffer = (globalThis as { Buffer?: NodeBufferClass }).Buffer;
   if (NodeBuffer !== undefined) {

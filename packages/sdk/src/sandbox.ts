@@ -1,6 +1,14 @@
 import { errorFromResponse, ExecutionTimeoutError, SandboxError, statusOf } from './errors.js';
 import { Files } from './files.js';
-import { HttpClient, resolveOptions, type ClientOptions } from './http.js';
+import { Processes } from './processes.js';
+import type { EventSourceMessage } from 'eventsource-parser';
+import {
+  HttpClient,
+  resolveOptions,
+  retryDelayMs,
+  type ClientOptions,
+  type RequestSpec,
+} from './http.js';
 import { serverSentEvents } from './sse.js';
 import type {
   CreateSessionBody,
@@ -8,7 +16,6 @@ import type {
   ExecutionEvent,
   ExecutionResult,
   CreateTerminalBody,
-  KillResult,
   Session,
   SessionInfo,
   SessionPage,
@@ -45,8 +52,13 @@ export interface RunOptions {
   workingDir?: string;
   /** Files written (atomically) before the run starts. */
   files?: ExecuteBody['files'];
-  /** Aborting it ends the request, and the service kills the run. */
+  /** Aborting it ends the request and kills the run (a run outlives a dropped connection). */
   signal?: AbortSignal;
+  /**
+   * The run reads its stdin from `processes.writeStdin(pid, …)` (a streamed run's `started`
+   * event gives the pid); else it reads nothing.
+   */
+  stdin?: boolean;
   /** Output as it comes (the run is then streamed); the result still holds all of it. */
   onStdout?: (data: string) => void;
   onStderr?: (data: string) => void;
@@ -73,7 +85,8 @@ function newIdempotencyKey(): string {
  */
 export class Sandbox {
   readonly files: Files;
-  readonly processes: { kill: (pid?: number, options?: KillOptions) => Promise<KillResult> };
+  /** The session's runs: list, kept output (`follow` live), stdin, kill. */
+  readonly processes: Processes;
   readonly terminals: {
     /**
      * Makes a terminal (a shell on a pseudo-terminal) to open once with a WebSocket at `url`:
@@ -106,16 +119,7 @@ export class Sandbox {
         return { ...made, url: url.toString() };
       },
     };
-    this.processes = {
-      kill: (pid, options = {}) =>
-        http.json<KillResult>({
-          method: 'POST',
-          path: '/execution/kill',
-          json: pid === undefined ? { sessionId: id } : { sessionId: id, pid },
-          signal: options.signal,
-          retry: 'safe',
-        }),
-    };
+    this.processes = new Processes(http, id);
   }
 
   /** Creates a session (with an Idempotency-Key, so that retries never make two). */
@@ -189,30 +193,27 @@ export class Sandbox {
   /**
    * A run's events as they come: `for await (const event of sandbox.stream({ code }))`.
    * Events are read as fast as the loop takes them, and the service slows the run's output
-   * down to that pace. Leaving the loop early (break, throw) or aborting `signal` ends the
-   * request, and the service kills the run. A fault after the run started is thrown.
+   * down to that pace. A connection that drops mid-run is resumed where it stopped (each
+   * event's id says where; `Last-Event-ID`), so no output is lost or repeated. Leaving the loop
+   * early (break, throw) or aborting `signal` kills the run on the service. A fault after the
+   * run started is thrown.
    */
   async *stream(
     input: RunInput,
     options: Omit<RunOptions, 'onStdout' | 'onStderr'> = {},
   ): AsyncGenerator<ExecutionEvent, void, undefined> {
-    const abort = new AbortController();
-    const onAbort = (): void => abort.abort(options.signal?.reason);
+    const run = new RunStream(this.http, this.id);
+    const onAbort = (): void => run.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
+    let finished = false;
     try {
-      const response = await this.http.send({
-        method: 'POST',
-        path: '/execute',
-        json: this.executeBody(input, options, true),
-        signal: abort.signal,
-        retry: 'refused',
-      });
-      if (response.body === null) return;
-      const requestId = response.headers.get('x-request-id') ?? undefined;
-      for await (const message of serverSentEvents(response.body)) {
+      for await (const message of run.messages(this.executeBody(input, options, true))) {
         const data = JSON.parse(message.data) as Record<string, unknown>;
         switch (message.event) {
+          case 'started':
+            yield { type: 'started', pid: data.pid as number, processId: data.processId as string };
+            break;
           case 'stdout':
           case 'stderr':
             yield { type: message.event, data: data.data as string };
@@ -221,24 +222,20 @@ export class Sandbox {
             yield { type: 'exit', code: data.code as number };
             break;
           case 'result':
+            finished = true;
             yield { type: 'result', result: data as unknown as ExecutionResult };
             return;
           case 'error':
-            throw errorFromResponse(statusOf(data.code), { error: data }, { requestId });
+            finished = true;
+            throw errorFromResponse(statusOf(data.code), { error: data }, run.context());
           default:
             break; // an event a newer service added
         }
       }
-      throw new SandboxError({
-        code: 'network_error',
-        status: 0,
-        message: 'The run stream ended before its result',
-        requestId,
-      });
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
-      // Left early: the connection closes, and the service kills the run.
-      abort.abort();
+      // Left early, or given up on: the run is killed, not left to run to its timeout.
+      await run.close(!finished);
     }
   }
 
@@ -260,7 +257,8 @@ export class Sandbox {
 
   private async execute(input: RunInput, options: RunOptions): Promise<ExecutionResult> {
     const { onStdout, onStderr, ...rest } = options;
-    if (onStdout === undefined && onStderr === undefined) {
+    // An abortable run is streamed: its pid comes at its start, so that an abort can kill it.
+    if (onStdout === undefined && onStderr === undefined && options.signal === undefined) {
       return this.http.json<ExecutionResult>({
         method: 'POST',
         path: '/execute',
@@ -285,9 +283,129 @@ export class Sandbox {
       env: options.env,
       timeout: options.timeout,
       workingDir: options.workingDir,
+      ...(options.stdin === true ? { stdin: true } : {}),
       stream,
     };
   }
+}
+
+/** How often a dropped run stream is resumed before the failure is thrown. */
+const MAX_RESUMES = 5;
+
+/** How long an aborted run gets to start (and name its pid, to be killed). */
+const ABORT_WAIT_MS = 5_000;
+
+/**
+ * One streamed run's connection(s): the first request, then, if the connection drops before
+ * the run's last event, reconnects with `Last-Event-ID` (the last event's id, or the run's
+ * process id from the headers when no event came yet). Knows the run's pid, to kill it.
+ */
+class RunStream {
+  private readonly controller = new AbortController();
+  private pid: number | undefined;
+  private processId: string | undefined;
+  private lastEventId: string | undefined;
+  private requestId: string | undefined;
+  private abortReason: unknown;
+  private aborted = false;
+  /** The first request is under way: its headers will name the run, to kill it. */
+  private opening = false;
+
+  constructor(
+    private readonly http: HttpClient,
+    private readonly sessionId: string,
+  ) {}
+
+  context(): { requestId?: string } {
+    return this.requestId === undefined ? {} : { requestId: this.requestId };
+  }
+
+  /**
+   * The caller gave up: the stream ends (and `close` kills the run). A run not yet started
+   * gets ABORT_WAIT_MS to start, so that its pid is known and it can be killed.
+   */
+  abort(reason: unknown): void {
+    this.aborted = true;
+    this.abortReason = reason;
+    if (this.opening) {
+      setTimeout(() => this.controller.abort(reason), ABORT_WAIT_MS);
+    } else this.controller.abort(reason);
+  }
+
+  async *messages(body: ExecuteBody): AsyncGenerator<EventSourceMessage> {
+    let response = await this.open({ json: body, retry: 'refused' });
+    for (let resumes = 0; ; resumes += 1) {
+      if (response.body === null) break;
+      try {
+        for await (const message of serverSentEvents(response.body)) {
+          if (message.id !== undefined && message.id !== '') this.lastEventId = message.id;
+          yield message;
+        }
+      } catch (err) {
+        if (this.aborted) throw this.abortReason ?? err;
+        // The connection dropped: resumed below.
+      }
+      if (this.aborted) throw this.abortReason ?? new Error('aborted');
+      const resumeAt =
+        this.lastEventId ?? (this.processId === undefined ? undefined : `${this.processId}:0:0`);
+      if (resumeAt === undefined || !/^proc_/.test(resumeAt) || resumes >= MAX_RESUMES) break;
+      await sleepFor(retryDelayMs(resumes));
+      response = await this.open({
+        json: { sessionId: this.sessionId, stream: true },
+        headers: { 'last-event-id': resumeAt },
+        retry: 'safe',
+      });
+      if (response.status === 204) break; // the stream had ended (its result was sent)
+    }
+    throw new SandboxError({
+      code: 'network_error',
+      status: 0,
+      message: 'The run stream ended before its result',
+      ...this.context(),
+    });
+  }
+
+  /** Ends the stream; `kill`: the run is killed on the service if it still runs. */
+  async close(kill: boolean): Promise<void> {
+    this.controller.abort();
+    if (!kill || this.pid === undefined) return;
+    await this.http
+      .send({
+        method: 'POST',
+        path: '/execution/kill',
+        json: { sessionId: this.sessionId, pid: this.pid },
+        retry: 'safe',
+      })
+      .catch(() => undefined); // already gone
+  }
+
+  private async open(spec: Pick<RequestSpec, 'json' | 'headers' | 'retry'>): Promise<Response> {
+    this.opening = true;
+    let response: Response;
+    try {
+      response = await this.http.send({
+        method: 'POST',
+        path: '/execute',
+        signal: this.controller.signal,
+        ...spec,
+      });
+    } finally {
+      this.opening = false;
+    }
+    this.requestId = response.headers.get('x-request-id') ?? this.requestId;
+    this.processId = response.headers.get('x-process-id') ?? this.processId;
+    const pid = Number(response.headers.get('x-process-pid'));
+    if (Number.isInteger(pid) && pid > 0) this.pid = pid;
+    if (this.aborted) {
+      this.controller.abort(this.abortReason);
+      throw this.abortReason ?? new Error('aborted');
+    }
+    return response;
+  }
+}
+
+function sleepFor(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

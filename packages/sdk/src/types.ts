@@ -39,9 +39,25 @@ export type CreateTerminalBody = BodyOf<'createTerminal'>;
 /** A terminal made and not opened yet, as the API answers it. */
 export type TerminalMade = Ok<'createTerminal'>;
 
+/** A run of the session (running or kept), as the process list shows it. */
+export type ProcessInfo = Ok<'getProcess'>;
+/** A run's kept output from an offset, as text, and the offsets to ask for next. */
+export type ProcessOutput = Ok<'processOutput'>;
+export type StdinResult = Ok<'writeStdin'>;
+
 /** One event of a streamed run, in the order the service sends them. */
 export type ExecutionEvent =
+  | { type: 'started'; pid: number; processId: string }
   | { type: 'stdout'; data: string }
   | { type: 'stderr'; data: string }
   | { type: 'exit'; code: number }
   | { type: 'result'; result: ExecutionResult };
+
+/** One event of a run's output followed live (`processes.follow`). */
+export type OutputEvent =
+  | { type: 'stdout'; data: string }
+  | { type: 'stderr'; data: string }
+  /** Output between the reader's position and here went at the plan's cap. */
+  | { type: 'gap'; stdout: number; stderr: number }
+  /** The last event: the run ended and nothing holds its pipes any more. */
+  | { type: 'end'; process: ProcessInfo };

@@ -28,6 +28,11 @@ export class SseStream {
     return this.res.headersSent;
   }
 
+  /** A header of the stream, set only while it has not opened. */
+  header(name: string, value: string): void {
+    if (!this.res.headersSent) this.res.setHeader(name, value);
+  }
+
   open(): void {
     const { res } = this;
     if (res.headersSent) return;

@@ -76,6 +76,8 @@ export async function replayOutput(
     (event, flow) => {
       if (event.kind === 'process') {
         processId = event.process.id;
+        sse.header('X-Process-Id', event.process.id);
+        sse.header('X-Process-Pid', String(event.process.pid));
         sse.open();
         return;
       }

@@ -18,8 +18,10 @@ import type { ProcessesService } from '../../processes/processes-service';
 /**
  * Server-Sent Events exactly as decisions.md describes, each event's id saying where the run's
  * output stands after it (`<processId>:<stdout bytes>:<stderr bytes>`), so that a client
- * whose connection dropped resumes with `Last-Event-ID`. A run with stdin is announced by a
- * `started` event with its pid first. The client going away does not stop the run.
+ * whose connection dropped resumes with `Last-Event-ID`. The run's process is named in the
+ * headers (X-Process-Id, X-Process-Pid) when the stream opens with it running, and a run with
+ * stdin is announced by a `started` event with its pid first. The client going away does not
+ * stop the run.
  */
 async function stream(
   execute: ExecuteService,
@@ -38,9 +40,15 @@ async function stream(
     counter += 1;
     return process === undefined ? String(counter) : outputEventId(process.id, text.at, mark);
   };
+  /** The run's process, in the stream's headers when it is known as the stream opens. */
+  const announce = (ref: ProcessRef): void => {
+    sse.header('X-Process-Id', ref.id);
+    sse.header('X-Process-Pid', String(ref.pid));
+  };
   try {
     const result = await execute.run(prepared, clientGone(req, res), {
       started: (started) => {
+        if (started !== undefined) announce(started);
         sse.open();
         if (started === undefined || process !== undefined) return;
         process = started;
@@ -53,6 +61,7 @@ async function stream(
         }
       },
       output: (type, data, flow, mark) => {
+        if (mark !== undefined) announce(mark.process);
         process ??= mark?.process;
         const chunk = text.push(type, data);
         if (chunk === '' || sse.send(type, { type, data: chunk }, idNow())) return;
