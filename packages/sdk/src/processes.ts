@@ -128,9 +128,7 @@ export class Processes {
     options: ProcessCallOptions & { close?: boolean } = {},
   ): Promise<StdinResult> {
     const body =
-      typeof data === 'string'
-        ? { data }
-        : { data: base64(data), encoding: 'base64' as const };
+      typeof data === 'string' ? { data } : { data: base64(data), encoding: 'base64' as const };
     return this.http.json<StdinResult>({
       method: 'POST',
       path: this.path(ref, '/stdin'),

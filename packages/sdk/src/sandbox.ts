@@ -341,11 +341,11 @@ class RunStream {
           if (message.id !== undefined && message.id !== '') this.lastEventId = message.id;
           yield message;
         }
-      } catch (err) {
-        if (this.aborted) throw this.abortReason ?? err;
+      } catch {
+        if (this.aborted) throw this.abortError();
         // The connection dropped: resumed below.
       }
-      if (this.aborted) throw this.abortReason ?? new Error('aborted');
+      if (this.aborted) throw this.abortError();
       const resumeAt =
         this.lastEventId ?? (this.processId === undefined ? undefined : `${this.processId}:0:0`);
       if (resumeAt === undefined || !/^proc_/.test(resumeAt) || resumes >= MAX_RESUMES) break;
@@ -363,6 +363,12 @@ class RunStream {
       message: 'The run stream ended before its result',
       ...this.context(),
     });
+  }
+
+  /** The caller's abort reason, as an error to throw. */
+  private abortError(): Error {
+    const reason = this.abortReason;
+    return reason instanceof Error ? reason : new Error('The run was aborted', { cause: reason });
   }
 
   /** Ends the stream; `kill`: the run is killed on the service if it still runs. */
@@ -398,7 +404,7 @@ class RunStream {
     if (Number.isInteger(pid) && pid > 0) this.pid = pid;
     if (this.aborted) {
       this.controller.abort(this.abortReason);
-      throw this.abortReason ?? new Error('aborted');
+      throw this.abortError();
     }
     return response;
   }
