@@ -52,7 +52,13 @@ function expectDocumented(method: string, path: string, response: ApiResponse<un
       throw new Error(`${method} ${path} ${response.status} lacks the documented header ${header}`);
     }
   }
-  if (documented.content?.['*/*'] !== undefined) {
+  if (documented.content === undefined) {
+    // No body documented (204): none sent.
+    expect(response.text).toBe('');
+    seen.add(`${method} ${path} ${response.status}`);
+    return;
+  }
+  if (documented.content['*/*'] !== undefined) {
     seen.add(`${method} ${path} ${response.status}`);
     return; // raw bytes
   }
@@ -69,7 +75,7 @@ function expectDocumented(method: string, path: string, response: ApiResponse<un
 
 beforeAll(async () => {
   stack = await startStack({
-    gatewayEnv: { SESSION_OP_TIMEOUT_MS: '1000', BODY_LIMIT_MB: '1' },
+    gatewayEnv: { SESSION_OP_TIMEOUT_MS: '1000', BODY_LIMIT_MB: '1', PROCESS_STDIN_WAIT_MS: '500' },
     runtime,
   });
   noAgent = await startGateway({
@@ -157,6 +163,18 @@ function everyOperation(
     ['post', '/execute', send('/execute', { sessionId: id, command: 'x' })],
     ['post', '/execution/kill', send('/execution/kill', { sessionId: id })],
     ['post', '/sessions/{sessionId}/terminals', send(`/sessions/${id}/terminals`, {})],
+    ['get', '/sessions/{sessionId}/processes', get(`/sessions/${id}/processes`)],
+    ['get', '/sessions/{sessionId}/processes/{pid}', get(`/sessions/${id}/processes/7`)],
+    [
+      'get',
+      '/sessions/{sessionId}/processes/{pid}/output',
+      get(`/sessions/${id}/processes/7/output`),
+    ],
+    [
+      'post',
+      '/sessions/{sessionId}/processes/{pid}/stdin',
+      send(`/sessions/${id}/processes/7/stdin`, { data: 'x' }),
+    ],
     ['post', '/files/write', send('/files/write', { sessionId: id, path: 'a', content: '' })],
     ['get', '/files/read', get(`/files/read?sessionId=${id}&path=a`)],
     ['get', '/files/list', get(`/files/list?sessionId=${id}`)],
@@ -322,6 +340,108 @@ describe('every operation answers as documented', () => {
     expectDocumented('post', path, await post(path, undefined, { sessionId }));
     const filesOnly = await createAccount(stack, 'free', { scopes: ['files'] });
     expectDocumented('post', path, await post(path, filesOnly.key, { sessionId }));
+  });
+
+  it('execute resumed with Last-Event-ID', async () => {
+    const resume = (lastEventId: string) =>
+      call(v1('/execute'), {
+        method: 'POST',
+        key: account.key,
+        body: { sessionId, stream: true },
+        headers: { 'last-event-id': lastEventId },
+      });
+    const streamed = await call(v1('/execute'), {
+      method: 'POST',
+      key: account.key,
+      body: { sessionId, command: 'echo hi', stream: true },
+    });
+    const ids = [...streamed.text.matchAll(/^id: (.*)$/gm)].map((m) => m[1] ?? '');
+    expectDocumented('post', '/execute', await resume(ids.at(-1) ?? ''));
+    expectDocumented('post', '/execute', await resume(`proc_${'0'.repeat(16)}:0:0`));
+    expectDocumented('post', '/execute', await resume('not-an-id'));
+  });
+
+  it('processes: list, one, output, stdin', async () => {
+    const base = '/sessions/{sessionId}/processes';
+    const at = (rest = '', session = sessionId) => `/sessions/${session}/processes${rest}`;
+    // null: no key at all (undefined would take the default).
+    const get = (path: string, key: string | null = account.key, headers = {}) =>
+      call(v1(path), { key: key ?? undefined, headers });
+    await post('/execute', account.key, { sessionId, command: 'echo listed' });
+    const listed = await get(at());
+    expectDocumented('get', base, listed);
+    const [first] = (listed.body as { processes: { pid: number; id: string }[] }).processes;
+    const other = `ses_${'7'.repeat(24)}`;
+    expectDocumented('get', base, await get(at('', other)));
+    expectDocumented('get', base, await get(at(), null));
+    const filesOnly = await createAccount(stack, 'free', { scopes: ['files'] });
+    expectDocumented('get', base, await get(at(), filesOnly.key));
+    expectDocumented('get', base, await call(`${noAgent.url}/v1${at()}`, { key: account.key }));
+
+    const one = `${base}/{pid}`;
+    expectDocumented('get', one, await get(at(`/${first?.pid}`)));
+    expectDocumented('get', one, await get(at(`/${first?.id}`)));
+    expectDocumented('get', one, await get(at('/9999999')));
+    expectDocumented('get', one, await get(at('/nope')));
+    expectDocumented('get', one, await get(at('/1', other)));
+    expectDocumented('get', one, await get(at('/1'), null));
+    expectDocumented('get', one, await get(at('/1'), filesOnly.key));
+
+    const output = `${one}/output`;
+    expectDocumented('get', output, await get(at(`/${first?.pid}/output`)));
+    expectDocumented('get', output, await get(at(`/${first?.pid}/output?stdoutOffset=3`)));
+    expectDocumented('get', output, await get(at(`/${first?.pid}/output?stdoutOffset=-1`)));
+    const events = await get(at(`/${first?.pid}/output`), account.key, {
+      accept: 'text/event-stream',
+    });
+    expect(events.status).toBe(200);
+    const endId = [...events.text.matchAll(/^id: (.*)$/gm)].map((m) => m[1] ?? '').at(-1) ?? '';
+    expect(endId).toMatch(/:end$/);
+    expectDocumented(
+      'get',
+      output,
+      await get(at(`/${first?.pid}/output`), account.key, {
+        accept: 'text/event-stream',
+        'last-event-id': endId,
+      }),
+    );
+    expectDocumented('get', output, await get(at('/9999999/output')));
+    expectDocumented('get', output, await get(at('/1/output', other)));
+    expectDocumented('get', output, await get(at('/1/output'), null));
+    expectDocumented('get', output, await get(at('/1/output'), filesOnly.key));
+
+    const stdin = `${one}/stdin`;
+    const write = (path: string, body: unknown, key: string | null = account.key) =>
+      post(path, key ?? undefined, body);
+    // A run that reads nothing of its stdin for a while: a write waits, then 408.
+    const reading = post('/execute', account.key, {
+      sessionId,
+      command: 'sleep 2; cat >/dev/null',
+      stdin: true,
+      timeout: 10,
+    });
+    let pid: number | undefined;
+    for (let i = 0; i < 50 && pid === undefined; i += 1) {
+      const list = (await get(at())).body as {
+        processes: { pid: number; stdin: boolean; state: string }[];
+      };
+      pid = list.processes.find((p) => p.stdin && p.state === 'running')?.pid;
+      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expectDocumented(
+      'post',
+      stdin,
+      await write(at(`/${pid}/stdin`), { data: 'x'.repeat(900_000) }),
+    );
+    expectDocumented('post', stdin, await write(at(`/${pid}/stdin`), { close: true }));
+    await reading;
+    expectDocumented('post', stdin, await write(at(`/${first?.pid}/stdin`), { data: 'x' }));
+    expectDocumented('post', stdin, await write(at('/9999999/stdin'), { data: 'x' }));
+    expectDocumented('post', stdin, await write(at('/1/stdin', other), { data: 'x' }));
+    expectDocumented('post', stdin, await write(at('/1/stdin'), { data: 'x', extra: 1 }));
+    expectDocumented('post', stdin, await write(at('/1/stdin'), { data: 'x' }, null));
+    expectDocumented('post', stdin, await write(at('/1/stdin'), { data: 'x' }, filesOnly.key));
+    expectDocumented('post', stdin, await write(at('/1/stdin'), { data: 'x'.repeat(1_100_000) }));
   });
 
   it('createTerminal and its WebSocket', async () => {

@@ -22,6 +22,7 @@ const gatewaySchema = z
     PREVIEW_URL_SCHEME: z.enum(['https', 'http']).default('https'),
     SESSION_OP_TIMEOUT_MS: intVar(10_000, 100),
     FILE_OP_TIMEOUT_MS: intVar(30_000, 100),
+    PROCESS_STDIN_WAIT_MS: intVar(30_000, 100, 60_000),
     SESSION_SWEEP_INTERVAL_S: intVar(30, 1),
     SESSION_SWEEP_AT_DEADLINES: z.enum(['true', 'false']).default('true'),
     SESSION_IDLE_AFTER_S: intVar(300, 1),
@@ -62,6 +63,8 @@ const gatewaySchema = z
     previewUrlScheme: env.PREVIEW_URL_SCHEME,
     sessionOpTimeoutMs: env.SESSION_OP_TIMEOUT_MS,
     fileOpTimeoutMs: env.FILE_OP_TIMEOUT_MS,
+    /** How long a stdin write waits for its process to read it (408 after). */
+    stdinWaitMs: env.PROCESS_STDIN_WAIT_MS,
     /** The longest between two sweeps (retries); transitions also run at their deadline. */
     sessionSweepIntervalS: env.SESSION_SWEEP_INTERVAL_S,
     /** Off only where a test drives the sweeps itself. */

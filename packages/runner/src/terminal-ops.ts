@@ -61,29 +61,33 @@ function inputOf(context: Parameters<OpHandler<'input'>>[0], target: number) {
 
 /**
  * Writes to a terminal or a run's stdin, then (`end`) closes a run's stdin; answers `taken`
- * once the process took the bytes. A cancel (the caller gave up) sends no further step and
- * answers with what was taken so far (and closes nothing).
+ * once the process took the bytes. A cancel (the caller gave up) answers at once with what was
+ * taken so far and closes nothing; the step being written then (INPUT_STEP bytes at most)
+ * may still reach the process, in order.
  */
 export const inputOp: OpHandler<'input'> = async (context, request) => {
   const input = inputOf(context, request.target);
-  let cancelled = false;
+  let stop: () => void = () => undefined;
+  const cancelled = new Promise<false>((resolve) => (stop = () => resolve(false)));
   context.flows.set(request.id, {
     pause: () => undefined,
     resume: () => undefined,
-    cancel: () => (cancelled = true),
+    cancel: () => stop(),
   });
   let taken = 0;
+  let complete = true;
   try {
     const data = Buffer.from(request.data, 'base64');
-    for (let at = 0; at < data.length && !cancelled; at += INPUT_STEP) {
+    for (let at = 0; at < data.length; at += INPUT_STEP) {
       const step = data.subarray(at, at + INPUT_STEP);
-      await input.write(step);
+      complete = await Promise.race([input.write(step).then(() => true), cancelled]);
+      if (!complete) break;
       taken += step.length;
     }
     // Closed once every byte went in; the process sees the end of its input then.
-    if (request.end === true && taken === data.length) {
-      await input.end();
+    if (complete && request.end === true) {
       context.inputs.delete(request.target);
+      await Promise.race([input.end(), cancelled]);
     }
   } finally {
     context.flows.delete(request.id);

@@ -241,7 +241,7 @@ export async function startGateway({
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
     files: new FilesService(sessionAccess, webhooks.store, logger),
-    processes: new ProcessesService(sessionAccess),
+    processes: new ProcessesService(sessionAccess, config.stdinWaitMs),
     terminals: new TerminalService(terminalStore, sessionAccess),
     webhooks: webhooks.service,
     rateLimiter,

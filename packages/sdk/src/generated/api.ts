@@ -1984,6 +1984,31 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
             /** @description unauthorized */
             401: {
                 headers: {
@@ -2305,31 +2330,6 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "session_not_found" | "process_not_found";
-                            message: string;
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                            retryAfter?: number;
-                            stdout?: string;
-                            stderr?: string;
-                        };
-                    };
-                };
-            };
-            /** @description request_timeout */
-            408: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "request_timeout";
                             message: string;
                             details?: {
                                 [key: string]: unknown;

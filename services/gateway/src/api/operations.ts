@@ -164,7 +164,7 @@ export const operations = {
     summary: 'One run, by pid (the newest with it) or process id (does not wake the session)',
     scope: 'processes',
     success: { status: 200, schema: processSchema, description: 'The run' },
-    errors: ['session_not_found', 'process_not_found'],
+    errors: ['invalid_request', 'session_not_found', 'process_not_found'],
   },
   processOutput: {
     method: 'get',
@@ -180,7 +180,7 @@ export const operations = {
       description: 'The output; with Accept: text/event-stream, events until the run ended',
       eventStream: true,
     },
-    errors: ['session_not_found', 'process_not_found', 'request_timeout', 'service_unavailable'],
+    errors: ['session_not_found', 'process_not_found'],
   },
   writeStdin: {
     method: 'post',

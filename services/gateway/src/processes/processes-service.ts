@@ -69,15 +69,16 @@ export interface OutputView {
   gap: boolean;
 }
 
-/** How long a stdin write waits for its process at the most. */
-export const STDIN_WAIT_MS = 30_000;
-
 /**
  * A session's processes: killing them (spec 4.5, counts as activity), their list and kept
  * output (read without waking the session), their stdin (wakes it).
  */
 export class ProcessesService {
-  constructor(private readonly access: SessionAccess) {}
+  constructor(
+    private readonly access: SessionAccess,
+    /** How long a stdin write waits for its process to take it (PROCESS_STDIN_WAIT_MS). */
+    private readonly stdinWaitMs = 30_000,
+  ) {}
 
   async kill(
     principal: Principal,
@@ -153,7 +154,7 @@ export class ProcessesService {
 
   /**
    * Writes to a run's stdin (and/or closes it): answered once the process took every byte;
-   * after STDIN_WAIT_MS, 408 request_timeout with what it took (the rest is not written).
+   * after `stdinWaitMs`, 408 request_timeout with what it took (the rest is not written).
    */
   async writeStdin(
     principal: Principal,
@@ -167,12 +168,12 @@ export class ProcessesService {
       process: ref,
       data: input.data,
       close: input.close,
-      waitMs: STDIN_WAIT_MS,
+      waitMs: this.stdinWaitMs,
     });
     if (!written.complete) {
       throw new AppError(
         'request_timeout',
-        `The process took ${written.written} of ${input.data.length} bytes in ${STDIN_WAIT_MS / 1000} s; the rest was not written`,
+        `The process took ${written.written} of ${input.data.length} bytes in ${this.stdinWaitMs} ms; the rest was not written`,
         { details: { written: written.written, bytes: input.data.length } },
       );
     }
