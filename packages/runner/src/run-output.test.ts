@@ -88,4 +88,21 @@ describe('RunOutput', () => {
     expect(received).toEqual([]);
     expect(stdout.isPaused()).toBe(false);
   });
+
+  it("forwards late output when asked, at the sink's pace but never held by a pause", async () => {
+    const [stdout, stderr] = [new PassThrough(), new PassThrough()];
+    const { sink, received, fill, drain } = sinkOf();
+    const output = new RunOutput([stdout, stderr], sink, 'forward');
+    output.pause();
+    output.finish();
+    stdout.write('late');
+    await tick();
+    expect(received).toEqual(['out:late']);
+    fill();
+    stdout.write('more');
+    await tick();
+    expect(stdout.isPaused()).toBe(true);
+    drain();
+    expect(stdout.isPaused()).toBe(false);
+  });
 });
