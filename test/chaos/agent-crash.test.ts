@@ -15,7 +15,7 @@ import {
   testWorkspaceDir,
   type TestStack,
 } from '../support/stack';
-import { StreamedRun } from '../support/streamed-run';
+import { parseEvents, StreamedRun } from '../support/streamed-run';
 import { ApiClient } from '../support/api-client';
 
 /**
@@ -208,4 +208,25 @@ it('ends a streamed run with a terminal error event, not a cut, when the agent d
   expect(last?.event).toBe('error');
   expect(last?.data).toMatchObject({ code: 'service_unavailable' });
   await startAgentProcess();
+  // The restarted node knows the run as lost, its output up to then kept; a resume says so.
+  const client = new ApiClient(gateway, account.key);
+  const listed = await client.get<{ processes: { state: string; id: string }[] }>(
+    `/v1/sessions/${id}/processes`,
+  );
+  const run = listed.body.processes.at(-1);
+  expect(run).toMatchObject({ state: 'lost' });
+  const output = await client.get<{ stdout: string }>(
+    `/v1/sessions/${id}/processes/${run?.id}/output`,
+  );
+  expect(output.body.stdout).toBe('first\n');
+  const lastOutput = stream
+    .events()
+    .filter((e) => e.event === 'stdout')
+    .at(-1);
+  const resumed = parseEvents(
+    await (
+      await client.executeStream(id, {}, undefined, { 'last-event-id': lastOutput?.id ?? '' })
+    ).text(),
+  );
+  expect(resumed.map((e) => e.event)).toEqual(['error']);
 });

@@ -1,5 +1,5 @@
 import { createAccount, type TestAccount } from '../support/api';
-import type { ApiClient } from '../support/api-client';
+import { ApiClient } from '../support/api-client';
 import { parseEvents, StreamedRun, type RunEvent } from '../support/streamed-run';
 import { useStack } from '../support/use-stack';
 
@@ -9,6 +9,7 @@ import { useStack } from '../support/use-stack';
  * process list, a run's output as JSON or followed live; stdin for runs started with it.
  */
 const t = useStack({
+  replicas: 2,
   gatewayEnv: {
     SESSION_IDLE_AFTER_S: '2',
     SESSION_DEEP_SLEEP_AFTER_S: '4',
@@ -75,8 +76,10 @@ it('resumes a streamed run whose connection dropped: the rest, exactly, and the 
   const lastId = before.at(-1)?.id ?? '';
   expect(lastId).toMatch(/^proc_[a-f0-9]{16}:\d+:\d+$/);
 
+  // Resumed through the other gateway replica: the output is the node's, not a replica's.
+  const other = new ApiClient({ url: t.stack.urls[1] ?? '' }, account.key);
   const resumed = parseEvents(
-    await (await api.executeStream(sessionId, {}, undefined, { 'last-event-id': lastId })).text(),
+    await (await other.executeStream(sessionId, {}, undefined, { 'last-event-id': lastId })).text(),
   );
   const all = [...before, ...resumed];
   expect(all.map((e) => e.event).slice(-2)).toEqual(['exit', 'result']);
