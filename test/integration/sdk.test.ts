@@ -254,6 +254,20 @@ describe('previews', () => {
   });
 });
 
+/** Sends a request a test proxy received on to the gateway. */
+function forward(req: IncomingMessage, body: Buffer[]): Promise<Response> {
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).filter(
+      ([name]) => !['host', 'content-length', 'connection'].includes(name),
+    ),
+  ) as Record<string, string>;
+  return fetch(`${t.stack.url}${req.url}`, {
+    method: req.method,
+    headers,
+    body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(body),
+  });
+}
+
 /**
  * A proxy in front of the gateway that answers each request from `script` first (a status,
  * or 'lose' for one forwarded whose answer is replaced by a 503), then forwards the rest.
@@ -285,16 +299,7 @@ async function scriptedProxy(
           return;
         }
         forwarded.push(`${req.method} ${req.url}`);
-        const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(
-            ([name]) => !['host', 'content-length', 'connection'].includes(name),
-          ),
-        ) as Record<string, string>;
-        const answer = await fetch(`${t.stack.url}${req.url}`, {
-          method: req.method,
-          headers,
-          body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(body),
-        });
+        const answer = await forward(req, body);
         const text = await answer.text();
         if (planned?.answer === 'lose') {
           res.writeHead(503, { 'retry-after': '0' });
@@ -328,16 +333,7 @@ async function cuttingProxy(cutAfter: number) {
     req.on('end', () => {
       void (async () => {
         seen.push(`${req.method} ${req.url} ${String(req.headers['last-event-id'] ?? '')}`);
-        const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(
-            ([name]) => !['host', 'content-length', 'connection'].includes(name),
-          ),
-        ) as Record<string, string>;
-        const answer = await fetch(`${t.stack.url}${req.url}`, {
-          method: req.method,
-          headers,
-          body: req.method === 'GET' ? undefined : Buffer.concat(body),
-        });
+        const answer = await forward(req, body);
         res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
         const cutting = !cut && (answer.headers.get('content-type') ?? '').includes('event-stream');
         if (cutting) cut = true;
