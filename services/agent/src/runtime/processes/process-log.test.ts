@@ -157,4 +157,17 @@ describe('ProcessLog', () => {
     logs.forget(SESSION);
     expect(logs.list(SESSION)).toEqual([]);
   });
+
+  it('goes on without keeping anything once its session is forgotten under a running run', () => {
+    const logs = new ProcessLogs(root, logger);
+    const log = start(logs, 64);
+    log.append('stdout', Buffer.from('kept'));
+    logs.forget(SESSION);
+    expect(() => {
+      for (let i = 0; i < 10; i += 1) log.append('stdout', Buffer.from('x'.repeat(40)));
+      log.exited({ failure: { code: 'service_unavailable', message: 'gone' } });
+      log.closeOutput();
+    }).not.toThrow();
+    expect(log.position).toEqual({ stdout: 4, stderr: 0 });
+  });
 });

@@ -94,6 +94,8 @@ export class ProcessLog {
   private fd: number | undefined;
   private segmentBytes = 0;
   private end: OutputPosition;
+  /** The files are gone or failed: nothing more is kept (see `safely`). */
+  private broken = false;
   /** Writes input to the running process, while it takes input. */
   input: ((data: Buffer, close: boolean, signal: AbortSignal) => Promise<number>) | undefined;
 
@@ -131,7 +133,7 @@ export class ProcessLog {
   /** A new process's log, its first segment open. */
   static create(dir: string, meta: Omit<ProcessMeta, 'segments'>): ProcessLog {
     const log = new ProcessLog(dir, { ...meta, segments: [] });
-    log.beginSegment(0);
+    log.safely(() => log.beginSegment(0));
     log.save();
     return log;
   }
@@ -147,18 +149,33 @@ export class ProcessLog {
 
   /** Appends one chunk; the position after it. */
   append(stream: OutputStream, data: Buffer): OutputPosition {
-    if (this.fd === undefined || data.length === 0) return this.position;
-    if (this.segmentBytes >= this.meta.capBytes / 2) {
-      this.beginSegment((this.meta.segments.at(-1)?.seq ?? -1) + 1);
-    }
-    const header = Buffer.alloc(HEADER_BYTES);
-    header.writeUInt8(STREAM_BYTE[stream], 0);
-    header.writeUInt32LE(data.length, 1);
-    writeSync(this.fd, Buffer.concat([header, data]));
-    this.segmentBytes += HEADER_BYTES + data.length;
-    this.end = positionAfter(this.end, stream, data.length);
+    if (this.fd === undefined || this.broken || data.length === 0) return this.position;
+    this.safely(() => {
+      if (this.segmentBytes >= this.meta.capBytes / 2) {
+        this.beginSegment((this.meta.segments.at(-1)?.seq ?? -1) + 1);
+      }
+      const header = Buffer.alloc(HEADER_BYTES);
+      header.writeUInt8(STREAM_BYTE[stream], 0);
+      header.writeUInt32LE(data.length, 1);
+      writeSync(this.fd as number, Buffer.concat([header, data]));
+      this.segmentBytes += HEADER_BYTES + data.length;
+      this.end = positionAfter(this.end, stream, data.length);
+    });
     this.events.emit('change');
     return this.position;
+  }
+
+  /**
+   * Runs a step on the log's files; a failure (its session removed under the run, a full
+   * node disk) ends the keeping of this log, never the run or the agent.
+   */
+  private safely(step: () => void): void {
+    if (this.broken) return;
+    try {
+      step();
+    } catch {
+      this.broken = true;
+    }
   }
 
   /** The process exited (or failed after it started): what it ended with is kept. */
@@ -187,10 +204,15 @@ export class ProcessLog {
       this.meta.exitedAt = new Date().toISOString();
     }
     this.input = undefined;
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.closeFile();
     this.save();
     this.events.emit('change');
+  }
+
+  private closeFile(): void {
+    const { fd } = this;
+    this.fd = undefined;
+    if (fd !== undefined) this.safely(() => closeSync(fd));
   }
 
   tookInput(bytes: number): void {
@@ -330,7 +352,7 @@ export class ProcessLog {
   }
 
   private beginSegment(seq: number): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    this.closeFile();
     this.fd = openSync(this.segmentPath(seq), 'a', 0o600);
     this.segmentBytes = 0;
     this.meta.segments.push({ seq, start: this.position });
@@ -353,14 +375,16 @@ export class ProcessLog {
   /** Writes the meta file whole (a crash leaves the old one or the new one). */
   save(): void {
     const path = this.metaPath();
-    writeFileSync(`${path}.tmp`, JSON.stringify(this.meta), { mode: 0o600 });
-    renameSync(`${path}.tmp`, path);
+    this.safely(() => {
+      writeFileSync(`${path}.tmp`, JSON.stringify(this.meta), { mode: 0o600 });
+      renameSync(`${path}.tmp`, path);
+    });
   }
 
-  /** Removes every file of the log. */
+  /** Removes every file of the log; a run still writing to it goes on unlogged. */
   remove(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.closeFile();
+    this.broken = true;
     for (const segment of this.meta.segments)
       rmSync(this.segmentPath(segment.seq), { force: true });
     rmSync(this.metaPath(), { force: true });

@@ -77,7 +77,12 @@ export class ProcessLogs {
   /** A new process's log. */
   start(start: ProcessStart): ProcessLog {
     const dir = join(this.root, start.sessionId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      // The run goes on unlogged (its log marks itself broken on its first write).
+      this.logger.warn({ err, sessionId: start.sessionId }, "cannot keep a run's output");
+    }
     const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
     this.sessions.set(start.sessionId, logs);
     this.prune(logs, 1);

@@ -71,7 +71,15 @@ class Connection {
     const pending = this.pending.get(event.id);
     if (pending === undefined) return;
     if (!FINAL_EVENTS.has(event.ev)) {
-      if (pending.onEvent(event as StreamEvent) === false) this.hold(event.id);
+      let held: boolean | void;
+      try {
+        held = pending.onEvent(event as StreamEvent);
+      } catch (err) {
+        // A consumer's fault is its request's, never the connection's (nor the agent's).
+        this.logger.error({ err }, 'a runner event handler failed');
+        return;
+      }
+      if (held === false) this.hold(event.id);
       return;
     }
     this.pending.delete(event.id);
