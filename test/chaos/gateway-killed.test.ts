@@ -5,14 +5,15 @@ import { createAccountAt, createSession } from '../support/api';
 import { requiredEnv } from '../support/env';
 import { closedPort } from '../support/net';
 import { containerProcesses, startStack, type TestStack } from '../support/stack';
-import { StreamedRun } from '../support/streamed-run';
+import { parseEvents, StreamedRun } from '../support/streamed-run';
 import { ApiClient } from '../support/api-client';
 
 /**
  * The gateway process killed (SIGKILL) in the middle of a streamed run. The policy
- * (docs/reliability.md): the run is stopped as if its client had gone away — a hangup to its
- * process group, its command killed 0.5 s later, `nohup`ed processes kept — because nobody is
- * left to receive its result. The agent sees its gRPC stream cancelled and tells the runner.
+ * (docs/reliability.md, ADR 25): the run goes on as if its client had gone away — it is not
+ * the client's — and its output is kept on its node, so that the client resumes the stream
+ * through a gateway that is up (here the same program started again) and gets the rest and
+ * the result.
  */
 let stack: TestStack;
 let gateway: ChildProcess | undefined;
@@ -63,24 +64,30 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-it('stops the run as if its client left when the gateway dies mid-stream, keeping nohup', async () => {
-  const url = await startGatewayProcess();
-  const { key } = await createAccountAt({ url, adminToken }, 'paid');
-  const sessionId = await createSession(url, key);
-  const response = await new ApiClient({ url }, key).executeStream(sessionId, {
-    command: 'nohup sleep 300 >/dev/null 2>&1 & sleep 0.3; echo started; sleep 299',
+it('keeps the run going when the gateway dies mid-stream; the stream resumes through the next', async () => {
+  const first = await startGatewayProcess();
+  const { key } = await createAccountAt({ url: first, adminToken }, 'paid');
+  const sessionId = await createSession(first, key);
+  const response = await new ApiClient({ url: first }, key).executeStream(sessionId, {
+    command: 'nohup sleep 300 >/dev/null 2>&1 & echo started; sleep 2; echo finished; exit 6',
   });
   const stream = new StreamedRun(response);
   await stream.until('started');
   gateway?.kill('SIGKILL');
-  await stream.rest(); // the connection is cut: nobody is left to answer
+  await stream.rest(); // the connection is cut
+  const lastId = stream.events().at(-1)?.id ?? '';
 
-  let processes: string[] = [];
-  for (let i = 0; i < 50; i += 1) {
-    processes = (await containerProcesses(stack.nodeId, sessionId)).map((p) => p.args);
-    if (!processes.some((p) => p.includes('sleep 299'))) break;
-    await sleep(100);
-  }
-  expect(processes.filter((p) => p.includes('sleep 299'))).toEqual([]);
-  expect(processes.filter((p) => p.includes('sleep 300'))).toHaveLength(1);
+  const processes = (await containerProcesses(stack.nodeId, sessionId)).map((p) => p.args);
+  expect(processes).toContain('sleep 2'); // the run's command, not hung up
+  const next = await startGatewayProcess();
+  const resumed = await new ApiClient({ url: next }, key).executeStream(sessionId, {}, undefined, {
+    'last-event-id': lastId,
+  });
+  const rest = parseEvents(await resumed.text());
+  expect(rest.filter((e) => e.event === 'stdout').map((e) => e.data['data'])).toEqual([
+    'finished\n',
+  ]);
+  expect(rest.at(-1)?.data).toMatchObject({ exitCode: 6, stdout: 'started\nfinished\n' });
+  const after = (await containerProcesses(stack.nodeId, sessionId)).map((p) => p.args);
+  expect(after.filter((p) => p.includes('sleep 300'))).toHaveLength(1);
 });

@@ -136,6 +136,30 @@ it('lets a run whose client went away finish, and keeps its output and exit code
   expect(await marker.text()).toBe('done\n');
 }, 30_000);
 
+it('lets a run held back by a slow client finish once that client went away', async () => {
+  const sessionId = await api.createSession();
+  const abort = new AbortController();
+  // 20 MB: far more than the buffers between the process and a client that stopped reading.
+  const response = await api.executeStream(
+    sessionId,
+    { command: 'head -c 20000000 /dev/zero | tr "\\0" a; echo END' },
+    abort.signal,
+  );
+  await response.body?.getReader().read();
+  await sleep(1000); // the run is held: nobody reads
+  abort.abort();
+  let run: ProcessView | undefined;
+  for (let i = 0; i < 100 && run?.state !== 'exited'; i += 1) {
+    await sleep(100);
+    run = (await processes(sessionId))[0];
+  }
+  expect(run).toMatchObject({ state: 'exited', exitCode: 0, stdoutBytes: 20_000_004 });
+  const tail = await api.get<{ stdout: string }>(
+    `/v1/sessions/${sessionId}/processes/${run?.id}/output?stdoutOffset=19999990`,
+  );
+  expect(tail.body.stdout).toBe('aaaaaaaaaaEND\n');
+}, 30_000);
+
 it('lists runs, and reads one output from an offset, its background output included', async () => {
   const sessionId = await api.createSession();
   const ran = await api.execute(sessionId, {
