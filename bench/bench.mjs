@@ -24,7 +24,7 @@ import {
   writeJson,
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
-import { wakeRows } from './wake.mjs';
+import { keptDiskWakeRows, wakeRows } from './wake.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const CREATE_ROUNDS = Math.min(ROUNDS, 20);
@@ -322,6 +322,23 @@ async function main() {
         await wakeRows(driven, results, { poolSize: POOL_SIZE, rounds: WAKE_ROUNDS });
       } finally {
         await driven.stop();
+      }
+      // Deep sleep keeping the disk (./scripts/up's setting), against the archive rows above.
+      const keeping = await startBenchStack({
+        pool: `${POOL_SIZE}:1024:0.25:1024`,
+        name: 'bench-wake-disk',
+        agentProcess: true,
+        drivenLifecycle: true,
+        agentEnv: { SANDBOX_DEEP_SLEEP: 'disk' },
+      });
+      try {
+        await keptDiskWakeRows(keeping, results, {
+          poolSize: POOL_SIZE,
+          rounds: WAKE_ROUNDS,
+          archived: [...results],
+        });
+      } finally {
+        await keeping.stop();
       }
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));

@@ -47,6 +47,7 @@ export async function startBenchStack({
   gatewayEnv = {},
   agentProcess = false,
   drivenLifecycle = false,
+  agentEnv: extraAgentEnv = {},
 }) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
@@ -65,6 +66,7 @@ export async function startBenchStack({
     BLOB_STORE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-blobs`,
     SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
     SANDBOX_POOL: pool,
+    ...extraAgentEnv,
     // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
     // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
   };

@@ -97,41 +97,88 @@ async function bareUnpack(name, source, scratch, rounds, flags) {
   return row(name, rounds, times);
 }
 
+/**
+ * Sweeps `sessionId` into `expectField` after `waitMs`, then times its next request, `rounds`
+ * times. Only the measured session may be due meanwhile.
+ */
+async function timeWakes(stack, { poolSize, rounds }, sessionId, name, waitMs, expectField) {
+  const times = [];
+  const sweeps = [];
+  for (let i = 0; i < rounds; i += 1) {
+    // The pool refills, then a request starts the delay: counted from before a long wait
+    // for the pool, it could make the session due for the next transition too (deep sleep,
+    // where the row waits for idle).
+    await stack.poolReady(poolSize);
+    await stack.api('/execute', { sessionId, command: 'true' });
+    await sleep(waitMs);
+    const swept = process.hrtime.bigint();
+    const pass = await stack.gateway.sweeper.sweep();
+    sweeps.push(elapsedMs(swept));
+    if (!pass[expectField].includes(sessionId))
+      throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
+    const started = process.hrtime.bigint();
+    await stack.api('/execute', { sessionId, command: 'true' });
+    times.push(elapsedMs(started));
+  }
+  return { wakes: row(name, rounds, times), sweeps };
+}
+
+/** A session filled by `fill` (a shell command); returns its id. */
+async function filledSession(stack, label, fill) {
+  const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+  const filled = JSON.parse(
+    await stack.api('/execute', { sessionId, command: fill, timeout: 300 }),
+  );
+  if (filled.exitCode !== 0) throw new Error(`filling ${label}: ${filled.stderr}`);
+  return sessionId;
+}
+
+/** Workspaces of the kept-disk rows: up to nearly the whole 1 GB disk. */
+const KEPT_DISK_WORKSPACES = [
+  WORKSPACES[1],
+  WORKSPACES[4],
+  { label: '900 MB random', fill: 'head -c 900000000 /dev/urandom > data.bin' },
+];
+
+/**
+ * The wake rows of SANDBOX_DEEP_SLEEP=disk (what ./scripts/up runs): the session's disk stays,
+ * a wake is a new container on it. Each row's baseline is the archive wake of the same
+ * workspace in `archived` (this run's rows), where there is one.
+ */
+export async function keptDiskWakeRows(stack, results, { poolSize, rounds, archived }) {
+  for (const { label, fill } of KEPT_DISK_WORKSPACES) {
+    const sessionId = await filledSession(stack, label, fill);
+    try {
+      const { wakes, sweeps } = await timeWakes(
+        stack,
+        { poolSize, rounds },
+        sessionId,
+        `wake from deep sleep keeping the disk, ${label} workspace`,
+        2100,
+        'slept',
+      );
+      const baseline = archived.find((r) => r.name === `wake from deep sleep, ${label} workspace`);
+      results.push(
+        { ...wakes, ...(baseline === undefined ? {} : { baseline }) },
+        row(`deep sleep keeping the disk (save), ${label} workspace`, rounds, sweeps),
+      );
+    } finally {
+      await stack.deleteSession(sessionId);
+    }
+  }
+}
+
 /** Pushes the wake rows onto `results`. Only the measured session may be due meanwhile. */
 export async function wakeRows(stack, results, { poolSize, rounds }) {
-  /** Sweeps `sessionId` into `expectField` after `waitMs`, then times its next request. */
-  const wake = async (sessionId, name, waitMs, expectField) => {
-    const times = [];
-    const sweeps = [];
-    for (let i = 0; i < rounds; i += 1) {
-      // The pool refills, then a request starts the delay: counted from before a long wait
-      // for the pool, it could make the session due for the next transition too (deep sleep,
-      // where the row waits for idle).
-      await stack.poolReady(poolSize);
-      await stack.api('/execute', { sessionId, command: 'true' });
-      await sleep(waitMs);
-      const swept = process.hrtime.bigint();
-      const pass = await stack.gateway.sweeper.sweep();
-      sweeps.push(elapsedMs(swept));
-      if (!pass[expectField].includes(sessionId))
-        throw new Error(`${name}: session did not go to ${expectField}: ${JSON.stringify(pass)}`);
-      const started = process.hrtime.bigint();
-      await stack.api('/execute', { sessionId, command: 'true' });
-      times.push(elapsedMs(started));
-    }
-    return { wakes: row(name, rounds, times), sweeps };
-  };
+  const wake = (sessionId, name, waitMs, expectField) =>
+    timeWakes(stack, { poolSize, rounds }, sessionId, name, waitMs, expectField);
 
   const scratch = join(stack.agentConfig.workspaceDir, '..', `${stack.nodeId}-baseline`);
   await mkdir(scratch, { recursive: true });
   try {
     for (const [index, { label, fill }] of WORKSPACES.entries()) {
-      const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
+      const sessionId = await filledSession(stack, label, fill);
       try {
-        const filled = JSON.parse(
-          await stack.api('/execute', { sessionId, command: fill, timeout: 300 }),
-        );
-        if (filled.exitCode !== 0) throw new Error(`filling ${label}: ${filled.stderr}`);
         if (index === 0) {
           results.push(
             (await wake(sessionId, 'wake from idle (first request)', 1100, 'idled')).wakes,

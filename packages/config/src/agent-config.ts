@@ -111,6 +111,7 @@ const agentSchema = z
     SANDBOX_POOL: poolSetting,
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
     BLOB_STORE: z.enum(['local', 's3']).default('local'),
+    SANDBOX_DEEP_SLEEP: z.enum(['archive', 'disk']).default('archive'),
     BLOB_STORE_DIR: z.string().default('/var/lib/sandbox-agent/blobs'),
     BLOB_STORE_S3_BUCKET: optionalString(),
     BLOB_STORE_S3_PREFIX: z
@@ -164,6 +165,17 @@ const agentSchema = z
     packageCacheDir: env.PACKAGE_CACHE_DIR,
     /** Where deep-sleeping sessions' workspaces are kept. */
     blobStore: blobStoreSettings(env, ctx),
+    /**
+     * `disk`: a deep sleep keeps the session's own disk on the node (the container goes), so a
+     * wake is a new container on it whatever the workspace's size; only with `loop` disks and
+     * the local blob store (else as `archive`: the workspace archived to the blob store).
+     */
+    deepSleep:
+      env.SANDBOX_DEEP_SLEEP === 'disk' &&
+      env.SANDBOX_DISK_QUOTA === 'loop' &&
+      env.BLOB_STORE === 'local'
+        ? ('disk' as const)
+        : ('archive' as const),
     /** The local blob store's directory; with `s3`, where archives are staged on their way. */
     blobStoreDir: env.BLOB_STORE_DIR,
     npmCommand: env.NPM_COMMAND,

@@ -11,6 +11,7 @@ const config: ContainerConfig = {
   extraCaCertsPath: undefined,
   pidsLimit: 256,
   nofileLimit: 1024,
+  deepSleep: 'archive' as const,
 };
 
 const spec: SandboxSpec = {

@@ -18,6 +18,7 @@ export type ContainerConfig = Pick<
   | 'extraCaCertsPath'
   | 'pidsLimit'
   | 'nofileLimit'
+  | 'deepSleep'
 >;
 
 /** The labels of a session's container and workspace: whose it is, and on which node. */

@@ -223,3 +223,50 @@ describe('transitions of one session', () => {
     );
   });
 });
+
+describe('deep sleep that keeps the disk (SANDBOX_DEEP_SLEEP=disk)', () => {
+  const keeping = (): Doubles => {
+    const d = doubles();
+    return { ...d, config: { ...d.config, deepSleep: 'disk' } };
+  };
+
+  it('removes the container only: the disk stays, a manifest says so', async () => {
+    const d = keeping();
+    await running(d, 'ses_1');
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100, inUse: false });
+    expect(d.journal).toEqual([
+      'container.pause ses_1',
+      'blob.keepDisk ses_1',
+      'runner.close ses_1',
+      'container.remove ses_1',
+    ]);
+    expect(d.workspaces.disks.has('ses_1')).toBe(true);
+    // Asked again (idempotent): the same answer, nothing done.
+    d.journal.length = 0;
+    expect(await hibernateSandbox(d, 'ses_1')).toMatchObject({ filesCount: 3, inUse: false });
+    expect(d.journal).toEqual([]);
+  });
+
+  it('wakes as a new container on the kept disk: nothing unpacked, nothing destroyed', async () => {
+    const d = keeping();
+    await running(d, 'ses_1');
+    await hibernateSandbox(d, 'ses_1');
+    d.journal.length = 0;
+    const info = await restoreSandbox(d, sandboxSpec('ses_1'));
+    expect(info).toMatchObject({ sessionId: 'ses_1', status: 'running' });
+    expect(d.journal).not.toContain('blob.restore ses_1');
+    expect(d.journal).not.toContain('workspace.destroy ses_1');
+    expect(d.journal).toContain('container.create ses_1');
+    expect(d.blobs.saved.has('ses_1')).toBe(false);
+    expect(d.workspaces.disks.has('ses_1')).toBe(true);
+  });
+
+  it('removes the kept disk with the session', async () => {
+    const d = keeping();
+    await running(d, 'ses_1');
+    await hibernateSandbox(d, 'ses_1');
+    await destroySandbox(d, 'ses_1');
+    expect(d.workspaces.disks.has('ses_1')).toBe(false);
+    expect(await d.blobs.manifest('ses_1')).toBeUndefined();
+  });
+});

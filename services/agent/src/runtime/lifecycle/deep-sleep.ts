@@ -2,7 +2,7 @@ import { AppError } from '@sandbox/errors';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
 import { ensureRunning } from './heal';
 import type { LifecycleDeps } from './lifecycle-deps';
-import { removeSandbox } from './remove-sandbox';
+import { removeContainer, removeSandbox } from './remove-sandbox';
 import { restoreSaved } from './restore-saved';
 import { inUse, type TransitionGuard } from './transition-guard';
 import { findSandbox, inspectSandbox } from './sandbox-info';
@@ -17,7 +17,8 @@ export interface Hibernated {
 const LEFT_IN_USE: Hibernated = { filesCount: 0, bytes: 0, inUse: true };
 
 /**
- * Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. Not while
+ * Deep sleep: saves the workspace, verifies it, removes the sandbox (with SANDBOX_DEEP_SLEEP
+ * =disk: keeps the session's disk, removes the container). Idempotent. Not while
  * `guard` says the session is in use; a request that comes while the workspace is saved (it
  * waits for the frozen sandbox) cancels the sleep: the copy goes, the sandbox thaws.
  */
@@ -46,16 +47,22 @@ export function hibernateSandbox(
         retryAfter: 30,
       });
     }
+    const keepDisk = deps.config.deepSleep === 'disk';
+    const source = await deps.workspaces.hostPath(sessionId);
     const saved = overtaken()
       ? undefined
-      : await deps.blobs.save(sessionId, await deps.workspaces.hostPath(sessionId));
+      : keepDisk
+        ? await deps.blobs.keepDisk(sessionId, source)
+        : await deps.blobs.save(sessionId, source);
     if (saved === undefined || overtaken()) {
       deps.logger.info({ sessionId }, 'a request came while going to deep sleep: left awake');
       if (saved !== undefined) await deps.blobs.remove(sessionId);
       await deps.containers.unpause(info.id);
       return LEFT_IN_USE;
     }
-    await removeSandbox(deps, lock);
+    // A kept disk stays (mounted): the next wake is a new container on it.
+    if (keepDisk) await removeContainer(deps, lock);
+    else await removeSandbox(deps, lock);
     guard?.use.forget(sessionId);
     deps.logger.info({ sessionId, ...saved }, 'sandbox in deep sleep');
     return { filesCount: saved.filesCount, bytes: saved.bytes, inUse: false };

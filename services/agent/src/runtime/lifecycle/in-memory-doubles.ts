@@ -226,6 +226,13 @@ export class FakeBlobs implements SavedWorkspaces {
     return Promise.resolve(manifest);
   }
 
+  keepDisk(sessionId: string): Promise<ArchiveManifest> {
+    this.journal.push(`blob.keepDisk ${sessionId}`);
+    const manifest = { sha256: '', bytes: 100, filesCount: 3, format: 'disk' as const };
+    this.saved.set(sessionId, manifest);
+    return Promise.resolve(manifest);
+  }
+
   /** When set, restores fail with it (after the journal entry). */
   failRestore: Error | undefined;
 
@@ -316,6 +323,7 @@ export const testConfig: ContainerConfig = {
   extraCaCertsPath: undefined,
   pidsLimit: 256,
   nofileLimit: 1024,
+  deepSleep: 'archive',
 };
 
 export function sandboxSpec(sessionId: string, cpu = 1): SandboxSpec {

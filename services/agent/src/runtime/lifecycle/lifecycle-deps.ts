@@ -11,6 +11,8 @@ export interface SavedWorkspaces {
   manifest(sessionId: string): Promise<ArchiveManifest | undefined>;
   /** Archives `source` (a workspace on the host) and verifies what was stored. */
   save(sessionId: string, source: string): Promise<ArchiveManifest>;
+  /** Records that the session's own disk (`source`) is kept as its saved workspace. */
+  keepDisk(sessionId: string, source: string): Promise<ArchiveManifest>;
   /** Unpacks the saved workspace into `target`. */
   restore(sessionId: string, target: string): Promise<ArchiveManifest>;
   /** Deletes the manifest only: the session has no saved copy from then on. */

@@ -3,7 +3,7 @@ import { sandboxLabels } from '../docker/container-spec';
 import type { SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
 import { claimPooled } from './claim-pooled';
-import { createSandbox } from './create-sandbox';
+import { createSandbox, rebuildSandbox } from './create-sandbox';
 import type { LifecycleDeps } from './lifecycle-deps';
 
 /**
@@ -20,12 +20,15 @@ export async function restoreSaved(
   if (saved === undefined) {
     throw new AppError('session_not_found', 'No saved workspace for this session');
   }
-  // The workspace first (so that no process sees it half-restored), then the container: a
-  // pool member's workspace is filled before it takes the session's name.
+  // A kept disk: a new container on it (a failed start leaves the disk). Else the workspace
+  // first (so that no process sees it half-restored), then the container: a pool member's
+  // workspace is filled before it takes the session's name.
   const info =
-    (await claimPooled(deps, lock, spec, async (member) => {
-      await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(member.slot));
-    })) ?? (await restoreCold(deps, lock, spec));
+    saved.format === 'disk'
+      ? await rebuildSandbox(deps, lock, spec)
+      : ((await claimPooled(deps, lock, spec, async (member) => {
+          await deps.blobs.restore(sessionId, await deps.workspaces.hostPath(member.slot));
+        })) ?? (await restoreCold(deps, lock, spec)));
   // The wake is done once no manifest names the saved copy. The archive is garbage from then
   // on: it is deleted after the answer (unlinking 100 MB takes ~70 ms here), under the lock,
   // so before any later step of the session; a copy left by a failure or a crash goes with

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -20,11 +20,16 @@ import {
 import { isSessionId } from '@sandbox/contract';
 
 export interface ArchiveManifest {
+  /** Of the archive; empty for a kept disk. */
   sha256: string;
+  /** Of the archive; for a kept disk, what its files take on it. */
   bytes: number;
   filesCount: number;
-  /** How the archive is compressed. Absent in manifests written before zstd: gzip. */
-  format?: ArchiveFormat;
+  /**
+   * How the archive is compressed (absent in manifests written before zstd: gzip); `disk`:
+   * no archive, the session's own disk was kept on the node (SANDBOX_DEEP_SLEEP=disk).
+   */
+  format?: ArchiveFormat | 'disk';
 }
 
 function checkedSessionId(sessionId: string): string {
@@ -46,10 +51,11 @@ function parseManifest(text: string): ArchiveManifest {
     throw unreadable(err);
   }
   const { sha256, bytes, filesCount, format } = (value ?? {}) as Record<string, unknown>;
+  const disk = format === 'disk';
   if (
-    (format !== undefined && !ARCHIVE_FORMATS.includes(format as ArchiveFormat)) ||
+    (format !== undefined && !disk && !ARCHIVE_FORMATS.includes(format as ArchiveFormat)) ||
     typeof sha256 !== 'string' ||
-    !/^[0-9a-f]{64}$/.test(sha256) ||
+    !(disk ? sha256 === '' : /^[0-9a-f]{64}$/.test(sha256)) ||
     typeof bytes !== 'number' ||
     !Number.isSafeInteger(bytes) ||
     typeof filesCount !== 'number' ||
@@ -61,15 +67,20 @@ function parseManifest(text: string): ArchiveManifest {
     sha256,
     bytes,
     filesCount,
-    ...(format === undefined ? {} : { format: format as ArchiveFormat }),
+    ...(format === undefined ? {} : { format: format as ArchiveFormat | 'disk' }),
   };
 }
 
 const unpackFailed = (cause: unknown) =>
   new AppError('internal_error', 'The saved workspace could not be unpacked', { cause });
 
-/** The format of the archive `manifest` names. */
-const formatOf = (manifest: ArchiveManifest): ArchiveFormat => manifest.format ?? 'tar.gz';
+/** The format of the archive `manifest` names (none for a kept disk). */
+function formatOf(manifest: ArchiveManifest): ArchiveFormat {
+  if (manifest.format === 'disk') {
+    throw new AppError('internal_error', 'A kept disk has no archive to restore');
+  }
+  return manifest.format ?? 'tar.gz';
+}
 
 /** Reads `body` to its end, into `sink` if given: the bytes' sha256 and count. */
 async function digest(body: Readable, sink?: Writable): Promise<{ sha256: string; bytes: number }> {
@@ -146,6 +157,25 @@ export class BlobStore {
     } finally {
       await this.removeStagingFiles(sessionId);
     }
+  }
+
+  /**
+   * Deep sleep that keeps the session's disk (`source`'s filesystem) on the node: only a
+   * manifest saying so, with what the disk holds; older archives of the session go.
+   */
+  async keepDisk(sessionId: string, source: string): Promise<ArchiveManifest> {
+    const manifest = manifestKey(sessionId);
+    const usage = await statfs(source);
+    const result: ArchiveManifest = {
+      sha256: '',
+      bytes: (usage.blocks - usage.bfree) * usage.bsize,
+      filesCount: await countFiles(source),
+      format: 'disk',
+    };
+    await this.objects.delete(manifest);
+    await this.deleteArchives(sessionId);
+    await this.objects.putText(manifest, JSON.stringify(result));
+    return result;
   }
 
   /** Rejects unless the object `archive` has exactly the bytes described by `expected`. */
