@@ -329,7 +329,7 @@ async function main() {
         name: 'bench-wake-disk',
         agentProcess: true,
         drivenLifecycle: true,
-        agentEnv: { SANDBOX_DEEP_SLEEP: 'disk' },
+        agentEnv: { SANDBOX_DEEP_SLEEP: 'disk', SANDBOX_DEEP_SLEEP_DISK_MIN_MB: '0' },
       });
       try {
         await keptDiskWakeRows(keeping, results, {

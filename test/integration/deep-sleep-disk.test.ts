@@ -15,7 +15,8 @@ import { useStack } from '../support/use-stack';
 const CYCLES = 3;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const t = useStack({
-  agentEnv: { SANDBOX_DEEP_SLEEP: 'disk' },
+  // Kept from 16 MB in use: the 30 MB workspace below is kept, an empty one is archived.
+  agentEnv: { SANDBOX_DEEP_SLEEP: 'disk', SANDBOX_DEEP_SLEEP_DISK_MIN_MB: '16' },
   gatewayEnv: {
     SESSION_IDLE_AFTER_S: '1',
     SESSION_DEEP_SLEEP_AFTER_S: '2',
@@ -62,6 +63,17 @@ it(`keeps the disk through ${CYCLES} deep-sleep cycles, every byte back`, async 
     expected = changed.body.stdout;
   }
   process.stdout.write(`deep sleep keeping the disk: wakes ${wakes.join(', ')} ms\n`);
+  // A workspace under the threshold goes to the blob store as an archive.
+  const small = await api.createSession();
+  await api.execute(small, { command: 'echo small > a.txt' });
+  await untilDeepSleep(api, small);
+  const smallManifest = join(t.stack.agentConfig.blobStoreDir, `${small}.json`);
+  for (let i = 0; i < 100 && !existsSync(smallManifest); i += 1) await sleep(100);
+  expect(JSON.parse(readFileSync(smallManifest, 'utf8'))).toMatchObject({
+    format: expect.stringMatching(/^tar/),
+  });
+  const smallBack = await api.execute<{ stdout: string }>(small, { command: 'cat a.txt' });
+  expect(smallBack.body.stdout).toBe('small\n');
   // Deleted while asleep: the kept disk goes with it.
   await untilDeepSleep(api, sessionId);
   expect((await api.deleteSession(sessionId)).status).toBe(200);

@@ -112,6 +112,7 @@ const agentSchema = z
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
     BLOB_STORE: z.enum(['local', 's3']).default('local'),
     SANDBOX_DEEP_SLEEP: z.enum(['archive', 'disk']).default('archive'),
+    SANDBOX_DEEP_SLEEP_DISK_MIN_MB: intVar(128, 0, 1_048_576),
     BLOB_STORE_DIR: z.string().default('/var/lib/sandbox-agent/blobs'),
     BLOB_STORE_S3_BUCKET: optionalString(),
     BLOB_STORE_S3_PREFIX: z
@@ -176,6 +177,7 @@ const agentSchema = z
       env.BLOB_STORE === 'local'
         ? ('disk' as const)
         : ('archive' as const),
+    deepSleepDiskMinBytes: env.SANDBOX_DEEP_SLEEP_DISK_MIN_MB * 1024 * 1024,
     /** The local blob store's directory; with `s3`, where archives are staged on their way. */
     blobStoreDir: env.BLOB_STORE_DIR,
     npmCommand: env.NPM_COMMAND,

@@ -12,6 +12,7 @@ const config: ContainerConfig = {
   pidsLimit: 256,
   nofileLimit: 1024,
   deepSleep: 'archive' as const,
+  deepSleepDiskMinBytes: 0,
 };
 
 const spec: SandboxSpec = {

@@ -19,6 +19,7 @@ export type ContainerConfig = Pick<
   | 'pidsLimit'
   | 'nofileLimit'
   | 'deepSleep'
+  | 'deepSleepDiskMinBytes'
 >;
 
 /** The labels of a session's container and workspace: whose it is, and on which node. */

@@ -261,6 +261,19 @@ describe('deep sleep that keeps the disk (SANDBOX_DEEP_SLEEP=disk)', () => {
     expect(d.workspaces.disks.has('ses_1')).toBe(true);
   });
 
+  it('archives a workspace smaller than the threshold (it wakes sooner onto a pool member)', async () => {
+    const d = keeping();
+    const small = { ...d, config: { ...d.config, deepSleepDiskMinBytes: 1000 } };
+    await running(small, 'ses_1');
+    await hibernateSandbox(small, 'ses_1');
+    expect(small.journal).toContain('blob.save ses_1');
+    expect(small.journal).toContain('workspace.destroy ses_1');
+    d.blobs.inUse = 1000;
+    await running(d, 'ses_2');
+    await hibernateSandbox(small, 'ses_2');
+    expect(small.journal).toContain('blob.keepDisk ses_2');
+  });
+
   it('removes the kept disk with the session', async () => {
     const d = keeping();
     await running(d, 'ses_1');

@@ -18,7 +18,8 @@ const LEFT_IN_USE: Hibernated = { filesCount: 0, bytes: 0, inUse: true };
 
 /**
  * Deep sleep: saves the workspace, verifies it, removes the sandbox (with SANDBOX_DEEP_SLEEP
- * =disk: keeps the session's disk, removes the container). Idempotent. Not while
+ * =disk and a workspace past SANDBOX_DEEP_SLEEP_DISK_MIN_MB: keeps the session's disk, removes
+ * the container). Idempotent. Not while
  * `guard` says the session is in use; a request that comes while the workspace is saved (it
  * waits for the frozen sandbox) cancels the sleep: the copy goes, the sandbox thaws.
  */
@@ -47,8 +48,10 @@ export function hibernateSandbox(
         retryAfter: 30,
       });
     }
-    const keepDisk = deps.config.deepSleep === 'disk';
     const source = await deps.workspaces.hostPath(sessionId);
+    const keepDisk =
+      deps.config.deepSleep === 'disk' &&
+      (await deps.blobs.bytesInUse(source)) >= deps.config.deepSleepDiskMinBytes;
     const saved = overtaken()
       ? undefined
       : keepDisk

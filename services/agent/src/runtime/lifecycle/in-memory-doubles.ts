@@ -226,6 +226,13 @@ export class FakeBlobs implements SavedWorkspaces {
     return Promise.resolve(manifest);
   }
 
+  /** What `bytesInUse` answers. */
+  inUse = 100;
+
+  bytesInUse(): Promise<number> {
+    return Promise.resolve(this.inUse);
+  }
+
   keepDisk(sessionId: string): Promise<ArchiveManifest> {
     this.journal.push(`blob.keepDisk ${sessionId}`);
     const manifest = { sha256: '', bytes: 100, filesCount: 3, format: 'disk' as const };
@@ -324,6 +331,7 @@ export const testConfig: ContainerConfig = {
   pidsLimit: 256,
   nofileLimit: 1024,
   deepSleep: 'archive',
+  deepSleepDiskMinBytes: 0,
 };
 
 export function sandboxSpec(sessionId: string, cpu = 1): SandboxSpec {

@@ -11,6 +11,8 @@ export interface SavedWorkspaces {
   manifest(sessionId: string): Promise<ArchiveManifest | undefined>;
   /** Archives `source` (a workspace on the host) and verifies what was stored. */
   save(sessionId: string, source: string): Promise<ArchiveManifest>;
+  /** Bytes in use on the filesystem of `source` (a workspace on the host). */
+  bytesInUse(source: string): Promise<number>;
   /** Records that the session's own disk (`source`) is kept as its saved workspace. */
   keepDisk(sessionId: string, source: string): Promise<ArchiveManifest>;
   /** Unpacks the saved workspace into `target`. */

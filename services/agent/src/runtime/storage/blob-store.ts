@@ -159,16 +159,21 @@ export class BlobStore {
     }
   }
 
+  /** Bytes in use on the filesystem of `source`. */
+  async bytesInUse(source: string): Promise<number> {
+    const usage = await statfs(source);
+    return (usage.blocks - usage.bfree) * usage.bsize;
+  }
+
   /**
    * Deep sleep that keeps the session's disk (`source`'s filesystem) on the node: only a
    * manifest saying so, with what the disk holds; older archives of the session go.
    */
   async keepDisk(sessionId: string, source: string): Promise<ArchiveManifest> {
     const manifest = manifestKey(sessionId);
-    const usage = await statfs(source);
     const result: ArchiveManifest = {
       sha256: '',
-      bytes: (usage.blocks - usage.bfree) * usage.bsize,
+      bytes: await this.bytesInUse(source),
       filesCount: await countFiles(source),
       format: 'disk',
     };
