@@ -47,11 +47,16 @@ export const LOADER_OPTIONS: protoLoader.Options = {
 };
 
 let cached: ProtoGrpcType | undefined;
+let definition: protoLoader.PackageDefinition | undefined;
+
+/** The `agent.v1` package as proto-loader reads it (for server reflection). */
+export function agentPackageDefinition(): protoLoader.PackageDefinition {
+  definition ??= protoLoader.loadSync('agent/v1/agent.proto', LOADER_OPTIONS);
+  return definition;
+}
 
 /** The loaded `agent.v1` package, typed by the generated types. */
 export function loadAgentProto(): ProtoGrpcType {
-  cached ??= grpc.loadPackageDefinition(
-    protoLoader.loadSync('agent/v1/agent.proto', LOADER_OPTIONS),
-  ) as unknown as ProtoGrpcType;
+  cached ??= grpc.loadPackageDefinition(agentPackageDefinition()) as unknown as ProtoGrpcType;
   return cached;
 }
