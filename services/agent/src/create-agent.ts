@@ -1,13 +1,10 @@
 import { createServer, type AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { Periodic } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
-import { agentPackageDefinition } from '@sandbox/proto';
 import { addAgentService } from './grpc/agent-service';
+import { addStandardServices } from './grpc/standard-services';
 import { createPreviewServer } from './preview/preview-server';
 import type { SandboxRuntime } from './runtime/sandbox-runtime';
 
@@ -27,9 +24,6 @@ export interface RunningAgent {
 
 export const AGENT_VERSION = '0.1.0';
 
-/** The Agent service's full name, as health checks and reflection name it. */
-export const AGENT_SERVICE = 'agent.v1.Agent';
-
 /** Prepares the runtime and serves the Agent gRPC service. */
 export async function startAgent({ config, logger, runtime }: AgentDeps): Promise<RunningAgent> {
   await runtime.prepare();
@@ -48,14 +42,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     previewAddress,
     internalToken: config.internalToken,
   });
-  // The standard health service (grpc_health_probe, Kubernetes gRPC probes) and server
-  // reflection (grpcurl): neither needs the internal token, neither tells a secret.
-  const health = new HealthImplementation({ '': 'SERVING', [AGENT_SERVICE]: 'SERVING' });
-  health.addToServer(server);
-  new ReflectionService({
-    ...agentPackageDefinition(),
-    ...loadSync(healthProtoPath),
-  }).addToServer(server);
+  const health = addStandardServices(server);
   // Our own listener, so that every gRPC socket has Nagle off (grpc-js's own does not): a
   // run's output is many small writes, each of which must leave at once.
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
@@ -83,9 +70,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     address,
     previewAddress,
     async stop() {
-      // Probes see it go first, while calls under way finish.
-      health.setStatus('', 'NOT_SERVING');
-      health.setStatus(AGENT_SERVICE, 'NOT_SERVING');
+      health.stopping();
       await reconciler.stop();
       await runtime.stop?.();
       await new Promise<void>((resolve) => {
