@@ -9,6 +9,7 @@ import { authenticate, requireScope } from './auth/authenticate';
 import { tokenAuth } from './auth/token-auth';
 import type { ExecuteService } from './execute/execute-service';
 import type { FilesService } from './files/files-service';
+import { readinessRoute, type ReadinessCheck } from './http/readiness';
 import type { ProcessesService } from './processes/processes-service';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestContext } from './http/request-context';
@@ -56,6 +57,8 @@ export interface AppDeps {
   adminToken: string | undefined;
   internalToken: string | undefined;
   bodyLimitBytes: number;
+  /** What /readyz asks (Postgres, Redis). */
+  readiness: readonly ReadinessCheck[];
 }
 
 /** Builds the gateway's HTTP app from its dependencies. No I/O happens here. */
@@ -71,6 +74,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  app.get('/readyz', readinessRoute(deps.readiness));
 
   app.use('/admin/v1', tokenAuth(deps.adminToken, 'ADMIN_TOKEN'), json, adminRouter(deps.accounts));
   app.get(

@@ -248,6 +248,10 @@ export async function startGateway({
     adminToken: config.adminToken,
     internalToken: config.internalToken,
     bodyLimitBytes: config.bodyLimitBytes,
+    readiness: [
+      { name: 'postgres', check: () => db.query('SELECT 1') },
+      { name: 'redis', check: () => rateLimiter.ping() },
+    ],
   });
   const { server, url } = await listen(app, config);
   const closeTerminals = attachTerminalSockets(server, {

@@ -9,6 +9,10 @@ export class MemoryRateLimiter implements RateLimiter {
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  ping(): Promise<void> {
+    return Promise.resolve();
+  }
+
   consume(key: string, limit: number, windowMs: number): Promise<RateDecision> {
     const nowMs = this.now();
     const stamps = (this.windows.get(key) ?? []).filter((t) => t > nowMs - windowMs);

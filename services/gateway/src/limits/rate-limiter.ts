@@ -12,6 +12,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request against `key`'s budget of `limit` per `windowMs`. */
   consume(key: string, limit: number, windowMs: number): Promise<RateDecision>;
+  /** Resolves when the store the budgets are counted in answers (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

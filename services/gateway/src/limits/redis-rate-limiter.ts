@@ -50,6 +50,10 @@ export class RedisRateLimiter implements RateLimiter {
     redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
   }
 
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   /** Redis out of reach is 503 service_unavailable (storage-errors.ts). */
   async consume(key: string, limit: number, windowMs: number): Promise<RateDecision> {
     const [allowed, count, oldest, newest, now] = await callingStorage(() =>
