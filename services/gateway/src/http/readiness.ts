@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 /** One dependency a gateway needs to serve requests, and how to ask it. */
 export interface ReadinessCheck {
   name: string;
-  check(): Promise<unknown>;
+  check: () => Promise<unknown>;
 }
 
 /** How long each dependency gets to answer. */
