@@ -1,6 +1,6 @@
 import { base64 } from './files.js';
 import type { HttpClient } from './http.js';
-import { serverSentEvents } from './sse.js';
+import { resumingEvents } from './sse.js';
 import type { KillResult, OutputEvent, ProcessInfo, ProcessOutput, StdinResult } from './types.js';
 
 export interface ProcessCallOptions {
@@ -74,43 +74,39 @@ export class Processes {
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    let lastEventId: string | undefined;
+    const open = async (lastEventId: string | undefined): Promise<Response | undefined> => {
+      const response = await this.http.send({
+        method: 'GET',
+        path: this.path(ref, '/output'),
+        query:
+          lastEventId === undefined
+            ? { stdoutOffset: options.stdoutOffset, stderrOffset: options.stderrOffset }
+            : {},
+        headers: {
+          accept: 'text/event-stream',
+          ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+        },
+        signal: controller.signal,
+        retry: 'safe',
+      });
+      return response.status === 204 ? undefined : response;
+    };
     try {
-      for (let resumes = 0; resumes <= MAX_RESUMES; resumes += 1) {
-        const response = await this.http.send({
-          method: 'GET',
-          path: this.path(ref, '/output'),
-          query:
-            lastEventId === undefined
-              ? { stdoutOffset: options.stdoutOffset, stderrOffset: options.stderrOffset }
-              : {},
-          headers: {
-            accept: 'text/event-stream',
-            ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
-          },
-          signal: controller.signal,
-          retry: 'safe',
-        });
-        if (response.status === 204 || response.body === null) return;
-        try {
-          for await (const message of serverSentEvents(response.body)) {
-            if (message.id !== undefined && message.id !== '') lastEventId = message.id;
-            const data = JSON.parse(message.data) as Record<string, unknown>;
-            if (message.event === 'stdout' || message.event === 'stderr') {
-              yield { type: message.event, data: data.data as string };
-            } else if (message.event === 'gap') {
-              yield { type: 'gap', stdout: data.stdout as number, stderr: data.stderr as number };
-            } else if (message.event === 'end') {
-              yield { type: 'end', process: data as unknown as ProcessInfo };
-              return;
-            }
-          }
-        } catch (err) {
-          if (controller.signal.aborted) throw err;
-          // The connection dropped: resumed from the last event.
+      for await (const message of resumingEvents(open, {
+        maxResumes: MAX_RESUMES,
+        aborted: () => controller.signal.aborted,
+        exhausted: () => new Error('The output stream kept dropping'),
+      })) {
+        const data = JSON.parse(message.data) as Record<string, unknown>;
+        if (message.event === 'stdout' || message.event === 'stderr') {
+          yield { type: message.event, data: data.data as string };
+        } else if (message.event === 'gap') {
+          yield { type: 'gap', stdout: data.stdout as number, stderr: data.stderr as number };
+        } else if (message.event === 'end') {
+          yield { type: 'end', process: data as unknown as ProcessInfo };
+          return;
         }
       }
-      throw new Error('The output stream kept dropping');
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
       controller.abort();

@@ -9,7 +9,7 @@ import {
   type ClientOptions,
   type RequestSpec,
 } from './http.js';
-import { serverSentEvents } from './sse.js';
+import { resumingEvents } from './sse.js';
 import type {
   CreateSessionBody,
   ExecuteBody,
@@ -304,7 +304,6 @@ class RunStream {
   private readonly controller = new AbortController();
   private pid: number | undefined;
   private processId: string | undefined;
-  private lastEventId: string | undefined;
   private requestId: string | undefined;
   private abortReason: unknown;
   private aborted = false;
@@ -333,36 +332,46 @@ class RunStream {
   }
 
   async *messages(body: ExecuteBody): AsyncGenerator<EventSourceMessage> {
-    let response = await this.open({ json: body, retry: 'refused' });
-    for (let resumes = 0; ; resumes += 1) {
-      if (response.body === null) break;
-      try {
-        for await (const message of serverSentEvents(response.body)) {
-          if (message.id !== undefined && message.id !== '') this.lastEventId = message.id;
-          yield message;
-        }
-      } catch {
-        if (this.aborted) throw this.abortError();
-        // The connection dropped: resumed below.
-      }
-      if (this.aborted) throw this.abortError();
-      const resumeAt =
-        this.lastEventId ?? (this.processId === undefined ? undefined : `${this.processId}:0:0`);
-      if (resumeAt === undefined || !/^proc_/.test(resumeAt) || resumes >= MAX_RESUMES) break;
-      await sleepFor(retryDelayMs(resumes));
-      response = await this.open({
-        json: { sessionId: this.sessionId, stream: true },
-        headers: { 'last-event-id': resumeAt },
-        retry: 'safe',
+    const ended = () =>
+      new SandboxError({
+        code: 'network_error',
+        status: 0,
+        message: 'The run stream ended before its result',
+        ...this.context(),
       });
-      if (response.status === 204) break; // the stream had ended (its result was sent)
+    try {
+      yield* resumingEvents((lastEventId, resumes) => this.reopen(body, lastEventId, resumes), {
+        maxResumes: MAX_RESUMES,
+        aborted: () => this.aborted,
+        exhausted: ended,
+      });
+    } catch (err) {
+      throw this.aborted ? this.abortError() : err;
     }
-    throw new SandboxError({
-      code: 'network_error',
-      status: 0,
-      message: 'The run stream ended before its result',
-      ...this.context(),
+    throw ended();
+  }
+
+  /**
+   * The run's first request, or a reconnect after the last event received (the process id
+   * from the headers when no event came yet); undefined when there is nothing to resume.
+   */
+  private async reopen(
+    body: ExecuteBody,
+    lastEventId: string | undefined,
+    resumes: number,
+  ): Promise<Response | undefined> {
+    if (resumes === 0) return this.open({ json: body, retry: 'refused' });
+    if (this.aborted) throw this.abortError();
+    const resumeAt =
+      lastEventId ?? (this.processId === undefined ? undefined : `${this.processId}:0:0`);
+    if (resumeAt === undefined || !/^proc_/.test(resumeAt)) return undefined;
+    await sleepFor(retryDelayMs(resumes - 1));
+    const response = await this.open({
+      json: { sessionId: this.sessionId, stream: true },
+      headers: { 'last-event-id': resumeAt },
+      retry: 'safe',
     });
+    return response.status === 204 ? undefined : response; // 204: its result was sent
   }
 
   /** The caller's abort reason, as an error to throw. */

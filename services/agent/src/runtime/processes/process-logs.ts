@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
@@ -149,17 +149,5 @@ export class ProcessLogs {
         logs.delete(log.meta.id);
       }
     });
-  }
-
-  /** Bytes the logs take on disk (for tests and operators). */
-  diskBytes(sessionId: string): number {
-    const dir = join(this.root, sessionId);
-    let total = 0;
-    try {
-      for (const name of readdirSync(dir)) total += statSync(join(dir, name)).size;
-    } catch {
-      return 0;
-    }
-    return total;
   }
 }
