@@ -1,11 +1,8 @@
 import Ajv2020 from 'ajv/dist/2020';
-import { loadGatewayConfig } from '@sandbox/config';
-import { startGateway, type RunningGateway } from '@sandbox/gateway';
+import type { RunningGateway } from '@sandbox/gateway';
 import { call, createAccount, type ApiResponse, type TestAccount } from '../support/api';
-import { requiredEnv } from '../support/env';
-import { closedPort } from '../support/net';
 import { slowRuntime } from '../support/slow-runtime';
-import { startStack, type TestStack } from '../support/stack';
+import { startCutOffGateway, startStack, type TestStack } from '../support/stack';
 import WebSocket from 'ws';
 
 /**
@@ -78,26 +75,8 @@ beforeAll(async () => {
     gatewayEnv: { SESSION_OP_TIMEOUT_MS: '1000', BODY_LIMIT_MB: '1', PROCESS_STDIN_WAIT_MS: '500' },
     runtime,
   });
-  noAgent = await startGateway({
-    config: loadGatewayConfig({
-      GATEWAY_PORT: '0',
-      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
-      REDIS_URL: requiredEnv('TEST_REDIS_URL'),
-      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
-    }),
-    logger: stack.logger,
-    schema: stack.schema,
-  });
-  noRedis = await startGateway({
-    config: loadGatewayConfig({
-      GATEWAY_PORT: '0',
-      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
-      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
-      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
-    }),
-    logger: stack.logger,
-    schema: stack.schema,
-  });
+  noAgent = await startCutOffGateway(stack, { redis: true });
+  noRedis = await startCutOffGateway(stack, { redis: false });
   const served = await call<OpenApiDoc>(`${stack.url}/v1/openapi.json`);
   expect(served.status).toBe(200);
   doc = served.body;

@@ -1,8 +1,6 @@
-import { loadGatewayConfig } from '@sandbox/config';
-import { startGateway, type RunningGateway } from '@sandbox/gateway';
+import type { RunningGateway } from '@sandbox/gateway';
 import { call } from '../support/api';
-import { requiredEnv } from '../support/env';
-import { closedPort } from '../support/net';
+import { startCutOffGateway } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -26,16 +24,7 @@ it('is ready when Postgres and Redis answer', async () => {
 });
 
 it('says not ready, soon and without detail, when Redis is out of reach', async () => {
-  noRedis = await startGateway({
-    config: loadGatewayConfig({
-      GATEWAY_PORT: '0',
-      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
-      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
-      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
-    }),
-    logger: t.stack.logger,
-    schema: t.stack.schema,
-  });
+  noRedis = await startCutOffGateway(t.stack, { redis: false });
   const started = Date.now();
   const answer = await call(`${noRedis.url}/readyz`);
   expect(Date.now() - started).toBeLessThan(3000);

@@ -21,6 +21,7 @@ import { startEdgeProxy, type RunningEdgeProxy } from '@sandbox/edge-proxy';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { createLogger, type Logger } from '@sandbox/logger';
 import { requiredEnv, SANDBOX_IMAGE } from './env';
+import { closedPort } from './net';
 
 export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const run = promisify(execFile);
@@ -273,4 +274,24 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       await removeNodeSandboxes(nodeId);
     },
   };
+}
+
+/**
+ * Another gateway on `stack`'s database whose agent is out of reach (a closed port), and its
+ * Redis too unless `redis` (a gateway meeting a fault of its own).
+ */
+export async function startCutOffGateway(
+  stack: Pick<TestStack, 'logger' | 'schema'>,
+  { redis }: { redis: boolean },
+): Promise<RunningGateway> {
+  return startGateway({
+    config: loadGatewayConfig({
+      GATEWAY_PORT: '0',
+      DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
+      REDIS_URL: redis ? requiredEnv('TEST_REDIS_URL') : `redis://127.0.0.1:${await closedPort()}`,
+      AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
+    }),
+    logger: stack.logger,
+    schema: stack.schema,
+  });
 }
