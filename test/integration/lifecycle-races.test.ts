@@ -72,7 +72,7 @@ it('wakes a session whose deep sleep overtook a request that saw it awake', asyn
   await t.api.writeFile(id, 'kept.txt', 'kept');
   // The node saves and removes the sandbox while the gateway still records it active.
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const saved = await runtime!.hibernate(id, 0);
+  const saved = await runtime!.hibernate(id);
   expect(saved.inUse).toBe(false);
   expect(await state(id)).toBe('active');
   const read = await t.api.execute<{ stdout: string }>(id, { command: 'cat kept.txt' });

@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { hostname, totalmem } from 'node:os';
 import { z } from 'zod';
 import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
 
@@ -126,6 +126,10 @@ const agentSchema = z
     SANDBOX_EGRESS_ALLOW: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
     AGENT_RECONCILE_INTERVAL_S: intVar(60, 1),
+    AGENT_MAX_SANDBOXES: intVar(0, 0, 100_000),
+    AGENT_MEMORY_RESERVE_MB: intVar(512, 0, 1_048_576),
+    AGENT_GATEWAY_URL: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
+    AGENT_ANNOUNCE_INTERVAL_S: intVar(30, 1, 3600),
     LOG_LEVEL: logLevel(),
   })
   .transform((env, ctx) => ({
@@ -191,10 +195,32 @@ const agentSchema = z
     pool: env.SANDBOX_POOL,
     /** How often the agent brings its sandboxes back to the state they should be in. */
     reconcileIntervalS: env.AGENT_RECONCILE_INTERVAL_S,
+    /** Sandboxes the node takes at most (0: one per 32 MiB of the host's memory). */
+    maxSandboxes:
+      env.AGENT_MAX_SANDBOXES || Math.max(16, Math.floor(totalmem() / (32 * 1024 * 1024))),
+    /** Below this much available memory the node takes no new session. */
+    memoryReserveBytes: env.AGENT_MEMORY_RESERVE_MB * 1024 * 1024,
+    /**
+     * A gateway this agent announces itself to (its id and address, with the internal token),
+     * at start and every `announceIntervalS`; absent: an operator registers the node.
+     */
+    gatewayUrl: env.AGENT_GATEWAY_URL,
+    announceIntervalS: env.AGENT_ANNOUNCE_INTERVAL_S,
     logLevel: env.LOG_LEVEL,
   }));
 
 export type AgentConfig = Readonly<z.output<typeof agentSchema>>;
+
+/**
+ * Names the store deep-sleeping sessions' workspaces go to: nodes naming the same one can wake
+ * each other's sessions (an S3 bucket and prefix); a local store is the node's own.
+ */
+export function blobStoreId(config: Pick<AgentConfig, 'blobStore' | 'nodeId'>): string {
+  const store = config.blobStore;
+  if (store.kind === 'local') return `local:${config.nodeId}`;
+  const host = store.endpoint === undefined ? 'aws' : new URL(store.endpoint).host;
+  return `s3://${host}/${store.bucket}/${store.prefix}`;
+}
 
 /** The agent's configuration, read from `env` (default: the process environment). */
 export function loadAgentConfig(env: Env = process.env): AgentConfig {

@@ -107,7 +107,11 @@ describe('parseAgentNodes', () => {
     ]);
   });
 
-  it.each(['', 'a', 'a=b=c', 'a=nohostport', 'a=h:1,a=h:2', 'A=h:1'])('rejects %j', (value) => {
+  it('reads "" as no node (every node joins through the registry)', () => {
+    expect(parseAgentNodes('')).toEqual([]);
+  });
+
+  it.each(['a', 'a=b=c', 'a=nohostport', 'a=h:1,a=h:2', 'A=h:1'])('rejects %j', (value) => {
     expect(() => parseAgentNodes(value)).toThrow(AppError);
   });
 });

@@ -16,6 +16,9 @@ const gatewaySchema = z
     PGLITE_DATA_DIR: z.string().default('.data/pglite'),
     REDIS_URL: optionalString(),
     AGENT_NODES: z.string().default('local=127.0.0.1:50051'),
+    NODE_HEARTBEAT_MS: intVar(2000, 100, 60_000),
+    NODE_DOWN_AFTER_MS: intVar(10_000, 200, 600_000),
+    NODE_DRAIN_INTERVAL_MS: intVar(2000, 100, 600_000),
     INTERNAL_TOKEN: optionalString(),
     ADMIN_TOKEN: optionalString(),
     PREVIEW_DOMAIN: z.string().default('preview.localhost'),
@@ -56,7 +59,14 @@ const gatewaySchema = z
     databaseUrl: env.DATABASE_URL,
     pgliteDataDir: env.PGLITE_DATA_DIR,
     redisUrl: env.REDIS_URL,
+    /** Nodes registered at start (more join through the registry: announced or added). */
     agentNodes: parseAgentNodes(env.AGENT_NODES),
+    /** How often every node's status is asked (its heartbeat) and the registry re-read. */
+    nodeHeartbeatMs: env.NODE_HEARTBEAT_MS,
+    /** A node whose heartbeats failed this long is down: no placement, its sessions 503. */
+    nodeDownAfterMs: env.NODE_DOWN_AFTER_MS,
+    /** How often draining nodes' sessions are moved (a few per node each time). */
+    nodeDrainIntervalMs: env.NODE_DRAIN_INTERVAL_MS,
     internalToken: env.INTERNAL_TOKEN,
     adminToken: env.ADMIN_TOKEN,
     previewDomain: env.PREVIEW_DOMAIN,

@@ -1,6 +1,6 @@
-export { loadAgentConfig } from './agent-config';
+export { blobStoreId, loadAgentConfig } from './agent-config';
 export type { AgentConfig, BlobStoreSettings, PoolShapeSetting } from './agent-config';
-export { parseAgentNodes } from './agent-nodes';
+export { AGENT_ADDRESS, NODE_ID, parseAgentNodes } from './agent-nodes';
 export type { AgentNode } from './agent-nodes';
 export { loadEdgeProxyConfig } from './edge-proxy-config';
 export type { EdgeProxyConfig } from './edge-proxy-config';

@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'file_not_found'
   | 'process_not_found'
   | 'stdin_closed'
+  | 'conflict'
   | 'request_timeout'
   | 'execution_timeout'
   | 'payload_too_large'
@@ -51,6 +52,7 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   file_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   process_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   stdin_closed: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
+  conflict: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   request_timeout: { httpStatus: 408, grpcStatus: GrpcStatus.DEADLINE_EXCEEDED },
   execution_timeout: { httpStatus: 408, grpcStatus: GrpcStatus.DEADLINE_EXCEEDED },
   payload_too_large: { httpStatus: 413, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },

@@ -12,6 +12,13 @@ Commands:
   keys create --account ACCOUNT_ID [--name NAME] [--scopes sessions,execute,files,processes,webhooks]
   keys list --account ACCOUNT_ID
   keys revoke KEY_ID
+  nodes list
+  nodes get NODE_ID
+  nodes add NODE_ID --address HOST:PORT
+  nodes cordon NODE_ID      no new session on it; its sessions stay
+  nodes uncordon NODE_ID
+  nodes drain NODE_ID       moves its sessions to other nodes (needs a shared blob store)
+  nodes remove NODE_ID      once it holds no session that cannot wake elsewhere
 
 --url defaults to $SANDBOX_ADMIN_URL (http://127.0.0.1:8080), --token to $ADMIN_TOKEN.
 Output is JSON; an account shows its plan's limits as they apply ("limits"). --limits (enterprise
@@ -64,6 +71,7 @@ export async function runCli(
         limits: { type: 'string' },
         account: { type: 'string' },
         scopes: { type: 'string' },
+        address: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -93,6 +101,9 @@ export async function runCli(
 }
 
 type Values = Record<string, string | boolean | undefined>;
+
+const nodePath = (target: string | undefined): string =>
+  `/nodes/${encodeURIComponent(required(target, 'NODE_ID'))}`;
 
 async function dispatch(
   client: AdminClient,
@@ -145,6 +156,22 @@ async function dispatch(
         'POST',
         `/keys/${encodeURIComponent(required(target, 'KEY_ID'))}/revoke`,
       );
+    case 'nodes list':
+      return client.request('GET', '/nodes');
+    case 'nodes add':
+      return client.request('POST', '/nodes', {
+        nodeId: required(target, 'NODE_ID'),
+        address: required(str('address'), '--address'),
+      });
+    case 'nodes get':
+      return client.request('GET', nodePath(target));
+    case 'nodes cordon':
+    case 'nodes uncordon':
+    case 'nodes drain':
+      return client.request('POST', `${nodePath(target)}/${command.slice('nodes '.length)}`);
+    case 'nodes remove':
+      await client.request('DELETE', nodePath(target));
+      return { removed: target };
     default:
       throw new AppError('invalid_request', `Unknown command "${command}"\n\n${USAGE}`);
   }

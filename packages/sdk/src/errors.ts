@@ -65,6 +65,8 @@ export class SessionNotFoundError extends SandboxError {}
 export class FileNotFoundError extends SandboxError {}
 /** 404 process_not_found: no process of the session has that pid. */
 export class ProcessNotFoundError extends SandboxError {}
+/** 409 conflict: the request clashes with the resource's state (admin API: a node's state). */
+export class ConflictError extends SandboxError {}
 /** 409 stdin_closed: the process takes no more input (exited, closed, or started without it). */
 export class StdinClosedError extends SandboxError {}
 /** 408 request_timeout: the operation took longer than its timeout (spec 8.2). */
@@ -112,6 +114,7 @@ export const ERROR_CLASSES = {
   file_not_found: FileNotFoundError,
   process_not_found: ProcessNotFoundError,
   stdin_closed: StdinClosedError,
+  conflict: ConflictError,
   request_timeout: RequestTimeoutError,
   execution_timeout: ExecutionTimeoutError,
   payload_too_large: PayloadTooLargeError,
@@ -137,6 +140,7 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   file_not_found: 404,
   process_not_found: 404,
   stdin_closed: 409,
+  conflict: 409,
   request_timeout: 408,
   execution_timeout: 408,
   payload_too_large: 413,

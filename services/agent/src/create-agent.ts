@@ -1,10 +1,11 @@
 import { createServer, type AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { Periodic } from '@sandbox/contract';
-import type { AgentConfig } from '@sandbox/config';
+import { blobStoreId, type AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { addAgentService } from './grpc/agent-service';
 import { addStandardServices } from './grpc/standard-services';
+import { announcer } from './node/announcer';
 import { createPreviewServer } from './preview/preview-server';
 import type { SandboxRuntime } from './runtime/sandbox-runtime';
 
@@ -41,6 +42,11 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     version: AGENT_VERSION,
     previewAddress,
     internalToken: config.internalToken,
+    capacity: {
+      maxSandboxes: config.maxSandboxes,
+      memoryReserveBytes: config.memoryReserveBytes,
+    },
+    blobStore: blobStoreId(config),
   });
   const health = addStandardServices(server);
   // Our own listener, so that every gRPC socket has Nagle off (grpc-js's own does not): a
@@ -66,11 +72,30 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
   void reconciler.runOnce();
   reconciler.start();
 
+  // Joins the gateways' node registry (when a gateway is named; else an operator adds it).
+  const announcing =
+    config.gatewayUrl === undefined
+      ? undefined
+      : new Periodic(
+          announcer(
+            config.gatewayUrl,
+            config.internalToken,
+            { nodeId: config.nodeId, address, version: AGENT_VERSION },
+            logger,
+          ),
+          config.announceIntervalS * 1000,
+          logger,
+          'announcing the node failed',
+        );
+  void announcing?.runOnce();
+  announcing?.start();
+
   return {
     address,
     previewAddress,
     async stop() {
       health.stopping();
+      await announcing?.stop();
       await reconciler.stop();
       await runtime.stop?.();
       await new Promise<void>((resolve) => {

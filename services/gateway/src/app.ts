@@ -28,7 +28,10 @@ import { listFiles } from './routes/files/list-files';
 import { readFile } from './routes/files/read-file';
 import { writeFile } from './routes/files/write-file';
 import { killProcesses } from './routes/processes/kill-processes';
+import { announceNode } from './routes/internal/announce-node';
 import { resolvePreview } from './routes/internal/resolve-preview';
+import { nodesRouter } from './routes/admin/nodes';
+import type { NodeViews } from './nodes/node-views';
 import { createSession } from './routes/sessions/create-session';
 import { deleteSession } from './routes/sessions/delete-session';
 import { getSession } from './routes/sessions/get-session';
@@ -47,6 +50,8 @@ export interface AppDeps {
   sessionStore: SessionStore;
   sessions: SessionService;
   sessionAccess: SessionAccess;
+  /** The node registry and this replica's heartbeats, for the admin API. */
+  fleet: NodeViews;
   idempotency: IdempotencyOptions;
   execute: ExecuteService;
   files: FilesService;
@@ -76,7 +81,19 @@ export function createApp(deps: AppDeps): Express {
   });
   app.get('/readyz', readinessRoute(deps.readiness));
 
-  app.use('/admin/v1', tokenAuth(deps.adminToken, 'ADMIN_TOKEN'), json, adminRouter(deps.accounts));
+  app.use(
+    '/admin/v1',
+    tokenAuth(deps.adminToken, 'ADMIN_TOKEN'),
+    json,
+    adminRouter(deps.accounts),
+    nodesRouter(deps.fleet),
+  );
+  app.put(
+    '/internal/v1/nodes/:nodeId',
+    tokenAuth(deps.internalToken, 'INTERNAL_TOKEN'),
+    json,
+    announceNode(deps.fleet),
+  );
   app.get(
     '/internal/v1/previews/:sessionId',
     tokenAuth(deps.internalToken, 'INTERNAL_TOKEN'),

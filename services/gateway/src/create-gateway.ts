@@ -5,7 +5,11 @@ import { Redis } from 'ioredis';
 import type { GatewayConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { AccountStore } from './accounts/account-store';
+import { Periodic } from '@sandbox/contract';
 import { AgentPool } from './agents/agent-pool';
+import { NodeDrainer } from './nodes/node-drainer';
+import { NodeStore } from './nodes/node-store';
+import { NodeViews } from './nodes/node-views';
 import { LocalInvalidations, RedisInvalidations, type Invalidations } from './cache/invalidations';
 import { createApp } from './app';
 import { createDatabase, type Database } from './db/database';
@@ -44,6 +48,8 @@ export interface RunningGateway {
   readonly url: string;
   readonly db: Database;
   readonly sweeper: SessionSweeper;
+  /** The replica's view of the nodes (`tick`: a heartbeat now) and the drain's passes. */
+  readonly fleet: { agents: AgentPool; drainer: NodeDrainer };
   /** Absent when no SECRETS_KEY is configured. */
   readonly webhookDispatcher: WebhookDispatcher | undefined;
   stop(): Promise<void>;
@@ -199,10 +205,19 @@ export async function startGateway({
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
 
   const { rateLimiter, invalidations } = openShared(config, logger);
-  const agents = new AgentPool(config.agentNodes, config.internalToken, {
-    callTimeoutMs: config.sessionOpTimeoutMs,
-    fileTimeoutMs: config.fileOpTimeoutMs,
-  });
+  const nodes = new NodeStore(db);
+  const agents = new AgentPool(
+    nodes,
+    {
+      token: config.internalToken,
+      callTimeoutMs: config.sessionOpTimeoutMs,
+      fileTimeoutMs: config.fileOpTimeoutMs,
+      heartbeatMs: config.nodeHeartbeatMs,
+      downAfterMs: config.nodeDownAfterMs,
+    },
+    logger,
+  );
+  await agents.start(config.agentNodes);
   const { sessionStore, sessions, lifecycle, activity, sessionAccess } = openSessions(
     config,
     logger,
@@ -238,6 +253,7 @@ export async function startGateway({
     sessionStore,
     sessions,
     sessionAccess,
+    fleet: new NodeViews(nodes, agents),
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
     files: new FilesService(sessionAccess, webhooks.store, logger),
@@ -262,14 +278,24 @@ export async function startGateway({
   });
   sweeper.start();
   webhooks.dispatcher?.start();
+  const drainer = new NodeDrainer(sessionStore, agents, logger);
+  const draining = new Periodic(
+    () => drainer.pass(),
+    config.nodeDrainIntervalMs,
+    logger,
+    'draining nodes failed',
+  );
+  draining.start();
   logger.info({ url }, 'gateway listening');
 
   return {
     url,
     db,
     sweeper,
+    fleet: { agents, drainer },
     webhookDispatcher: webhooks.dispatcher,
     async stop() {
+      await draining.stop();
       await sweeper.stop();
       await webhooks.dispatcher?.stop();
       closeTerminals();

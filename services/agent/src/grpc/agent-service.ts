@@ -16,6 +16,7 @@ import type {
   SandboxRuntime,
   SandboxSpec,
 } from '../runtime/sandbox-runtime';
+import { readNodeLoad } from '../node/node-load';
 import { streaming, unary } from './call-handlers';
 import { processHandlers } from './process-calls';
 import { openTerminal } from './terminal-call';
@@ -27,6 +28,10 @@ export interface AgentServiceDeps {
   version: string;
   previewAddress: string;
   internalToken: string | undefined;
+  /** Sandboxes the node takes at most, and the memory it keeps free. */
+  capacity: { maxSandboxes: number; memoryReserveBytes: number };
+  /** The blob store's id (`blobStoreId`): where an archived workspace is kept. */
+  blobStore: string;
 }
 
 const toSandbox = (info: SandboxInfo): Sandbox => ({
@@ -105,13 +110,20 @@ type DataMethods =
 function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, LifecycleMethods> {
   const { runtime, logger } = deps;
   return {
-    GetNodeInfo: unary(deps, 'GetNodeInfo', async () => ({
-      nodeId: deps.nodeId,
-      version: deps.version,
-      previewAddress: deps.previewAddress,
-      sandboxes: await runtime.count(),
-      pool: runtime.poolStatus?.() ?? [],
-    })),
+    GetNodeInfo: unary(deps, 'GetNodeInfo', async () => {
+      const [sandboxes, load] = await Promise.all([runtime.count(), readNodeLoad()]);
+      return {
+        nodeId: deps.nodeId,
+        version: deps.version,
+        previewAddress: deps.previewAddress,
+        sandboxes,
+        pool: runtime.poolStatus?.() ?? [],
+        maxSandboxes: deps.capacity.maxSandboxes,
+        memoryReserveBytes: deps.capacity.memoryReserveBytes,
+        ...load,
+        blobStore: deps.blobStore,
+      };
+    }),
 
     CreateSandbox: unary(deps, 'CreateSandbox', async (request, call) => {
       const info = await runtime.create(sandboxSpec(request));
@@ -140,9 +152,13 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
       toSandbox(await runtime.resume(request.sessionId)),
     ),
 
-    HibernateSandbox: unary(deps, 'HibernateSandbox', async (request) =>
-      runtime.hibernate(request.sessionId, request.unusedForMs),
-    ),
+    HibernateSandbox: unary(deps, 'HibernateSandbox', async (request) => {
+      const { keptDisk, ...saved } = await runtime.hibernate(request.sessionId, {
+        unusedForMs: Number(request.unusedForMs),
+        evacuate: request.evacuate,
+      });
+      return { ...saved, savedIn: keptDisk ? `node:${deps.nodeId}` : deps.blobStore };
+    }),
 
     RestoreSandbox: unary(deps, 'RestoreSandbox', async (request) =>
       toSandbox(await runtime.restore(sandboxSpec(request))),

@@ -162,8 +162,11 @@ export class DockerRuntime implements SandboxRuntime {
     return this.use.track(sessionId, () => resumeSandbox(this.parts, sessionId));
   }
 
-  hibernate(sessionId: string, unusedForMs = 0): Promise<Hibernated> {
-    return hibernateSandbox(this.parts, sessionId, { use: this.use, unusedForMs });
+  hibernate(
+    sessionId: string,
+    { unusedForMs = 0, evacuate = false }: { unusedForMs?: number; evacuate?: boolean } = {},
+  ): Promise<Hibernated> {
+    return hibernateSandbox(this.parts, sessionId, { use: this.use, unusedForMs }, { evacuate });
   }
 
   /**

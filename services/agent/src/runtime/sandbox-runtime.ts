@@ -173,12 +173,13 @@ export interface SandboxRuntime {
   resume(sessionId: string): Promise<SandboxInfo>;
   /**
    * Deep sleep: saves the workspace, verifies it, removes the sandbox. Idempotent. Not while
-   * the session is in use, as for `pause`: then `inUse` and nothing changed.
+   * the session is in use, as for `pause` (then `inUse` and nothing changed), unless
+   * `evacuate`: the session leaves the node, archived to the blob store.
    */
   hibernate(
     sessionId: string,
-    unusedForMs?: number,
-  ): Promise<{ filesCount: number; bytes: number; inUse: boolean }>;
+    options?: { unusedForMs?: number; evacuate?: boolean },
+  ): Promise<{ filesCount: number; bytes: number; inUse: boolean; keptDisk: boolean }>;
   /** A fresh sandbox with the saved workspace (or the running one). Idempotent. */
   restore(spec: SandboxSpec): Promise<SandboxInfo>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */

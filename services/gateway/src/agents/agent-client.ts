@@ -22,10 +22,12 @@ import {
   type Sandbox__Output,
 } from '@sandbox/proto';
 import type { FileListing } from '@sandbox/contract';
+import type { NodeStatus } from '../nodes/placement';
 import type { TerminalSpec } from '../terminals/terminal-store';
 import {
   toExecEvent,
   toFileListing,
+  toNodeStatus,
   toOutputEvent,
   toProcessRecord,
   toSandboxInfo,
@@ -54,6 +56,14 @@ const HIBERNATE_TIMEOUT_MS = 10 * 60 * 1000;
  * agent restarted by its supervisor is back within seconds) before it fails with 503.
  */
 const RECONNECT_WAIT_MS = 15_000;
+
+/** What a deep sleep did (`inUse`: nothing, the session was in use), and where it saved. */
+export interface Hibernated {
+  filesCount: number;
+  inUse: boolean;
+  /** The blob store's id, or `node:<id>` for a disk kept on the node. */
+  savedIn: string;
+}
 
 /** What creating or restoring a sandbox needs. */
 export interface SandboxRequest {
@@ -185,6 +195,15 @@ export class AgentClient {
     }
   }
 
+  /** The node's heartbeat: who it is, its capacity and load (the `timeoutMs` deadline). */
+  async nodeStatus(timeoutMs: number): Promise<{ nodeId: string; status: NodeStatus }> {
+    const info = await this.unary<NodeInfo__Output>(
+      (md, options, cb) => this.client.getNodeInfo({}, md, options, cb),
+      timeoutMs,
+    );
+    return { nodeId: info.nodeId, status: toNodeStatus(info) };
+  }
+
   async createSandbox(input: SandboxRequest): Promise<void> {
     await this.unary<Sandbox__Output>((md, options, cb) =>
       this.client.createSandbox(input, md, options, cb),
@@ -265,14 +284,14 @@ export class AgentClient {
    */
   async hibernateSandbox(
     sessionId: string,
-    unusedForMs = 0,
-  ): Promise<{ filesCount: number; inUse: boolean }> {
+    { unusedForMs = 0, evacuate = false }: { unusedForMs?: number; evacuate?: boolean } = {},
+  ): Promise<Hibernated> {
     const saved = await this.unary<HibernateResponse__Output>(
       (md, options, cb) =>
-        this.client.hibernateSandbox({ sessionId, unusedForMs }, md, options, cb),
+        this.client.hibernateSandbox({ sessionId, unusedForMs, evacuate }, md, options, cb),
       HIBERNATE_TIMEOUT_MS,
     );
-    return { filesCount: saved.filesCount, inUse: saved.inUse };
+    return { filesCount: saved.filesCount, inUse: saved.inUse, savedIn: saved.savedIn };
   }
 
   /**

@@ -11,12 +11,14 @@ import type {
   FileEntry__Output,
   ListFilesResponse__Output,
   LogPosition__Output,
+  NodeInfo__Output,
   OutputChunk__Output,
   OutputEvent__Output,
   ProcessInfo__Output,
   RunResult__Output,
   Sandbox__Output,
 } from '@sandbox/proto';
+import type { NodeStatus } from '../nodes/placement';
 
 /*
  * The gateway's view of the agent's answers. Generated gRPC types stop in agents/: the client
@@ -173,5 +175,28 @@ export function toFileListing(listing: ListFilesResponse__Output): FileListing {
     files: listing.files.map(toFileEntry),
     total: listing.total,
     truncated: listing.truncated,
+  };
+}
+
+/** A heartbeat's answer, as placement reads it (64-bit sizes as numbers). */
+export function toNodeStatus(info: NodeInfo__Output): NodeStatus {
+  return {
+    version: info.version,
+    previewAddress: info.previewAddress,
+    sandboxes: info.sandboxes,
+    maxSandboxes: info.maxSandboxes,
+    memoryTotalBytes: Number(info.memoryTotalBytes),
+    memoryAvailableBytes: Number(info.memoryAvailableBytes),
+    memoryReserveBytes: Number(info.memoryReserveBytes),
+    cpus: info.cpus,
+    loadAverage: info.loadAverage,
+    pool: info.pool.map((shape) => ({
+      size: shape.size,
+      ready: shape.ready,
+      memoryMb: shape.memoryMb,
+      cpu: shape.cpu,
+      diskMb: shape.diskMb,
+    })),
+    blobStore: info.blobStore,
   };
 }

@@ -1,50 +1,277 @@
 import type { AgentNode } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
+import type { Logger } from '@sandbox/logger';
+import type { NodeState, NodeStore } from '../nodes/node-store';
+import { isSharedStore, pickNode, type NodeStatus, type Shape } from '../nodes/placement';
 import { AgentClient } from './agent-client';
 
-/** The known agent nodes, by id. Placement picks one for a new session. */
+export interface FleetSettings {
+  token: string | undefined;
+  callTimeoutMs: number;
+  fileTimeoutMs: number;
+  /** How often each node is asked for its status (the heartbeat) and the registry re-read. */
+  heartbeatMs: number;
+  /** A node whose heartbeats failed this long is down: no placement, its sessions 503. */
+  downAfterMs: number;
+}
+
+export type NodeHealth = 'up' | 'down' | 'unknown';
+
+/** What this replica knows of a node now. */
+export interface NodeLiveView {
+  health: NodeHealth;
+  status: NodeStatus | undefined;
+  lastHeartbeatAt: Date | undefined;
+}
+
+interface Member {
+  id: string;
+  address: string;
+  state: NodeState;
+  client: AgentClient;
+  status?: NodeStatus;
+  lastOkAt?: number;
+  /** A heartbeat has come back, answered or not. */
+  checked: boolean;
+  /** When the heartbeat whose answer is `status` was sent. */
+  statusAskedAt: number;
+  /** When this replica placed sessions on it (those after `statusAskedAt` are pending). */
+  placements: number[];
+  lastRecordedAt: number;
+  failure?: string;
+}
+
+/** A session about to wake: where, and the node it moves from when that is another. */
+export interface WakeTarget {
+  agent: AgentClient;
+  movedFrom?: string;
+}
+
+/** Every status is written to the registry at most this often per node and replica. */
+const RECORD_EVERY_MS = 10_000;
+
+const unavailable = (message: string, retryAfter: number): AppError =>
+  new AppError('service_unavailable', message, { retryAfter });
+
+/**
+ * One replica's view of the fleet: the nodes of the registry (Postgres), re-read at every
+ * heartbeat, each with its gRPC client and its last heartbeat's status. Placement picks the
+ * least loaded healthy, active node; requests reach a session's node while it is not down.
+ */
 export class AgentPool {
-  private readonly clients: Map<string, AgentClient>;
-  private next = 0;
+  private readonly members = new Map<string, Member>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
 
   constructor(
-    nodes: readonly AgentNode[],
-    token: string | undefined,
-    timeouts: { callTimeoutMs: number; fileTimeoutMs: number },
-  ) {
-    this.clients = new Map(
-      nodes.map((node) => [
-        node.id,
-        new AgentClient({ nodeId: node.id, address: node.address, token, ...timeouts }),
-      ]),
-    );
+    private readonly store: NodeStore,
+    private readonly settings: FleetSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Registers the configured nodes (AGENT_NODES), reads the registry and waits for the first
+   * heartbeats (bounded by their deadline), then keeps beating.
+   */
+  async start(configured: readonly AgentNode[]): Promise<void> {
+    await this.store.registerConfigured(configured);
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), this.settings.heartbeatMs);
+    this.timer.unref();
   }
 
-  /** The client of the node that holds a session. */
+  /** Re-reads the registry and beats every node; one at a time. */
+  tick(): Promise<void> {
+    this.ticking ??= (async () => {
+      try {
+        await this.refresh();
+        await Promise.all([...this.members.values()].map((member) => this.beat(member)));
+      } catch (err) {
+        this.logger.warn({ err }, 'reading the node registry failed');
+      }
+    })().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  /** Brings the members in line with the registry: new nodes, new addresses, states, removals. */
+  private async refresh(): Promise<void> {
+    const nodes = await this.store.registry();
+    const seen = new Set<string>();
+    for (const node of nodes) {
+      seen.add(node.id);
+      const member = this.members.get(node.id);
+      if (member !== undefined && member.address === node.address) {
+        member.state = node.state;
+        continue;
+      }
+      member?.client.close();
+      this.members.set(node.id, {
+        id: node.id,
+        address: node.address,
+        state: node.state,
+        client: new AgentClient({
+          nodeId: node.id,
+          address: node.address,
+          token: this.settings.token,
+          callTimeoutMs: this.settings.callTimeoutMs,
+          fileTimeoutMs: this.settings.fileTimeoutMs,
+        }),
+        checked: false,
+        statusAskedAt: 0,
+        placements: [],
+        lastRecordedAt: 0,
+      });
+      if (member === undefined)
+        this.logger.info({ nodeId: node.id, address: node.address }, 'node joined');
+    }
+    for (const [id, member] of this.members) {
+      if (seen.has(id)) continue;
+      this.members.delete(id);
+      member.client.close();
+      this.logger.info({ nodeId: id }, 'node left the registry');
+    }
+  }
+
+  private async beat(member: Member): Promise<void> {
+    const askedAt = Date.now();
+    const wasUp = this.health(member) === 'up';
+    try {
+      const { nodeId, status } = await member.client.nodeStatus(
+        Math.min(this.settings.downAfterMs / 2, 5000),
+      );
+      if (nodeId !== member.id) {
+        throw new Error(`the agent at ${member.address} is node "${nodeId}", not "${member.id}"`);
+      }
+      member.status = status;
+      member.statusAskedAt = askedAt;
+      member.lastOkAt = Date.now();
+      member.placements = member.placements.filter((at) => at >= askedAt);
+      if (member.failure !== undefined)
+        this.logger.info({ nodeId: member.id }, 'node answers again');
+      member.failure = undefined;
+      if (member.lastOkAt - member.lastRecordedAt >= RECORD_EVERY_MS) {
+        member.lastRecordedAt = member.lastOkAt;
+        await this.store.recordSeen(member.id, status).catch((err: unknown) => {
+          this.logger.warn({ err, nodeId: member.id }, "recording a node's status failed");
+        });
+      }
+    } catch (err) {
+      const failure = err instanceof Error ? err.message : String(err);
+      if (member.failure === undefined) {
+        this.logger.warn({ nodeId: member.id, failure }, 'node heartbeat failed');
+      }
+      member.failure = failure;
+    } finally {
+      member.checked = true;
+      if (wasUp && this.health(member) === 'down') {
+        this.logger.error({ nodeId: member.id, failure: member.failure }, 'node is down');
+      }
+    }
+  }
+
+  private health(member: Member): NodeHealth {
+    if (
+      member.lastOkAt !== undefined &&
+      Date.now() - member.lastOkAt <= this.settings.downAfterMs
+    ) {
+      return 'up';
+    }
+    return member.checked ? 'down' : 'unknown';
+  }
+
+  /** The client of the node that holds a session; 503 while the node is down or unknown. */
   forNode(nodeId: string): AgentClient {
-    const client = this.clients.get(nodeId);
-    if (client === undefined) {
-      throw new AppError('service_unavailable', 'The node of this session is not available', {
-        retryAfter: 30,
-      });
+    const member = this.members.get(nodeId);
+    if (member === undefined) {
+      throw unavailable('The node of this session is not available', 30);
     }
-    return client;
+    if (this.health(member) === 'down') {
+      throw unavailable(
+        'The node of this session does not answer; try again later',
+        Math.ceil(this.settings.downAfterMs / 1000),
+      );
+    }
+    return member.client;
   }
 
-  /** A node for a new session (round-robin until nodes report capacity). */
-  place(): AgentClient {
-    const all = [...this.clients.values()];
-    const client = all[this.next % all.length];
-    this.next += 1;
-    if (client === undefined) {
-      throw new AppError('service_unavailable', 'No execution node is configured', {
-        retryAfter: 30,
-      });
+  /**
+   * A node for a new sandbox of `shape`: the least loaded active, healthy node that can take
+   * it (and, for a wake, that names the store holding the workspace); 503 when none can.
+   */
+  place(shape: Shape, store?: string): AgentClient {
+    const now = Date.now();
+    const candidates = [...this.members.values()]
+      .filter(
+        (member) =>
+          member.state === 'active' &&
+          this.health(member) === 'up' &&
+          member.status !== undefined &&
+          (store === undefined || member.status.blobStore === store),
+      )
+      .map((member) => ({
+        nodeId: member.id,
+        status: member.status as NodeStatus,
+        pending: member.placements.length,
+        member,
+      }));
+    const chosen = pickNode(candidates, shape);
+    if (chosen === undefined) {
+      throw unavailable(
+        candidates.length === 0
+          ? 'No execution node can take a session now'
+          : 'Every execution node is full',
+        10,
+      );
     }
-    return client;
+    chosen.member.placements.push(now);
+    return chosen.member.client;
+  }
+
+  /**
+   * Where a deep-sleeping session wakes: on its node while that node is neither draining nor
+   * down; else, once its workspace is confirmed saved in a shared store, on another node
+   * naming that store. Otherwise 503 (it is on its way off a draining node, or its node is
+   * down and only that node has its workspace).
+   */
+  wakeTarget(
+    session: { nodeId: string; savedIn: string | null; sleepConfirmed: boolean },
+    shape: Shape,
+  ): WakeTarget {
+    const member = this.members.get(session.nodeId);
+    if (member !== undefined && member.state !== 'draining' && this.health(member) !== 'down') {
+      return { agent: member.client };
+    }
+    if (session.sleepConfirmed && isSharedStore(session.savedIn)) {
+      return { agent: this.place(shape, session.savedIn ?? undefined), movedFrom: session.nodeId };
+    }
+    if (member?.state === 'draining' && this.health(member) !== 'down') {
+      throw unavailable('The session is moving to another node; try again in a moment', 2);
+    }
+    return { agent: this.forNode(session.nodeId) };
+  }
+
+  /** The client of a draining node that answers, for its drain; undefined otherwise. */
+  draining(): Array<{ nodeId: string; agent: AgentClient }> {
+    return [...this.members.values()]
+      .filter((member) => member.state === 'draining' && this.health(member) === 'up')
+      .map((member) => ({ nodeId: member.id, agent: member.client }));
+  }
+
+  /** This replica's live view of a node (undefined: not in the registry it read last). */
+  live(nodeId: string): NodeLiveView | undefined {
+    const member = this.members.get(nodeId);
+    if (member === undefined) return undefined;
+    return {
+      health: this.health(member),
+      status: member.status,
+      lastHeartbeatAt: member.lastOkAt === undefined ? undefined : new Date(member.lastOkAt),
+    };
   }
 
   close(): void {
-    for (const client of this.clients.values()) client.close();
+    clearInterval(this.timer);
+    for (const member of this.members.values()) member.client.close();
   }
 }

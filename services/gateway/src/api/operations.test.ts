@@ -77,6 +77,7 @@ const app = createApp({
       'files',
       'processes',
       'webhooks',
+      'fleet',
     ].map((dep) => [dep, unreachable]),
   ) as Partial<AppDeps>),
   logger: createLogger({ name: 'test', level: 'silent' }),

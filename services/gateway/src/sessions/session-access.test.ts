@@ -34,7 +34,7 @@ function access(steps: string[]) {
     },
     ensureAwake: (found: SessionRecord) => {
       steps.push(`wake ${found.id}`);
-      return Promise.resolve();
+      return Promise.resolve(found);
     },
   } as unknown as SessionLifecycle;
   const agents = {

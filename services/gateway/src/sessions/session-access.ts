@@ -67,7 +67,7 @@ export class SessionAccess {
   }
 
   private async wake(session: SessionRecord): Promise<OpenSession> {
-    await this.lifecycle.ensureAwake(session);
-    return { session, agent: this.agents.forNode(session.nodeId) };
+    const awake = await this.lifecycle.ensureAwake(session);
+    return { session: awake, agent: this.agents.forNode(awake.nodeId) };
   }
 }

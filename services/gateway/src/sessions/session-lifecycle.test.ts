@@ -57,7 +57,7 @@ describe('SessionLifecycle.pass', () => {
           asked.push([id, unusedForMs]);
           return Promise.resolve({ paused: false });
         },
-        hibernateSandbox: (id: string, unusedForMs: number) => {
+        hibernateSandbox: (id: string, { unusedForMs }: { unusedForMs: number }) => {
           asked.push([id, unusedForMs]);
           return Promise.resolve({ filesCount: 0, inUse: true });
         },

@@ -1,3 +1,4 @@
+import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../agents/agent-pool';
 import type { SessionRecord, SessionStore } from './session-store';
@@ -62,15 +63,34 @@ export class SessionLifecycle {
     this.wokenListeners.push(listener);
   }
 
-  /** Wakes an idle or sleeping session before a request uses it. */
-  async ensureAwake(session: SessionRecord): Promise<void> {
-    const agent = this.agents.forNode(session.nodeId);
+  /**
+   * Wakes an idle or sleeping session before a request uses it; the session as it is then (a
+   * sleeper whose node is draining, down or gone wakes on another node naming its store).
+   */
+  async ensureAwake(session: SessionRecord): Promise<SessionRecord> {
     if (session.state === 'idle') {
-      await agent.resumeSandbox(session.id);
+      await this.agents.forNode(session.nodeId).resumeSandbox(session.id);
       await this.store.markAwake(session.id, 'idle');
       this.woken(session);
     } else if (session.state === 'deep-sleep') {
       const started = Date.now();
+      const { agent, movedFrom } = this.agents.wakeTarget(session, {
+        memoryMb: session.resourceLimits.memory,
+        cpu: session.resourceLimits.cpu,
+        diskMb: session.resourceLimits.disk,
+      });
+      if (movedFrom !== undefined) {
+        if (!(await this.store.moveTo(session.id, movedFrom, agent.nodeId))) {
+          throw new AppError('service_unavailable', 'The session is waking; try again', {
+            retryAfter: 1,
+          });
+        }
+        session = { ...session, nodeId: agent.nodeId };
+        this.logger.info(
+          { sessionId: session.id, from: movedFrom, to: agent.nodeId },
+          'session moves',
+        );
+      }
       await agent.restoreSandbox({
         sessionId: session.id,
         accountId: session.accountId,
@@ -88,6 +108,7 @@ export class SessionLifecycle {
         'session woke from deep sleep',
       );
     }
+    return session;
   }
 
   private woken(session: SessionRecord): void {
@@ -115,12 +136,12 @@ export class SessionLifecycle {
       try {
         const saved = await this.agents
           .forNode(due.nodeId)
-          .hibernateSandbox(due.id, unusedForMs(deepSleepAfterS));
+          .hibernateSandbox(due.id, { unusedForMs: unusedForMs(deepSleepAfterS) });
         if (saved.inUse) {
           await this.store.markAwake(due.id, 'deep-sleep');
           continue;
         }
-        await this.store.confirmSleep(due.id, saved.filesCount);
+        await this.store.confirmSleep(due.id, saved.filesCount, saved.savedIn);
         slept.push(due.id);
       } catch (err) {
         this.logger.warn({ err, sessionId: due.id }, 'deep sleep failed; will retry');

@@ -84,7 +84,11 @@ export class SessionService {
     checkMetadata(metadata);
 
     const previewToken = input.preview?.private ? newPreviewToken() : undefined;
-    const agent = this.deps.agents.place();
+    const agent = this.deps.agents.place({
+      memoryMb: resourceLimits.memory,
+      cpu: resourceLimits.cpu,
+      diskMb: resourceLimits.disk,
+    });
     const record = await this.deps.store.insert({
       id: newSessionId(),
       accountId: principal.accountId,

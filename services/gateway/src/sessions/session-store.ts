@@ -3,6 +3,7 @@ import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
 import { enqueueFromSql, isoSql, NEW_EVENT_ID_SQL } from '../webhooks/events';
 import { isSessionId } from '@sandbox/contract';
+import { UNMOVED } from '../nodes/node-store';
 import type { SessionResourceLimits } from './session-limits';
 
 export type SessionState = 'creating' | 'active' | 'idle' | 'deep-sleep';
@@ -21,6 +22,10 @@ export interface SessionRecord {
   sleepFilesCount: number | null;
   /** Its preview needs the X-Preview-Token given at creation. */
   previewPrivate: boolean;
+  /** In deep sleep: where its workspace was saved (a blob store's id, or its node's own). */
+  savedIn: string | null;
+  /** In deep sleep: the node confirmed the workspace saved and the sandbox removed. */
+  sleepConfirmed: boolean;
 }
 
 interface SessionRow {
@@ -35,10 +40,12 @@ interface SessionRow {
   last_active_at: Date;
   sleep_files_count: number | null;
   preview_private: boolean;
+  saved_in: string | null;
+  sleep_confirmed: boolean;
 }
 
 const COLUMNS =
-  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private';
+  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private, saved_in, (sleep_confirmed_at IS NOT NULL) AS sleep_confirmed';
 
 /** A session the API can see: not deleted, not expired, not half-created. */
 const LIVE = `deleted_at IS NULL AND expires_at > now() AND state <> 'creating'`;
@@ -55,6 +62,8 @@ const toRecord = (row: SessionRow): SessionRecord => ({
   lastActiveAt: row.last_active_at,
   sleepFilesCount: row.sleep_files_count,
   previewPrivate: row.preview_private,
+  savedIn: row.saved_in,
+  sleepConfirmed: row.sleep_confirmed,
 });
 
 export function sessionNotFound(sessionId: string): AppError {
@@ -343,15 +352,62 @@ export class SessionStore {
     return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
   }
 
-  /** The node saved the workspace and removed the sandbox. */
-  async confirmSleep(sessionId: string, filesCount: number): Promise<void> {
+  /** The node saved the workspace (in `savedIn`) and removed the sandbox. */
+  async confirmSleep(sessionId: string, filesCount: number, savedIn: string): Promise<void> {
     await this.db.query(
-      `UPDATE sessions SET sleep_confirmed_at = now(), sleep_files_count = $2,
+      `UPDATE sessions SET sleep_confirmed_at = now(), sleep_files_count = $2, saved_in = $3,
               lifecycle_lease_until = NULL
         WHERE id = $1 AND state = 'deep-sleep'`,
-      [sessionId, filesCount],
+      [sessionId, filesCount, savedIn],
     );
     await this.changed([sessionId]);
+  }
+
+  /**
+   * Claims, under a lease, sessions a draining node must still move (all but confirmed
+   * sleepers in a shared store), marked as in deep sleep: a request from then on waits for the
+   * move (503 with Retry-After) and then wakes on another node.
+   */
+  async claimEvacuations(nodeId: string, leaseS: number, batch = 5): Promise<string[]> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `UPDATE sessions
+          SET state = 'deep-sleep', sleep_confirmed_at = NULL,
+              lifecycle_lease_until = now() + make_interval(secs => $2)
+        WHERE id IN (
+          SELECT s.id FROM sessions s
+           WHERE s.node_id = $1 AND s.deleted_at IS NULL AND s.expires_at > now()
+             AND s.state <> 'creating' AND ${UNMOVED}
+             AND (s.lifecycle_lease_until IS NULL OR s.lifecycle_lease_until < now())
+           LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+        RETURNING id`,
+      [nodeId, leaseS, batch],
+    );
+    await this.changed(rows.map((row) => row.id));
+    return rows.map((row) => row.id);
+  }
+
+  /** A failed evacuation is tried again after `retryS` (its lease ends then). */
+  async retryEvacuationIn(sessionId: string, retryS: number): Promise<void> {
+    await this.db.query(
+      `UPDATE sessions SET lifecycle_lease_until = now() + make_interval(secs => $2)
+        WHERE id = $1 AND state = 'deep-sleep' AND sleep_confirmed_at IS NULL`,
+      [sessionId, retryS],
+    );
+  }
+
+  /**
+   * Moves a confirmed sleeper to the node it is about to wake on; false when another request
+   * moved or woke it first.
+   */
+  async moveTo(sessionId: string, fromNodeId: string, toNodeId: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `UPDATE sessions SET node_id = $3
+        WHERE id = $1 AND node_id = $2 AND state = 'deep-sleep' AND sleep_confirmed_at IS NOT NULL`,
+      [sessionId, fromNodeId, toNodeId],
+    );
+    await this.changed([sessionId]);
+    return rowCount === 1;
   }
 
   /**
@@ -362,7 +418,8 @@ export class SessionStore {
   async markAwake(sessionId: string, from: SessionState): Promise<void> {
     await this.db.query(
       `UPDATE sessions SET state = 'active', sleep_confirmed_at = NULL, sleep_files_count = NULL,
-              lifecycle_lease_until = NULL, last_active_at = GREATEST(last_active_at, now())
+              saved_in = NULL, lifecycle_lease_until = NULL,
+              last_active_at = GREATEST(last_active_at, now())
         WHERE id = $1 AND state = $2`,
       [sessionId, from],
     );

@@ -20,8 +20,21 @@ describe('hibernateSandbox', () => {
       filesCount: 0,
       bytes: 0,
       inUse: true,
+      keptDisk: false,
     });
     expect(d.journal).toEqual([]);
+  });
+
+  it('evacuates a session in use (a drain): saved and removed all the same', async () => {
+    const d = doubles();
+    await running(d, 'ses_1');
+    const use = new SessionUse();
+    await use.track('ses_1', () => Promise.resolve());
+    expect(
+      await hibernateSandbox(d, 'ses_1', { use, unusedForMs: 60_000 }, { evacuate: true }),
+    ).toMatchObject({ inUse: false, keptDisk: false });
+    expect(d.journal).toContain('blob.save ses_1');
+    expect(d.journal).toContain('container.remove ses_1');
   });
 
   it('gives up when a request comes while the workspace is saved: copy removed, sandbox thawed', async () => {
@@ -54,7 +67,12 @@ describe('hibernateSandbox', () => {
   it('pauses the sandbox, saves its workspace, then removes it', async () => {
     const d = doubles();
     await running(d, 'ses_1');
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100, inUse: false });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({
+      filesCount: 3,
+      bytes: 100,
+      inUse: false,
+      keptDisk: false,
+    });
     expect(d.journal).toEqual([
       'container.pause ses_1',
       'blob.save ses_1',
@@ -81,7 +99,12 @@ describe('hibernateSandbox', () => {
     const d = doubles();
     await d.blobs.save('ses_1');
     d.journal.length = 0;
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100, inUse: false });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({
+      filesCount: 3,
+      bytes: 100,
+      inUse: false,
+      keptDisk: false,
+    });
     expect(d.journal).toEqual([]);
     await expect(hibernateSandbox(d, 'ses_2')).rejects.toMatchObject({
       code: 'session_not_found',
@@ -233,7 +256,12 @@ describe('deep sleep that keeps the disk (SANDBOX_DEEP_SLEEP=disk)', () => {
   it('removes the container only: the disk stays, a manifest says so', async () => {
     const d = keeping();
     await running(d, 'ses_1');
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({ filesCount: 3, bytes: 100, inUse: false });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual({
+      filesCount: 3,
+      bytes: 100,
+      inUse: false,
+      keptDisk: true,
+    });
     expect(d.journal).toEqual([
       'container.pause ses_1',
       'blob.keepDisk ses_1',
@@ -272,6 +300,17 @@ describe('deep sleep that keeps the disk (SANDBOX_DEEP_SLEEP=disk)', () => {
     await running(d, 'ses_2');
     await hibernateSandbox(small, 'ses_2');
     expect(small.journal).toContain('blob.keepDisk ses_2');
+  });
+
+  it('archives an evacuated session all the same: another node must be able to wake it', async () => {
+    const d = keeping();
+    await running(d, 'ses_1');
+    expect(await hibernateSandbox(d, 'ses_1', undefined, { evacuate: true })).toMatchObject({
+      keptDisk: false,
+    });
+    expect(d.journal).toContain('blob.save ses_1');
+    expect(d.journal).not.toContain('blob.keepDisk ses_1');
+    expect(d.workspaces.disks.has('ses_1')).toBe(false);
   });
 
   it('removes the kept disk with the session', async () => {

@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
+import type { ArchiveManifest } from '../storage/blob-store';
 import { ensureRunning } from './heal';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { removeContainer, removeSandbox } from './remove-sandbox';
@@ -12,9 +13,26 @@ export interface Hibernated {
   filesCount: number;
   bytes: number;
   inUse: boolean;
+  /** The workspace stayed on the node's own disk (SANDBOX_DEEP_SLEEP=disk), not archived. */
+  keptDisk: boolean;
 }
 
-const LEFT_IN_USE: Hibernated = { filesCount: 0, bytes: 0, inUse: true };
+const LEFT_IN_USE: Hibernated = { filesCount: 0, bytes: 0, inUse: true, keptDisk: false };
+
+export interface HibernateOptions {
+  /**
+   * The session leaves the node (a drain): not refused while in use (the sandbox's processes
+   * end with it), and archived to the blob store whatever SANDBOX_DEEP_SLEEP says.
+   */
+  evacuate?: boolean;
+}
+
+const hibernated = (saved: ArchiveManifest): Hibernated => ({
+  filesCount: saved.filesCount,
+  bytes: saved.bytes,
+  inUse: false,
+  keptDisk: saved.format === 'disk',
+});
 
 /**
  * Deep sleep: saves the workspace, verifies it, removes the sandbox (with SANDBOX_DEEP_SLEEP
@@ -27,19 +45,19 @@ export function hibernateSandbox(
   deps: LifecycleDeps,
   sessionId: string,
   guard?: TransitionGuard,
+  { evacuate = false }: HibernateOptions = {},
 ): Promise<Hibernated> {
   return deps.locks.withLock(sessionId, async (lock) => {
     const info = await findSandbox(deps, sessionId);
     if (info === undefined) {
       const saved = await deps.blobs.manifest(sessionId);
-      if (saved !== undefined) {
-        return { filesCount: saved.filesCount, bytes: saved.bytes, inUse: false };
-      }
+      if (saved !== undefined) return hibernated(saved);
       throw new AppError('session_not_found', 'Nothing to put to sleep for this session');
     }
-    if (inUse(guard, sessionId)) return LEFT_IN_USE;
+    if (!evacuate && inUse(guard, sessionId)) return LEFT_IN_USE;
     const mark = guard?.use.mark(sessionId);
-    const overtaken = () => guard !== undefined && mark !== undefined && guard.use.usedSince(mark);
+    const overtaken = () =>
+      !evacuate && guard !== undefined && mark !== undefined && guard.use.usedSince(mark);
     // Frozen processes cannot change files while they are saved.
     if (!info.paused && info.running) await deps.containers.pause(info.id);
     // Never save an unmounted disk's empty mount point (after a reboot) as the workspace.
@@ -50,6 +68,7 @@ export function hibernateSandbox(
     }
     const source = await deps.workspaces.hostPath(sessionId);
     const keepDisk =
+      !evacuate &&
       deps.config.deepSleep === 'disk' &&
       (await deps.blobs.bytesInUse(source)) >= deps.config.deepSleepDiskMinBytes;
     const saved = overtaken()
@@ -67,8 +86,8 @@ export function hibernateSandbox(
     if (keepDisk) await removeContainer(deps, lock);
     else await removeSandbox(deps, lock);
     guard?.use.forget(sessionId);
-    deps.logger.info({ sessionId, ...saved }, 'sandbox in deep sleep');
-    return { filesCount: saved.filesCount, bytes: saved.bytes, inUse: false };
+    deps.logger.info({ sessionId, evacuate, ...saved }, 'sandbox in deep sleep');
+    return hibernated(saved);
   });
 }
 

@@ -6,10 +6,12 @@ export interface HibernateResponse {
   'filesCount'?: (number);
   'bytes'?: (number | string | Long);
   'inUse'?: (boolean);
+  'savedIn'?: (string);
 }
 
 export interface HibernateResponse__Output {
   'filesCount': (number);
   'bytes': (number);
   'inUse': (boolean);
+  'savedIn': (string);
 }

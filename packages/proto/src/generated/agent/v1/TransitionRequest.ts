@@ -5,9 +5,11 @@ import type { Long } from '@grpc/proto-loader';
 export interface TransitionRequest {
   'sessionId'?: (string);
   'unusedForMs'?: (number | string | Long);
+  'evacuate'?: (boolean);
 }
 
 export interface TransitionRequest__Output {
   'sessionId': (string);
   'unusedForMs': (number);
+  'evacuate': (boolean);
 }
