@@ -20,6 +20,7 @@ import { WarmPool } from './pool/warm-pool';
 import { RequestLoad } from './request-load';
 import { RunnerPool } from './runner/runner-pool';
 import { createBlobStore } from './storage/blob-store';
+import type { S3Credentials } from './storage/s3-object-store';
 import { ProcessLogs } from './processes/process-logs';
 import { SandboxSpecs } from './storage/sandbox-specs';
 import { LoopWorkspaces, VolumeWorkspaces } from './storage/workspaces';
@@ -30,6 +31,8 @@ export interface DockerRuntimeOptions {
   docker?: Docker;
   /** The Docker calls of the lifecycle (default: through `docker`); tests pass their own. */
   containers?: ContainerClient;
+  /** The S3 blob store's credentials (default: the AWS SDK's chain, e.g. AWS_ACCESS_KEY_ID). */
+  blobCredentials?: S3Credentials;
 }
 
 /**
@@ -114,7 +117,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     load,
     cache,
     cpuSplit,
-    blobs: createBlobStore(config),
+    blobs: createBlobStore(config, options.blobCredentials),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
     locks: new SessionLocks(),

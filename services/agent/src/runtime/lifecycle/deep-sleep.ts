@@ -19,6 +19,14 @@ export interface Hibernated {
 
 const LEFT_IN_USE: Hibernated = { filesCount: 0, bytes: 0, inUse: true, keptDisk: false };
 
+/** How a run under way ends when its session leaves the node (a drain). */
+export const sessionMoved = (): AppError =>
+  new AppError(
+    'service_unavailable',
+    'The session is moving to another node (its node is being drained): its processes ended; run again',
+    { retryAfter: 2, details: { reason: 'session_moved' } },
+  );
+
 export interface HibernateOptions {
   /**
    * The session leaves the node (a drain): not refused while in use (the sandbox's processes
@@ -60,6 +68,8 @@ export function hibernateSandbox(
       !evacuate && guard !== undefined && mark !== undefined && guard.use.usedSince(mark);
     // Frozen processes cannot change files while they are saved.
     if (!info.paused && info.running) await deps.containers.pause(info.id);
+    // Leaving the node, the session's runs end now, and say why.
+    if (evacuate) deps.runners.close(sessionId, sessionMoved());
     // Never save an unmounted disk's empty mount point (after a reboot) as the workspace.
     if (!(await deps.workspaces.attach(sessionId))) {
       throw new AppError('service_unavailable', 'The session disk is not available', {

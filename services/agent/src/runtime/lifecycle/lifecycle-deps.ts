@@ -1,3 +1,4 @@
+import type { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { ContainerClient } from '../docker/container-client';
 import type { ContainerConfig } from '../docker/container-spec';
@@ -40,7 +41,8 @@ export interface Runners {
     containerId: string,
   ): Promise<{ filesCount: number; activeProcesses: number }>;
   /** Forgets the session's runner (its container is going or was replaced). */
-  close(sessionId: string): void;
+  /** Ends the session's runner connection: its runs under way fail with `reason`. */
+  close(sessionId: string, reason?: AppError): void;
   /** The runner started for pool slot `from` now serves session `to`. */
   adopt(from: string, to: string): void;
 }

@@ -129,13 +129,16 @@ class Connection {
     return { id, result };
   }
 
-  close(err?: unknown): void {
+  /** Ends the connection: each request under way fails with `reason` (default: runner lost). */
+  close(err?: unknown, reason?: AppError): void {
     if (this.closed) return;
     this.closed = true;
     if (err !== undefined) this.logger.warn({ err }, 'runner connection failed');
-    const lost = new AppError('service_unavailable', 'The sandbox runner stopped; retry', {
-      retryAfter: 1,
-    });
+    const lost =
+      reason ??
+      new AppError('service_unavailable', 'The sandbox runner stopped; retry', {
+        retryAfter: 1,
+      });
     for (const pending of this.pending.values()) pending.reject(lost);
     this.pending.clear();
     this.stream.destroy();
@@ -205,8 +208,9 @@ export class RunnerClient {
     return event as Extract<FinalEvent, { ev: E }>;
   }
 
-  close(): void {
-    void this.connection?.then((c) => c.close()).catch(() => undefined);
+  /** Ends the connection; the runs under way fail with `reason` (default: runner lost). */
+  close(reason?: AppError): void {
+    void this.connection?.then((c) => c.close(undefined, reason)).catch(() => undefined);
     this.connection = undefined;
   }
 }

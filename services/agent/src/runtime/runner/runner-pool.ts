@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
+import type { AppError } from '@sandbox/errors';
 import { SANDBOX_USER } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import type { Runners } from '../lifecycle/lifecycle-deps';
@@ -49,8 +50,9 @@ export class RunnerPool implements Runners {
     this.clients.set(to, entry);
   }
 
-  close(sessionId: string): void {
-    this.clients.get(sessionId)?.client.close();
+  /** Ends the session's runner connection: its runs under way fail with `reason`. */
+  close(sessionId: string, reason?: AppError): void {
+    this.clients.get(sessionId)?.client.close(reason);
     this.clients.delete(sessionId);
   }
 
