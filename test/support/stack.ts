@@ -41,6 +41,8 @@ export interface StackOptions {
   replicas?: number;
   /** Also start an edge proxy for previews under `preview.test`. */
   edge?: boolean;
+  /** Extra edge proxy environment. */
+  edgeEnv?: Record<string, string>;
   /** Where every component's logs go (default: nowhere, unless TEST_LOG_LEVEL is set). */
   logger?: Logger;
   /** The agent's runtime (default: the real Docker runtime). */
@@ -248,6 +250,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
           PREVIEW_DOMAIN: 'preview.test',
           GATEWAY_INTERNAL_URL: urls[0],
           INTERNAL_TOKEN: internalToken,
+          ...options.edgeEnv,
         }),
         logger,
       })

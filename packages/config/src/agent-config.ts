@@ -1,6 +1,14 @@
 import { hostname, totalmem } from 'node:os';
 import { z } from 'zod';
-import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
+import {
+  intVar,
+  logLevel,
+  optionalString,
+  parseEnv,
+  type Env,
+  metricsSettings,
+  metricsVars,
+} from './env-schema';
 
 /** Where deep-sleeping sessions' workspaces go: a local directory, or an S3(-compatible) bucket. */
 export type BlobStoreSettings =
@@ -130,6 +138,7 @@ const agentSchema = z
     AGENT_MEMORY_RESERVE_MB: intVar(512, 0, 1_048_576),
     AGENT_GATEWAY_URL: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
     AGENT_ANNOUNCE_INTERVAL_S: intVar(30, 1, 3600),
+    ...metricsVars,
     LOG_LEVEL: logLevel(),
   })
   .transform((env, ctx) => ({
@@ -206,6 +215,8 @@ const agentSchema = z
      */
     gatewayUrl: env.AGENT_GATEWAY_URL,
     announceIntervalS: env.AGENT_ANNOUNCE_INTERVAL_S,
+    /** Where Prometheus scrapes `/metrics` (a listener of its own). */
+    metrics: metricsSettings(env, env.AGENT_HOST),
     logLevel: env.LOG_LEVEL,
   }));
 

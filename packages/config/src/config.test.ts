@@ -19,6 +19,25 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ GATEWAY_PORT: 'eighty' })).toThrow(/GATEWAY_PORT/);
     expect(() => loadGatewayConfig({ GATEWAY_PORT: '70000' })).toThrow(AppError);
   });
+
+  it('serves no metrics unless METRICS_PORT is set; then on the service host by default', () => {
+    expect(loadGatewayConfig({}).metrics).toEqual({
+      port: undefined,
+      host: '127.0.0.1',
+      token: undefined,
+    });
+    expect(
+      loadGatewayConfig({ GATEWAY_HOST: '0.0.0.0', METRICS_PORT: '9464', METRICS_TOKEN: 't' })
+        .metrics,
+    ).toEqual({ port: 9464, host: '0.0.0.0', token: 't' });
+    expect(() => loadGatewayConfig({ METRICS_PORT: 'ninety' })).toThrow(/METRICS_PORT/);
+    expect(() => loadGatewayConfig({ METRICS_PORT: '99999' })).toThrow(/METRICS_PORT/);
+  });
+
+  it('reads the heartbeat and drain intervals', () => {
+    const config = loadGatewayConfig({ NODE_HEARTBEAT_MS: '500', NODE_DOWN_AFTER_MS: '3000' });
+    expect(config).toMatchObject({ nodeHeartbeatMs: 500, nodeDownAfterMs: 3000 });
+  });
 });
 
 describe('loadAgentConfig', () => {

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
+import {
+  intVar,
+  logLevel,
+  metricsSettings,
+  metricsVars,
+  optionalString,
+  parseEnv,
+  type Env,
+} from './env-schema';
 
 const edgeSchema = z
   .object({
@@ -11,6 +19,7 @@ const edgeSchema = z
     // A lookup may wake a session from deep sleep (a few seconds for a large workspace).
     EDGE_UPSTREAM_TIMEOUT_MS: intVar(10_000, 50),
     EDGE_ROUTE_CACHE_MS: intVar(1000, 0, 60_000),
+    ...metricsVars,
     LOG_LEVEL: logLevel(),
   })
   .transform((env) => ({
@@ -22,6 +31,8 @@ const edgeSchema = z
     upstreamTimeoutMs: env.EDGE_UPSTREAM_TIMEOUT_MS,
     /** How long a looked-up route is reused (0: ask the gateway on every request). */
     routeCacheMs: env.EDGE_ROUTE_CACHE_MS,
+    /** Where Prometheus scrapes `/metrics` (a listener of its own). */
+    metrics: metricsSettings(env, env.EDGE_HOST),
     logLevel: env.LOG_LEVEL,
   }));
 

@@ -28,3 +28,41 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Env): Readonly<z.o
   }
   return Object.freeze(result.data);
 }
+
+/** `METRICS_PORT` (absent: no metrics listener), `METRICS_HOST`, `METRICS_TOKEN`: every service's. */
+export const metricsVars = {
+  METRICS_PORT: optionalString().pipe(
+    z
+      .string()
+      .regex(/^\d{1,5}$/, 'must be a port number')
+      .transform(Number)
+      .pipe(z.number().int().max(65535))
+      .optional(),
+  ),
+  METRICS_HOST: optionalString(),
+  METRICS_TOKEN: optionalString(),
+};
+
+export interface MetricsSettings {
+  /** Absent: no metrics listener. */
+  port: number | undefined;
+  host: string;
+  /** When set, a scrape must send it as a bearer token. */
+  token: string | undefined;
+}
+
+/** The metrics listener's settings; its host defaults to the service's own. */
+export function metricsSettings(
+  env: {
+    METRICS_PORT?: number | undefined;
+    METRICS_HOST?: string | undefined;
+    METRICS_TOKEN?: string | undefined;
+  },
+  serviceHost: string,
+): MetricsSettings {
+  return {
+    port: env.METRICS_PORT,
+    host: env.METRICS_HOST ?? serviceHost,
+    token: env.METRICS_TOKEN,
+  };
+}

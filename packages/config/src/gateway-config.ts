@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { parseAgentNodes } from './agent-nodes';
-import { intVar, logLevel, optionalString, parseEnv, type Env } from './env-schema';
+import {
+  intVar,
+  logLevel,
+  optionalString,
+  parseEnv,
+  type Env,
+  metricsSettings,
+  metricsVars,
+} from './env-schema';
 
 /** 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`). */
 const secretsKey = z
@@ -51,6 +59,7 @@ const gatewaySchema = z
       .pipe(z.array(z.number().int().min(1).max(86_400)).min(1).max(20)),
     WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
     WEBHOOK_DISABLE_AFTER_S: intVar(5 * 86_400, 1),
+    ...metricsVars,
     LOG_LEVEL: logLevel(),
   })
   .transform((env) => ({
@@ -97,6 +106,8 @@ const gatewaySchema = z
       /** An endpoint with no successful delivery for this long (while failing) is disabled. */
       disableAfterS: env.WEBHOOK_DISABLE_AFTER_S,
     },
+    /** Where Prometheus scrapes `/metrics` (a listener of its own). */
+    metrics: metricsSettings(env, env.GATEWAY_HOST),
     logLevel: env.LOG_LEVEL,
   }));
 

@@ -6,3 +6,4 @@ export * from './tokens';
 export * from './preview';
 export { Periodic } from './periodic';
 export { runService, type Stoppable } from './run-service';
+export * from './metrics-server';

@@ -3,6 +3,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 /** gRPC metadata key carrying the shared agent token (`Bearer <token>`). */
 export const INTERNAL_TOKEN_METADATA_KEY = 'authorization';
 
+/** gRPC metadata key carrying the id of the HTTP request a call serves, for the logs. */
+export const REQUEST_ID_METADATA_KEY = 'x-request-id';
+
+/** A request id worth keeping: printable ASCII, at most 200 characters. */
+export const REQUEST_ID = /^[\x20-\x7e]{1,200}$/;
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** The token of an `Authorization: Bearer <token>` value; undefined for anything else. */

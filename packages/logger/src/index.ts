@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
 
 export type Logger = pino.Logger;
@@ -26,13 +27,33 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
-/** A structured JSON logger with secrets redacted. */
+/** The request being served, as far as its async work reaches. */
+const requestScope = new AsyncLocalStorage<{ requestId: string }>();
+
+/** Runs `work` (and all it starts) as part of request `requestId`: its log lines say so. */
+export function withRequestId<T>(requestId: string, work: () => T): T {
+  return requestScope.run({ requestId }, work);
+}
+
+/** The id of the request being served here; undefined outside one (a background pass). */
+export function currentRequestId(): string | undefined {
+  return requestScope.getStore()?.requestId;
+}
+
+/**
+ * A structured JSON logger with secrets redacted. Each line written while a request is served
+ * (`withRequestId`, in any service it reached) carries its `requestId`.
+ */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
       name: options.name,
       level: options.level ?? 'info',
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId === undefined ? {} : { requestId };
+      },
     },
     options.destination,
   );

@@ -1,10 +1,11 @@
 import { createServer, type AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { Periodic } from '@sandbox/contract';
+import { Periodic, serveMetrics } from '@sandbox/contract';
 import { blobStoreId, type AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { addAgentService } from './grpc/agent-service';
 import { addStandardServices } from './grpc/standard-services';
+import { AgentMetrics } from './node/agent-metrics';
 import { announcer } from './node/announcer';
 import { createPreviewServer } from './preview/preview-server';
 import type { SandboxRuntime } from './runtime/sandbox-runtime';
@@ -20,6 +21,8 @@ export interface RunningAgent {
   readonly address: string;
   /** The bound preview proxy address, `host:port`. */
   readonly previewAddress: string;
+  /** `host:port` of its `/metrics` listener (METRICS_PORT); absent without one. */
+  readonly metricsAddress: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -35,19 +38,28 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
   });
   const previewAddress = `${config.advertiseHost}:${(preview.address() as AddressInfo).port}`;
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 128 * 1024 * 1024 });
-  addAgentService(server, {
-    runtime,
-    logger,
-    nodeId: config.nodeId,
-    version: AGENT_VERSION,
-    previewAddress,
-    internalToken: config.internalToken,
-    capacity: {
-      maxSandboxes: config.maxSandboxes,
-      memoryReserveBytes: config.memoryReserveBytes,
-    },
-    blobStore: blobStoreId(config),
+  const metrics = new AgentMetrics({
+    sandboxes: () => runtime.count(),
+    pool: () => runtime.poolStatus?.() ?? [],
+    maxSandboxes: config.maxSandboxes,
   });
+  addAgentService(
+    server,
+    {
+      runtime,
+      logger,
+      nodeId: config.nodeId,
+      version: AGENT_VERSION,
+      previewAddress,
+      internalToken: config.internalToken,
+      capacity: {
+        maxSandboxes: config.maxSandboxes,
+        memoryReserveBytes: config.memoryReserveBytes,
+      },
+      blobStore: blobStoreId(config),
+    },
+    metrics,
+  );
   const health = addStandardServices(server);
   // Our own listener, so that every gRPC socket has Nagle off (grpc-js's own does not): a
   // run's output is many small writes, each of which must leave at once.
@@ -60,6 +72,10 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     );
   });
   const address = `${config.advertiseHost}:${port}`;
+  const metricsServer =
+    config.metrics.port === undefined
+      ? undefined
+      : await serveMetrics(metrics.registry, { ...config.metrics, port: config.metrics.port });
   logger.info({ address, previewAddress, nodeId: config.nodeId }, 'agent listening');
 
   // At start (after a crash or a reboot) and then periodically: sandboxes back to their state.
@@ -93,8 +109,10 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
   return {
     address,
     previewAddress,
+    metricsAddress: metricsServer?.address,
     async stop() {
       health.stopping();
+      await metricsServer?.stop();
       await announcing?.stop();
       await reconciler.stop();
       await runtime.stop?.();

@@ -1,9 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import httpProxy from 'http-proxy';
+import { serveMetrics } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { EdgeProxyConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
+import { EdgeMetrics } from './edge-metrics';
 import { sendErrorPage } from './pages';
 import { forwardResponse, guardUpgrade } from './preview-http';
 import { PreviewTunnels } from './preview-tunnels';
@@ -29,6 +31,8 @@ export interface EdgeProxyDeps {
 
 export interface RunningEdgeProxy {
   readonly url: string;
+  /** `host:port` of its `/metrics` listener (METRICS_PORT); absent without one. */
+  readonly metricsAddress: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -81,19 +85,29 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
     refuseUpgrade: (err) => logger.debug({ err }, 'websocket preview refused'),
   });
 
+  const metrics = new EdgeMetrics();
+  metrics.watch(server);
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
   });
   const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
+  const metricsServer =
+    config.metrics.port === undefined
+      ? undefined
+      : await serveMetrics(metrics.registry, { ...config.metrics, port: config.metrics.port });
   logger.info({ url, previewDomain: config.previewDomain }, 'edge proxy listening');
   return {
     url,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    metricsAddress: metricsServer?.address,
+    async stop() {
+      await metricsServer?.stop();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
         tunnels.destroy();
-      }),
+      });
+    },
   };
 }

@@ -32,6 +32,7 @@ import { announceNode } from './routes/internal/announce-node';
 import { resolvePreview } from './routes/internal/resolve-preview';
 import { nodesRouter } from './routes/admin/nodes';
 import type { NodeViews } from './nodes/node-views';
+import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { createSession } from './routes/sessions/create-session';
 import { deleteSession } from './routes/sessions/delete-session';
 import { getSession } from './routes/sessions/get-session';
@@ -46,6 +47,8 @@ import type { TerminalService } from './terminals/terminal-service';
 
 export interface AppDeps {
   logger: Logger;
+  /** Counts every request (absent in unit tests of the routes). */
+  metrics?: GatewayMetrics;
   accounts: AccountStore;
   sessionStore: SessionStore;
   sessions: SessionService;
@@ -72,6 +75,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestContext(deps.logger));
+  if (deps.metrics !== undefined) app.use(deps.metrics.middleware());
   // Bodies are parsed only after the caller is authenticated (and rate-limited), and never
   // decompressed: a compressed body is refused rather than inflated.
   const json = express.json({ limit: deps.bodyLimitBytes, type: () => true, inflate: false });

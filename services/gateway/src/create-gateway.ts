@@ -5,11 +5,13 @@ import { Redis } from 'ioredis';
 import type { GatewayConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { AccountStore } from './accounts/account-store';
-import { Periodic } from '@sandbox/contract';
+import { Periodic, serveMetrics } from '@sandbox/contract';
 import { AgentPool } from './agents/agent-pool';
 import { NodeDrainer } from './nodes/node-drainer';
 import { NodeStore } from './nodes/node-store';
 import { NodeViews } from './nodes/node-views';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import type { WakeObserver } from './sessions/session-lifecycle';
 import { LocalInvalidations, RedisInvalidations, type Invalidations } from './cache/invalidations';
 import { createApp } from './app';
 import { createDatabase, type Database } from './db/database';
@@ -48,6 +50,8 @@ export interface RunningGateway {
   readonly url: string;
   readonly db: Database;
   readonly sweeper: SessionSweeper;
+  /** `host:port` of its `/metrics` listener (METRICS_PORT); absent without one. */
+  readonly metricsAddress: string | undefined;
   /** The replica's view of the nodes (`tick`: a heartbeat now) and the drain's passes. */
   readonly fleet: { agents: AgentPool; drainer: NodeDrainer };
   /** Absent when no SECRETS_KEY is configured. */
@@ -111,11 +115,11 @@ function openSecretBox(config: GatewayConfig, logger: Logger): SecretBox | undef
 function openSessions(
   config: GatewayConfig,
   logger: Logger,
-  db: Database,
+  sessionStore: SessionStore,
   agents: AgentPool,
   invalidations: Invalidations,
+  wakes: WakeObserver,
 ) {
-  const sessionStore = new SessionStore(db, invalidations);
   const sessions = new SessionService({
     store: sessionStore,
     agents,
@@ -128,6 +132,7 @@ function openSessions(
     agents,
     { idleAfterS: config.idleAfterS, deepSleepAfterS: config.deepSleepAfterS },
     logger,
+    wakes,
   );
   const activity = new SessionActivity(
     sessionStore,
@@ -136,7 +141,7 @@ function openSessions(
     logger,
   );
   const sessionAccess = new SessionAccess(sessionStore, activity, agents, lifecycle);
-  return { sessionStore, sessions, lifecycle, activity, sessionAccess };
+  return { sessions, lifecycle, activity, sessionAccess };
 }
 
 interface Webhooks {
@@ -218,14 +223,21 @@ export async function startGateway({
     logger,
   );
   await agents.start(config.agentNodes);
-  const { sessionStore, sessions, lifecycle, activity, sessionAccess } = openSessions(
+  const webhooks = await openWebhooks(config, logger, db, invalidations);
+  const sessionStore = new SessionStore(db, invalidations);
+  const metrics = new GatewayMetrics({
+    sessionsByState: () => sessionStore.countByState(),
+    webhookBacklog: () => webhooks.store.backlog(),
+    nodes: () => agents.snapshot(),
+  });
+  const { sessions, lifecycle, activity, sessionAccess } = openSessions(
     config,
     logger,
-    db,
+    sessionStore,
     agents,
     invalidations,
+    metrics,
   );
-  const webhooks = await openWebhooks(config, logger, db, invalidations);
   const idempotency = new IdempotencyStore(db, webhooks.box);
   const terminalStore = new TerminalStore(db);
   const sweeper = new SessionSweeper({
@@ -249,6 +261,7 @@ export async function startGateway({
   const accounts = new AccountStore(db, invalidations);
   const app = createApp({
     logger,
+    metrics,
     accounts,
     sessionStore,
     sessions,
@@ -270,6 +283,10 @@ export async function startGateway({
     ],
   });
   const { server, url } = await listen(app, config);
+  const metricsServer =
+    config.metrics.port === undefined
+      ? undefined
+      : await serveMetrics(metrics.registry, { ...config.metrics, port: config.metrics.port });
   const closeTerminals = attachTerminalSockets(server, {
     store: terminalStore,
     accounts,
@@ -294,7 +311,9 @@ export async function startGateway({
     sweeper,
     fleet: { agents, drainer },
     webhookDispatcher: webhooks.dispatcher,
+    metricsAddress: metricsServer?.address,
     async stop() {
+      await metricsServer?.stop();
       await draining.stop();
       await sweeper.stop();
       await webhooks.dispatcher?.stop();

@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
-import { runDeadlines, WORKSPACE } from '@sandbox/contract';
+import { REQUEST_ID, REQUEST_ID_METADATA_KEY, runDeadlines, WORKSPACE } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
-import type { Logger } from '@sandbox/logger';
+import { withRequestId, type Logger } from '@sandbox/logger';
 import { loadAgentProto } from '@sandbox/proto';
 import type {
   AgentHandlers,
@@ -16,6 +16,7 @@ import type {
   SandboxRuntime,
   SandboxSpec,
 } from '../runtime/sandbox-runtime';
+import type { AgentMetrics } from '../node/agent-metrics';
 import { readNodeLoad } from '../node/node-load';
 import { streaming, unary } from './call-handlers';
 import { processHandlers } from './process-calls';
@@ -173,9 +174,19 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
       context,
       'Exec',
       (stream, data, mark) => ({ [stream]: { data, ...mark } }),
-      async (request: ExecRequest__Output, sink, signal) => ({
-        result: await runtime.exec(execSpec(request), sink, signal),
-      }),
+      async (request: ExecRequest__Output, sink, signal) => {
+        const result = await runtime.exec(execSpec(request), sink, signal);
+        context.logger.info(
+          {
+            sessionId: request.sessionId,
+            exitCode: result.exitCode,
+            ms: result.executionTimeMs,
+            timedOut: result.timedOut,
+          },
+          'run ended',
+        );
+        return { result };
+      },
       {
         message: (_size, process) => ({ started: process === undefined ? {} : { process } }),
         // A run with stdin is said to have started at once: its caller waits to write to it.
@@ -220,7 +231,52 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
   return { ...lifecycleHandlers(deps), ...dataHandlers(deps) };
 }
 
+type CallLike = {
+  metadata: grpc.Metadata;
+  once?: (event: string, listener: (arg?: { code?: number }) => void) => unknown;
+};
+
+/**
+ * Serves each call within the scope of the gateway request it serves (its `x-request-id`
+ * metadata): every line the agent logs for it carries that id. With `metrics`, times each
+ * call and counts it by status.
+ */
+function instrumented(handlers: AgentHandlers, metrics?: AgentMetrics): AgentHandlers {
+  const scoped = Object.entries(handlers).map(([name, handler]) => [
+    name,
+    (call: CallLike, ...rest: unknown[]) => {
+      const end = metrics?.start(name);
+      const [callback] = rest;
+      if (end !== undefined && typeof callback === 'function') {
+        // Unary: the answer's status.
+        rest[0] = (err: { code?: number } | null, ...answer: unknown[]) => {
+          end(err === null ? 0 : (err.code ?? 2));
+          return (callback as (...args: unknown[]) => unknown)(err, ...answer);
+        };
+      } else if (end !== undefined) {
+        // A stream: its end, its error, or its caller leaving.
+        call.once?.('finish', () => end(0));
+        call.once?.('error', (status) => end(status?.code ?? 2));
+        call.once?.('cancelled', () => end(1));
+      }
+      const [sent] = call.metadata.get(REQUEST_ID_METADATA_KEY);
+      const serve = () => (handler as (...args: unknown[]) => unknown)(call, ...rest);
+      return typeof sent === 'string' && REQUEST_ID.test(sent)
+        ? withRequestId(sent, serve)
+        : serve();
+    },
+  ]);
+  return Object.fromEntries(scoped) as AgentHandlers;
+}
+
 /** Serves the Agent service of `agent.proto` on `server`. */
-export function addAgentService(server: grpc.Server, deps: AgentServiceDeps): void {
-  server.addService(loadAgentProto().agent.v1.Agent.service, createAgentHandlers(deps));
+export function addAgentService(
+  server: grpc.Server,
+  deps: AgentServiceDeps,
+  metrics?: AgentMetrics,
+): void {
+  server.addService(
+    loadAgentProto().agent.v1.Agent.service,
+    instrumented(createAgentHandlers(deps), metrics),
+  );
 }

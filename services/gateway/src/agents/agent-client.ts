@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { AppError, fromGrpcError, isConnectionFailure } from '@sandbox/errors';
-import { bearer, INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
+import { bearer, INTERNAL_TOKEN_METADATA_KEY, REQUEST_ID_METADATA_KEY } from '@sandbox/contract';
+import { currentRequestId } from '@sandbox/logger';
 import {
   loadAgentProto,
   type AgentClient as GrpcAgentClient,
@@ -138,9 +139,12 @@ export class AgentClient {
     });
   }
 
+  /** The token, and the id of the request this call serves (the agent logs under it). */
   private metadata(): grpc.Metadata {
     const metadata = new grpc.Metadata();
     if (this.token !== undefined) metadata.set(INTERNAL_TOKEN_METADATA_KEY, bearer(this.token));
+    const requestId = currentRequestId();
+    if (requestId !== undefined) metadata.set(REQUEST_ID_METADATA_KEY, requestId);
     return metadata;
   }
 

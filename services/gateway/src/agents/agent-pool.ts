@@ -252,11 +252,21 @@ export class AgentPool {
     return { agent: this.forNode(session.nodeId) };
   }
 
-  /** The client of a draining node that answers, for its drain; undefined otherwise. */
+  /** The draining nodes that answer, with their clients, for the drain. */
   draining(): Array<{ nodeId: string; agent: AgentClient }> {
     return [...this.members.values()]
       .filter((member) => member.state === 'draining' && this.health(member) === 'up')
       .map((member) => ({ nodeId: member.id, agent: member.client }));
+  }
+
+  /** Every node of the registry as this replica sees it now (for the metrics). */
+  snapshot(): Array<{ nodeId: string; state: NodeState; health: NodeHealth; status?: NodeStatus }> {
+    return [...this.members.values()].map((member) => ({
+      nodeId: member.id,
+      state: member.state,
+      health: this.health(member),
+      ...(member.status === undefined ? {} : { status: member.status }),
+    }));
   }
 
   /** This replica's live view of a node (undefined: not in the registry it read last). */

@@ -3,6 +3,11 @@ import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../agents/agent-pool';
 import type { SessionRecord, SessionStore } from './session-store';
 
+/** Sees how long each wake took (the metrics). */
+export interface WakeObserver {
+  observeWake(from: 'idle' | 'deep-sleep', seconds: number, moved: boolean): void;
+}
+
 export interface LifecycleSettings {
   idleAfterS: number;
   deepSleepAfterS: number;
@@ -39,6 +44,7 @@ export class SessionLifecycle {
     private readonly agents: AgentPool,
     private readonly settings: LifecycleSettings,
     private readonly logger: Logger,
+    private readonly wakes?: WakeObserver,
   ) {}
 
   /**
@@ -68,12 +74,13 @@ export class SessionLifecycle {
    * sleeper whose node is draining, down or gone wakes on another node naming its store).
    */
   async ensureAwake(session: SessionRecord): Promise<SessionRecord> {
+    const started = Date.now();
     if (session.state === 'idle') {
       await this.agents.forNode(session.nodeId).resumeSandbox(session.id);
       await this.store.markAwake(session.id, 'idle');
       this.woken(session);
+      this.wakes?.observeWake('idle', (Date.now() - started) / 1000, false);
     } else if (session.state === 'deep-sleep') {
-      const started = Date.now();
       const { agent, movedFrom } = this.agents.wakeTarget(session, {
         memoryMb: session.resourceLimits.memory,
         cpu: session.resourceLimits.cpu,
@@ -107,6 +114,7 @@ export class SessionLifecycle {
         { sessionId: session.id, ms: Date.now() - started },
         'session woke from deep sleep',
       );
+      this.wakes?.observeWake('deep-sleep', (Date.now() - started) / 1000, movedFrom !== undefined);
     }
     return session;
   }

@@ -387,6 +387,15 @@ export class SessionStore {
     return rows.map((row) => row.id);
   }
 
+  /** Live sessions by state (for the metrics). */
+  async countByState(): Promise<Record<string, number>> {
+    const { rows } = await this.db.query<{ state: string; count: string }>(
+      `SELECT state, count(*) AS count FROM sessions
+        WHERE deleted_at IS NULL AND expires_at > now() GROUP BY state`,
+    );
+    return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
+  }
+
   /** A failed evacuation is tried again after `retryS` (its lease ends then). */
   async retryEvacuationIn(sessionId: string, retryS: number): Promise<void> {
     await this.db.query(

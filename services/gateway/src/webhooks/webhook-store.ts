@@ -306,6 +306,17 @@ export class WebhookStore {
     });
   }
 
+  /** Deliveries pending, and the age of the oldest (for the metrics). */
+  async backlog(): Promise<{ pending: number; oldestAgeS: number }> {
+    const { rows } = await this.db.query<{ pending: string; oldest_age_s: number | null }>(
+      `SELECT count(*) AS pending,
+              EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_age_s
+         FROM webhook_deliveries WHERE status = 'pending'`,
+    );
+    const row = rows[0];
+    return { pending: Number(row?.pending ?? 0), oldestAgeS: row?.oldest_age_s ?? 0 };
+  }
+
   async purgeFinished(): Promise<void> {
     await this.db.query(
       `DELETE FROM webhook_deliveries

@@ -1,0 +1,111 @@
+import type * as grpc from '@grpc/grpc-js';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStatus } from '../runtime/sandbox-runtime';
+import { readNodeLoad } from './node-load';
+
+/** What the gauges read at each scrape. */
+export interface AgentGaugeSources {
+  sandboxes(): Promise<number>;
+  pool(): PoolStatus[];
+  maxSandboxes: number;
+}
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 300];
+
+/** The gRPC status name of a code (OK, NOT_FOUND, …). */
+const STATUS_NAMES: Record<number, string> = {
+  0: 'OK',
+  1: 'CANCELLED',
+  2: 'UNKNOWN',
+  3: 'INVALID_ARGUMENT',
+  4: 'DEADLINE_EXCEEDED',
+  5: 'NOT_FOUND',
+  6: 'ALREADY_EXISTS',
+  7: 'PERMISSION_DENIED',
+  8: 'RESOURCE_EXHAUSTED',
+  9: 'FAILED_PRECONDITION',
+  10: 'ABORTED',
+  11: 'OUT_OF_RANGE',
+  12: 'UNIMPLEMENTED',
+  13: 'INTERNAL',
+  14: 'UNAVAILABLE',
+  15: 'DATA_LOSS',
+  16: 'UNAUTHENTICATED',
+};
+
+/**
+ * The agent's Prometheus metrics, in a registry of its own: gRPC calls by method and status
+ * with their duration (a run, a wake: `Exec`, `RestoreSandbox`), and gauges read at each
+ * scrape (sandboxes, warm pool, memory).
+ */
+export class AgentMetrics {
+  readonly registry = new Registry();
+  private readonly calls: Counter<'method' | 'code'>;
+  private readonly durations: Histogram<'method'>;
+
+  constructor(sources: AgentGaugeSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.calls = new Counter({
+      name: 'agent_grpc_calls_total',
+      help: 'gRPC calls served, by method and status (a stream: OK when it ended, CANCELLED when its caller left)',
+      labelNames: ['method', 'code'],
+      registers,
+    });
+    this.durations = new Histogram({
+      name: 'agent_grpc_call_duration_seconds',
+      help: 'Time to serve a gRPC call (a run: until it ended)',
+      labelNames: ['method'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'agent_sandboxes',
+      help: 'Sandboxes on this node (warm pool members included)',
+      registers,
+      async collect() {
+        this.set(await sources.sandboxes());
+      },
+    });
+    new Gauge({
+      name: 'agent_max_sandboxes',
+      help: 'Sandboxes this node takes at most',
+      registers,
+      collect() {
+        this.set(sources.maxSandboxes);
+      },
+    });
+    new Gauge({
+      name: 'agent_pool_ready',
+      help: 'Warm sandboxes ready, by shape',
+      labelNames: ['shape'],
+      registers,
+      collect() {
+        this.reset();
+        for (const shape of sources.pool()) {
+          this.set({ shape: `${shape.memoryMb}:${shape.cpu}:${shape.diskMb}` }, shape.ready);
+        }
+      },
+    });
+    new Gauge({
+      name: 'agent_memory_available_bytes',
+      help: 'Memory available on the host (MemAvailable)',
+      registers,
+      async collect() {
+        this.set((await readNodeLoad()).memoryAvailableBytes);
+      },
+    });
+  }
+
+  /** Times one call of `method`; the returned function ends it with its status code. */
+  start(method: string): (code: grpc.status | number) => void {
+    const end = this.durations.startTimer({ method });
+    let ended = false;
+    return (code) => {
+      if (ended) return;
+      ended = true;
+      end();
+      this.calls.inc({ method, code: STATUS_NAMES[code] ?? String(code) });
+    };
+  }
+}
