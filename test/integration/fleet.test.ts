@@ -4,6 +4,7 @@ import { ApiClient } from '../support/api-client';
 import { FINGERPRINT } from '../support/deep-sleep';
 import { startFleet, type FleetNode, type TestFleet } from '../support/fleet';
 import { closedPort } from '../support/net';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 import { parseEvents, StreamedRun } from '../support/streamed-run';
 
 /**
@@ -278,3 +279,60 @@ it('wakes a deep-sleeping session on another node through S3 when its own is dow
   await a.start();
   await api.deleteSession(id);
 }, 60_000);
+
+it('forgets a node lost for good: its sleepers wake elsewhere, its other sessions end with session.lost', async () => {
+  const receiver = await startWebhookReceiver();
+  const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['session.lost'] });
+  expect(hook.status).toBe(201);
+  const sleeper = await sessionOn(b);
+  await api.writeFile(sleeper, 'note.txt', 'asleep on b');
+  await sleep(3500);
+  expect((await fleet.gateways[0]!.sweeper.sweep()).slept).toContain(sleeper);
+  const active = await sessionOn(b);
+  // Not while its heartbeat answers.
+  const refused = await admin('DELETE', `/nodes/${b.nodeId}?lost=true`);
+  expect(refused.status).toBe(409);
+
+  await b.stop();
+  await until('b down', async () => {
+    await fleet.tick();
+    return (await nodeView(b.nodeId)).health === 'down';
+  });
+  const forgotten = await admin<{ lostSessions: string[] }>(
+    'DELETE',
+    `/nodes/${b.nodeId}?lost=true`,
+  );
+  expect(forgotten.status).toBe(200);
+  expect(forgotten.body.lostSessions).toEqual([active]);
+  // The lost one is gone, and says why.
+  const gone = await api.execute(active, { command: 'true' });
+  expect(gone.status).toBe(404);
+  expect(gone.body).toMatchObject({
+    error: { code: 'session_not_found', details: { reason: 'node_lost' } },
+  });
+  await receiver.waitFor((received) => received.length === 1);
+  expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({
+    type: 'session.lost',
+    data: { sessionId: active, nodeId: b.nodeId },
+  });
+  // The sleeper wakes on a, every byte there.
+  const read = await api.execute<{ stdout: string }>(sleeper, { command: 'cat note.txt' });
+  expect(read.body.stdout).toBe('asleep on b');
+  expect(await nodeOf(sleeper)).toBe(a.nodeId);
+
+  // b comes back after all: it joins again, and the lost session's sandbox is removed there.
+  await b.start();
+  await until('b joined again', async () => {
+    await fleet.tick();
+    const view = await admin<NodeView>('GET', `/nodes/${b.nodeId}`);
+    return view.status === 200 && view.body.health === 'up';
+  });
+  await fleet.gateways[0]!.sweeper.sweep();
+  const { rows } = await fleet.gateways[0]!.db.query<{ destroyed: boolean }>(
+    'SELECT destroyed_at IS NOT NULL AS destroyed FROM sessions WHERE id = $1',
+    [active],
+  );
+  expect(rows[0]?.destroyed).toBe(true);
+  await api.deleteSession(sleeper);
+  await receiver.close();
+}, 90_000);

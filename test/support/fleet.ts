@@ -76,6 +76,10 @@ export async function startFleet(options: FleetOptions = {}): Promise<TestFleet>
     INTERNAL_TOKEN: internalToken,
     ADMIN_TOKEN: adminToken,
     PREVIEW_DOMAIN: 'preview.test',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    // Test receivers listen on loopback.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: '100',
     NODE_HEARTBEAT_MS: '300',
     NODE_DOWN_AFTER_MS: '1500',
     NODE_DRAIN_INTERVAL_MS: '300',

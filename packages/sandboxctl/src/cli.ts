@@ -19,6 +19,8 @@ Commands:
   nodes uncordon NODE_ID
   nodes drain NODE_ID       moves its sessions to other nodes (needs a shared blob store)
   nodes remove NODE_ID      once it holds no session that cannot wake elsewhere
+  nodes remove NODE_ID --lost
+                            a node gone for good (down): its other sessions end (session.lost)
 
 --url defaults to $SANDBOX_ADMIN_URL (http://127.0.0.1:8080), --token to $ADMIN_TOKEN.
 Output is JSON; an account shows its plan's limits as they apply ("limits"). --limits (enterprise
@@ -72,6 +74,7 @@ export async function runCli(
         account: { type: 'string' },
         scopes: { type: 'string' },
         address: { type: 'string' },
+        lost: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -170,6 +173,7 @@ async function dispatch(
     case 'nodes drain':
       return client.request('POST', `${nodePath(target)}/${command.slice('nodes '.length)}`);
     case 'nodes remove':
+      if (values.lost === true) return client.request('DELETE', `${nodePath(target)}?lost=true`);
       await client.request('DELETE', nodePath(target));
       return { removed: target };
     default:

@@ -22,4 +22,6 @@ CREATE TABLE nodes (
 -- nodes naming it, so the session can wake on any of them) or a node's own ("local:<node>",
 -- "node:<node>").
 ALTER TABLE sessions ADD COLUMN saved_in text;
+-- Why a session ended, where the API says so: 'node_lost' (its node was removed as lost).
+ALTER TABLE sessions ADD COLUMN end_reason text;
 CREATE INDEX sessions_node ON sessions (node_id) WHERE deleted_at IS NULL;

@@ -266,7 +266,7 @@ export async function startGateway({
     sessionStore,
     sessions,
     sessionAccess,
-    fleet: new NodeViews(nodes, agents),
+    fleet: new NodeViews(nodes, agents, sessionStore),
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
     files: new FilesService(sessionAccess, webhooks.store, logger),

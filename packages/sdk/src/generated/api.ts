@@ -3676,7 +3676,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            events: ("execution.completed" | "session.expired" | "resource_limit.exceeded")[];
+                            events: ("execution.completed" | "session.expired" | "session.lost" | "resource_limit.exceeded")[];
                             /** Format: date-time */
                             createdAt: string;
                             /** @description true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S: register it again */
@@ -3820,7 +3820,7 @@ export interface operations {
                 "application/json": {
                     /** @description http(s) URL that receives the events; must be a public address */
                     url: string;
-                    events: ("execution.completed" | "session.expired" | "resource_limit.exceeded")[];
+                    events: ("execution.completed" | "session.expired" | "session.lost" | "resource_limit.exceeded")[];
                 };
             };
         };
@@ -3838,7 +3838,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        events: ("execution.completed" | "session.expired" | "resource_limit.exceeded")[];
+                        events: ("execution.completed" | "session.expired" | "session.lost" | "resource_limit.exceeded")[];
                         /** Format: date-time */
                         createdAt: string;
                         /** @description true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S: register it again */

@@ -252,6 +252,19 @@ export class AgentPool {
     return { agent: this.forNode(session.nodeId) };
   }
 
+  /**
+   * Who removes a deleted session's sandbox and saved workspace: its node; for a sleeper
+   * whose node left the registry, any node that answers naming its (shared) store.
+   */
+  forDestroy(nodeId: string, savedIn: string | null | undefined): AgentClient {
+    if (this.members.has(nodeId) || !isSharedStore(savedIn)) return this.forNode(nodeId);
+    const other = [...this.members.values()].find(
+      (member) => this.health(member) === 'up' && member.status?.blobStore === savedIn,
+    );
+    if (other === undefined) throw unavailable('No node can reach the saved workspace', 30);
+    return other.client;
+  }
+
   /** The draining nodes that answer, with their clients, for the drain. */
   draining(): Array<{ nodeId: string; agent: AgentClient }> {
     return [...this.members.values()]

@@ -1,4 +1,5 @@
 import type { AgentPool } from '../agents/agent-pool';
+import type { SessionStore } from '../sessions/session-store';
 import type { NodeRecord, NodeStore } from './node-store';
 import { isSharedStore } from './placement';
 
@@ -32,6 +33,8 @@ export class NodeViews {
   constructor(
     readonly store: NodeStore,
     readonly agents: AgentPool,
+    /** Ends the sessions of a node lost for good. */
+    readonly sessions: Pick<SessionStore, 'forgetLostNode'>,
   ) {}
 
   view(record: NodeRecord): NodeView {

@@ -10,7 +10,7 @@ import {
   type ResourceLimitsInput,
   type SessionResourceLimits,
 } from './session-limits';
-import type { SessionRecord, SessionStore } from './session-store';
+import type { PendingDestroy, SessionRecord, SessionStore } from './session-store';
 
 export interface CreateSessionInput {
   ttl?: unknown;
@@ -145,14 +145,13 @@ export class SessionService {
 
   /** Ends the session for the API at once and removes its sandbox now (or via the sweeper). */
   async delete(principal: Principal, sessionId: string): Promise<void> {
-    const pending = await this.deps.store.markDeleted(principal.accountId, sessionId);
-    await this.destroy(pending.id, pending.nodeId);
+    await this.destroy(await this.deps.store.markDeleted(principal.accountId, sessionId));
   }
 
   /** Removes a sandbox and records it; failures are left for the sweeper to retry. */
-  async destroy(sessionId: string, nodeId: string): Promise<boolean> {
+  async destroy({ id: sessionId, nodeId, savedIn }: PendingDestroy): Promise<boolean> {
     try {
-      await this.deps.agents.forNode(nodeId).destroySandbox(sessionId);
+      await this.deps.agents.forDestroy(nodeId, savedIn).destroySandbox(sessionId);
       await this.deps.store.markDestroyed(sessionId);
       return true;
     } catch (err) {

@@ -90,7 +90,11 @@ export interface NewSession {
 export interface PendingDestroy {
   id: string;
   nodeId: string;
+  /** A confirmed sleeper's store (another node naming a shared one can remove its archive). */
+  savedIn?: string | null;
 }
+
+const SAVED_IN = 'CASE WHEN sleep_confirmed_at IS NOT NULL THEN saved_in END AS saved_in';
 
 /** The stamp bumped by each change of a session's row that a cached record would miss. */
 export const sessionStamp = (sessionId: string): string => `session:${sessionId}`;
@@ -158,8 +162,62 @@ export class SessionStore {
       [sessionId, accountId],
     );
     const row = rows[0];
-    if (row === undefined) throw sessionNotFound(sessionId);
+    if (row === undefined) throw await this.notFound(sessionId, accountId);
     return toRecord(row);
+  }
+
+  /**
+   * 404 session_not_found; for a session lost with its node (`forgetLostNode`), saying so
+   * (details.reason `node_lost`).
+   */
+  private async notFound(sessionId: string, accountId: string): Promise<AppError> {
+    const { rows } = await this.db.query<{ end_reason: string | null }>(
+      'SELECT end_reason FROM sessions WHERE id = $1 AND account_id = $2',
+      [sessionId, accountId],
+    );
+    if (rows[0]?.end_reason === 'node_lost') {
+      return new AppError(
+        'session_not_found',
+        'The session was lost with its node (the node is gone for good); create a new one',
+        { details: { sessionId, reason: 'node_lost' } },
+      );
+    }
+    return sessionNotFound(sessionId);
+  }
+
+  /**
+   * Ends the sessions of a node lost for good that cannot wake elsewhere (all but confirmed
+   * sleepers in a shared store), with a `session.lost` event each, and removes the node from
+   * the registry, in one transaction. Their sandboxes' removal stays pending: a node that
+   * comes back after all is cleaned up by the sweeper.
+   */
+  async forgetLostNode(nodeId: string): Promise<string[]> {
+    return this.db
+      .transaction(async (tx) => {
+        const { rows } = await tx.query<{ id: string }>(
+          `WITH lost AS (
+           UPDATE sessions s SET deleted_at = now(), end_reason = 'node_lost'
+            WHERE s.node_id = $1 AND s.deleted_at IS NULL AND ${UNMOVED}
+            RETURNING s.id, s.account_id, s.state, s.created_at, s.metadata),
+         events AS (
+           ${enqueueFromSql(
+             'session.lost',
+             `(SELECT account_id, ${NEW_EVENT_ID_SQL} AS event_id,
+                      json_build_object('sessionId', id, 'nodeId', $1::text,
+                                        'createdAt', ${isoSql('created_at')},
+                                        'metadata', metadata) AS data
+                 FROM lost WHERE state <> 'creating')`,
+           )})
+         SELECT id FROM lost`,
+          [nodeId],
+        );
+        await tx.query('DELETE FROM nodes WHERE id = $1', [nodeId]);
+        return rows.map((row) => row.id);
+      })
+      .then(async (ids) => {
+        await this.changed(ids);
+        return ids;
+      });
   }
 
   /** Like `get`, and records the request as activity. */
@@ -172,7 +230,7 @@ export class SessionStore {
       [sessionId, accountId],
     );
     const row = rows[0];
-    if (row === undefined) throw sessionNotFound(sessionId);
+    if (row === undefined) throw await this.notFound(sessionId, accountId);
     return toRecord(row);
   }
 
@@ -246,16 +304,16 @@ export class SessionStore {
   /** Ends a live session for the API at once; returns its node, or 404. */
   async markDeleted(accountId: string, sessionId: string): Promise<PendingDestroy> {
     requireSessionId(sessionId);
-    const { rows } = await this.db.query<{ id: string; node_id: string }>(
+    const { rows } = await this.db.query<{ id: string; node_id: string; saved_in: string | null }>(
       `UPDATE sessions SET deleted_at = now()
         WHERE id = $1 AND account_id = $2 AND ${LIVE}
-        RETURNING id, node_id`,
+        RETURNING id, node_id, ${SAVED_IN}`,
       [sessionId, accountId],
     );
     const row = rows[0];
-    if (row === undefined) throw sessionNotFound(sessionId);
+    if (row === undefined) throw await this.notFound(sessionId, accountId);
     await this.changed([row.id]);
-    return { id: row.id, nodeId: row.node_id };
+    return { id: row.id, nodeId: row.node_id, savedIn: row.saved_in };
   }
 
   /** Gives up a session whose creation failed; the sweeper removes whatever the node left. */
@@ -456,7 +514,7 @@ export class SessionStore {
 
   /** Claims ended sessions whose sandbox is not yet removed, under a lease of `leaseS`. */
   async claimPendingDestroys(leaseS: number, batch = 20): Promise<PendingDestroy[]> {
-    const { rows } = await this.db.query<{ id: string; node_id: string }>(
+    const { rows } = await this.db.query<{ id: string; node_id: string; saved_in: string | null }>(
       `UPDATE sessions SET destroy_lease_until = now() + make_interval(secs => $1)
         WHERE id IN (
           SELECT id FROM sessions
@@ -465,9 +523,9 @@ export class SessionStore {
            ORDER BY deleted_at
            LIMIT $2
            FOR UPDATE SKIP LOCKED)
-        RETURNING id, node_id`,
+        RETURNING id, node_id, ${SAVED_IN}`,
       [leaseS, batch],
     );
-    return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
+    return rows.map((row) => ({ id: row.id, nodeId: row.node_id, savedIn: row.saved_in }));
   }
 }

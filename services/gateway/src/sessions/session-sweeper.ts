@@ -83,7 +83,7 @@ export class SessionSweeper {
     for (const id of expired) this.deps.logger.info({ sessionId: id }, 'session expired');
     const destroyed: string[] = [];
     for (const pending of await this.deps.store.claimPendingDestroys(DESTROY_LEASE_S)) {
-      if (await this.deps.sessions.destroy(pending.id, pending.nodeId)) destroyed.push(pending.id);
+      if (await this.deps.sessions.destroy(pending)) destroyed.push(pending.id);
     }
     await this.deps.idempotency.purgeExpired();
     await this.deps.terminals.purgeExpired();

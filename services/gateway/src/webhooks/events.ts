@@ -7,6 +7,7 @@ export const WEBHOOK_ID_PATTERN = /^wh_[a-z0-9]{24}$/;
 export const WEBHOOK_EVENTS = [
   'execution.completed',
   'session.expired',
+  'session.lost',
   'resource_limit.exceeded',
 ] as const;
 
@@ -26,6 +27,13 @@ export interface WebhookEventData {
     sessionId: string;
     createdAt: string;
     expiresAt: string;
+    metadata: Record<string, unknown>;
+  };
+  /** The session's node was removed as lost for good: the session has ended, its files gone. */
+  'session.lost': {
+    sessionId: string;
+    nodeId: string;
+    createdAt: string;
     metadata: Record<string, unknown>;
   };
   'resource_limit.exceeded': {

@@ -11,6 +11,8 @@ const addNodeBody = z.strictObject({
   address: z.string().max(300).regex(AGENT_ADDRESS, 'must be host:port or unix:/path'),
 });
 
+const removeQuery = z.object({ lost: z.enum(['true', 'false']).optional() });
+
 const nodeId = (params: Record<string, string | undefined>): string => {
   const id = params.nodeId ?? '';
   if (!NODE_ID.test(id)) throw new AppError('invalid_request', `"${id}" is not a node id`);
@@ -67,11 +69,28 @@ export function nodesRouter(fleet: NodeViews): Router {
   setState('active');
   setState('draining');
 
+  // ?lost=true: the node is gone for good. Its sleepers in a shared store wake elsewhere; its
+  // other sessions end (session.lost events). Refused while its heartbeat answers.
   router.delete('/nodes/:nodeId', async (req, res) => {
     const id = nodeId(req.params);
-    await fleet.store.remove(id);
+    const { lost } = validate(removeQuery, req.query);
+    if (lost !== 'true') {
+      await fleet.store.remove(id);
+      await fleet.agents.tick();
+      res.status(204).end();
+      return;
+    }
     await fleet.agents.tick();
-    res.status(204).end();
+    const node = await fleet.get(id);
+    if (node.health === 'up') {
+      throw new AppError(
+        'conflict',
+        `Node "${id}" answers its heartbeat: it is not lost (drain it to move its sessions)`,
+      );
+    }
+    const lostSessions = await fleet.sessions.forgetLostNode(id);
+    await fleet.agents.tick();
+    res.json({ nodeId: id, lostSessions });
   });
 
   return router;
