@@ -284,6 +284,10 @@ it('forgets a node lost for good: its sleepers wake elsewhere, its other session
   const receiver = await startWebhookReceiver();
   const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['session.lost'] });
   expect(hook.status).toBe(201);
+  // Another account hears nothing of it.
+  const strangers = await startWebhookReceiver();
+  const stranger = new ApiClient(fleet, (await createAccountAt(fleet, 'paid')).key);
+  await stranger.post('/v1/webhooks', { url: strangers.url, events: ['session.lost'] });
   const sleeper = await sessionOn(b);
   await api.writeFile(sleeper, 'note.txt', 'asleep on b');
   await sleep(3500);
@@ -333,6 +337,8 @@ it('forgets a node lost for good: its sleepers wake elsewhere, its other session
     [active],
   );
   expect(rows[0]?.destroyed).toBe(true);
+  expect(strangers.received).toEqual([]);
   await api.deleteSession(sleeper);
   await receiver.close();
+  await strangers.close();
 }, 90_000);
