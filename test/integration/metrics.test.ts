@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '@sandbox/logger';
 import { createAccount } from '../support/api';
 import { ApiClient } from '../support/api-client';
+import { previewRequest } from '../support/preview-app';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -100,9 +101,7 @@ it("serves the agent's metrics behind its token: calls by method and status, san
 
 it("serves the edge proxy's metrics: preview requests by status", async () => {
   const edge = t.stack.edge!;
-  const page = await fetch(`${edge.url}/`, {
-    headers: { host: 'ses_nosuchsession0000000000-3000.preview.test' },
-  });
+  const page = await previewRequest(edge.url, 'ses-abcdefghijklmnopqrstuvwx.preview.test');
   const text = await scrape(edge.metricsAddress);
   expect(sample(text, `edge_http_requests_total{status="${page.status}"}`)).toBe(1);
   expect(text).toContain('edge_http_request_duration_seconds_count 1');
@@ -116,4 +115,20 @@ it("carries the request id from the HTTP request through gRPC into the agent's l
   // The agent logs the run it served under the same id.
   const agentLine = lines.find((line) => line.msg === 'run ended' && line.sessionId === sessionId);
   expect(agentLine).toMatchObject({ requestId: 'trace-metrics-1', exitCode: 0 });
+});
+
+it('answers the edge proxy probes on its own host, never on a preview host', async () => {
+  const edge = t.stack.edge!;
+  const healthz = await fetch(`${edge.url}/healthz`);
+  expect(healthz.status).toBe(200);
+  expect(await healthz.json()).toEqual({ status: 'ok' });
+  expect((await fetch(`${edge.url}/readyz`)).status).toBe(200);
+  // On a preview host the path is the app's: it goes to the session (here: none).
+  const preview = await previewRequest(
+    edge.url,
+    'ses-abcdefghijklmnopqrstuvwx.preview.test',
+    '/healthz',
+  );
+  expect(preview.status).toBe(404);
+  expect(preview.type).toMatch(/^text\/html/);
 });

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import httpProxy from 'http-proxy';
 import { serveMetrics } from '@sandbox/contract';
@@ -8,6 +8,7 @@ import type { Logger } from '@sandbox/logger';
 import { EdgeMetrics } from './edge-metrics';
 import { sendErrorPage } from './pages';
 import { forwardResponse, guardUpgrade } from './preview-http';
+import { parsePreviewHost } from './preview-host';
 import { PreviewTunnels } from './preview-tunnels';
 import { previewUpstream } from './preview-upstream';
 import { createProxyServer } from './proxy-server';
@@ -60,6 +61,30 @@ function createAppProxy(): httpProxy {
   return proxy;
 }
 
+/**
+ * `/healthz` (the process serves) and `/readyz` (the gateway answers too) for a Host that is
+ * no preview (a probe by pod address): a preview's own paths are never shadowed.
+ */
+function probes(config: EdgeProxyConfig) {
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    const path = req.url?.split('?')[0];
+    if (path !== '/healthz' && path !== '/readyz') return false;
+    if (parsePreviewHost(req.headers.host, config.previewDomain) !== undefined) return false;
+    const answer = (ok: boolean) =>
+      res
+        .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: ok ? 'ok' : 'unavailable' }));
+    if (path === '/healthz') {
+      answer(true);
+      return true;
+    }
+    fetch(new URL('/healthz', config.gatewayInternalUrl), { signal: AbortSignal.timeout(2000) })
+      .then((response) => answer(response.ok))
+      .catch(() => answer(false));
+    return true;
+  };
+}
+
 /** Preview traffic: host → session → node → the agent's preview proxy → the container port. */
 export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise<RunningEdgeProxy> {
   const resolver = new RouteResolver(
@@ -83,6 +108,7 @@ export async function startEdgeProxy({ config, logger }: EdgeProxyDeps): Promise
       }),
     refuse: sendErrorPage,
     refuseUpgrade: (err) => logger.debug({ err }, 'websocket preview refused'),
+    local: probes(config),
   });
 
   const metrics = new EdgeMetrics();

@@ -13,6 +13,8 @@ export interface ProxyRoutes<Target> {
   refuse(res: ServerResponse, err: unknown): void;
   /** Notes an upgrade that has no upstream (its connection is then destroyed). */
   refuseUpgrade?(err: unknown): void;
+  /** Serves a request of the proxy's own (a probe); false: not one, it goes upstream. */
+  local?(req: IncomingMessage, res: ServerResponse): boolean;
 }
 
 /**
@@ -22,6 +24,7 @@ export interface ProxyRoutes<Target> {
  */
 export function createProxyServer<Target>(routes: ProxyRoutes<Target>): Server {
   const server = createServer((req, res) => {
+    if (routes.local?.(req, res) === true) return;
     routes.target(req).then(
       (target) => routes.web(req, res, target),
       (err: unknown) => routes.refuse(res, err),
