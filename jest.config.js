@@ -25,6 +25,8 @@ module.exports = {
         '<rootDir>/packages/*/src/**/*.test.ts',
         '<rootDir>/packages/sdk/test/**/*.test.ts',
         '<rootDir>/services/*/src/**/*.test.ts',
+        // Static checks of the deployment files (no service started).
+        '<rootDir>/test/deploy/**/*.test.ts',
       ],
     },
     {

@@ -237,3 +237,6 @@ export function blobStoreId(config: Pick<AgentConfig, 'blobStore' | 'nodeId'>): 
 export function loadAgentConfig(env: Env = process.env): AgentConfig {
   return parseEnv(agentSchema, env);
 }
+
+/** Every environment variable the agent reads (deployment manifests are checked against it). */
+export const AGENT_ENV_NAMES: readonly string[] = Object.keys(agentSchema.in.shape);

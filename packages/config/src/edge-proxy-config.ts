@@ -42,3 +42,6 @@ export type EdgeProxyConfig = Readonly<z.output<typeof edgeSchema>>;
 export function loadEdgeProxyConfig(env: Env = process.env): EdgeProxyConfig {
   return parseEnv(edgeSchema, env);
 }
+
+/** Every environment variable the edge proxy reads (deployment manifests are checked against it). */
+export const EDGE_PROXY_ENV_NAMES: readonly string[] = Object.keys(edgeSchema.in.shape);

@@ -117,3 +117,6 @@ export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>>;
 export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
   return parseEnv(gatewaySchema, env);
 }
+
+/** Every environment variable the gateway reads (deployment manifests are checked against it). */
+export const GATEWAY_ENV_NAMES: readonly string[] = Object.keys(gatewaySchema.in.shape);

@@ -1,10 +1,10 @@
-export { blobStoreId, loadAgentConfig } from './agent-config';
+export { AGENT_ENV_NAMES, blobStoreId, loadAgentConfig } from './agent-config';
 export type { AgentConfig, BlobStoreSettings, PoolShapeSetting } from './agent-config';
 export { AGENT_ADDRESS, NODE_ID, parseAgentNodes } from './agent-nodes';
 export type { AgentNode } from './agent-nodes';
-export { loadEdgeProxyConfig } from './edge-proxy-config';
+export { EDGE_PROXY_ENV_NAMES, loadEdgeProxyConfig } from './edge-proxy-config';
 export type { EdgeProxyConfig } from './edge-proxy-config';
-export { loadGatewayConfig } from './gateway-config';
+export { GATEWAY_ENV_NAMES, loadGatewayConfig } from './gateway-config';
 export type { GatewayConfig } from './gateway-config';
 export type { Env } from './env-schema';
 export { loadSandboxctlConfig } from './sandboxctl-config';
