@@ -54,6 +54,14 @@ async function until(what: string, check: () => Promise<boolean>, ms = 20_000): 
   throw new Error(`${what}: not within ${ms} ms`);
 }
 
+/** Waits (with heartbeats on every replica) until `node` is `health`. */
+function untilHealth(node: FleetNode, health: 'up' | 'down'): Promise<void> {
+  return until(`${node.nodeId} ${health}`, async () => {
+    await fleet.tick();
+    return (await nodeView(node.nodeId)).health === health;
+  });
+}
+
 async function nodeOf(sessionId: string): Promise<string> {
   const { rows } = await fleet.gateways[0]!.db.query<{ node_id: string }>(
     'SELECT node_id FROM sessions WHERE id = $1',
@@ -169,10 +177,7 @@ it('gives a stopped node no new session, answers 503 for its sessions, and serve
   expect(refused.body).toMatchObject({ error: { code: 'conflict' } });
 
   await b.stop();
-  await until('b down', async () => {
-    await fleet.tick();
-    return (await nodeView(b.nodeId)).health === 'down';
-  });
+  await untilHealth(b, 'down');
   const during = await api.execute(id, { command: 'cat kept.txt' });
   expect(during.status).toBe(503);
   expect(during.body).toMatchObject({ error: { code: 'service_unavailable' } });
@@ -181,10 +186,7 @@ it('gives a stopped node no new session, answers 503 for its sessions, and serve
   expect(await nodeOf(created)).toBe(a.nodeId);
 
   await b.start();
-  await until('b up', async () => {
-    await fleet.tick();
-    return (await nodeView(b.nodeId)).health === 'up';
-  });
+  await untilHealth(b, 'up');
   const after = await api.execute<{ stdout: string }>(id, { command: 'cat kept.txt' });
   expect(after.status).toBe(200);
   expect(after.body.stdout).toBe('still here');
@@ -268,10 +270,7 @@ it('wakes a deep-sleeping session on another node through S3 when its own is dow
   await sleep(3500);
   expect((await fleet.gateways[0]!.sweeper.sweep()).slept).toContain(id);
   await a.stop();
-  await until('a down', async () => {
-    await fleet.tick();
-    return (await nodeView(a.nodeId)).health === 'down';
-  });
+  await untilHealth(a, 'down');
   const read = await api.execute<{ stdout: string }>(id, { command: 'cat note.txt' });
   expect(read.status).toBe(200);
   expect(read.body.stdout).toBe('from a');
@@ -298,10 +297,7 @@ it('forgets a node lost for good: its sleepers wake elsewhere, its other session
   expect(refused.status).toBe(409);
 
   await b.stop();
-  await until('b down', async () => {
-    await fleet.tick();
-    return (await nodeView(b.nodeId)).health === 'down';
-  });
+  await untilHealth(b, 'down');
   const forgotten = await admin<{ lostSessions: string[] }>(
     'DELETE',
     `/nodes/${b.nodeId}?lost=true`,

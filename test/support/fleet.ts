@@ -7,8 +7,8 @@ import { createDockerRuntime, startAgent, type RunningAgent } from '@sandbox/age
 import { loadAgentConfig, loadGatewayConfig, type AgentConfig } from '@sandbox/config';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { createLogger, type Logger } from '@sandbox/logger';
-import { requiredEnv, SANDBOX_IMAGE } from './env';
-import { removeNodeSandboxes, testWorkspaceDir } from './stack';
+import { requiredEnv } from './env';
+import { removeNodeSandboxes, testAgentEnv } from './stack';
 
 const BUCKET = 'fleet-workspaces';
 const S3_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -95,15 +95,8 @@ export async function startFleet(options: FleetOptions = {}): Promise<TestFleet>
   for (let i = 0; i < (options.nodes ?? 2); i += 1) {
     const nodeId = `test-${random()}-${String.fromCharCode(97 + i)}`;
     let config = loadAgentConfig({
-      AGENT_PORT: '0',
-      AGENT_PREVIEW_PORT: '0',
-      NODE_ID: nodeId,
-      INTERNAL_TOKEN: internalToken,
-      SANDBOX_IMAGE,
-      SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
+      ...testAgentEnv(nodeId, internalToken),
       SANDBOX_POOL: '0',
-      PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
-      BLOB_STORE_DIR: `${testWorkspaceDir(nodeId)}-blobs`,
       BLOB_STORE: 's3',
       BLOB_STORE_S3_BUCKET: BUCKET,
       BLOB_STORE_S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
@@ -111,9 +104,6 @@ export async function startFleet(options: FleetOptions = {}): Promise<TestFleet>
       AGENT_GATEWAY_URL: url,
       AGENT_ANNOUNCE_INTERVAL_S: '5',
       AGENT_MAX_SANDBOXES: '10',
-      ...(process.env.NODE_EXTRA_CA_CERTS
-        ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
-        : {}),
       ...options.agentEnv,
     });
     const node: FleetNode = {

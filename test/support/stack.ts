@@ -188,6 +188,27 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
 }
 
 /**
+ * A test agent's environment: free loopback ports, its own node id, directories that
+ * `removeNodeSandboxes` removes, the test image, and the operator's extra CA bundle (here: the
+ * npm proxy's), as ./scripts/up passes it.
+ */
+export function testAgentEnv(nodeId: string, internalToken: string): Record<string, string> {
+  return {
+    AGENT_PORT: '0',
+    AGENT_PREVIEW_PORT: '0',
+    NODE_ID: nodeId,
+    INTERNAL_TOKEN: internalToken,
+    SANDBOX_IMAGE,
+    SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
+    PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
+    BLOB_STORE_DIR: `${testWorkspaceDir(nodeId)}-blobs`,
+    ...(process.env.NODE_EXTRA_CA_CERTS
+      ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
+      : {}),
+  };
+}
+
+/**
  * A real agent (Docker) and real gateway(s) (Postgres in their own schema, Redis), on free
  * loopback ports, with their own node id so that their containers can be found and removed.
  */
@@ -202,20 +223,9 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     options.logger ?? createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
   const agentConfig = loadAgentConfig({
-    AGENT_PORT: '0',
-    AGENT_PREVIEW_PORT: '0',
-    NODE_ID: nodeId,
-    INTERNAL_TOKEN: internalToken,
-    SANDBOX_IMAGE,
-    SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
+    ...testAgentEnv(nodeId, internalToken),
     // A small warm pool, so that the tests' sessions come from it as in production.
     SANDBOX_POOL: '2:1024:0.25:1024',
-    PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
-    BLOB_STORE_DIR: `${testWorkspaceDir(nodeId)}-blobs`,
-    // The operator's extra CA bundle (here: the npm proxy's), as ./scripts/up passes it.
-    ...(process.env.NODE_EXTRA_CA_CERTS
-      ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
-      : {}),
     ...options.agentEnv,
   });
   const agent = await startAgent({
