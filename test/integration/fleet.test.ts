@@ -1,9 +1,11 @@
+import { previewLabelOf } from '@sandbox/contract';
 import { runCli } from '@sandbox/sandboxctl';
 import { call, createAccountAt } from '../support/api';
 import { ApiClient } from '../support/api-client';
 import { FINGERPRINT } from '../support/deep-sleep';
 import { startFleet, type FleetNode, type TestFleet } from '../support/fleet';
 import { closedPort } from '../support/net';
+import { previewRequest } from '../support/preview-app';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { parseEvents, StreamedRun } from '../support/streamed-run';
 
@@ -227,7 +229,11 @@ it('drains a node: every session moves with every byte, its runs end with a clea
   // No new session lands on a draining node.
   const fresh = await api.createSession();
   expect(await nodeOf(fresh)).toBe(a.nodeId);
-  // Each wakes on a at its next request, every byte there.
+  // The second wakes on a through a preview visit (nothing listens there after the move: the
+  // edge's page says so), the first at its next request; every byte is there.
+  const visit = await previewRequest(fleet.edge.url, `${previewLabelOf(ids[1]!)}.preview.test`);
+  expect(visit.status).toBe(502);
+  expect(await nodeOf(ids[1]!)).toBe(a.nodeId);
   for (const [i, id] of ids.entries()) {
     const print = await api.execute<{ stdout: string }>(id, { command: FINGERPRINT });
     expect(print.status).toBe(200);

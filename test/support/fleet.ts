@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
 import { createDockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
-import { loadAgentConfig, loadGatewayConfig, type AgentConfig } from '@sandbox/config';
+import {
+  loadAgentConfig,
+  loadEdgeProxyConfig,
+  loadGatewayConfig,
+  type AgentConfig,
+} from '@sandbox/config';
+import { startEdgeProxy, type RunningEdgeProxy } from '@sandbox/edge-proxy';
 import { startGateway, type RunningGateway } from '@sandbox/gateway';
 import { createLogger, type Logger } from '@sandbox/logger';
 import { requiredEnv } from './env';
@@ -27,6 +33,8 @@ export interface TestFleet {
   /** The first gateway replica's URL. */
   url: string;
   gateways: RunningGateway[];
+  /** An edge proxy for previews under `preview.test`, asking the last replica for routes. */
+  edge: RunningEdgeProxy;
   nodes: FleetNode[];
   adminToken: string;
   internalToken: string;
@@ -91,6 +99,16 @@ export async function startFleet(options: FleetOptions = {}): Promise<TestFleet>
   }
   const url = gateways[0]?.url as string;
 
+  const edge = await startEdgeProxy({
+    config: loadEdgeProxyConfig({
+      EDGE_PORT: '0',
+      PREVIEW_DOMAIN: 'preview.test',
+      GATEWAY_INTERNAL_URL: gateways.at(-1)?.url,
+      INTERNAL_TOKEN: internalToken,
+    }),
+    logger,
+  });
+
   const nodes: FleetNode[] = [];
   for (let i = 0; i < (options.nodes ?? 2); i += 1) {
     const nodeId = `test-${random()}-${String.fromCharCode(97 + i)}`;
@@ -137,6 +155,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<TestFleet>
   const fleet: TestFleet = {
     url,
     gateways,
+    edge,
     nodes,
     adminToken,
     internalToken,
