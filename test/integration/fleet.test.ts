@@ -240,6 +240,18 @@ it('drains a node: every session moves with every byte, its runs end with a clea
     expect(print.body.stdout).toBe(fingerprints[i]);
     expect(await nodeOf(id)).toBe(a.nodeId);
   }
+  // The runs' kept output moved with the session: the runs before the drain are listed on a,
+  // the one the drain ended as lost, and their output reads back.
+  const listed = await api.get<{ processes: Array<Record<string, unknown>> }>(
+    `/v1/sessions/${ids[0]}/processes`,
+  );
+  const runs = listed.body.processes;
+  expect(runs.map((run) => run.state)).toEqual(['exited', 'exited', 'lost', 'exited']);
+  expect(runs[2]).toMatchObject({ command: 'echo started; sleep 60' });
+  const before = await api.get<{ stdout: string }>(
+    `/v1/sessions/${ids[0]}/processes/${String(runs[1]?.id)}/output`,
+  );
+  expect(before.body.stdout).toBe(fingerprints[0]);
   // Drained, it can go: stopped, then removed from the registry.
   await b.stop();
   expect((await admin('DELETE', `/nodes/${b.nodeId}`)).status).toBe(204);

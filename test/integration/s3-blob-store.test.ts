@@ -423,6 +423,40 @@ describe.each([
     expect(await backend.objectsOf(other)).toEqual([]);
   });
 
+  it("moves a session's run logs: saved beside its workspace, restored once, removed with it", async () => {
+    const sessionId = newSessionId();
+    const logs = await mkdtemp(join(root, 'logs-'));
+    await writeFile(join(logs, 'proc_1a.json'), '{"id":"proc_1a"}');
+    await writeFile(join(logs, 'proc_1a.0.log'), randomBytes(5000));
+    expect(await backend.store.saveLogs(sessionId, logs)).toBe(true);
+    expect(await backend.store.saveLogs(sessionId, join(root, 'no-such-dir'))).toBe(false);
+    // The workspace's manifest does not see them.
+    expect(await backend.store.manifest(sessionId)).toBeUndefined();
+
+    const target = join(await mkdtemp(join(root, 'moved-')), 'ses');
+    expect(await backend.store.restoreLogs(sessionId, target)).toBe(true);
+    expect(await fingerprint(target)).toEqual(await fingerprint(logs));
+    // Only a log's plain files come back (a link or another name in a forged archive does not).
+    await symlink('/etc/shadow', join(logs, 'proc_2b.json'));
+    await writeFile(join(logs, 'other.txt'), 'x');
+    await backend.store.saveLogs(sessionId, logs);
+    const again = join(await mkdtemp(join(root, 'moved-')), 'ses');
+    expect(await backend.store.restoreLogs(sessionId, again)).toBe(true);
+    expect((await readdir(again)).sort()).toEqual(['proc_1a.0.log', 'proc_1a.json']);
+    // Taken: a second restore finds none, and nothing is left in the store.
+    expect(await backend.store.restoreLogs(sessionId, join(root, 'again'))).toBe(false);
+    expect(await backend.objectsOf(sessionId)).toEqual([]);
+
+    // Saved again: a wake's removal of the workspace's archive leaves them; the session's
+    // removal takes them too.
+    await backend.store.saveLogs(sessionId, logs);
+    await backend.store.save(sessionId, workspace);
+    await backend.store.remove(sessionId);
+    expect(await backend.objectsOf(sessionId)).not.toEqual([]);
+    await backend.store.removeLogs(sessionId);
+    expect(await backend.objectsOf(sessionId)).toEqual([]);
+  });
+
   it('leaves neither a manifest nor a staging file when a workspace cannot be archived', async () => {
     const sessionId = newSessionId();
 

@@ -1,6 +1,14 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '@sandbox/logger';
 import { DockerRuntime, type DockerRuntimeParts } from './docker-runtime';
-import { doubles, sandboxSpec } from './lifecycle/in-memory-doubles';
+import { doubles, running, sandboxSpec } from './lifecycle/in-memory-doubles';
+import { ProcessLogs } from './processes/process-logs';
 import { RequestLoad } from './request-load';
+
+const logger = createLogger({ name: 'test', level: 'silent' });
+const processLogs = () => new ProcessLogs(mkdtempSync(join(tmpdir(), 'logs-')), logger);
 
 describe('DockerRuntime', () => {
   it('counts a wake from deep sleep as a request served while it restores', async () => {
@@ -14,11 +22,51 @@ describe('DockerRuntime', () => {
       return restore(sessionId);
     };
     // Only the lifecycle's parts are used by a restore.
-    const runtime = new DockerRuntime({ ...d, load } as unknown as DockerRuntimeParts);
+    const runtime = new DockerRuntime({
+      ...d,
+      load,
+      logs: processLogs(),
+    } as unknown as DockerRuntimeParts);
 
     await runtime.restore(sandboxSpec('ses_1'));
 
     expect(busyDuringRestore).toEqual([true]);
     expect(load.busy()).toBe(false);
+  });
+
+  it("sends a leaving session's run logs with it, and takes them where it wakes", async () => {
+    const d = doubles();
+    const logs = processLogs();
+    const runtime = new DockerRuntime({
+      ...d,
+      load: new RequestLoad(),
+      logs,
+    } as unknown as DockerRuntimeParts);
+    await running(d, 'ses_1');
+    logs.start({
+      sessionId: 'ses_1',
+      pid: 7,
+      kind: 'command',
+      source: 'true',
+      stdin: false,
+      capBytes: 1024,
+    });
+
+    // A plain deep sleep keeps them on the node.
+    await runtime.hibernate('ses_1');
+    expect(d.journal).not.toContain('blob.saveLogs ses_1');
+    expect(logs.has('ses_1')).toBe(true);
+    await runtime.restore(sandboxSpec('ses_1'));
+    expect(d.journal).not.toContain('blob.restoreLogs ses_1');
+
+    // Evacuated: saved to the store, gone from the node.
+    await runtime.hibernate('ses_1', { evacuate: true });
+    expect(d.journal).toContain('blob.saveLogs ses_1');
+    expect(logs.has('ses_1')).toBe(false);
+    // Woken (here, or on the node it moved to): taken back.
+    await runtime.restore(sandboxSpec('ses_1'));
+    expect(d.journal).toContain('blob.restoreLogs ses_1');
+    expect(logs.has('ses_1')).toBe(true);
+    expect(d.blobs.logs.has('ses_1')).toBe(false);
   });
 });

@@ -162,19 +162,49 @@ export class DockerRuntime implements SandboxRuntime {
     return this.use.track(sessionId, () => resumeSandbox(this.parts, sessionId));
   }
 
-  hibernate(
+  /**
+   * With `evacuate` (the session leaves the node), its runs' logs go to the blob store too,
+   * for the node that wakes it, and leave this one.
+   */
+  async hibernate(
     sessionId: string,
     { unusedForMs = 0, evacuate = false }: { unusedForMs?: number; evacuate?: boolean } = {},
   ): Promise<Hibernated> {
-    return hibernateSandbox(this.parts, sessionId, { use: this.use, unusedForMs }, { evacuate });
+    const saved = await hibernateSandbox(
+      this.parts,
+      sessionId,
+      { use: this.use, unusedForMs },
+      { evacuate },
+    );
+    if (evacuate && !saved.inUse && !saved.keptDisk && this.parts.logs.has(sessionId)) {
+      const { blobs, logs } = this.parts;
+      await blobs.saveLogs(sessionId, logs.dirOf(sessionId));
+      logs.forget(sessionId);
+    }
+    return saved;
   }
 
   /**
    * Counted as a request served: the request waiting on a wake would otherwise share the CPU,
-   * the disk and dockerd with the refill of the pool member it took.
+   * the disk and dockerd with the refill of the pool member it took. A session this node has
+   * no logs of gets those its last node saved when it moved (if any).
    */
-  restore(spec: SandboxSpec): Promise<SandboxInfo> {
-    return this.served(spec.sessionId, () => restoreSandbox(this.parts, spec));
+  async restore(spec: SandboxSpec): Promise<SandboxInfo> {
+    const info = await this.served(spec.sessionId, () => restoreSandbox(this.parts, spec));
+    const { blobs, logs, logger } = this.parts;
+    if (!logs.has(spec.sessionId)) {
+      try {
+        if (await blobs.restoreLogs(spec.sessionId, logs.dirOf(spec.sessionId))) {
+          logs.loadSession(spec.sessionId);
+        }
+      } catch (err) {
+        logger.warn(
+          { err, sessionId: spec.sessionId },
+          "a moved session's run logs were not restored",
+        );
+      }
+    }
+    return info;
   }
 
   count(): Promise<number> {

@@ -1,14 +1,7 @@
 import { SessionUse } from '../session-use';
 import { hibernateSandbox, restoreSandbox } from './deep-sleep';
-import { doubles, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { doubles, running, sandboxSpec, type Doubles } from './in-memory-doubles';
 import { destroySandbox } from './remove-sandbox';
-
-async function running(d: Doubles, sessionId: string): Promise<void> {
-  await d.specs.write(sandboxSpec(sessionId));
-  d.workspaces.disks.set(sessionId, { attaches: true });
-  d.containers.put(sessionId, 'running');
-  d.journal.length = 0;
-}
 
 describe('hibernateSandbox', () => {
   it('leaves a session in use as it is: nothing paused, saved or removed', async () => {

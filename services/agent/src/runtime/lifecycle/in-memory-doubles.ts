@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { createLogger } from '@sandbox/logger';
 import type {
   ContainerClient,
@@ -267,6 +268,29 @@ export class FakeBlobs implements SavedWorkspaces {
     this.unnamed.delete(sessionId);
     return Promise.resolve();
   }
+
+  removeLogs(sessionId: string): Promise<void> {
+    this.journal.push(`blob.removeLogs ${sessionId}`);
+    this.logs.delete(sessionId);
+    return Promise.resolve();
+  }
+
+  /** Sessions whose run logs were saved for a move. */
+  readonly logs = new Set<string>();
+
+  saveLogs(sessionId: string): Promise<boolean> {
+    this.journal.push(`blob.saveLogs ${sessionId}`);
+    this.logs.add(sessionId);
+    return Promise.resolve(true);
+  }
+
+  /** Takes the session's saved logs: an empty directory of them at `target`. */
+  restoreLogs(sessionId: string, target: string): Promise<boolean> {
+    this.journal.push(`blob.restoreLogs ${sessionId}`);
+    const had = this.logs.delete(sessionId);
+    if (had) mkdirSync(target, { recursive: true });
+    return Promise.resolve(had);
+  }
 }
 
 export class FakeSpecs implements SpecStore {
@@ -362,4 +386,12 @@ export function doubles(): Doubles {
     config: testConfig,
     hostCpus: 4,
   };
+}
+
+/** A session with a running sandbox on its disk (the journal emptied). */
+export async function running(d: Doubles, sessionId: string): Promise<void> {
+  await d.specs.write(sandboxSpec(sessionId));
+  d.workspaces.disks.set(sessionId, { attaches: true });
+  d.containers.put(sessionId, 'running');
+  d.journal.length = 0;
 }

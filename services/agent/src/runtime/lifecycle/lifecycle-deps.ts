@@ -22,6 +22,12 @@ export interface SavedWorkspaces {
   forget(sessionId: string): Promise<void>;
   /** Deletes the manifest, then the archive. */
   remove(sessionId: string): Promise<void>;
+  /** Deletes run logs saved for a move. */
+  removeLogs(sessionId: string): Promise<void>;
+  /** Archives a session's run logs (`dir`) for the node it moves to; false when none. */
+  saveLogs(sessionId: string, dir: string): Promise<boolean>;
+  /** Unpacks a moved session's run logs into `target` and removes them; false when none. */
+  restoreLogs(sessionId: string, target: string): Promise<boolean>;
 }
 
 /** What each sandbox of this node was created with (`SandboxSpecs`). */

@@ -12,6 +12,7 @@ describe('destroySandbox', () => {
     expect(d.journal).toEqual([
       'spec.remove ses_1',
       'blob.remove ses_1',
+      'blob.removeLogs ses_1',
       'runner.close ses_1',
       'container.remove ses_1',
       'workspace.destroy ses_1',

@@ -31,6 +31,7 @@ export function destroySandbox(deps: LifecycleDeps, sessionId: string): Promise<
     await deps.specs.remove(sessionId);
     const saved = await deps.blobs.manifest(sessionId);
     await deps.blobs.remove(sessionId);
+    await deps.blobs.removeLogs(sessionId);
     return (await removeSandbox(deps, lock)) || saved !== undefined;
   });
 }

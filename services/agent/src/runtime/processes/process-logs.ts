@@ -56,22 +56,40 @@ export class ProcessLogs {
   /** The logs on disk; those that were running when the agent stopped are `lost`. */
   private load(): void {
     for (const sessionId of readdirSync(this.root)) {
-      if (!SESSION_DIR.test(sessionId)) continue;
-      const dir = join(this.root, sessionId);
-      const logs = new Map<string, ProcessLog>();
-      for (const name of readdirSync(dir)) {
-        if (!META_FILE.test(name)) continue;
-        try {
-          const meta = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ProcessMeta;
-          const loaded = ProcessLog.reopen(dir, meta);
-          loaded.closeOutput(); // a process still running then is lost
-          logs.set(meta.id, loaded);
-        } catch (err) {
-          this.logger.warn({ err, sessionId, file: name }, 'unreadable process log: skipped');
-        }
-      }
-      this.sessions.set(sessionId, logs);
+      if (SESSION_DIR.test(sessionId)) this.loadSession(sessionId);
     }
+  }
+
+  /**
+   * Reads a session's logs from its directory (at start, or once a moved session's logs were
+   * unpacked there): a process still running when they were written is `lost`.
+   */
+  loadSession(sessionId: string): void {
+    const dir = this.dirOf(sessionId);
+    const logs = new Map<string, ProcessLog>();
+    for (const name of readdirSync(dir)) {
+      if (!META_FILE.test(name)) continue;
+      try {
+        const meta = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ProcessMeta;
+        const loaded = ProcessLog.reopen(dir, meta);
+        loaded.closeOutput(); // a process still running then is lost
+        logs.set(meta.id, loaded);
+      } catch (err) {
+        this.logger.warn({ err, sessionId, file: name }, 'unreadable process log: skipped');
+      }
+    }
+    this.sessions.set(sessionId, logs);
+  }
+
+  /** Where a session's logs are kept on this node. */
+  dirOf(sessionId: string): string {
+    if (!SESSION_DIR.test(sessionId)) throw new Error(`not a session id: ${sessionId}`);
+    return join(this.root, sessionId);
+  }
+
+  /** Whether this node keeps logs of the session. */
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
   }
 
   /** A new process's log. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, rm, statfs } from 'node:fs/promises';
+import { chown, copyFile, lstat, mkdir, mkdtemp, readdir, rm, statfs } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -17,7 +18,7 @@ import {
   type ArchiveFormat,
   type Unpacking,
 } from './workspace-archive';
-import { isSessionId } from '@sandbox/contract';
+import { isSessionId, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 
 export interface ArchiveManifest {
   /** Of the archive; empty for a kept disk. */
@@ -32,14 +33,21 @@ export interface ArchiveManifest {
   format?: ArchiveFormat | 'disk';
 }
 
-function checkedSessionId(sessionId: string): string {
+/** What a session keeps in the store: its workspace, and its runs' logs (a session moving). */
+type Saved = string & { readonly saved: unique symbol };
+
+function checkedSessionId(sessionId: string): Saved {
   if (!isSessionId(sessionId)) throw new AppError('invalid_request', 'Invalid session id');
-  return sessionId;
+  return sessionId as Saved;
 }
 
-const manifestKey = (sessionId: string) => `${checkedSessionId(sessionId)}.json`;
-const archiveKey = (sessionId: string, format: ArchiveFormat) =>
-  `${checkedSessionId(sessionId)}.${format}`;
+/** The files of a run's log: its meta (`proc_<id>.json`) and output segments (`.<n>.log`). */
+const LOG_FILE = /^proc_[a-f0-9]+(\.json|\.\d+\.log)$/;
+
+const logsOf = (sessionId: string): Saved => `${checkedSessionId(sessionId)}.logs` as Saved;
+
+const manifestKey = (name: Saved) => `${name}.json`;
+const archiveKey = (name: Saved, format: ArchiveFormat) => `${name}.${format}`;
 
 function parseManifest(text: string): ArchiveManifest {
   const unreadable = (cause?: unknown) =>
@@ -112,29 +120,77 @@ export class BlobStore {
   ) {}
 
   /** A staging file of a session's save (a session's steps never overlap). */
-  private stagingFile(sessionId: string, format: ArchiveFormat): string {
-    return join(this.stagingDir, `${checkedSessionId(sessionId)}.save.${format}`);
+  private stagingFile(name: Saved, format: ArchiveFormat): string {
+    return join(this.stagingDir, `${name}.save.${format}`);
   }
 
-  private async removeStagingFiles(sessionId: string): Promise<void> {
+  private async removeStagingFiles(name: Saved): Promise<void> {
     for (const format of ARCHIVE_FORMATS) {
-      await rm(this.stagingFile(sessionId, format), { force: true });
+      await rm(this.stagingFile(name, format), { force: true });
     }
   }
 
   async manifest(sessionId: string): Promise<ArchiveManifest | undefined> {
-    const text = await this.objects.getText(manifestKey(sessionId));
+    return this.manifestOf(checkedSessionId(sessionId));
+  }
+
+  private async manifestOf(name: Saved): Promise<ArchiveManifest | undefined> {
+    const text = await this.objects.getText(manifestKey(name));
     return text === undefined ? undefined : parseManifest(text);
   }
 
   /** Archives `source` (a workspace on the host) and verifies what was stored. */
-  async save(sessionId: string, source: string): Promise<ArchiveManifest> {
-    const manifest = manifestKey(sessionId);
+  save(sessionId: string, source: string): Promise<ArchiveManifest> {
+    return this.saveArchive(checkedSessionId(sessionId), source);
+  }
+
+  /**
+   * Archives a session's run logs (`dir`) beside its workspace, for the node it moves to
+   * (`restoreLogs`); false when it has none.
+   */
+  async saveLogs(sessionId: string, dir: string): Promise<boolean> {
+    const exists = await lstat(dir).then(
+      (stats) => stats.isDirectory(),
+      () => false,
+    );
+    if (!exists) return false;
+    await this.saveArchive(logsOf(sessionId), dir);
+    return true;
+  }
+
+  /**
+   * Unpacks a moved session's run logs into `target` (which must not exist yet) and removes
+   * them from the store; false when there are none.
+   */
+  async restoreLogs(sessionId: string, target: string): Promise<boolean> {
+    const name = logsOf(sessionId);
+    if ((await this.manifestOf(name)) === undefined) return false;
+    // Unpacked as the sandbox user (as every archive from the store) into a scratch directory
+    // of its own, then only the plain files of a log's names are copied into `target`.
+    const scratch = await mkdtemp(join(tmpdir(), 'sandbox-logs-'));
+    try {
+      await chown(scratch, SANDBOX_UID, SANDBOX_GID);
+      await this.restoreArchive(name, scratch);
+      await mkdir(target, { recursive: true, mode: 0o700 });
+      for (const entry of await readdir(scratch, { withFileTypes: true })) {
+        if (entry.isFile() && LOG_FILE.test(entry.name)) {
+          await copyFile(join(scratch, entry.name), join(target, entry.name));
+        }
+      }
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+    await this.removeSaved(name);
+    return true;
+  }
+
+  private async saveArchive(name: Saved, source: string): Promise<ArchiveManifest> {
+    const manifest = manifestKey(name);
     await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
     try {
       let staged: { file: string; format: ArchiveFormat };
       try {
-        staged = await archiveWorkspace(source, (format) => this.stagingFile(sessionId, format));
+        staged = await archiveWorkspace(source, (format) => this.stagingFile(name, format));
       } catch (err) {
         throw new AppError('internal_error', 'The workspace could not be archived', {
           cause: err,
@@ -146,16 +202,16 @@ export class BlobStore {
         filesCount: await countFiles(source),
         format: staged.format,
       };
-      const archive = archiveKey(sessionId, staged.format);
+      const archive = archiveKey(name, staged.format);
       // An earlier save's manifest goes first: no manifest may name an archive being replaced.
       await this.objects.delete(manifest);
       await this.objects.put(archive, staged.file);
       await this.verifyStored(archive, result);
       await this.objects.putText(manifest, JSON.stringify(result));
-      await this.deleteArchives(sessionId, staged.format);
+      await this.deleteArchives(name, staged.format);
       return result;
     } finally {
-      await this.removeStagingFiles(sessionId);
+      await this.removeStagingFiles(name);
     }
   }
 
@@ -169,7 +225,8 @@ export class BlobStore {
    * Deep sleep that keeps the session's disk (`source`'s filesystem) on the node: only a
    * manifest saying so, with what the disk holds; older archives of the session go.
    */
-  async keepDisk(sessionId: string, source: string): Promise<ArchiveManifest> {
+  async keepDisk(id: string, source: string): Promise<ArchiveManifest> {
+    const sessionId = checkedSessionId(id);
     const manifest = manifestKey(sessionId);
     const result: ArchiveManifest = {
       sha256: '',
@@ -209,15 +266,19 @@ export class BlobStore {
    * first and are moved into place only once the sha256 of the whole archive matched its
    * manifest and tar unpacked all of it; on any failure `target` is left as it was.
    */
-  async restore(sessionId: string, target: string): Promise<ArchiveManifest> {
-    const expected = await this.manifest(sessionId);
+  restore(sessionId: string, target: string): Promise<ArchiveManifest> {
+    return this.restoreArchive(checkedSessionId(sessionId), target);
+  }
+
+  private async restoreArchive(name: Saved, target: string): Promise<ArchiveManifest> {
+    const expected = await this.manifestOf(name);
     if (expected === undefined) {
       throw new AppError('service_unavailable', 'No saved workspace for this session', {
         retryAfter: 5,
       });
     }
     const format = formatOf(expected);
-    const stored = await this.objects.read(archiveKey(sessionId, format));
+    const stored = await this.objects.read(archiveKey(name, format));
     if (stored === undefined) {
       throw new AppError('internal_error', 'The saved workspace is missing from the blob store');
     }
@@ -260,10 +321,10 @@ export class BlobStore {
     }
   }
 
-  /** Deletes the session's archives of every format but `keep`. */
-  private async deleteArchives(sessionId: string, keep?: ArchiveFormat): Promise<void> {
+  /** Deletes the archives of every format but `keep`. */
+  private async deleteArchives(name: Saved, keep?: ArchiveFormat): Promise<void> {
     for (const format of ARCHIVE_FORMATS) {
-      if (format !== keep) await this.objects.delete(archiveKey(sessionId, format));
+      if (format !== keep) await this.objects.delete(archiveKey(name, format));
     }
   }
 
@@ -272,16 +333,27 @@ export class BlobStore {
    * archive is garbage for `remove` (or the session's next save) to delete.
    */
   async forget(sessionId: string): Promise<void> {
-    await this.objects.delete(manifestKey(sessionId));
+    await this.objects.delete(manifestKey(checkedSessionId(sessionId)));
   }
 
   /** Deletes a saved workspace: the manifest first, so that none names a missing archive. */
   async remove(sessionId: string): Promise<void> {
-    await this.objects.delete(manifestKey(sessionId));
-    await this.deleteArchives(sessionId);
-    // Staging files an agent killed mid-step left (and a restore's, of agents before zstd).
-    await this.removeStagingFiles(sessionId);
-    await rm(join(this.stagingDir, `${sessionId}.restore.tar.gz`), { force: true });
+    const name = checkedSessionId(sessionId);
+    await this.removeSaved(name);
+    // A restore's staging file, of agents before zstd.
+    await rm(join(this.stagingDir, `${name}.restore.tar.gz`), { force: true });
+  }
+
+  /** Deletes run logs saved for a move (the session is gone). */
+  async removeLogs(sessionId: string): Promise<void> {
+    await this.removeSaved(logsOf(sessionId));
+  }
+
+  private async removeSaved(name: Saved): Promise<void> {
+    await this.objects.delete(manifestKey(name));
+    await this.deleteArchives(name);
+    // Staging files an agent killed mid-step left.
+    await this.removeStagingFiles(name);
   }
 }
 
