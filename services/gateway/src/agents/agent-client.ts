@@ -136,6 +136,10 @@ export class AgentClient {
     this.client = new Agent(options.address, grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': 128 * 1024 * 1024,
       'grpc.keepalive_time_ms': 30_000,
+      // A node back from an outage is reached within a second (grpc-js would otherwise back
+      // off up to two minutes between attempts): its heartbeat and its requests resume.
+      'grpc.initial_reconnect_backoff_ms': 250,
+      'grpc.max_reconnect_backoff_ms': 1000,
     });
   }
 
@@ -199,12 +203,26 @@ export class AgentClient {
     }
   }
 
+  /**
+   * False while the connection to the node is down and between two attempts to reconnect: a
+   * call now would fail at once (one with `waitForReady` waits for the next attempt).
+   */
+  connectionSettled(): boolean {
+    const state = this.client.getChannel().getConnectivityState(false);
+    return state === grpc.connectivityState.READY || state === grpc.connectivityState.IDLE;
+  }
+
   /** The node's heartbeat: who it is, its capacity and load (the `timeoutMs` deadline). */
-  async nodeStatus(timeoutMs: number): Promise<{ nodeId: string; status: NodeStatus }> {
-    const info = await this.unary<NodeInfo__Output>(
-      (md, options, cb) => this.client.getNodeInfo({}, md, options, cb),
-      timeoutMs,
-    );
+  async nodeStatus(
+    timeoutMs: number,
+    { waitForReady = false } = {},
+  ): Promise<{ nodeId: string; status: NodeStatus }> {
+    // `waitForReady`: waits for a connection under way (a node coming back) up to the deadline,
+    // instead of failing at once while the channel is between two attempts.
+    const info = await this.unary<NodeInfo__Output>((md, options, cb) => {
+      if (waitForReady) md.setOptions({ waitForReady: true });
+      return this.client.getNodeInfo({}, md, options, cb);
+    }, timeoutMs);
     return { nodeId: info.nodeId, status: toNodeStatus(info) };
   }
 

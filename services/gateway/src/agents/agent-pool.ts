@@ -39,6 +39,8 @@ interface Member {
   placements: number[];
   lastRecordedAt: number;
   failure?: string;
+  /** A request's probe of a node seen down, under way (requests meanwhile share it). */
+  probing?: Promise<void>;
 }
 
 /** A session about to wake: where, and the node it moves from when that is another. */
@@ -46,6 +48,13 @@ export interface WakeTarget {
   agent: AgentClient;
   movedFrom?: string;
 }
+
+/**
+ * How long a request waits for a node seen down to answer again (`recheck`): more than the
+ * longest pause between two reconnection attempts (1 s, ±20 %), so that a node that is back
+ * is found; a node still down costs its requests this long before their 503.
+ */
+const PROBE_MS = 1500;
 
 /** Every status is written to the registry at most this often per node and replica. */
 const RECORD_EVERY_MS = 10_000;
@@ -62,6 +71,7 @@ export class AgentPool {
   private readonly members = new Map<string, Member>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  private refreshing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: NodeStore,
@@ -95,8 +105,18 @@ export class AgentPool {
     return this.ticking;
   }
 
-  /** Brings the members in line with the registry: new nodes, new addresses, states, removals. */
-  private async refresh(): Promise<void> {
+  /**
+   * Brings the members in line with the registry: new nodes, new addresses, states, removals
+   * (what an operator's change needs at once on this replica; heartbeats come at their time).
+   * One read at a time, each after the one before: none is lost, no member made twice.
+   */
+  refresh(): Promise<void> {
+    const next = this.refreshing.then(() => this.readRegistry());
+    this.refreshing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async readRegistry(): Promise<void> {
     const nodes = await this.store.registry();
     const seen = new Set<string>();
     for (const node of nodes) {
@@ -134,12 +154,14 @@ export class AgentPool {
     }
   }
 
-  private async beat(member: Member): Promise<void> {
+  /** One heartbeat; a probe (`recheck`) waits for a reconnection under way, up to PROBE_MS. */
+  private async beat(member: Member, probe = false): Promise<void> {
     const askedAt = Date.now();
     const wasUp = this.health(member) === 'up';
     try {
       const { nodeId, status } = await member.client.nodeStatus(
-        Math.min(this.settings.downAfterMs / 2, 5000),
+        probe ? PROBE_MS : Math.min(this.settings.downAfterMs / 2, 5000),
+        { waitForReady: probe },
       );
       if (nodeId !== member.id) {
         throw new Error(`the agent at ${member.address} is node "${nodeId}", not "${member.id}"`);
@@ -179,6 +201,22 @@ export class AgentPool {
       return 'up';
     }
     return member.checked ? 'down' : 'unknown';
+  }
+
+  /**
+   * Before a request reaches a session's node, when that node was seen down or its connection
+   * is between two reconnection attempts: asks the node once more (it may be back since the
+   * last heartbeat, e.g. an agent restarted), waiting at most PROBE_MS for the connection;
+   * requests meanwhile share the probe. A node that answers serves the request at once.
+   */
+  async recheck(nodeId: string): Promise<void> {
+    const member = this.members.get(nodeId);
+    if (member === undefined) return;
+    if (this.health(member) !== 'down' && member.client.connectionSettled()) return;
+    member.probing ??= this.beat(member, true).finally(() => {
+      member.probing = undefined;
+    });
+    await member.probing;
   }
 
   /** The client of the node that holds a session; 503 while the node is down or unknown. */

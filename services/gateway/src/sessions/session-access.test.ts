@@ -38,6 +38,10 @@ function access(steps: string[]) {
     },
   } as unknown as SessionLifecycle;
   const agents = {
+    recheck: (nodeId: string) => {
+      steps.push(`recheck ${nodeId}`);
+      return Promise.resolve();
+    },
     forNode: (nodeId: string) => {
       steps.push(`agent ${nodeId}`);
       return agent;
@@ -58,7 +62,13 @@ describe('SessionAccess', () => {
       return 42;
     });
     expect(opened).toEqual({ session, agent, vetted: 42 });
-    expect(steps).toEqual(['touch acc_1 ses_1', 'vet ses_1', 'wake ses_1', 'agent node-a']);
+    expect(steps).toEqual([
+      'touch acc_1 ses_1',
+      'vet ses_1',
+      'recheck node-a',
+      'wake ses_1',
+      'agent node-a',
+    ]);
   });
 
   it('does not wake a session whose request the caller refuses', async () => {
@@ -83,7 +93,7 @@ describe('SessionAccess', () => {
   it('opens a session for a preview by its id alone, through the same steps', async () => {
     const steps: string[] = [];
     expect(await access(steps).openForPreview('ses_1')).toEqual({ session, agent });
-    expect(steps).toEqual(['touchById ses_1', 'wake ses_1', 'agent node-a']);
+    expect(steps).toEqual(['touchById ses_1', 'recheck node-a', 'wake ses_1', 'agent node-a']);
   });
 
   it('records the end of a long request as activity that can wait for the next flush', () => {

@@ -53,6 +53,7 @@ export class SessionAccess {
    */
   async locate(principal: Pick<Principal, 'accountId'>, sessionId: string): Promise<OpenSession> {
     const session = await this.store.get(principal.accountId, sessionId);
+    await this.agents.recheck(session.nodeId);
     return { session, agent: this.agents.forNode(session.nodeId) };
   }
 
@@ -67,6 +68,7 @@ export class SessionAccess {
   }
 
   private async wake(session: SessionRecord): Promise<OpenSession> {
+    await this.agents.recheck(session.nodeId);
     const awake = await this.lifecycle.ensureAwake(session);
     return { session: awake, agent: this.agents.forNode(awake.nodeId) };
   }

@@ -129,7 +129,7 @@ export class SessionService {
     const sandbox =
       record.state === 'deep-sleep'
         ? { filesCount: record.sleepFilesCount ?? 0, activeProcesses: 0 }
-        : await this.deps.agents.forNode(record.nodeId).getSandbox(record.id);
+        : await this.liveCounts(record);
     return {
       sessionId: record.id,
       createdAt: record.createdAt.toISOString(),
@@ -141,6 +141,13 @@ export class SessionService {
       activeProcesses: sandbox.activeProcesses,
       metadata: record.metadata,
     };
+  }
+
+  private async liveCounts(
+    record: SessionRecord,
+  ): Promise<{ filesCount: number; activeProcesses: number }> {
+    await this.deps.agents.recheck(record.nodeId);
+    return this.deps.agents.forNode(record.nodeId).getSandbox(record.id);
   }
 
   /** Ends the session for the API at once and removes its sandbox now (or via the sweeper). */

@@ -27,7 +27,7 @@ const nodeId = (params: Record<string, string | undefined>): string => {
 export function nodesRouter(fleet: NodeViews): Router {
   const router = Router();
   const changed = async (id: string) => {
-    await fleet.agents.tick();
+    await fleet.agents.refresh();
     return fleet.get(id);
   };
 
@@ -76,7 +76,7 @@ export function nodesRouter(fleet: NodeViews): Router {
     const { lost } = validate(removeQuery, req.query);
     if (lost !== 'true') {
       await fleet.store.remove(id);
-      await fleet.agents.tick();
+      await fleet.agents.refresh();
       res.status(204).end();
       return;
     }
@@ -89,7 +89,7 @@ export function nodesRouter(fleet: NodeViews): Router {
       );
     }
     const lostSessions = await fleet.sessions.forgetLostNode(id);
-    await fleet.agents.tick();
+    await fleet.agents.refresh();
     res.json({ nodeId: id, lostSessions });
   });
 
