@@ -72,6 +72,7 @@ export class AgentPool {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private refreshing: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly store: NodeStore,
@@ -118,6 +119,7 @@ export class AgentPool {
 
   private async readRegistry(): Promise<void> {
     const nodes = await this.store.registry();
+    if (this.closed) return;
     const seen = new Set<string>();
     for (const node of nodes) {
       seen.add(node.id);
@@ -332,6 +334,7 @@ export class AgentPool {
   }
 
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
     for (const member of this.members.values()) member.client.close();
   }
