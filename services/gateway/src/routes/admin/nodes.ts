@@ -11,6 +11,25 @@ const addNodeBody = z.strictObject({
   address: z.string().max(300).regex(AGENT_ADDRESS, 'must be host:port or unix:/path'),
 });
 
+/** The state each action puts a node in. */
+const STATE_OF_ACTION: Record<string, NodeState> = {
+  cordon: 'cordoned',
+  uncordon: 'active',
+  drain: 'draining',
+};
+
+/** 409 unless the node's sessions could wake elsewhere (its blob store is shared). */
+async function refuseUndrainable(fleet: NodeViews, id: string): Promise<void> {
+  const node = await fleet.get(id);
+  if (node.drainable) return;
+  throw new AppError(
+    'conflict',
+    node.blobStore === null
+      ? `Node "${id}" has not answered a heartbeat yet: its blob store is unknown`
+      : `Node "${id}" keeps deep-sleeping workspaces in its own store (${node.blobStore}): its sessions could not wake elsewhere; configure a shared store (BLOB_STORE=s3) to drain it`,
+  );
+}
+
 const removeQuery = z.object({ lost: z.enum(['true', 'false']).optional() });
 
 const nodeId = (params: Record<string, string | undefined>): string => {
@@ -45,29 +64,14 @@ export function nodesRouter(fleet: NodeViews): Router {
     res.json(await fleet.get(nodeId(req.params)));
   });
 
-  const setState = (state: NodeState) =>
-    router.post(
-      `/nodes/:nodeId/${state === 'active' ? 'uncordon' : state === 'cordoned' ? 'cordon' : 'drain'}`,
-      async (req, res) => {
-        const id = nodeId(req.params);
-        if (state === 'draining') {
-          const node = await fleet.get(id);
-          if (!node.drainable) {
-            throw new AppError(
-              'conflict',
-              node.blobStore === null
-                ? `Node "${id}" has not answered a heartbeat yet: its blob store is unknown`
-                : `Node "${id}" keeps deep-sleeping workspaces in its own store (${node.blobStore}): its sessions could not wake elsewhere; configure a shared store (BLOB_STORE=s3) to drain it`,
-            );
-          }
-        }
-        await fleet.store.setState(id, state);
-        res.json(await changed(id));
-      },
-    );
-  setState('cordoned');
-  setState('active');
-  setState('draining');
+  for (const [action, state] of Object.entries(STATE_OF_ACTION)) {
+    router.post(`/nodes/:nodeId/${action}`, async (req, res) => {
+      const id = nodeId(req.params);
+      if (state === 'draining') await refuseUndrainable(fleet, id);
+      await fleet.store.setState(id, state);
+      res.json(await changed(id));
+    });
+  }
 
   // ?lost=true: the node is gone for good. Its sleepers in a shared store wake elsewhere; its
   // other sessions end (session.lost events). Refused while its heartbeat answers.
