@@ -106,15 +106,21 @@ describe('code runs in a pre-started Node', () => {
       'const end = Date.now() + 600; let n = 0; while (Date.now() < end) n++; console.log(n > 0);';
     const measure = async (env: Record<string, string>) => {
       await sleep(500);
-      const idle = (await code('1', { env })).body;
+      // The least of three idle runs: a machine busy with other work can add a tick to any one.
+      const idles = [];
+      for (let i = 0; i < 3; i++) idles.push((await code('1', { env })).body);
+      const idle = {
+        cpuTime: Math.min(...idles.map((r) => r.cpuTime)),
+        memoryUsed: idles[0].memoryUsed,
+      };
       const working = (await code(busy, { env })).body;
       return { idle, working };
     };
     // A Node of its own (a NODE_ variable starts one) pays its start-up within the run.
     const own = await measure({ NODE_REFERENCE: '1' });
     const zygote = await measure({});
-    expect(zygote.idle.cpuTime).toBeLessThan(own.idle.cpuTime);
-    expect(zygote.idle.cpuTime).toBeLessThan(20);
+    expect(own.idle.cpuTime).toBeGreaterThan(20);
+    expect(zygote.idle.cpuTime).toBeLessThan(own.idle.cpuTime / 2);
     expect(zygote.idle.memoryUsed).toBeGreaterThan(10 * 2 ** 20); // a Node process's own size
     // The busy loop's CPU is counted in full (0.25 CPU over 600 ms: about 150 ms).
     expect(zygote.working.cpuTime).toBeGreaterThan(own.working.cpuTime - own.idle.cpuTime - 40);
