@@ -3,6 +3,10 @@
  * compiled file is copied into the sandbox image beside the runner.
  */
 
+/** The unprivileged user every sandbox process runs as (built into the sandbox image). */
+export const SANDBOX_UID = 1000;
+export const SANDBOX_GID = 1000;
+
 /** Exit code of a run ended by its timeout (as coreutils `timeout`). */
 export const TIMEOUT_EXIT_CODE = 124;
 

@@ -12,7 +12,8 @@
  *   u32 length of what follows, u8 type, u32 run id, payload
  * Requests:
  *   'S' start:  u8 flags (1: enter the CPU group, 2: stdin is a pipe from this helper,
- *               4: a terminal), u32 argc, u32 envc, for a terminal u16 cols and u16 rows,
+ *               4: a terminal, 8: a zygote, see Identities), u32 argc, u32 envc, for a
+ *               terminal u16 cols and u16 rows,
  *               then NUL-terminated cwd, argv[argc], env[envc]
  *   'P' pause:  stop reading the run's pipes (its process blocks on a full pipe)
  *   'R' resume: read them again
@@ -31,6 +32,16 @@
  * a pseudo-terminal that is its controlling terminal, its stdin, stdout and stderr. The helper is single-threaded; it ends when its
  * stdin closes (the runner is gone), after hanging up the runs still under way (see
  * hang_up_all). Built static by scripts/build-sandbox-image.
+ *
+ * Identities. In a sandbox the runner starts as root and keeps root as its real and saved uid
+ * with the sandbox user's as its effective one, so that no run (the sandbox user's) can
+ * signal, trace or read it; this helper, started by it, does the same (see main). Each run
+ * then becomes the sandbox user in full before its exec: real, effective and saved uid, no
+ * capability in any set, none in its bounding set. A zygote (flag 8: the runner's pre-started
+ * Node, zygote.ts) keeps root as its real and saved uid while it waits, with CAP_SETUID
+ * inheritable only, which its exec makes its one permitted capability: it uses it once, to
+ * become the sandbox user in full when it is handed its run. Elsewhere (the helper started by
+ * an ordinary user, as in its tests) runs keep the helper's identity.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,9 +54,11 @@
 #include <string.h>
 #include <pty.h>
 #include <sys/ioctl.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +84,8 @@ static struct run *runs;
 static size_t run_count, run_capacity;
 static int cpu_procs = -1; /* the session's cgroup.procs, if given */
 static int dev_null = -1;
+/* The uid every run becomes, when this helper runs for a root runner (see main); else 0. */
+static uid_t run_uid = 0;
 
 static void die(const char *what) {
   fprintf(stderr, "spawner: %s: %s\n", what, strerror(errno));
@@ -209,15 +224,41 @@ static void drain(struct run *run, int stream) {
 }
 
 /*
+ * The child's side of becoming the sandbox user (see Identities above): root for a moment, so
+ * that its capabilities are effective, to empty its bounding set (a zygote: with CAP_SETUID
+ * inheritable first), then the user's uid. Raw system calls: the child shares the helper's
+ * memory until its exec. 0, or -1 with errno set.
+ */
+static int become_user(int zygote) {
+  if (run_uid == 0) return 0;
+  if (syscall(SYS_setresuid, -1, 0, -1) < 0) return -1;
+  if (zygote) {
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &header, data) < 0) return -1;
+    data[0].inheritable = 1u << CAP_SETUID;
+    data[1].inheritable = 0;
+    if (syscall(SYS_capset, &header, data) < 0) return -1;
+  }
+  for (long cap = 0; cap < 64; cap++)
+    if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+      if (errno == EINVAL) break; /* past the kernel's last capability */
+      return -1;
+    }
+  if (zygote) return (int)syscall(SYS_setresuid, 0, run_uid, 0);
+  return (int)syscall(SYS_setresuid, run_uid, run_uid, run_uid);
+}
+
+/*
  * The child's side of a start, between vfork and exec: system calls only (it shares the
  * helper's memory). A failure is left in *failure for the parent.
  */
 static void become_run(const char *cwd, char *const argv[], char *const envp[], int in, int out,
-                       int err, int terminal, int enter_group, const sigset_t *mask,
+                       int err, int terminal, int enter_group, int zygote, const sigset_t *mask,
                        volatile int *failure) {
   sigprocmask(SIG_SETMASK, mask, NULL);
-  if (setsid() < 0 || (terminal && ioctl(out, TIOCSCTTY, 0) < 0) || dup2(in, 0) < 0 ||
-      dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(cwd) < 0) {
+  if (become_user(zygote) < 0 || setsid() < 0 || (terminal && ioctl(out, TIOCSCTTY, 0) < 0) ||
+      dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(cwd) < 0) {
     *failure = errno;
     _exit(127);
   }
@@ -233,12 +274,13 @@ static void become_run(const char *cwd, char *const argv[], char *const envp[], 
 /* vforks the run's process; its failure to start, if any, is left in *failure. */
 static __attribute__((noinline)) pid_t spawn_child(const char *cwd, char *const argv[],
                                                    char *const envp[], int in, int out, int err,
-                                                   int terminal, int enter_group,
+                                                   int terminal, int enter_group, int zygote,
                                                    const sigset_t *mask, int *failure) {
   volatile int child_failure = 0;
   pid_t pid = vfork();
   if (pid == 0)
-    become_run(cwd, argv, envp, in, out, err, terminal, enter_group, mask, &child_failure);
+    become_run(cwd, argv, envp, in, out, err, terminal, enter_group, zygote, mask,
+               &child_failure);
   *failure = child_failure;
   return pid;
 }
@@ -265,7 +307,8 @@ static void start_run(uint32_t id, unsigned char *payload, size_t length, const 
   /* Ends for the child ([1]: stdin's read end, stdout's and stderr's write ends) and ours. */
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
   if (length < 9 || find_run_by_id(id) != NULL) goto answer;
-  int enter_group = payload[0] & 1, piped_input = payload[0] & 2, terminal = payload[0] & 4;
+  int enter_group = payload[0] & 1, piped_input = payload[0] & 2, terminal = payload[0] & 4,
+      zygote = payload[0] & 8;
   uint32_t argc = get_u32(payload + 1), envc = get_u32(payload + 5);
   size_t header = terminal ? 13 : 9;
   if (length < header) goto answer;
@@ -317,7 +360,7 @@ static void start_run(uint32_t id, unsigned char *payload, size_t length, const 
   }
   int failure = 0;
   pid_t pid = spawn_child(cwd, argv, envp, in[1] >= 0 ? in[1] : dev_null, out[1], err[1],
-                          terminal, enter_group, mask, &failure);
+                          terminal, enter_group, zygote, mask, &failure);
   if (pid < 0) {
     result = -errno;
     goto answer;
@@ -446,8 +489,15 @@ static size_t handle_requests(unsigned char *buffer, size_t length, const sigset
 }
 
 int main(int argc, char **argv) {
-  /* Same uid as the sandbox's processes: keep them out of this one's /proc entries. */
+  /* Out of reach of the runs: none may trace it or read its /proc entries... */
   prctl(PR_SET_DUMPABLE, 0);
+  /* ...nor signal it. Started by a root runner with the user's effective uid (its exec made
+     that its saved uid too), it takes root back as its saved uid, and keeps the user's as its
+     effective one, with which it can signal the runs (see Identities above). */
+  if (getuid() == 0 && geteuid() != 0) {
+    run_uid = geteuid();
+    if (setresuid((uid_t)-1, (uid_t)-1, 0) < 0) die("setresuid");
+  }
   if (argc > 1 && argv[1][0] != '\0') cpu_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
   dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (dev_null < 0) die("/dev/null");

@@ -210,24 +210,31 @@ function fromChild(child: RunProcess, timingFile: string): Omit<Launched, 'under
 }
 
 /** The pre-started Nodes of code runs (zygote.ts), one kept ready. */
-export const zygotes = new Zygotes();
+export const zygotes = new Zygotes(spawner);
 
 /** A ready zygote for a code run, unless the run sets what Node reads only at start-up. */
 function takeZygote(spec: RunSpec): Zygote | undefined {
   // A zygote's stdin is the runner's pipe to it, not one the run's caller can write.
   if (needsOwnStart(spec.env) || spec.stdin === true) return undefined;
   const zygote = zygotes.take();
-  const alive = zygote?.child.exitCode === null && zygote.child.signalCode === null;
-  return alive ? zygote : undefined;
+  return zygote?.ended === false ? zygote : undefined;
 }
 
 /**
  * Gives the code run to a zygote: it takes the environment, working directory and arguments
- * `node file` would have had, marked like any run, and writes its own timing when it exits.
+ * `node file` would have had, marked like any run. What the run used is what the spawner
+ * measured over the zygote's life, less what it had used when it was handed the run.
  */
 function handToZygote(zygote: Zygote, file: string, options: LaunchOptions): Launched {
-  zygote.hand({ file, cwd: options.cwd, env: runEnv(options), timingFile: options.timingFile });
-  return { ...fromChild(zygote.child, options.timingFile), underTime: false };
+  const before = zygote.hand({ file, cwd: options.cwd, env: runEnv(options) });
+  const { pid, stdout, stderr } = zygote.process;
+  const exited = zygote.process.exited.then(({ code, signal, cpuTimeMs, maxRssBytes }) => ({
+    code,
+    signal,
+    timing: () =>
+      Promise.resolve({ cpuTimeMs: Math.max(0, Math.round(cpuTimeMs - before)), maxRssBytes }),
+  }));
+  return { pid, underTime: false, stdout, stderr, exited };
 }
 
 export function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {

@@ -1,5 +1,7 @@
+import { becomeRunner } from './identity';
 import { serve } from './runner';
 
+becomeRunner();
 serve(process.stdin, process.stdout).then(
   () => process.exit(0),
   (err: unknown) => {

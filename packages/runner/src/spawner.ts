@@ -25,6 +25,8 @@ export interface SpawnOptions {
   stdin?: boolean;
   /** A pseudo-terminal of this size as stdin, stdout and stderr (its output is `stdout`). */
   terminal?: TerminalSize;
+  /** A zygote (zygotes.ts): it becomes the sandbox user itself, when handed its run. */
+  zygote?: boolean;
 }
 
 export interface TerminalSize {
@@ -321,7 +323,10 @@ function startRequest(argv: readonly string[], options: SpawnOptions): Buffer {
   const { terminal } = options;
   const counts = Buffer.alloc(terminal === undefined ? 9 : 13);
   const flags =
-    (options.enterCpuGroup ? 1 : 0) | (options.stdin === true ? 2 : 0) | (terminal ? 4 : 0);
+    (options.enterCpuGroup ? 1 : 0) |
+    (options.stdin === true ? 2 : 0) |
+    (terminal ? 4 : 0) |
+    (options.zygote === true ? 8 : 0);
   counts.writeUInt8(flags, 0);
   counts.writeUInt32LE(argv.length, 1);
   counts.writeUInt32LE(env.length, 5);

@@ -1,56 +1,38 @@
 /**
- * A pre-started Node for the next code run. The runner starts it ahead of time; it waits for
- * one run on fd 3 (a JSON line: the code file, working directory, environment and timing
- * file), then becomes that run: the same process, flags and semantics as `node file`, without
- * paying Node's start-up while the caller waits. It serves one run and exits with it.
+ * A pre-started Node for the next code run. The runner has the spawner start it ahead of time;
+ * it waits for one run on its stdin (a JSON line: the code file, working directory and
+ * environment; then stdin ends, as /dev/null would), becomes the sandbox user in full, and
+ * then that run: the same process, flags and semantics as `node file`, without paying Node's
+ * start-up while the caller waits. It serves one run and exits with it. What the run used is
+ * measured by the spawner and the runner, never reported by this process.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { inspect } from 'node:util';
 import { CPU_GROUP_EXIT_CODE, enterCpuGroup, splitsCpu } from './cpu-group';
+import { becomeUser } from './identity';
 import { RUNNER_DIR } from './runner-dir';
+import type { ZygoteRun } from './zygotes';
 
-interface ZygoteRun {
-  file: string;
-  cwd: string;
-  env: Record<string, string>;
-  timingFile: string;
-}
-
-/** USER_HZ: the unit of /proc's CPU times on Linux. */
-const TICKS_PER_SECOND = 100;
-
-/** CPU time of this process and of the children it waited for, in ticks (as GNU time). */
-function cpuTicks(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  // Fields after the command name; utime, stime, cutime and cstime are fields 14 to 17.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
-}
-
-function peakRssKb(): number {
-  const match = /VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return match === null ? 0 : Number(match[1]);
-}
-
-/** The run, from the runner; undefined when the runner went away first. */
-function nextRun(): Promise<ZygoteRun | undefined> {
-  return new Promise((resolve) => {
-    const control = new Socket({ fd: 3, readable: true, writable: false });
-    let text = '';
-    control.setEncoding('utf8');
-    control.on('data', (chunk: string) => {
-      text += chunk;
-      const end = text.indexOf('\n');
-      if (end < 0) return;
-      control.destroy();
-      resolve(JSON.parse(text.slice(0, end)) as ZygoteRun);
-    });
-    control.on('end', () => resolve(undefined));
-    control.on('error', () => resolve(undefined));
-  });
+/** The run, from the runner; undefined when the runner went away first (stdin ended). */
+function nextRun(): ZygoteRun | undefined {
+  const chunks: Buffer[] = [];
+  const buffer = Buffer.alloc(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, buffer);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') continue;
+      return undefined;
+    }
+    if (n === 0) return undefined;
+    const read = buffer.subarray(0, n);
+    const end = read.indexOf(10);
+    chunks.push(Buffer.from(end >= 0 ? read.subarray(0, end) : read));
+    if (end >= 0) return JSON.parse(Buffer.concat(chunks).toString('utf8')) as ZygoteRun;
+  }
 }
 
 /**
@@ -82,8 +64,14 @@ async function warmUp(): Promise<void> {
 async function main(): Promise<void> {
   await warmUp().catch(() => undefined); // a run works without it, only slower
 
-  const run = await nextRun();
+  const run = nextRun();
   if (run === undefined) process.exit(0);
+  try {
+    becomeUser();
+  } catch {
+    process.stderr.write('sandbox: could not become the sandbox user\n');
+    process.exit(CPU_GROUP_EXIT_CODE);
+  }
   // From here on the CPU is the session's: its start-up and warm-up were the runner's.
   if (splitsCpu()) {
     try {
@@ -98,16 +86,6 @@ async function main(): Promise<void> {
   process.chdir(run.cwd);
   process.argv = [process.argv[0] ?? process.execPath, run.file];
   process.title = `node ${run.file}`;
-  // What the run used, in GNU time's format: only what it used after it was handed over.
-  const before = cpuTicks();
-  process.on('exit', () => {
-    try {
-      const seconds = (cpuTicks() - before) / TICKS_PER_SECOND;
-      writeFileSync(run.timingFile, `timing 0 ${seconds.toFixed(2)} 0 ${peakRssKb()}\n`);
-    } catch {
-      // The runner measures from /proc instead.
-    }
-  });
   await import(pathToFileURL(run.file).href);
 }
 

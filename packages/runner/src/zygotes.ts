@@ -1,20 +1,28 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Spawner, SpawnedRun } from './spawner';
 
 /** The pre-started Node of the next code run (zygote.ts), beside this module. */
 const ZYGOTE_SCRIPT = posix.join(__dirname, 'zygote.js');
 /** After a waiting zygote died (killed by a user's kill-all), how soon another is started. */
 const RESPAWN_DELAY_MS = 200;
 
-export type ZygoteProcess = ChildProcessByStdio<null, Readable, Readable>;
+/** What a zygote is handed: the run it becomes. */
+export interface ZygoteRun {
+  file: string;
+  cwd: string;
+  env: Record<string, string>;
+}
 
 /** A started Node waiting for its run; `hand` gives it the run, once. */
 export interface Zygote {
   pid: number;
-  child: ZygoteProcess;
-  hand(run: { file: string; cwd: string; env: Record<string, string>; timingFile: string }): void;
+  /** Its process, as the spawner started it: output, exit and usage. */
+  process: SpawnedRun;
+  /** Whether it ended (a waiting zygote can be killed). */
+  readonly ended: boolean;
+  /** Hands it its run; returns the CPU time it had used until then (its start), ms. */
+  hand(run: ZygoteRun): number;
 }
 
 /**
@@ -29,27 +37,43 @@ export function needsOwnStart(env: Record<string, string>): boolean {
 
 /**
  * Keeps one zygote ready in the background: started when the runner starts and again after
- * each code run. Each serves one run; none ever serves two.
+ * each code run. Each serves one run; none ever serves two. Zygotes are started by the
+ * spawner, which reports the usage of their whole life when they exit (a run's is that less
+ * what the zygote had used when it was handed the run), and keeps them out of the user's
+ * reach while they wait (native/spawner.c, "Identities"): outside the session's CPU group,
+ * they must not be a way around it.
  */
 export class Zygotes {
   private ready: Zygote | undefined;
+  private starting = false;
   private respawn: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
+    private readonly spawner: Pick<Spawner, 'available' | 'spawn'>,
     private readonly script = ZYGOTE_SCRIPT,
     private readonly cwd = '/workspace',
   ) {}
 
-  /** Whether zygotes can be used here (the compiled script is installed beside the runner). */
+  /** Whether zygotes can be used here (the script and the spawner are installed). */
   get available(): boolean {
-    return existsSync(this.script);
+    return this.spawner.available && existsSync(this.script);
   }
 
-  /** Starts the next zygote unless one is ready. */
+  /** Starts the next zygote unless one is ready or starting. */
   prepare(): void {
-    if (this.ready !== undefined || this.closed || !this.available) return;
-    this.ready = this.start();
+    if (this.ready !== undefined || this.starting || this.closed || !this.available) return;
+    this.starting = true;
+    this.start().then(
+      (zygote) => {
+        this.starting = false;
+        if (this.closed) zygote.process.input?.end().catch(() => undefined);
+        else this.ready = zygote;
+      },
+      () => {
+        this.starting = false;
+      },
+    );
   }
 
   /**
@@ -72,34 +96,72 @@ export class Zygotes {
     clearTimeout(this.respawn);
     const zygote = this.ready;
     this.ready = undefined;
-    zygote?.child.kill('SIGKILL');
+    // Its stdin ends: a waiting zygote exits.
+    zygote?.process.input?.end().catch(() => undefined);
   }
 
-  private start(): Zygote | undefined {
-    const child = spawn(process.execPath, ['--enable-source-maps', this.script], {
-      cwd: this.cwd,
-      env: process.env,
-      detached: true, // its own process group, as every run's leader
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-    }) as unknown as ZygoteProcess;
-    const pid = child.pid;
-    const control = child.stdio[3] as Writable | null;
-    if (pid === undefined || control === null) {
-      child.kill('SIGKILL');
-      return undefined;
-    }
-    control.on('error', () => undefined); // it died first: its exit is what counts
+  private async start(): Promise<Zygote> {
+    const process = await this.spawner.spawn(
+      [globalThis.process.execPath, '--enable-source-maps', this.script],
+      { cwd: this.cwd, env: zygoteEnv(), enterCpuGroup: false, stdin: true, zygote: true },
+    );
+    let ended = false;
     const zygote: Zygote = {
-      pid,
-      child,
-      hand: (run) => control.end(`${JSON.stringify(run)}\n`),
+      pid: process.pid,
+      process,
+      get ended() {
+        return ended;
+      },
+      hand: (run) => {
+        const used = cpuTimeMs(process.pid);
+        const input = process.input;
+        input
+          ?.write(Buffer.from(`${JSON.stringify(run)}\n`))
+          .then(() => input.end())
+          .catch(() => undefined);
+        return used;
+      },
     };
-    child.on('error', () => undefined);
-    child.once('exit', () => {
-      if (this.ready !== zygote) return; // it was handed a run: the run's exit
-      this.ready = undefined;
-      this.respawn = setTimeout(() => this.prepare(), RESPAWN_DELAY_MS);
-    });
+    process.exited
+      .catch(() => undefined)
+      .finally(() => {
+        ended = true;
+        if (this.ready !== zygote) return; // it was handed a run: the run's exit
+        this.ready = undefined;
+        if (!this.closed) this.respawn = setTimeout(() => this.prepare(), RESPAWN_DELAY_MS);
+      });
     return zygote;
+  }
+}
+
+/** The runner's environment, as a zygote starts with (its run sets its own). */
+function zygoteEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+/**
+ * The CPU time process `pid` has used, ms: the sum over its threads of the scheduler's
+ * nanosecond count, which is what the kernel's rusage of the process adds up to when it exits.
+ * Clock ticks of /proc/PID/stat where schedstat is missing.
+ */
+export function cpuTimeMs(pid: number, procRoot = '/proc'): number {
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`${procRoot}/${pid}/task`)) {
+      const text = readFileSync(`${procRoot}/${pid}/task/${task}/schedstat`, 'utf8');
+      ns += Number(text.split(' ')[0]);
+    }
+    if (Number.isFinite(ns) && ns > 0) return ns / 1e6;
+  } catch {
+    // no schedstat: the ticks below
+  }
+  try {
+    const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
   }
 }

@@ -1,4 +1,4 @@
-import { SANDBOX_USER } from '@sandbox/contract';
+import { RUNNER_USER } from '@sandbox/contract';
 import type { SandboxSpec } from '../sandbox-runtime';
 import { containerSpec, sandboxLabels, type ContainerConfig } from './container-spec';
 
@@ -25,16 +25,17 @@ describe('containerSpec', () => {
   const options = containerSpec(spec, config, '/disks/ses_abc:/workspace:rw');
   const host = options.HostConfig!;
 
-  it('names the container after the session and runs the image as the sandbox user', () => {
+  it('names the container after the session and starts it as root in the sandbox group', () => {
     expect(options.name).toBe('sbx-ses_abc');
     expect(options.Image).toBe('sandbox-runtime:latest');
-    expect(options.User).toBe(SANDBOX_USER);
+    expect(options.User).toBe(RUNNER_USER);
     expect(options.WorkingDir).toBe('/workspace');
     expect(options.Cmd).toEqual(['sleep', 'infinity']);
   });
 
-  it('drops every capability and privilege, with a read-only root', () => {
+  it('drops every capability but those that start user processes, with a read-only root', () => {
     expect(host.CapDrop).toEqual(['ALL']);
+    expect(host.CapAdd).toEqual(['SETUID', 'SETGID', 'SETPCAP']);
     expect(host.Privileged).toBe(false);
     expect(host.SecurityOpt).toEqual(['no-new-privileges:true']);
     expect(host.ReadonlyRootfs).toBe(true);

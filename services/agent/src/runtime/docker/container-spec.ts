@@ -1,4 +1,4 @@
-import { SANDBOX_GID, SANDBOX_UID, SANDBOX_USER } from '@sandbox/contract';
+import { RUNNER_USER, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import type { SandboxLimits, SandboxSpec } from '../sandbox-runtime';
 import type { ContainerCreateOptions, ContainerLimits } from './container-client';
@@ -49,8 +49,17 @@ export function containerLimits(limits: SandboxLimits, config: ContainerConfig):
 }
 
 /**
- * The hardened container of a session: the sandbox user, no capabilities, a read-only root with
- * small tmpfs mounts, the session's limits, and `workspace` (a Docker bind) as /workspace.
+ * What root may do in a sandbox: start the user's processes as the sandbox user and take every
+ * capability from them (packages/runner/src/identity.ts). Only the runner, its spawner and the
+ * keep-alive are root; user processes never hold any capability.
+ */
+export const RUNNER_CAPABILITIES = ['SETUID', 'SETGID', 'SETPCAP'];
+
+/**
+ * The hardened container of a session: the keep-alive and the runner as root with only
+ * RUNNER_CAPABILITIES (out of the user's reach), user processes as the sandbox user with none,
+ * a read-only root with small tmpfs mounts, the session's limits, and `workspace` (a Docker
+ * bind) as /workspace.
  */
 export function containerSpec(
   spec: SandboxSpec,
@@ -68,7 +77,7 @@ export function containerSpec(
   return {
     name: containerName(spec.sessionId),
     Image: config.sandboxImage,
-    User: SANDBOX_USER,
+    User: RUNNER_USER,
     WorkingDir: '/workspace',
     Env: env,
     Labels: labels,
@@ -78,6 +87,7 @@ export function containerSpec(
       Init: true,
       Privileged: false,
       CapDrop: ['ALL'],
+      CapAdd: RUNNER_CAPABILITIES,
       SecurityOpt: ['no-new-privileges:true'],
       ReadonlyRootfs: true,
       Tmpfs: {

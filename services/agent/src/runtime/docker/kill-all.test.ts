@@ -18,10 +18,25 @@ describe('userProcessesOf', () => {
       { pid: 204, ppid: 203, args: '/bin/bash -c sleep 100' },
       // A run named like the spawner is not the runner's child: it is a user's.
       { pid: 205, ppid: 203, args: '/opt/sandbox/runner/run-spawner' },
+      // The zygote waiting for its run is the spawner's child; one handed its run is renamed.
+      {
+        pid: 206,
+        ppid: 203,
+        args: '/usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js',
+      },
+      { pid: 207, ppid: 203, args: 'node /workspace/.sandbox-code-1.mjs' },
+      // A user's process named like a zygote, not the spawner's child.
+      {
+        pid: 208,
+        ppid: 204,
+        args: '/usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js',
+      },
       { pid: 300, ppid: 100, args: 'sleep infinity' },
       { pid: 301, ppid: 100, args: 'node server.js' },
     ];
-    expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([202, 204, 205, 300, 301]);
+    expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
+      202, 204, 205, 207, 208, 300, 301,
+    ]);
   });
 });
 

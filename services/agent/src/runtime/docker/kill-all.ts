@@ -27,17 +27,20 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
     .filter((p) => p.ppid === initPid && p.args === 'sleep infinity')
     .sort((a, b) => a.pid - b.pid)[0]?.pid;
   const runners = new Set(processes.filter((p) => p.args === RUNNER_ARGS).map((p) => p.pid));
+  const spawners = new Set(
+    processes
+      .filter((p) => runners.has(p.ppid) && p.args.split(' ')[0] === SPAWNER_PATH)
+      .map((p) => p.pid),
+  );
   return processes.filter(
     (p) =>
       p.pid !== initPid &&
       p.pid !== keepAlive &&
       !runners.has(p.pid) &&
-      !(
-        runners.has(p.ppid) &&
-        (p.args.includes('esbuild') ||
-          p.args.endsWith(WAITING_ZYGOTE_ARGS) ||
-          p.args.split(' ')[0] === SPAWNER_PATH)
-      ),
+      !spawners.has(p.pid) &&
+      !(runners.has(p.ppid) && p.args.includes('esbuild')) &&
+      // A zygote is the spawner's child (before: the runner's, in sandboxes made before it).
+      !((spawners.has(p.ppid) || runners.has(p.ppid)) && p.args.endsWith(WAITING_ZYGOTE_ARGS)),
   );
 }
 

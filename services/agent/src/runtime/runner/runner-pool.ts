@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { AppError } from '@sandbox/errors';
-import { SANDBOX_USER } from '@sandbox/contract';
+import { RUNNER_USER, SANDBOX_USER } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import type { Runners } from '../lifecycle/lifecycle-deps';
 import { RunnerClient } from './runner-client';
@@ -11,6 +11,8 @@ const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
 /** One runner client per sandbox; each starts its runner with `docker exec` when first used. */
 export class RunnerPool implements Runners {
   private readonly clients = new Map<string, { containerId: string; client: RunnerClient }>();
+  /** The user each container's runner starts as, by container id. */
+  private readonly runnerUsers = new Map<string, string>();
 
   constructor(
     private readonly docker: Docker,
@@ -22,6 +24,7 @@ export class RunnerPool implements Runners {
     const entry = this.clients.get(sessionId);
     if (entry !== undefined && entry.containerId === containerId) return entry.client;
     entry?.client.close();
+    if (entry !== undefined) this.runnerUsers.delete(entry.containerId);
     const client = new RunnerClient(
       () => this.launch(containerId),
       this.logger.child({ sessionId, containerId }),
@@ -52,14 +55,29 @@ export class RunnerPool implements Runners {
 
   /** Ends the session's runner connection: its runs under way fail with `reason`. */
   close(sessionId: string, reason?: AppError): void {
-    this.clients.get(sessionId)?.client.close(reason);
+    const entry = this.clients.get(sessionId);
+    entry?.client.close(reason);
+    if (entry !== undefined) this.runnerUsers.delete(entry.containerId);
     this.clients.delete(sessionId);
+  }
+
+  /**
+   * Who the container's runner starts as: root (RUNNER_USER) in a container made for it, the
+   * sandbox user in one made before runners ran as root (it has no capability to drop to it).
+   */
+  private async runnerUser(containerId: string): Promise<string> {
+    const known = this.runnerUsers.get(containerId);
+    if (known !== undefined) return known;
+    const info = await this.docker.getContainer(containerId).inspect();
+    const user = info.Config.User === RUNNER_USER ? RUNNER_USER : SANDBOX_USER;
+    this.runnerUsers.set(containerId, user);
+    return user;
   }
 
   private async launch(containerId: string): Promise<Duplex> {
     const exec = await this.docker.getContainer(containerId).exec({
       Cmd: RUNNER_COMMAND,
-      User: SANDBOX_USER,
+      User: await this.runnerUser(containerId),
       WorkingDir: '/workspace',
       AttachStdin: true,
       AttachStdout: true,

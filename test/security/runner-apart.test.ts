@@ -1,0 +1,136 @@
+import { useStackWithAccount } from '../support/use-stack';
+
+/**
+ * The runner is out of reach of the code it runs (ADR 28): it, its spawner, the zygote waiting
+ * for the next code run and the container's keep-alive keep root as their real and saved uid,
+ * so no process of the user's can signal, trace or read them, or move them into its CPU group;
+ * what a run used is measured outside the run.
+ */
+
+const t = useStackWithAccount('paid', { session: true });
+
+interface Run {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  cpuTime: number;
+  memoryUsed: number;
+  filesWritten: string[];
+}
+
+const exec = async (command: string) =>
+  (await t.api.execute<Run>(t.sessionId, { command, timeout: 20 })).body;
+const code = async (source: string) =>
+  (await t.api.execute<Run>(t.sessionId, { code: source, timeout: 20 })).body;
+
+/** `ok` when `attempt` succeeded, `refused` when it failed. */
+const attempt = (command: string) => `(${command}) >/dev/null 2>&1 && echo ok || echo refused`;
+
+/** The pid (in the sandbox) of the first process whose command line matches `pattern`. */
+const pidOf = (pattern: string) =>
+  `$(ps -eo pid=,args= | grep -E '${pattern}' | grep -v grep | head -1 | awk '{print $1}')`;
+
+const RUNNER = pidOf('^ *[0-9]+ node /opt/sandbox/runner/main.js$');
+const SPAWNER = pidOf('^ *[0-9]+ /opt/sandbox/runner/run-spawner');
+const ZYGOTE = pidOf('opt/sandbox/runner/zygote.js$');
+const KEEP_ALIVE = pidOf('^ *[0-9]+ sleep infinity$');
+
+/** Real, effective, saved uid of `pid`. */
+const uids = (pid: string) => `awk '/^Uid:/ {print $2, $3, $4}' /proc/${pid}/status`;
+
+beforeAll(async () => {
+  await code('1'); // a zygote waits for the next code run
+});
+
+describe("the runner, out of the user code's reach", () => {
+  it('keeps root underneath the user it works as; user processes are the user in full', async () => {
+    const run = await exec(
+      [RUNNER, SPAWNER, ZYGOTE, KEEP_ALIVE, '$$'].map((pid) => uids(pid)).join('; '),
+    );
+    expect(run.stdout).toBe(
+      ['0 1000 0', '0 1000 0', '0 1000 1000', '0 0 0', '1000 1000 1000', ''].join('\n'),
+    );
+  });
+
+  it.each([
+    ['kill the runner', `kill -KILL ${RUNNER}`],
+    ['stop the runner', `kill -STOP ${RUNNER}`],
+    ['kill the spawner', `kill -KILL ${SPAWNER}`],
+    ['kill the keep-alive', `kill -KILL ${KEEP_ALIVE}`],
+    ["read the runner's memory (ptrace access)", `head -c 1 /proc/${RUNNER}/mem`],
+    ["read the runner's environment", `head -c 1 /proc/${RUNNER}/environ`],
+    ["list the runner's open files", `ls /proc/${RUNNER}/fd`],
+    ["read the spawner's memory", `head -c 1 /proc/${SPAWNER}/mem`],
+    ["list the spawner's open files", `ls /proc/${SPAWNER}/fd`],
+    ["read the waiting zygote's memory", `head -c 1 /proc/${ZYGOTE}/mem`],
+    ['move the runner into its CPU group', `echo ${RUNNER} > /run/sandbox/cpu.procs`],
+  ])('cannot %s', async (_what, command) => {
+    expect((await exec(attempt(command))).stdout).toBe('refused\n');
+  });
+
+  it('leaves the runner as it was after a kill of everything the user can reach', async () => {
+    const before = (await exec(`echo ${RUNNER} ${SPAWNER}`)).stdout;
+    // Every process the caller may signal but itself: the waiting zygote among them.
+    const killed = await exec('kill -KILL -1; echo done');
+    expect(killed.stdout).toBe('done\n');
+    const after = await exec(`echo ${RUNNER} ${SPAWNER}`);
+    expect(after.exitCode).toBe(0);
+    expect(after.stdout).toBe(before);
+    const next = await code("console.log('still here')");
+    expect(next.stdout).toBe('still here\n');
+  });
+
+  it('runs code as the user in full: no capability left, no way back to root', async () => {
+    const run = await code(
+      [
+        "import { readFileSync } from 'node:fs';",
+        "const status = readFileSync('/proc/self/status', 'utf8');",
+        "for (const key of ['Uid', 'Gid', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs'])",
+        "  console.log(status.split('\\n').find((l) => l.startsWith(key + ':')));",
+        'for (const change of [() => process.seteuid(0), () => process.setuid(0), () => process.setgid(0)]) {',
+        "  try { change(); console.log('changed', process.geteuid()); } catch (err) { console.log(err.code); }",
+        '}',
+      ].join('\n'),
+    );
+    expect(run.stdout).toBe(
+      [
+        'Uid:\t1000\t1000\t1000\t1000',
+        'Gid:\t1000\t1000\t1000\t1000',
+        'CapPrm:\t0000000000000000',
+        'CapEff:\t0000000000000000',
+        'CapBnd:\t0000000000000000',
+        'CapAmb:\t0000000000000000',
+        'NoNewPrivs:\t1',
+        'EPERM',
+        'EPERM',
+        'EPERM',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe("a run's usage, measured outside it", () => {
+  it('reports the CPU time and memory a code run used, whatever it writes or hooks', async () => {
+    const run = await code(
+      [
+        "import { readdirSync, writeFileSync } from 'node:fs';",
+        'const hold = Buffer.alloc(96 * 2 ** 20, 1);',
+        'const end = Date.now() + 400; let n = 0; while (Date.now() < end) n++;',
+        // What a zygote once wrote its usage to, and any file of the runner's it can reach.
+        "const forge = () => { for (const dir of ['/tmp/.sandbox-runner']) for (const f of readdirSync(dir)) writeFileSync(`${dir}/${f}`, 'timing 0 0.00 0 1\\n'); };",
+        "process.on('exit', forge);",
+        'forge();',
+        'console.log(hold.length > 0, n > 0);',
+      ].join('\n'),
+    );
+    expect(run.stdout).toBe('true true\n');
+    expect(run.cpuTime).toBeGreaterThan(200);
+    expect(run.memoryUsed).toBeGreaterThan(96 * 2 ** 20);
+  });
+
+  it('reports a file the run wrote, even with its times set back', async () => {
+    const run = await exec('echo x > hidden.txt && touch -d 2000-01-01 hidden.txt');
+    expect(run.filesWritten).toContain('hidden.txt');
+  });
+});
