@@ -130,7 +130,8 @@ const agentSchema = z
     BLOB_STORE_S3_REGION: z.string().trim().min(1).default('us-east-1'),
     BLOB_STORE_S3_ENDPOINT: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
     BLOB_STORE_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
-    NPM_COMMAND: z.string().default('npm'),
+    NPM_REGISTRY: z.url({ protocol: /^https?$/ }).default('https://registry.npmjs.org/'),
+    PACKAGE_INSTALLER_NETWORK: z.string().default('sandbox-installer'),
     SANDBOX_EGRESS_ALLOW: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
     AGENT_RECONCILE_INTERVAL_S: intVar(60, 1),
@@ -193,7 +194,10 @@ const agentSchema = z
     deepSleepDiskMinBytes: env.SANDBOX_DEEP_SLEEP_DISK_MIN_MB * 1024 * 1024,
     /** The local blob store's directory; with `s3`, where archives are staged on their way. */
     blobStoreDir: env.BLOB_STORE_DIR,
-    npmCommand: env.NPM_COMMAND,
+    /** The registry automatic installs use: the only place their installer containers reach. */
+    npmRegistry: env.NPM_REGISTRY,
+    /** The internal Docker network of installer containers (made if missing). */
+    installerNetwork: env.PACKAGE_INSTALLER_NETWORK,
     /** `on`: sandboxes reach the internet only: not this host, private ranges or metadata. */
     egressFirewall: env.SANDBOX_EGRESS_FIREWALL === 'on',
     /** CIDRs sandboxes may reach although private (e.g. a registry mirror). */

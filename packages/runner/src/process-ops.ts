@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import { zygotes } from './exec';
 import type { OpHandler, RunnerContext } from './op-handlers';
 import {
   findKeepAlive,
@@ -21,14 +22,22 @@ export async function infrastructurePids(): Promise<Set<number>> {
   return infrastructure;
 }
 
-/** The runner's own helpers (its children that are not runs, e.g. esbuild) and the rest. */
+/**
+ * The runner's own helpers (its children that are not runs: the spawner, esbuild), the zygote
+ * waiting for the next code run (the spawner's child), and the rest.
+ */
 function infrastructureOf(
   { runs, infrastructure }: RunnerContext,
   all: readonly { pid: number; ppid: number }[],
 ): Set<number> {
   const leaders = new Set([...runs.values()].map((run) => run.pid));
   const helpers = all.filter((p) => p.ppid === process.pid && !leaders.has(p.pid));
-  return new Set([...infrastructure, ...helpers.map((p) => p.pid)]);
+  const waiting = zygotes.waitingPid();
+  return new Set([
+    ...infrastructure,
+    ...helpers.map((p) => p.pid),
+    ...(waiting === undefined ? [] : [waiting]),
+  ]);
 }
 
 /** The processes the sandbox's users started, from one listing. */

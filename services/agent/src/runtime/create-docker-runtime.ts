@@ -15,7 +15,8 @@ import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
-import { PackageInstaller } from './runner/package-installer';
+import { ContainerInstaller } from './packages/installer-container';
+import { PackageInstaller } from './packages/package-installer';
 import { WarmPool } from './pool/warm-pool';
 import { RequestLoad } from './request-load';
 import { RunnerPool } from './runner/runner-pool';
@@ -124,8 +125,21 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     hostCpus: availableParallelism(),
     installer: new PackageInstaller({
       cacheDir: config.packageCacheDir,
-      npmCommand: config.npmCommand,
-      extraCaCertsPath: options.config.extraCaCertsPath,
+      npm: new ContainerInstaller(
+        docker,
+        {
+          image: config.sandboxImage,
+          network: config.installerNetwork,
+          registry: new URL(config.npmRegistry),
+          cacheVolume: `${config.labelPrefix}-npm-cache-${config.nodeId}`,
+          cacheVolumeLabels: { [sandboxLabelKeys(config.labelPrefix).node]: config.nodeId },
+          label: { key: `${config.labelPrefix}.installer`, value: config.nodeId },
+          extraCaCertsPath: config.extraCaCertsPath,
+          firewall: config.egressFirewall,
+          nodeId: config.nodeId,
+        },
+        logger,
+      ),
       logger,
     }),
     workspaces,

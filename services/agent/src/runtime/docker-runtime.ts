@@ -17,7 +17,7 @@ import { LimitLedger } from './runner/limit-watch';
 import { meteredExec } from './runner/metered-exec';
 import { RunSlots } from './runner/run-slots';
 import type { WarmPool } from './pool/warm-pool';
-import type { PackageInstaller } from './runner/package-installer';
+import type { PackageInstaller } from './packages/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
 import type { LogItem, OutputPosition, ProcessLog } from './processes/process-log';
@@ -100,10 +100,12 @@ export class DockerRuntime implements SandboxRuntime {
     });
     await cache?.watch();
     await this.parts.prepareHost();
+    this.parts.installer.prepare();
     await this.parts.pool?.start();
   }
 
   async stop(): Promise<void> {
+    this.parts.installer.close();
     await this.parts.pool?.stop();
     await this.parts.cpuSplit?.close();
     this.parts.cache?.unwatch();

@@ -6,7 +6,7 @@ import type { ByteSink, ExecSpec } from '../sandbox-runtime';
 import type { WorkspaceStore } from '../storage/workspaces';
 import { isFull, limitsExceeded, type LimitLedger } from './limit-watch';
 import type { ProcessLogs } from '../processes/process-logs';
-import type { PackageInstaller } from './package-installer';
+import type { PackageInstaller } from '../packages/package-installer';
 import type { RunnerClient } from './runner-client';
 import { exec } from './runner-operations';
 

@@ -7,7 +7,7 @@ import {
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { InstallFailed, type PackageInstaller } from './package-installer';
+import { InstallFailed, type PackageInstaller } from '../packages/package-installer';
 import type { RunnerEvent } from '@sandbox/runner';
 import type { ProcessLog } from '../processes/process-log';
 import type { ProcessLogs } from '../processes/process-logs';
