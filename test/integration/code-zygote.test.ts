@@ -111,7 +111,7 @@ describe('code runs in a pre-started Node', () => {
       for (let i = 0; i < 3; i++) idles.push((await code('1', { env })).body);
       const idle = {
         cpuTime: Math.min(...idles.map((r) => r.cpuTime)),
-        memoryUsed: idles[0].memoryUsed,
+        memoryUsed: idles[0]?.memoryUsed ?? 0,
       };
       const working = (await code(busy, { env })).body;
       return { idle, working };
