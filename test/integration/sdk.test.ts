@@ -68,6 +68,26 @@ describe('sessions', () => {
     expect((gone as SessionNotFoundError).requestId).toEqual(expect.any(String));
   });
 
+  it("reads and replaces a session's egress policy", async () => {
+    const sandbox = await Sandbox.create({ ...client(), egress: { default: 'deny' } });
+    expect(await sandbox.egress()).toEqual({
+      sessionId: sandbox.id,
+      default: 'deny',
+      allow: [],
+      deny: [],
+    });
+    // Nothing gets through, not even Docker's DNS (asked for this container: nothing leaves).
+    const dns = `getent hosts sbx-${sandbox.id} >/dev/null && echo dns || echo refused`;
+    expect((await sandbox.exec(dns)).stdout).toBe('refused\n');
+    const changed = await sandbox.setEgress({ allow: [], deny: ['198.51.100.0/24'] });
+    expect(changed).toMatchObject({ default: 'allow', deny: ['198.51.100.0/24'] });
+    expect((await sandbox.exec(dns)).stdout).toBe('dns\n');
+    await expect(sandbox.setEgress({ allow: ['nope nope'] })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await sandbox.delete();
+  });
+
   it('maps refusals to error classes', async () => {
     const badKey = await Sandbox.list({ ...client(), apiKey: 'sk_live_nope' }).catch(
       (e: unknown) => e,

@@ -38,6 +38,11 @@ export class ApiClient {
     });
   }
 
+  /** A PUT of `body` as JSON. */
+  put<T = Body>(path: string, body: unknown): Promise<ApiResponse<T>> {
+    return call<T>(`${this.gateway.url}${path}`, { method: 'PUT', key: this.key, body });
+  }
+
   delete<T = Body>(path: string): Promise<ApiResponse<T>> {
     return call<T>(`${this.gateway.url}${path}`, { method: 'DELETE', key: this.key });
   }

@@ -43,7 +43,7 @@ export interface TestAccount {
 }
 
 export type Plan = 'free' | 'paid' | 'enterprise';
-type AccountOptions = { limits?: Record<string, number>; scopes?: string[] };
+type AccountOptions = { limits?: Record<string, number | string>; scopes?: string[] };
 
 /** Creates an account on `plan` with one key, through the admin API of the stack. */
 export function createAccount(

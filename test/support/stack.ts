@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import {
   createDockerRuntime,
+  removeNodeEgress,
   startAgent,
   type RunningAgent,
   type SandboxRuntime,
@@ -185,6 +186,7 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
   await removeCpuGroups(`/sys/fs/cgroup/cpu/sandbox/io.sandbox.${nodeId}`);
   await rm(`${dir}-packages`, { recursive: true, force: true });
   await rm(`${dir}-blobs`, { recursive: true, force: true });
+  await removeNodeEgress(nodeId);
 }
 
 /**

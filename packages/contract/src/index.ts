@@ -1,6 +1,7 @@
 export * from './ids';
 export * from './sandbox-user';
 export * from './run';
+export * from './egress';
 export * from './files';
 export * from './tokens';
 export * from './preview';

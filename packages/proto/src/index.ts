@@ -5,6 +5,7 @@ import type { ProtoGrpcType } from './generated/agent';
 
 export type { AgentClient, AgentHandlers } from './generated/agent/v1/Agent';
 export type { CreateSandboxRequest__Output } from './generated/agent/v1/CreateSandboxRequest';
+export type { EgressPolicy, EgressPolicy__Output } from './generated/agent/v1/EgressPolicy';
 export type { DestroySandboxRequest__Output } from './generated/agent/v1/DestroySandboxRequest';
 export type {
   DestroySandboxResponse,

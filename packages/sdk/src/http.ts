@@ -70,7 +70,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
 export type RetryPolicy = 'safe' | 'refused' | 'never';
 
 export interface RequestSpec {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined>;
   /** JSON, or a function making a fresh body for each attempt. */

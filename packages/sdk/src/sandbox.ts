@@ -12,6 +12,8 @@ import {
 import { resumingEvents } from './sse.js';
 import type {
   CreateSessionBody,
+  EgressInfo,
+  EgressPolicy,
   ExecuteBody,
   ExecutionEvent,
   ExecutionResult,
@@ -124,9 +126,10 @@ export class Sandbox {
 
   /** Creates a session (with an Idempotency-Key, so that retries never make two). */
   static async create(options: CreateOptions = {}): Promise<Sandbox> {
-    const { idempotencyKey, signal, ttl, metadata, resourceLimits, preview, ...client } = options;
+    const { idempotencyKey, signal, ttl, metadata, resourceLimits, preview, egress, ...client } =
+      options;
     const http = new HttpClient(resolveOptions(client));
-    const body: CreateSessionBody = { ttl, metadata, resourceLimits, preview };
+    const body: CreateSessionBody = { ttl, metadata, resourceLimits, preview, egress };
     const session = await http.json<Session>({
       method: 'POST',
       path: '/sessions/create',
@@ -163,6 +166,30 @@ export class Sandbox {
   /** State, counts and metadata; reading does not wake the session. */
   info(options: { signal?: AbortSignal } = {}): Promise<SessionInfo> {
     return getInfo(this.http, this.id, options.signal);
+  }
+
+  /** The session's egress policy; reading does not wake the session. */
+  egress(options: { signal?: AbortSignal } = {}): Promise<EgressInfo> {
+    return this.http.json<EgressInfo>({
+      method: 'GET',
+      path: `/sessions/${encodeURIComponent(this.id)}/egress`,
+      signal: options.signal,
+      retry: 'safe',
+    });
+  }
+
+  /**
+   * Replaces the session's egress policy, at once: connections it now forbids are cut.
+   * `{ default: 'deny' }` is deny-all, `{}` allow-all.
+   */
+  setEgress(policy: EgressPolicy, options: { signal?: AbortSignal } = {}): Promise<EgressInfo> {
+    return this.http.json<EgressInfo>({
+      method: 'PUT',
+      path: `/sessions/${encodeURIComponent(this.id)}/egress`,
+      json: policy,
+      signal: options.signal,
+      retry: 'safe',
+    });
   }
 
   /** Deletes the session and everything in it. A session already gone is not an error. */

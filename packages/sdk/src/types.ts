@@ -24,6 +24,10 @@ export type SessionPage = Ok<'listSessions'>;
 export type SessionState = SessionInfo['state'];
 /** The body of a session create: ttl, metadata, resourceLimits, preview. */
 export type CreateSessionBody = BodyOf<'createSession'>;
+/** Where a session's sandbox may connect: `default` and `allow`/`deny` CIDRs (ADR 30). */
+export type EgressPolicy = BodyOf<'setEgress'>;
+/** A session's egress policy as the API shows it (normalised). */
+export type EgressInfo = Ok<'getEgress'>;
 /** The body of a run, as the API takes it. */
 export type ExecuteBody = BodyOf<'execute'>;
 /** How a run ended (spec 2.6). */

@@ -7,6 +7,7 @@ export type { DockerRuntimeOptions } from './runtime/create-docker-runtime';
 export type { ContainerClient, ContainerState } from './runtime/docker/container-client';
 export { DockerodeContainerClient } from './runtime/docker/dockerode-container-client';
 export type { SandboxRuntime } from './runtime/sandbox-runtime';
+export { removeNodeEgress } from './runtime/network/session-egress';
 export { BlobStore, createBlobStore } from './runtime/storage/blob-store';
 export type { ArchiveManifest } from './runtime/storage/blob-store';
 export { LocalObjectStore } from './runtime/storage/local-object-store';

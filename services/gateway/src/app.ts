@@ -38,6 +38,7 @@ import { deleteSession } from './routes/sessions/delete-session';
 import { getSession } from './routes/sessions/get-session';
 import { listSessions } from './routes/sessions/list-sessions';
 import type { SessionAccess } from './sessions/session-access';
+import { getEgress, setEgress } from './routes/sessions/session-egress-routes';
 import type { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
 import { createWebhook, deleteWebhook, listWebhooks } from './routes/webhooks/webhooks';
@@ -114,6 +115,8 @@ export function createApp(deps: AppDeps): Express {
     createSession: createSession(deps.sessions),
     listSessions: listSessions(deps.sessionStore, deps.sessions),
     getSession: getSession(deps.sessions),
+    getEgress: getEgress(deps.sessionStore),
+    setEgress: setEgress(deps.sessionStore, deps.sessionAccess),
     deleteSession: deleteSession(deps.sessions),
     execute: executeRoute(deps.execute, deps.processes),
     killProcesses: killProcesses(deps.processes),

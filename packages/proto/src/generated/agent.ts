@@ -5,6 +5,7 @@ import type { AgentClient as _agent_v1_AgentClient, AgentDefinition as _agent_v1
 import type { CreateSandboxRequest as _agent_v1_CreateSandboxRequest, CreateSandboxRequest__Output as _agent_v1_CreateSandboxRequest__Output } from './agent/v1/CreateSandboxRequest';
 import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroySandboxRequest__Output as _agent_v1_DestroySandboxRequest__Output } from './agent/v1/DestroySandboxRequest';
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from './agent/v1/DestroySandboxResponse';
+import type { EgressPolicy as _agent_v1_EgressPolicy, EgressPolicy__Output as _agent_v1_EgressPolicy__Output } from './agent/v1/EgressPolicy';
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from './agent/v1/ExecEvent';
 import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from './agent/v1/ExecRequest';
 import type { ExecStarted as _agent_v1_ExecStarted, ExecStarted__Output as _agent_v1_ExecStarted__Output } from './agent/v1/ExecStarted';
@@ -33,6 +34,7 @@ import type { ReadOutputRequest as _agent_v1_ReadOutputRequest, ReadOutputReques
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
+import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from './agent/v1/SetEgressRequest';
 import type { TerminalExited as _agent_v1_TerminalExited, TerminalExited__Output as _agent_v1_TerminalExited__Output } from './agent/v1/TerminalExited';
 import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from './agent/v1/TerminalInput';
 import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from './agent/v1/TerminalOutput';
@@ -56,6 +58,7 @@ export interface ProtoGrpcType {
       CreateSandboxRequest: MessageTypeDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_CreateSandboxRequest__Output>
       DestroySandboxRequest: MessageTypeDefinition<_agent_v1_DestroySandboxRequest, _agent_v1_DestroySandboxRequest__Output>
       DestroySandboxResponse: MessageTypeDefinition<_agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxResponse__Output>
+      EgressPolicy: MessageTypeDefinition<_agent_v1_EgressPolicy, _agent_v1_EgressPolicy__Output>
       ExecEvent: MessageTypeDefinition<_agent_v1_ExecEvent, _agent_v1_ExecEvent__Output>
       ExecRequest: MessageTypeDefinition<_agent_v1_ExecRequest, _agent_v1_ExecRequest__Output>
       ExecStarted: MessageTypeDefinition<_agent_v1_ExecStarted, _agent_v1_ExecStarted__Output>
@@ -84,6 +87,7 @@ export interface ProtoGrpcType {
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
+      SetEgressRequest: MessageTypeDefinition<_agent_v1_SetEgressRequest, _agent_v1_SetEgressRequest__Output>
       TerminalExited: MessageTypeDefinition<_agent_v1_TerminalExited, _agent_v1_TerminalExited__Output>
       TerminalInput: MessageTypeDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalInput__Output>
       TerminalOutput: MessageTypeDefinition<_agent_v1_TerminalOutput, _agent_v1_TerminalOutput__Output>

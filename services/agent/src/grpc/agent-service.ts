@@ -1,11 +1,22 @@
 import type * as grpc from '@grpc/grpc-js';
-import { REQUEST_ID, REQUEST_ID_METADATA_KEY, runDeadlines, WORKSPACE } from '@sandbox/contract';
+import {
+  ALLOW_ALL,
+  isAllowAll,
+  isEgressProblem,
+  parseEgressPolicy,
+  REQUEST_ID,
+  REQUEST_ID_METADATA_KEY,
+  runDeadlines,
+  WORKSPACE,
+  type EgressPolicy,
+} from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import { withRequestId, type Logger } from '@sandbox/logger';
 import { loadAgentProto } from '@sandbox/proto';
 import type {
   AgentHandlers,
   CreateSandboxRequest__Output,
+  EgressPolicy__Output,
   ExecEvent,
   ExecRequest__Output,
   Sandbox,
@@ -69,11 +80,35 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
   });
 }
 
+/**
+ * An egress policy from the wire, checked as the gateway checked it (a node enforces nothing it
+ * cannot read); absent: allow-all.
+ */
+export function egressPolicy(egress: EgressPolicy__Output | null): EgressPolicy {
+  if (egress === null) return ALLOW_ALL;
+  if (egress.default !== 'allow' && egress.default !== 'deny') {
+    throw new AppError('invalid_request', 'egress.default must be "allow" or "deny"', {
+      details: { field: 'egress.default', value: egress.default },
+    });
+  }
+  const parsed = parseEgressPolicy(
+    { default: egress.default, allow: egress.allow, deny: egress.deny },
+    egress.default,
+  );
+  if (isEgressProblem(parsed)) {
+    throw new AppError('invalid_request', `${parsed.field} ${parsed.message}`, {
+      details: { field: parsed.field, value: parsed.value },
+    });
+  }
+  return parsed;
+}
+
 function sandboxSpec(request: CreateSandboxRequest__Output): SandboxSpec {
   const limits = request.limits;
   if (limits === null || !request.sessionId) {
     throw new AppError('invalid_request', 'sessionId and limits are required');
   }
+  const egress = egressPolicy(request.egress);
   return {
     sessionId: request.sessionId,
     accountId: request.accountId,
@@ -83,6 +118,7 @@ function sandboxSpec(request: CreateSandboxRequest__Output): SandboxSpec {
       diskMb: limits.diskMb,
       pids: limits.pids,
     },
+    ...(isAllowAll(egress) ? {} : { egress }),
   };
 }
 
@@ -94,7 +130,8 @@ type LifecycleMethods =
   | 'PauseSandbox'
   | 'ResumeSandbox'
   | 'HibernateSandbox'
-  | 'RestoreSandbox';
+  | 'RestoreSandbox'
+  | 'SetEgress';
 
 type DataMethods =
   | 'Exec'
@@ -164,6 +201,11 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
     RestoreSandbox: unary(deps, 'RestoreSandbox', async (request) =>
       toSandbox(await runtime.restore(sandboxSpec(request))),
     ),
+
+    SetEgress: unary(deps, 'SetEgress', async (request) => {
+      if (!request.sessionId) throw new AppError('invalid_request', 'sessionId is required');
+      return toSandbox(await runtime.setEgress(request.sessionId, egressPolicy(request.egress)));
+    }),
   };
 }
 

@@ -15,6 +15,7 @@ import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
+import { SessionEgress } from './network/session-egress';
 import { ContainerInstaller } from './packages/installer-container';
 import { PackageInstaller } from './packages/package-installer';
 import { WarmPool } from './pool/warm-pool';
@@ -122,6 +123,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
     locks: new SessionLocks(),
+    egress: new SessionEgress(logger, config.nodeId, config.egressFirewall),
     hostCpus: availableParallelism(),
     installer: new PackageInstaller({
       cacheDir: config.packageCacheDir,

@@ -1,4 +1,4 @@
-import type { FileListing, RunResult } from '@sandbox/contract';
+import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
 import type { CachedContainers } from './docker/cached-containers';
@@ -7,12 +7,13 @@ import { sandboxLabelKeys } from './docker/docker-names';
 import { killAllInContainer } from './docker/kill-all';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
+import { enforceEgress } from './lifecycle/egress';
 import { requireRunning } from './lifecycle/heal';
 import type { LifecycleDeps } from './lifecycle/lifecycle-deps';
 import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
-import { inspectSandbox } from './lifecycle/sandbox-info';
+import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
 import { meteredExec } from './runner/metered-exec';
 import { RunSlots } from './runner/run-slots';
@@ -211,6 +212,22 @@ export class DockerRuntime implements SandboxRuntime {
 
   count(): Promise<number> {
     return countSandboxes(this.parts);
+  }
+
+  /** The new policy is the session's spec's (kept for its next start) and, if it runs, its sandbox's. */
+  setEgress(sessionId: string, policy: EgressPolicy): Promise<SandboxInfo> {
+    return this.parts.locks.withLock(sessionId, async () => {
+      const spec = await this.parts.specs.read(sessionId);
+      if (spec === undefined) {
+        throw new AppError('session_not_found', `Session ${sessionId} not found on this node`);
+      }
+      await this.parts.specs.write({ ...spec, egress: policy });
+      const container = await findSandbox(this.parts, sessionId);
+      if (container?.running === true) {
+        await enforceEgress(this.parts, sessionId, container.id, policy);
+      }
+      return inspectSandbox(this.parts, sessionId);
+    });
   }
 
   /** The runner of a running sandbox; 404 session_not_found when there is none. */

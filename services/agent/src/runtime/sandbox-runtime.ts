@@ -1,4 +1,4 @@
-import type { FileListing, RunResult } from '@sandbox/contract';
+import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
 import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-log';
 
@@ -20,6 +20,8 @@ export interface SandboxSpec {
   sessionId: string;
   accountId: string;
   limits: SandboxLimits;
+  /** Where the sandbox may connect (absent: allow-all). */
+  egress?: EgressPolicy;
 }
 
 export type SandboxStatus = 'running' | 'paused' | 'missing';
@@ -182,6 +184,11 @@ export interface SandboxRuntime {
   ): Promise<{ filesCount: number; bytes: number; inUse: boolean; keptDisk: boolean }>;
   /** A fresh sandbox with the saved workspace (or the running one). Idempotent. */
   restore(spec: SandboxSpec): Promise<SandboxInfo>;
+  /**
+   * Replaces the session's egress policy: applied to its sandbox now (connections it newly
+   * forbids are cut) and kept for its next start; 404 for a session this node does not hold.
+   */
+  setEgress(sessionId: string, policy: EgressPolicy): Promise<SandboxInfo>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */
   previewHost(sessionId: string): Promise<string>;
   /** Brings this node's sandboxes back to the state they should be in (after a crash). */

@@ -22,7 +22,7 @@ import {
   type ResourceLimits,
   type Sandbox__Output,
 } from '@sandbox/proto';
-import type { FileListing } from '@sandbox/contract';
+import type { EgressPolicy, FileListing } from '@sandbox/contract';
 import type { NodeStatus } from '../nodes/placement';
 import type { TerminalSpec } from '../terminals/terminal-store';
 import {
@@ -71,6 +71,13 @@ export interface SandboxRequest {
   sessionId: string;
   accountId: string;
   limits: ResourceLimits;
+  /** Where the sandbox may connect; absent or null: allow-all. */
+  egress?: EgressPolicy | null;
+}
+
+/** A request's egress policy as the wire has it (absent: allow-all). */
+function wireEgress(egress: EgressPolicy | null | undefined): { egress?: EgressPolicy } {
+  return egress === undefined || egress === null ? {} : { egress };
 }
 
 /** One unary call of the agent's client, given its metadata, options and callback. */
@@ -226,9 +233,18 @@ export class AgentClient {
     return { nodeId: info.nodeId, status: toNodeStatus(info) };
   }
 
-  async createSandbox(input: SandboxRequest): Promise<void> {
+  async createSandbox({ egress, ...input }: SandboxRequest): Promise<void> {
+    const request = { ...input, ...wireEgress(egress) };
     await this.unary<Sandbox__Output>((md, options, cb) =>
-      this.client.createSandbox(input, md, options, cb),
+      this.client.createSandbox(request, md, options, cb),
+    );
+  }
+
+  /** Replaces a session's egress policy on its node (applied to its sandbox at once). */
+  async setEgress(sessionId: string, egress: EgressPolicy | null): Promise<void> {
+    const request = { sessionId, ...wireEgress(egress) };
+    await this.unary<Sandbox__Output>((md, options, cb) =>
+      this.client.setEgress(request, md, options, cb),
     );
   }
 
@@ -321,9 +337,10 @@ export class AgentClient {
    * when asked again (the saved copy goes only once the new sandbox runs), so it survives an
    * agent restarted under the call.
    */
-  async restoreSandbox(input: SandboxRequest): Promise<void> {
+  async restoreSandbox({ egress, ...input }: SandboxRequest): Promise<void> {
+    const request = { ...input, ...wireEgress(egress) };
     await this.surviving<Sandbox__Output>(
-      (md, options, cb) => this.client.restoreSandbox(input, md, options, cb),
+      (md, options, cb) => this.client.restoreSandbox(request, md, options, cb),
       this.fileTimeoutMs,
     );
   }

@@ -52,6 +52,7 @@ const principal: Principal = {
     maxSessionTtlS: 604_800,
     resourceOverrides: true,
     maxOutputLogBytes: 1048576,
+    egressDefault: 'allow',
   },
 };
 const KEY = `sk_live_${'a'.repeat(40)}`;
@@ -236,6 +237,7 @@ describe('the operation table drives both the document and validation', () => {
         'listSessions',
         'processOutput',
         'readFile',
+        'setEgress',
         'writeFile',
         'writeStdin',
       ].sort(),
@@ -251,7 +253,7 @@ describe('the operation table drives both the document and validation', () => {
         : refusedInputs(operation.requestBody?.content['application/json'].schema ?? {}, false).map(
             (refused) => ({
               ...refused,
-              send: () => request(app).post(`/v1${path}`).send(refused.input),
+              send: () => request(app)[op.method](`/v1${path}`).send(refused.input),
             }),
           )),
       ...(op.query === undefined

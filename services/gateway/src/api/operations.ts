@@ -10,12 +10,14 @@ import { outputQuery, stdinBody } from '../routes/processes/process-routes';
 import { createTerminalBody } from '../routes/terminals/create-terminal';
 import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
+import { egressInput } from '../sessions/session-egress';
 import { createWebhookBody } from '../routes/webhooks/webhooks';
 import {
   createdWebhookSchema,
   deletedWebhookSchema,
   webhookListSchema,
   deleteResultSchema,
+  egressSchema,
   executionResultSchema,
   fileListSchema,
   killResultSchema,
@@ -32,7 +34,7 @@ import {
 } from './schemas';
 
 export interface ApiOperation {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** Express path under /v1. */
   path: string;
   summary: string;
@@ -106,6 +108,24 @@ export const operations = {
     summary: 'Session info (does not wake the session)',
     scope: 'sessions',
     success: { status: 200, schema: sessionInfoSchema, description: 'Session info' },
+    errors: ['session_not_found', 'request_timeout', 'service_unavailable'],
+  },
+  getEgress: {
+    method: 'get',
+    path: '/sessions/:sessionId/egress',
+    summary: "The session's egress policy (does not wake the session)",
+    scope: 'sessions',
+    success: { status: 200, schema: egressSchema, description: 'The egress policy' },
+    errors: ['session_not_found'],
+  },
+  setEgress: {
+    method: 'put',
+    path: '/sessions/:sessionId/egress',
+    summary:
+      "Replace the session's egress policy: applied to its sandbox at once (connections it now forbids are cut)",
+    scope: 'sessions',
+    body: egressInput,
+    success: { status: 200, schema: egressSchema, description: 'The policy now in force' },
     errors: ['session_not_found', 'request_timeout', 'service_unavailable'],
   },
   deleteSession: {

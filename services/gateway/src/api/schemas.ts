@@ -39,6 +39,13 @@ export const sessionInfoSchema = z.strictObject({
   metadata: z.record(z.string(), z.unknown()),
 });
 
+export const egressSchema = z.strictObject({
+  sessionId: z.string(),
+  default: z.enum(['allow', 'deny']),
+  allow: z.array(z.string()).describe('normalised: CIDRs to their network, domains lower-cased'),
+  deny: z.array(z.string()),
+});
+
 export const paginationSchema = z.strictObject({
   total: z.number().int().min(0),
   limit: z.number().int().min(1),

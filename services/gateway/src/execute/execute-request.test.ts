@@ -14,6 +14,7 @@ const free: PlanLimits = {
   maxSessionTtlS: 86400,
   resourceOverrides: false,
   maxOutputLogBytes: 1048576,
+  egressDefault: 'allow',
 };
 
 function codeOf(fn: () => unknown): string | undefined {

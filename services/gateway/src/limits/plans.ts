@@ -1,3 +1,5 @@
+import type { EgressDefault } from '@sandbox/contract';
+
 export type PlanName = 'free' | 'paid' | 'enterprise';
 export const PLAN_NAMES: readonly PlanName[] = ['free', 'paid', 'enterprise'];
 
@@ -14,6 +16,8 @@ export interface PlanLimits {
   resourceOverrides: boolean;
   /** A run's output kept for replay at the most (the newest half at least). */
   maxOutputLogBytes: number;
+  /** The egress default of a session whose create names none (ADR 30). */
+  egressDefault: EgressDefault;
 }
 
 /** A `plans` row joined with an account's overrides (enterprise custom values). */
@@ -28,6 +32,7 @@ export interface PlanRow {
   max_session_ttl_s: number;
   resource_overrides: boolean;
   max_output_log_bytes: string | number;
+  egress_default: EgressDefault;
   plan_overrides: Partial<PlanLimits> | null;
 }
 
@@ -43,6 +48,7 @@ export function planLimitsFromRow(row: PlanRow): PlanLimits {
     maxSessionTtlS: row.max_session_ttl_s,
     resourceOverrides: row.resource_overrides,
     maxOutputLogBytes: Number(row.max_output_log_bytes),
+    egressDefault: row.egress_default,
   };
   return { ...base, ...(row.plan_overrides ?? {}) };
 }

@@ -107,6 +107,7 @@ export class SessionLifecycle {
           diskMb: session.resourceLimits.disk,
           pids: 0,
         },
+        egress: session.egress,
       });
       await this.store.markAwake(session.id, 'deep-sleep');
       this.woken(session);

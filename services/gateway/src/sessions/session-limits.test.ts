@@ -13,6 +13,7 @@ const paid: PlanLimits = {
   maxSessionTtlS: 604_800,
   resourceOverrides: true,
   maxOutputLogBytes: 1048576,
+  egressDefault: 'allow',
 };
 
 function errorOf(fn: () => unknown): AppError {

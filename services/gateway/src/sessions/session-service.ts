@@ -10,6 +10,7 @@ import {
   type ResourceLimitsInput,
   type SessionResourceLimits,
 } from './session-limits';
+import { resolveEgress, type EgressInput } from './session-egress';
 import type { PendingDestroy, SessionRecord, SessionStore } from './session-store';
 
 export interface CreateSessionInput {
@@ -17,6 +18,7 @@ export interface CreateSessionInput {
   preview?: { private?: boolean | undefined } | undefined;
   metadata?: Record<string, unknown> | undefined;
   resourceLimits?: ResourceLimitsInput | undefined;
+  egress?: EgressInput | undefined;
 }
 
 /** Spec 2.1 */
@@ -82,6 +84,7 @@ export class SessionService {
     const resourceLimits = resolveResourceLimits(input.resourceLimits, principal.limits);
     const metadata = input.metadata ?? {};
     checkMetadata(metadata);
+    const egress = resolveEgress(input.egress, principal.limits.egressDefault);
 
     const previewToken = input.preview?.private ? newPreviewToken() : undefined;
     const agent = this.deps.agents.place({
@@ -98,6 +101,7 @@ export class SessionService {
       ttlS,
       maxConcurrent: principal.limits.maxConcurrentSessions,
       ...(previewToken === undefined ? {} : { previewTokenHash: hashPreviewToken(previewToken) }),
+      egress,
     });
     for (const listener of this.createdListeners) listener(record);
     try {
@@ -110,6 +114,7 @@ export class SessionService {
           diskMb: resourceLimits.disk,
           pids: this.deps.pidsLimit ?? 0,
         },
+        egress,
       });
     } catch (err) {
       // Nothing half-made survives: the row is ended and the sweeper removes any remains.

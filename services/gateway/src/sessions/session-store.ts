@@ -2,7 +2,7 @@ import { AppError } from '@sandbox/errors';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
 import { enqueueFromSql, isoSql, NEW_EVENT_ID_SQL } from '../webhooks/events';
-import { isSessionId } from '@sandbox/contract';
+import { isSessionId, type EgressPolicy } from '@sandbox/contract';
 import { UNMOVED } from '../nodes/node-store';
 import type { SessionResourceLimits } from './session-limits';
 
@@ -26,6 +26,8 @@ export interface SessionRecord {
   savedIn: string | null;
   /** In deep sleep: the node confirmed the workspace saved and the sandbox removed. */
   sleepConfirmed: boolean;
+  /** Where its sandbox may connect; null: allow-all. */
+  egress: EgressPolicy | null;
 }
 
 interface SessionRow {
@@ -42,10 +44,11 @@ interface SessionRow {
   preview_private: boolean;
   saved_in: string | null;
   sleep_confirmed: boolean;
+  egress: EgressPolicy | null;
 }
 
 const COLUMNS =
-  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private, saved_in, (sleep_confirmed_at IS NOT NULL) AS sleep_confirmed';
+  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private, saved_in, (sleep_confirmed_at IS NOT NULL) AS sleep_confirmed, egress';
 
 /** A session the API can see: not deleted, not expired, not half-created. */
 const LIVE = `deleted_at IS NULL AND expires_at > now() AND state <> 'creating'`;
@@ -64,6 +67,7 @@ const toRecord = (row: SessionRow): SessionRecord => ({
   previewPrivate: row.preview_private,
   savedIn: row.saved_in,
   sleepConfirmed: row.sleep_confirmed,
+  egress: row.egress,
 });
 
 export function sessionNotFound(sessionId: string): AppError {
@@ -85,6 +89,8 @@ export interface NewSession {
   maxConcurrent: number;
   /** sha256 of the preview token of a private preview. */
   previewTokenHash?: Buffer;
+  /** Its egress policy; absent or null: allow-all. */
+  egress?: EgressPolicy | null;
 }
 
 export interface PendingDestroy {
@@ -125,7 +131,7 @@ export class SessionStore {
    */
   async insert(session: NewSession): Promise<SessionRecord> {
     const { rows } = await this.db.query<SessionRow>(
-      `SELECT ${COLUMNS} FROM insert_session($1, $2, $3, $4, $5, $6, $7, $8)`,
+      `SELECT ${COLUMNS} FROM insert_session($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
       [
         session.id,
         session.accountId,
@@ -135,6 +141,7 @@ export class SessionStore {
         session.ttlS,
         session.previewTokenHash ?? null,
         session.maxConcurrent,
+        session.egress ?? null,
       ],
     );
     const row = rows[0];
@@ -143,6 +150,24 @@ export class SessionStore {
         details: { limit: session.maxConcurrent },
       });
     }
+    return toRecord(row);
+  }
+
+  /** Replaces the caller's live session's egress policy (null: allow-all); 404 if none. */
+  async setEgress(
+    accountId: string,
+    sessionId: string,
+    egress: EgressPolicy | null,
+  ): Promise<SessionRecord> {
+    requireSessionId(sessionId);
+    const { rows } = await this.db.query<SessionRow>(
+      `UPDATE sessions SET egress = $3 WHERE id = $2 AND account_id = $1 AND ${LIVE}
+       RETURNING ${COLUMNS}`,
+      [accountId, sessionId, egress],
+    );
+    const row = rows[0];
+    if (row === undefined) throw sessionNotFound(sessionId);
+    await this.changed([sessionId]);
     return toRecord(row);
   }
 

@@ -8,9 +8,10 @@ describe('firewallRules', () => {
   });
   const joined = rules.map((r) => r.join(' '));
 
-  it('lets replies through first, then DNS and allowed ranges, before refusing private ranges', () => {
+  it("goes to the sessions' own policies first, then lets replies through, then DNS and allowed ranges, before refusing private ranges", () => {
     const first = (text: string) => joined.findIndex((r) => r.includes(text));
-    expect(first('ESTABLISHED')).toBe(0);
+    expect(joined[0]).toBe('-A SANDBOX-EGRESS -j SANDBOX-SESSIONS');
+    expect(first('ESTABLISHED')).toBe(1);
     expect(first('-d 10.0.0.53/32 -p udp --dport 53 -j RETURN')).toBeGreaterThan(0);
     expect(first('-d 10.9.0.0/16 -j RETURN')).toBeLessThan(first('-d 10.0.0.0/8 -j REJECT'));
     for (const cidr of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']) {

@@ -23,6 +23,8 @@ export const BLOCKED_RANGES = [
 ];
 
 export const FORWARD_CHAIN = 'SANDBOX-EGRESS';
+/** The sessions' own policies (network/session-egress.ts), written by the agent as they change. */
+export const SESSIONS_CHAIN = 'SANDBOX-SESSIONS';
 export const INPUT_CHAIN = 'SANDBOX-HOST';
 
 export interface EgressPolicy {
@@ -45,6 +47,8 @@ export function firewallRules(policy: EgressPolicy): string[][] {
   const reject = ['-j', 'REJECT', '--reject-with', 'icmp-admin-prohibited'];
   const established = ['-m', 'conntrack', '--ctstate', 'ESTABLISHED,RELATED'];
   const forward: string[][] = [
+    // First, even before established connections: a policy tightened at run time cuts them.
+    ['-A', FORWARD_CHAIN, '-j', SESSIONS_CHAIN],
     ['-A', FORWARD_CHAIN, ...established, '-j', 'RETURN'],
     ...policy.dnsServers.flatMap((server) =>
       ['udp', 'tcp'].map((proto) => [
@@ -100,6 +104,8 @@ export async function applyEgressFirewall(
     await run(['-N', chain]).catch(() => undefined); // exists already
     await run(['-F', chain]);
   }
+  // Made if missing, never flushed here: it holds the sessions' policies.
+  await run(['-N', SESSIONS_CHAIN]).catch(() => undefined);
   // Docker creates DOCKER-USER itself; make sure it exists even before Docker did.
   await run(['-N', 'DOCKER-USER']).catch(() => undefined);
   for (const rule of firewallRules(policy)) await run(rule);

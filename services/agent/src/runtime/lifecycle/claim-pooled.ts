@@ -2,6 +2,7 @@ import { containerLimits } from '../docker/container-spec';
 import { containerName } from '../docker/docker-names';
 import type { Later, SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
+import { enforceEgress } from './egress';
 import type { LifecycleDeps, PoolMember, SandboxPool } from './lifecycle-deps';
 
 /** Work on a member's workspace before it becomes the session's (a restore unpacks into it). */
@@ -18,8 +19,8 @@ function sameLimits(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec):
 }
 
 /**
- * The member's container takes the session's limits when they differ, then its name: found
- * by that name, it has them.
+ * The member's container takes the session's limits when they differ and its egress policy,
+ * then its name: found by that name, it has them.
  */
 async function takeName(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec): Promise<void> {
   if (!sameLimits(deps, member, spec)) {
@@ -28,6 +29,7 @@ async function takeName(deps: LifecycleDeps, member: PoolMember, spec: SandboxSp
       containerLimits(spec.limits, deps.config),
     );
   }
+  await enforceEgress(deps, spec.sessionId, member.containerId, spec.egress);
   await deps.containers.rename(member.containerId, containerName(spec.sessionId));
 }
 

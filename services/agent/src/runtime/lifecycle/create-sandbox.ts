@@ -4,6 +4,7 @@ import { statusCode } from '../docker/docker-names';
 import type { Later, SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
 import { claimPooled } from './claim-pooled';
+import { enforceEgress } from './egress';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { removeContainer, removeSandbox } from './remove-sandbox';
 import { findSandbox, inspectSandbox } from './sandbox-info';
@@ -58,6 +59,7 @@ async function startCold(
     const containerId = await deps.containers.createAndStart(
       containerSpec(spec, deps.config, workspace),
     );
+    await enforceEgress(deps, sessionId, containerId, spec.egress);
     deps.logger.info({ sessionId, containerId }, 'sandbox started');
     // Start the runner now, without waiting for it: the first run finds it ready.
     deps.runners

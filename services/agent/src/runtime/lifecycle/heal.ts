@@ -4,6 +4,7 @@ import { sandboxLabelKeys } from '../docker/docker-names';
 import type { SessionLock } from '../locks/session-locks';
 import { rebuildSandbox } from './create-sandbox';
 import { restoreSaved } from './restore-saved';
+import { enforceEgress } from './egress';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { findSandbox, isRunning } from './sandbox-info';
 
@@ -108,6 +109,8 @@ export async function heal(
     } else {
       deps.logger.warn({ sessionId, state: info.status }, 'sandbox was stopped: starting it');
       await deps.containers.start(info.id);
+      // A new network namespace, maybe a new address: held to the session's policy again.
+      await enforceEgress(deps, sessionId, info.id, spec.egress);
     }
   }
   return findSandbox(deps, sessionId);

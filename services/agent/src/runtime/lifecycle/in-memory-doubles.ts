@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { isAllowAll, type EgressPolicy } from '@sandbox/contract';
 import { createLogger } from '@sandbox/logger';
 import type {
   ContainerClient,
@@ -16,7 +17,14 @@ import { SessionLocks } from '../locks/session-locks';
 import type { SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
 import type { AdoptableWorkspaces } from '../storage/workspaces';
-import type { LifecycleDeps, Runners, SavedWorkspaces, SpecStore } from './lifecycle-deps';
+import type {
+  EgressRules,
+  LifecycleDeps,
+  Runners,
+  SandboxAddress,
+  SavedWorkspaces,
+  SpecStore,
+} from './lifecycle-deps';
 
 /** In-memory doubles of the lifecycle's collaborators, for unit tests (no Docker, no disk). */
 
@@ -55,7 +63,7 @@ export class FakeContainers implements ContainerClient {
       pid: 4242,
       memoryBytes: 0,
       pidsLimit: 0,
-      addresses: {},
+      addresses: { [testConfig.sandboxNetwork]: `172.30.0.${this.nextId}` },
       labels,
     };
     this.byName.set(containerName(sessionId), { state, labels, options: {} });
@@ -345,6 +353,41 @@ export class FakeRunners implements Runners {
   }
 }
 
+/** Egress policies held in memory: each change is journaled (`egress.apply ses policy ip`). */
+export class FakeEgress implements EgressRules {
+  readonly held = new Map<string, { address: SandboxAddress; policy: EgressPolicy }>();
+
+  constructor(private readonly journal: Journal) {}
+
+  apply(sessionId: string, address: SandboxAddress, policy: EgressPolicy): Promise<void> {
+    return this.applyAll([{ sessionId, address, policy }]);
+  }
+
+  applyAll(
+    entries: ReadonlyArray<{ sessionId: string; address: SandboxAddress; policy: EgressPolicy }>,
+  ): Promise<void> {
+    for (const { sessionId, address, policy } of entries) {
+      this.journal.push(`egress.apply ${sessionId} ${policy.default} ${address.ip}`);
+      if (isAllowAll(policy)) this.held.delete(sessionId);
+      else this.held.set(sessionId, { address, policy });
+    }
+    return Promise.resolve();
+  }
+
+  holds(sessionId: string): boolean {
+    return this.held.has(sessionId);
+  }
+
+  count(): number {
+    return this.held.size;
+  }
+
+  forget(sessionId: string): Promise<void> {
+    if (this.held.delete(sessionId)) this.journal.push(`egress.forget ${sessionId}`);
+    return Promise.resolve();
+  }
+}
+
 export const testConfig: ContainerConfig = {
   sandboxImage: 'sandbox-runtime:test',
   sandboxNetwork: 'sandbox-net',
@@ -369,6 +412,7 @@ export interface Doubles extends LifecycleDeps {
   blobs: FakeBlobs;
   specs: FakeSpecs;
   runners: FakeRunners;
+  egress: FakeEgress;
 }
 
 /** Lifecycle dependencies made of in-memory doubles, sharing one journal. */
@@ -381,6 +425,7 @@ export function doubles(): Doubles {
     blobs: new FakeBlobs(journal),
     specs: new FakeSpecs(journal),
     runners: new FakeRunners(journal),
+    egress: new FakeEgress(journal),
     locks: new SessionLocks(),
     logger: createLogger({ name: 'test', level: 'silent' }),
     config: testConfig,

@@ -1,3 +1,4 @@
+import type { EgressPolicy } from '@sandbox/contract';
 import type { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { ContainerClient } from '../docker/container-client';
@@ -74,6 +75,28 @@ export interface SandboxPool {
   cold<T>(work: () => Promise<T>): Promise<T>;
 }
 
+/** A sandbox's place on the network: its address, and a pid in its network namespace. */
+export interface SandboxAddress {
+  ip: string;
+  pid: number;
+}
+
+/** The egress policies of the node's sandboxes, as the lifecycle sees them (`SessionEgress`). */
+export interface EgressRules {
+  /** Holds the sandbox at `address` to `policy`. */
+  apply(sessionId: string, address: SandboxAddress, policy: EgressPolicy): Promise<void>;
+  /** The same for several sandboxes, in one change. */
+  applyAll(
+    entries: ReadonlyArray<{ sessionId: string; address: SandboxAddress; policy: EgressPolicy }>,
+  ): Promise<void>;
+  /** Whether the node holds anything for the session (a policy, or its address). */
+  holds(sessionId: string): boolean;
+  /** How many sessions the node holds to a policy. */
+  count(): number;
+  /** Forgets a session whose sandbox is gone. */
+  forget(sessionId: string): Promise<void>;
+}
+
 /** The collaborators of the sandbox lifecycle: narrow interfaces, so that it runs on doubles. */
 export interface LifecycleDeps {
   containers: ContainerClient;
@@ -84,6 +107,7 @@ export interface LifecycleDeps {
   /** Absent when the node keeps no warm pool. */
   pool?: SandboxPool | undefined;
   locks: SessionLocks;
+  egress: EgressRules;
   logger: Logger;
   config: ContainerConfig;
   /** CPUs of this host: Docker refuses a container more. */

@@ -1,3 +1,4 @@
+import { ALLOW_ALL, isAllowAll, type EgressPolicy } from '@sandbox/contract';
 import type { ContainerSummary } from '../docker/container-client';
 import {
   isPoolSlot,
@@ -5,8 +6,9 @@ import {
   slotOfContainerName,
   type SandboxLabels,
 } from '../docker/docker-names';
+import { addressOf } from './egress';
 import { heal } from './heal';
-import type { LifecycleDeps } from './lifecycle-deps';
+import type { LifecycleDeps, SandboxAddress } from './lifecycle-deps';
 import { findSandbox } from './sandbox-info';
 
 /** The session a container of this node serves; undefined for a pool member. */
@@ -14,6 +16,29 @@ function sessionOf(container: ContainerSummary, labels: SandboxLabels): string |
   // A claimed pool member carries no session label: its name is the session's.
   const slot = container.labels[labels.session] ?? slotOfContainerName(container.name);
   return slot === undefined || isPoolSlot(slot) ? undefined : slot;
+}
+
+/**
+ * The running sandboxes held to their sessions' egress policies again, in one change: after
+ * an agent's restart (its rules are rewritten from the specs, none left out meanwhile) or
+ * Docker's (a sandbox may have a new address).
+ */
+async function holdToPolicies(
+  deps: LifecycleDeps,
+  running: ReadonlyArray<{ sessionId: string; containerId: string }>,
+): Promise<void> {
+  const held: Array<{ sessionId: string; address: SandboxAddress; policy: EgressPolicy }> = [];
+  for (const { sessionId, containerId } of running) {
+    const spec = await deps.specs.read(sessionId).catch(() => undefined);
+    const policy = spec?.egress ?? ALLOW_ALL;
+    if (isAllowAll(policy) && !deps.egress.holds(sessionId)) continue;
+    const address = await addressOf(deps, containerId).catch(() => undefined);
+    if (address !== undefined) held.push({ sessionId, address, policy });
+  }
+  if (held.length === 0) return;
+  await deps.egress.applyAll(held).catch((err: unknown) => {
+    deps.logger.error({ err }, "could not hold the sandboxes to their sessions' egress policies");
+  });
 }
 
 /**
@@ -26,6 +51,7 @@ export async function reconcile(
   const labels = sandboxLabelKeys(deps.config.labelPrefix);
   const containers = await deps.containers.listByLabel(labels.node, deps.config.nodeId);
   const present = new Set<string>();
+  const running: Array<{ sessionId: string; containerId: string }> = [];
   const started: string[] = [];
   const rebuilt: string[] = [];
   const attempt = async (sessionId: string, into: string[]) => {
@@ -48,8 +74,11 @@ export async function reconcile(
     present.add(sessionId);
     if (container.state === 'exited' || container.state === 'created') {
       await attempt(sessionId, started);
+    } else if (container.state === 'running' || container.state === 'paused') {
+      running.push({ sessionId, containerId: container.id });
     }
   }
+  await holdToPolicies(deps, running);
   for (const spec of await deps.specs.list()) {
     if (!present.has(spec.sessionId)) await attempt(spec.sessionId, rebuilt);
   }

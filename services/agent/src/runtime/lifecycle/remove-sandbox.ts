@@ -4,7 +4,10 @@ import type { LifecycleDeps } from './lifecycle-deps';
 
 async function dropContainer(deps: LifecycleDeps, lock: SessionLock): Promise<boolean> {
   deps.runners.close(lock.sessionId);
-  return deps.containers.remove(containerName(lock.sessionId));
+  const existed = await deps.containers.remove(containerName(lock.sessionId));
+  // Its address is free for another sandbox: nothing of this session's policy may stay on it.
+  await deps.egress.forget(lock.sessionId);
+  return existed;
 }
 
 function removed(deps: LifecycleDeps, sessionId: string, existed: boolean): boolean {

@@ -21,6 +21,7 @@ const planOverrides = z
       .int()
       .min(64 * 1024)
       .max(64 * 1024 * 1024),
+    egressDefault: z.enum(['allow', 'deny']),
   })
   .partial()
   .strict();

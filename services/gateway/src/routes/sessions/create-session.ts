@@ -3,6 +3,7 @@ import type { OperationInput, IdempotentHandler } from '../../api/operation-hand
 import { principalOf } from '../../auth/authenticate';
 import type { Principal } from '../../auth/principal';
 import { ABSOLUTE_MAX_TTL_S, resolveTtl, resourceLimitsInput } from '../../sessions/session-limits';
+import { egressInput } from '../../sessions/session-egress';
 import type { SessionService } from '../../sessions/session-service';
 
 export const createSessionBody = z.object({
@@ -18,6 +19,9 @@ export const createSessionBody = z.object({
     .optional()
     .describe('free-form JSON object, at most 16 KB, returned unchanged'),
   resourceLimits: resourceLimitsInput.optional(),
+  egress: egressInput
+    .optional()
+    .describe("where the sandbox may connect (ADR 30); default: the plan's (allow-all)"),
   preview: z
     .strictObject({
       private: z

@@ -22,6 +22,7 @@ import type { OutputEvent as _agent_v1_OutputEvent, OutputEvent__Output as _agen
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from '../../agent/v1/ReadFileRequest';
 import type { ReadOutputRequest as _agent_v1_ReadOutputRequest, ReadOutputRequest__Output as _agent_v1_ReadOutputRequest__Output } from '../../agent/v1/ReadOutputRequest';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
+import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from '../../agent/v1/SetEgressRequest';
 import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from '../../agent/v1/TerminalInput';
 import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from '../../agent/v1/TerminalOutput';
 import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from '../../agent/v1/TransitionRequest';
@@ -150,6 +151,15 @@ export interface AgentClient extends grpc.Client {
   resumeSandbox(argument: _agent_v1_GetSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   resumeSandbox(argument: _agent_v1_GetSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   
+  SetEgress(argument: _agent_v1_SetEgressRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  SetEgress(argument: _agent_v1_SetEgressRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  SetEgress(argument: _agent_v1_SetEgressRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  SetEgress(argument: _agent_v1_SetEgressRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  setEgress(argument: _agent_v1_SetEgressRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  setEgress(argument: _agent_v1_SetEgressRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  setEgress(argument: _agent_v1_SetEgressRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  setEgress(argument: _agent_v1_SetEgressRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  
   WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
   WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
   WriteFile(argument: _agent_v1_WriteFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
@@ -201,6 +211,8 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   ResumeSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
   
+  SetEgress: grpc.handleUnaryCall<_agent_v1_SetEgressRequest__Output, _agent_v1_Sandbox>;
+  
   WriteFile: grpc.handleUnaryCall<_agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse>;
   
   WriteStdin: grpc.handleUnaryCall<_agent_v1_WriteStdinRequest__Output, _agent_v1_WriteStdinResponse>;
@@ -223,6 +235,7 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   ReadOutput: MethodDefinition<_agent_v1_ReadOutputRequest, _agent_v1_OutputEvent, _agent_v1_ReadOutputRequest__Output, _agent_v1_OutputEvent__Output>
   RestoreSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
   ResumeSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
+  SetEgress: MethodDefinition<_agent_v1_SetEgressRequest, _agent_v1_Sandbox, _agent_v1_SetEgressRequest__Output, _agent_v1_Sandbox__Output>
   WriteFile: MethodDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileResponse, _agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse__Output>
   WriteStdin: MethodDefinition<_agent_v1_WriteStdinRequest, _agent_v1_WriteStdinResponse, _agent_v1_WriteStdinRequest__Output, _agent_v1_WriteStdinResponse__Output>
 }

@@ -1,0 +1,98 @@
+import {
+  domainMatches,
+  egressDecision,
+  ipv4,
+  isEgressProblem,
+  parseCidr,
+  parseDomain,
+  parseEgressPolicy,
+  formatCidr,
+  type EgressPolicy,
+} from './egress';
+
+const ip = (text: string) => ipv4(text) ?? -1;
+const cidr = (text: string) => {
+  const parsed = parseCidr(text);
+  return parsed === undefined ? undefined : formatCidr(parsed);
+};
+
+describe('egress rules', () => {
+  it('reads IPv4 CIDRs and single addresses, normalised to their network', () => {
+    expect(cidr('203.0.113.7/24')).toBe('203.0.113.0/24');
+    expect(cidr('203.0.113.7')).toBe('203.0.113.7/32');
+    expect(cidr('0.0.0.0/0')).toBe('0.0.0.0/0');
+    for (const bad of [
+      '203.0.113.7/33',
+      '256.0.0.1',
+      '1.2.3',
+      '01.2.3.4',
+      '1.2.3.4/',
+      '1.2.3.4/8/8',
+      '::1',
+    ]) {
+      expect(parseCidr(bad)).toBeUndefined();
+    }
+  });
+
+  it('reads domains and subdomain wildcards, lower-cased; refuses what is neither', () => {
+    expect(parseDomain('Example.COM')).toBe('example.com');
+    expect(parseDomain('*.example.com')).toBe('*.example.com');
+    expect(parseDomain('example.com.')).toBe('example.com');
+    for (const bad of [
+      'localhost',
+      '*.com.',
+      'exa mple.com',
+      '-a.com',
+      'a..com',
+      '*',
+      '1.2.3.4',
+      'a.*.com',
+      `${'a'.repeat(64)}.com`,
+    ]) {
+      expect(parseDomain(bad)).toBeUndefined();
+    }
+  });
+
+  it('matches a wildcard to subdomains only', () => {
+    expect(domainMatches('*.example.com', 'api.example.com')).toBe(true);
+    expect(domainMatches('*.example.com', 'a.b.example.com')).toBe(true);
+    expect(domainMatches('*.example.com', 'example.com')).toBe(false);
+    expect(domainMatches('*.example.com', 'badexample.com')).toBe(false);
+    expect(domainMatches('example.com', 'EXAMPLE.com.')).toBe(true);
+    expect(domainMatches('example.com', 'api.example.com')).toBe(false);
+  });
+
+  it('normalises a policy, the fallback filling a missing default', () => {
+    expect(
+      parseEgressPolicy({ allow: ['203.0.113.9/24', '203.0.113.0/24', 'API.example.com'] }, 'deny'),
+    ).toEqual({ default: 'deny', allow: ['203.0.113.0/24', 'api.example.com'], deny: [] });
+    const problem = parseEgressPolicy({ deny: ['fine.com', 'not a rule'] }, 'allow');
+    expect(isEgressProblem(problem) && problem).toMatchObject({
+      field: 'egress.deny[1]',
+      value: 'not a rule',
+    });
+    const many = parseEgressPolicy(
+      { allow: Array.from({ length: 65 }, (_, i) => `10.0.0.${i}`) },
+      'allow',
+    );
+    expect(isEgressProblem(many) && many.field).toBe('egress.allow');
+  });
+
+  it('decides: deny beats allow beats the default; a nameless connection meets domain denials', () => {
+    const policy: EgressPolicy = {
+      default: 'deny',
+      allow: ['203.0.113.0/24', '*.example.com'],
+      deny: ['203.0.113.66/32', 'bad.example.com'],
+    };
+    expect(egressDecision(policy, ip('203.0.113.5'), undefined)).toBe(false); // deny names a domain
+    expect(egressDecision(policy, ip('198.51.100.1'), 'api.example.com')).toBe(true);
+    expect(egressDecision(policy, ip('198.51.100.1'), 'bad.example.com')).toBe(false);
+    expect(egressDecision(policy, ip('203.0.113.66'), 'api.example.com')).toBe(false);
+    expect(egressDecision(policy, ip('198.51.100.1'), 'other.org')).toBe(false);
+    const open: EgressPolicy = { default: 'allow', allow: [], deny: ['203.0.113.0/24'] };
+    expect(egressDecision(open, ip('198.51.100.1'), undefined)).toBe(true);
+    expect(egressDecision(open, ip('203.0.113.1'), 'anything.org')).toBe(false);
+    const cidrsOnly: EgressPolicy = { default: 'deny', allow: ['203.0.113.0/24'], deny: [] };
+    expect(egressDecision(cidrsOnly, ip('203.0.113.1'), undefined)).toBe(true);
+  });
+});

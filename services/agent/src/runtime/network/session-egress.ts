@@ -1,0 +1,303 @@
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { formatCidr, isAllowAll, rulesOf, samePolicy, type EgressPolicy } from '@sandbox/contract';
+import type { Logger } from '@sandbox/logger';
+import { SESSIONS_CHAIN } from '../docker/egress-firewall';
+
+const exec = promisify(execFile);
+
+/** Inside a sandbox's network namespace: refuses Docker's DNS when its policy allows no name. */
+const DNS_CHAIN = 'SANDBOX-DNS';
+const DOCKER_DNS = '127.0.0.11';
+const REJECT = '-j REJECT --reject-with icmp-admin-prohibited';
+
+/** A sandbox's place on the network: its address and its network namespace (a pid in it). */
+export interface SandboxAddress {
+  ip: string;
+  pid: number;
+}
+
+const hash = (text: string, length: number) =>
+  createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/**
+ * The chains of one node (one agent): each node writes only its own, so that agents sharing a
+ * host (tests; a node restarting next to its successor) never undo each other's rules. The
+ * node's chain holds its sandboxes' jumps, each session's chain its rules; names within
+ * iptables' 28 characters.
+ */
+export function nodeChains(nodeId: string): {
+  node: string;
+  session: (sessionId: string) => string;
+  prefix: string;
+} {
+  const tag = hash(nodeId, 6);
+  return {
+    node: `SBXN-${tag}`,
+    session: (sessionId) => `SBX${tag}-${hash(sessionId, 16)}`,
+    prefix: `SBX${tag}-`,
+  };
+}
+
+/**
+ * The lines of a session's chain: its denied CIDRs refused, its allowed ones let on (to the
+ * node's rules), then its default. Domain rules are not here: a policy with domains has its
+ * web traffic taken to the node's egress proxy before it gets here.
+ */
+export function sessionRules(chain: string, policy: EgressPolicy): string[] {
+  const deny = rulesOf(policy.deny).cidrs.map((c) => `-A ${chain} -d ${formatCidr(c)} ${REJECT}`);
+  const allow = rulesOf(policy.allow).cidrs.map((c) => `-A ${chain} -d ${formatCidr(c)} -j RETURN`);
+  const last = policy.default === 'allow' ? `-A ${chain} -j RETURN` : `-A ${chain} ${REJECT}`;
+  return [...deny, ...allow, last];
+}
+
+/** Whether a sandbox under `policy` may use Docker's DNS: when it may reach some name at all. */
+export function allowsDns(policy: EgressPolicy): boolean {
+  return policy.default === 'allow' || rulesOf(policy.allow).domains.length > 0;
+}
+
+/** The `iptables-restore --noflush` input that makes a node's chains hold these sessions. */
+export function restoreInput(nodeId: string, sessions: ReadonlyMap<string, Held>): string {
+  const chains = nodeChains(nodeId);
+  const lines = ['*filter', `:${chains.node} - [0:0]`];
+  const rules: string[] = [];
+  for (const [sessionId, { ip, policy }] of sessions) {
+    if (isAllowAll(policy)) continue;
+    const chain = chains.session(sessionId);
+    lines.push(`:${chain} - [0:0]`);
+    rules.push(...sessionRules(chain, policy));
+    rules.push(`-A ${chains.node} -s ${ip}/32 -j ${chain}`);
+  }
+  return [...lines, ...rules, 'COMMIT', ''].join('\n');
+}
+
+type Restore = (input: string) => Promise<void>;
+type Iptables = (args: string[], netnsPid?: number) => Promise<unknown>;
+
+const iptablesRestore: Restore = (input) =>
+  new Promise((resolve, reject) => {
+    const child = spawn('iptables-restore', ['-w', '--noflush'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`iptables-restore: ${stderr.trim() || code}`)),
+    );
+    child.stdin.end(input);
+  });
+
+const iptables: Iptables = (args, netnsPid) =>
+  netnsPid === undefined
+    ? exec('iptables', ['-w', ...args])
+    : exec('nsenter', [`--net=/proc/${netnsPid}/ns/net`, 'iptables', '-w', ...args]);
+
+/*
+ * The sessions' own egress policies (ADR 30) live in SESSIONS_CHAIN, jumped to first from the
+ * sandbox network's forward chain (egress-firewall.ts): before the rule that lets established
+ * connections through, so that a policy tightened at run time cuts connections already open.
+ * It holds one jump per sandbox whose policy is not allow-all, by the sandbox's address, to a
+ * chain of that session's rules. What it lets through still meets the node's own rules after
+ * it (no host, private range or metadata).
+ */
+
+/**
+ * The egress policies of this node's sandboxes, as iptables rules: one chain per session whose
+ * policy is not allow-all, jumped to by its sandbox's address. Every change rewrites the
+ * sessions' chains in one `iptables-restore` transaction: there is no moment when a policy is
+ * half applied, nor a jump left to a session that is gone (an address a new sandbox may get).
+ */
+export class SessionEgress {
+  private readonly sessions = new Map<string, Held>();
+  /** Chains written by the last transaction (removed once unused); undefined: not read yet. */
+  private written: Set<string> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private readonly chains: ReturnType<typeof nodeChains>;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly nodeId: string,
+    private readonly enforce: boolean,
+    private readonly run: { restore: Restore; iptables: Iptables } = {
+      restore: iptablesRestore,
+      iptables,
+    },
+  ) {
+    this.chains = nodeChains(nodeId);
+  }
+
+  /** The policy a session's sandbox is held to now (allow-all when none). */
+  policyOf(sessionId: string): EgressPolicy | undefined {
+    return this.sessions.get(sessionId)?.policy;
+  }
+
+  holds(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  count(): number {
+    return this.sessions.size;
+  }
+
+  /**
+   * Holds the sandbox at `address` to `policy` (the session's earlier address, if any, is
+   * forgotten; so is any other session's claim on this address). A sandbox under allow-all that
+   * nothing was held for costs nothing. Throws if the node cannot enforce a policy other than
+   * allow-all (its firewall is off).
+   */
+  apply(sessionId: string, address: SandboxAddress, policy: EgressPolicy): Promise<void> {
+    return this.applyAll([{ sessionId, address, policy }]);
+  }
+
+  /** The same for several sandboxes, in one change (an agent's start holds them all at once). */
+  async applyAll(entries: ReadonlyArray<Entry>): Promise<void> {
+    const changes = entries.filter((entry) => this.changes(entry));
+    if (changes.length === 0) return;
+    if (!this.enforce) {
+      if (changes.every(({ policy }) => isAllowAll(policy))) return;
+      throw new Error('this node enforces no egress policy (SANDBOX_EGRESS_FIREWALL=off)');
+    }
+    await this.serialised(async () => {
+      const dns: Array<{ pid: number; open: boolean }> = [];
+      for (const { sessionId, address, policy } of changes) {
+        for (const [other, held] of this.sessions) {
+          if (other !== sessionId && held.ip === address.ip) this.sessions.delete(other);
+        }
+        const dnsWasClosed = this.sessions.get(sessionId)?.dnsClosedIn === address.pid;
+        const closeDns = !allowsDns(policy);
+        if (isAllowAll(policy)) this.sessions.delete(sessionId);
+        else {
+          this.sessions.set(sessionId, {
+            ip: address.ip,
+            policy,
+            ...(closeDns ? { dnsClosedIn: address.pid } : {}),
+          });
+        }
+        if (closeDns !== dnsWasClosed) dns.push({ pid: address.pid, open: !closeDns });
+      }
+      await this.write();
+      for (const { pid, open } of dns) await this.setDns(pid, open);
+    });
+  }
+
+  /** Whether holding `entry` changes anything (a reconcile pass mostly finds nothing to do). */
+  private changes({ sessionId, address, policy }: Entry): boolean {
+    const claimed = [...this.sessions].some(
+      ([other, held]) => other !== sessionId && held.ip === address.ip,
+    );
+    const held = this.sessions.get(sessionId);
+    if (held === undefined) return claimed || !isAllowAll(policy);
+    return (
+      claimed ||
+      held.ip !== address.ip ||
+      !samePolicy(held.policy, policy) ||
+      (held.dnsClosedIn === address.pid) !== !allowsDns(policy)
+    );
+  }
+
+  /** Forgets a session whose sandbox is gone. */
+  async forget(sessionId: string): Promise<void> {
+    if (!this.sessions.has(sessionId)) return;
+    await this.serialised(async () => {
+      this.sessions.delete(sessionId);
+      await this.write();
+    });
+  }
+
+  private serialised(step: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(step, step);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async write(): Promise<void> {
+    // The first write also removes what an earlier agent of this node left (its sessions'
+    // chains), and hooks the node's chain into the sessions' chain.
+    if (this.written === undefined) {
+      this.written = await this.existingChains();
+      await this.run.restore(restoreInput(this.nodeId, this.sessions));
+      const jump = [SESSIONS_CHAIN, '-j', this.chains.node];
+      const present = await this.run.iptables(['-C', ...jump]).then(
+        () => true,
+        () => false,
+      );
+      if (!present) await this.run.iptables(['-A', ...jump]);
+    } else {
+      await this.run.restore(restoreInput(this.nodeId, this.sessions));
+    }
+    const now = new Set([...this.sessions.keys()].map((id) => this.chains.session(id)));
+    for (const chain of this.written) {
+      if (!now.has(chain)) {
+        await this.run.iptables(['-F', chain]).catch(() => undefined);
+        await this.run.iptables(['-X', chain]).catch((err: unknown) => {
+          this.logger.warn({ err, chain }, 'could not remove an egress chain');
+        });
+      }
+    }
+    this.written = now;
+  }
+
+  private async existingChains(): Promise<Set<string>> {
+    const listing = (await this.run.iptables(['-S']).catch(() => undefined)) as
+      { stdout?: string } | undefined;
+    const chains = (listing?.stdout ?? '')
+      .split('\n')
+      .map((line) => /^-N (\S+)$/.exec(line.trim())?.[1])
+      .filter((chain): chain is string => chain?.startsWith(this.chains.prefix) === true);
+    return new Set(chains);
+  }
+
+  /** Docker's DNS, inside the sandbox's own network namespace: open, or refused. */
+  private async setDns(pid: number, open: boolean): Promise<void> {
+    await this.run.iptables(['-N', DNS_CHAIN], pid).catch(() => undefined);
+    await this.run.iptables(['-F', DNS_CHAIN], pid);
+    const jump = ['OUTPUT', '-d', `${DOCKER_DNS}/32`, '-j', DNS_CHAIN];
+    const present = await this.run.iptables(['-C', ...jump], pid).then(
+      () => true,
+      () => false,
+    );
+    if (!present) await this.run.iptables(['-I', ...jump], pid);
+    if (!open) {
+      await this.run.iptables(
+        ['-A', DNS_CHAIN, '-j', 'REJECT', '--reject-with', 'icmp-admin-prohibited'],
+        pid,
+      );
+    }
+  }
+}
+
+interface Entry {
+  sessionId: string;
+  address: SandboxAddress;
+  policy: EgressPolicy;
+}
+
+/** What the node holds for a session: its sandbox's address, its policy, where DNS is closed. */
+interface Held {
+  ip: string;
+  policy: EgressPolicy;
+  /** The pid whose network namespace has Docker's DNS refused (the sandbox's, then). */
+  dnsClosedIn?: number;
+}
+
+/**
+ * Removes every rule of a node that is gone for good (its chains and the jump to them). Never
+ * at an agent's stop: its sandboxes outlive it, and so must their policies.
+ */
+export async function removeNodeEgress(nodeId: string, run: Iptables = iptables): Promise<void> {
+  const chains = nodeChains(nodeId);
+  await run(['-D', SESSIONS_CHAIN, '-j', chains.node]).catch(() => undefined);
+  const listing = (await run(['-S']).catch(() => undefined)) as { stdout?: string } | undefined;
+  const owned = (listing?.stdout ?? '')
+    .split('\n')
+    .map((line) => /^-N (\S+)$/.exec(line.trim())?.[1])
+    .filter(
+      (chain): chain is string =>
+        chain !== undefined && (chain === chains.node || chain.startsWith(chains.prefix)),
+    );
+  for (const chain of owned) await run(['-F', chain]).catch(() => undefined);
+  for (const chain of owned) await run(['-X', chain]).catch(() => undefined);
+}
