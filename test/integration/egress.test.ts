@@ -1,4 +1,5 @@
 import { createAccount } from '../support/api';
+import { LocalResolver } from '../support/local-resolver';
 import { ApiClient } from '../support/api-client';
 import { untilDeepSleep } from '../support/deep-sleep';
 import { OUTSIDE_PORT, TRICKLE_PORT, useOutsideListeners } from '../support/outside-listeners';
@@ -12,6 +13,21 @@ const A = '203.0.113.10';
 const B = '203.0.113.20';
 
 useOutsideListeners([A, B]);
+
+/** How the node's egress proxy resolves names here: a resolver on loopback that knows three. */
+const resolver = new LocalResolver({
+  'allowed.test': A,
+  'api.allowed.test': A,
+  'denied.test': B,
+});
+beforeAll(() => resolver.start());
+afterAll(() => resolver.stop());
+const withResolver = {
+  // Read when the stack starts, after the resolver did.
+  get SANDBOX_EGRESS_DNS() {
+    return resolver.address;
+  },
+};
 
 interface Run {
   stdout: string;
@@ -48,7 +64,7 @@ function useSessions(api: () => ApiClient) {
 }
 
 describe('egress policies', () => {
-  const t = useStackWithAccount('paid');
+  const t = useStackWithAccount('paid', { stack: { agentEnv: withResolver } });
   const { execute, reach, create, put } = useSessions(() => t.api);
 
   it('leaves the internet open by default, and says so', async () => {
@@ -88,8 +104,11 @@ describe('egress policies', () => {
       `nohup sh -c 'curl -sN http://${A}:${TRICKLE_PORT}/ > /tmp/trickle' >/dev/null 2>&1 &`,
     );
     const size = async () => Number((await execute(id, 'stat -c %s /tmp/trickle')).stdout.trim());
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const before = await size();
+    let before = 0;
+    for (let i = 0; i < 30 && before === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      before = await size();
+    }
     expect(before).toBeGreaterThan(0);
 
     const changed = await put(id, { default: 'deny' });
@@ -135,6 +154,62 @@ describe('egress policies', () => {
     expect((await api.get(`/v1/sessions/${id}/egress`)).body).toMatchObject({ default: 'deny' });
     const run = await api.execute<Run>(id, { command: `(${REACH}); echo`, timeout: 30 });
     expect(run.body.stdout.trim()).toBe('');
+  });
+});
+
+describe('domain rules', () => {
+  const t = useStackWithAccount('paid', { stack: { agentEnv: withResolver } });
+  const { execute, create, put } = useSessions(() => t.api);
+  /** `reached <address>` of an HTTP(S) request by name, the name resolved as `--resolve` says. */
+  const get = async (sessionId: string, url: string, resolveTo?: string) => {
+    const { hostname, port, protocol } = new URL(url);
+    const to =
+      resolveTo === undefined
+        ? ''
+        : `--resolve ${hostname}:${port || (protocol === 'https:' ? 443 : 80)}:${resolveTo}`;
+    const run = await execute(sessionId, `curl -sk --max-time 3 ${to} ${url} || echo refused`);
+    return run.stdout.trim();
+  };
+
+  it('lets through only the names an allow list gives, over HTTP and HTTPS', async () => {
+    const id = await create({ default: 'deny', allow: ['allowed.test', '*.allowed.test'] });
+    expect(await get(id, 'http://allowed.test/', A)).toBe(`reached ${A}`);
+    expect(await get(id, 'https://api.allowed.test/', A)).toBe(`reached ${A}`);
+    expect(await get(id, 'https://denied.test/', B)).toMatch(/^(refused|.*403.*|)$/);
+    // The sandbox's own DNS works for the names it may reach (the proxy resolves anyway).
+    expect((await execute(id, DNS(id))).stdout).toBe('dns\n');
+  });
+
+  it('cannot be bypassed by resolving otherwise, by address, or by another port', async () => {
+    const id = await create({ default: 'deny', allow: ['allowed.test'] });
+    // allowed.test "resolved" to B's address: the proxy connects to what it resolves (A).
+    expect(await get(id, 'https://allowed.test/', B)).toBe(`reached ${A}`);
+    // By address: no name to allow.
+    expect(await get(id, `https://${B}/`)).toBe('refused');
+    expect(await get(id, `http://${A}/`)).not.toContain('reached');
+    // Another port is the firewall's: the default, deny.
+    expect(await get(id, `http://allowed.test:${OUTSIDE_PORT}/`, A)).toBe('refused');
+    expect(resolver.queries).toContain('allowed.test');
+  });
+
+  it('refuses the names a deny list gives under allow, and what has no name', async () => {
+    const id = await create({ deny: ['denied.test'] });
+    expect(await get(id, 'https://allowed.test/', A)).toBe(`reached ${A}`);
+    expect(await get(id, 'https://denied.test/', B)).toBe('refused');
+    // denied.test under another name's SNI still reaches what that name resolves to, not B.
+    expect(await get(id, 'https://allowed.test/', B)).toBe(`reached ${A}`);
+    expect(await get(id, `https://${B}/`)).toBe('refused');
+    // Other ports stay open under allow.
+    expect(await get(id, `http://${B}:${OUTSIDE_PORT}/`)).toBe(`reached ${B}`);
+  });
+
+  it('change at run time', async () => {
+    const id = await create();
+    expect(await get(id, 'https://denied.test/', B)).toBe(`reached ${B}`);
+    expect((await put(id, { deny: ['*.denied.test', 'denied.test'] })).status).toBe(200);
+    expect(await get(id, 'https://denied.test/', B)).toBe('refused');
+    expect((await put(id, {})).status).toBe(200);
+    expect(await get(id, 'https://denied.test/', B)).toBe(`reached ${B}`);
   });
 });
 

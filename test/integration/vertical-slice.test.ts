@@ -37,12 +37,17 @@ describe('create → execute → info → delete, through every real layer', () 
     const info = await docker.getContainer(container?.Id as string).inspect();
     expect(info.HostConfig.Privileged).toBe(false);
     expect(info.HostConfig.CapDrop).toEqual(['ALL']);
+    // Root in the container (the runner, its spawner, the keep-alive) may start processes as
+    // the sandbox user, nothing more; user processes hold none (test/security).
+    expect(info.HostConfig.CapAdd).toEqual(['SETUID', 'SETGID', 'SETPCAP']);
     expect(info.HostConfig.SecurityOpt).toContain('no-new-privileges:true');
     expect(info.HostConfig.ReadonlyRootfs).toBe(true);
     expect(info.HostConfig.Memory).toBe(1024 * 1024 * 1024);
     expect(await sessionCpuLimit(info)).toBe(0.25);
     expect(info.HostConfig.PidsLimit).toBe(256);
-    expect(info.Config.User).toBe('1000:1000');
+    expect(info.Config.User).toBe('0:1000');
+    const whoami = await execute(session.sessionId, { command: 'id -u; id -g' });
+    expect(whoami.body.stdout).toBe('1000\n1000\n');
     const mounts = info.Mounts.map((m) => `${m.Source ?? ''}:${m.Destination}`).join(' ');
     expect(mounts).not.toContain('docker.sock');
 

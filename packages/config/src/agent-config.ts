@@ -133,6 +133,7 @@ const agentSchema = z
     NPM_REGISTRY: z.url({ protocol: /^https?$/ }).default('https://registry.npmjs.org/'),
     PACKAGE_INSTALLER_NETWORK: z.string().default('sandbox-installer'),
     SANDBOX_EGRESS_ALLOW: z.string().default(''),
+    SANDBOX_EGRESS_DNS: z.string().default(''),
     SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
     AGENT_RECONCILE_INTERVAL_S: intVar(60, 1),
     AGENT_MAX_SANDBOXES: intVar(0, 0, 100_000),
@@ -204,6 +205,13 @@ const agentSchema = z
     egressAllow: env.SANDBOX_EGRESS_ALLOW.split(',')
       .map((cidr) => cidr.trim())
       .filter((cidr) => cidr !== ''),
+    /**
+     * Where the egress proxy resolves the names of domain rules (`ip` or `ip:port`, comma-
+     * separated); empty: as the node's own programs do.
+     */
+    egressDns: env.SANDBOX_EGRESS_DNS.split(',')
+      .map((server) => server.trim())
+      .filter((server) => server !== ''),
     /** The warm pool: sandboxes of these shapes made ahead of demand (needs `loop` disks). */
     pool: env.SANDBOX_POOL,
     /** How often the agent brings its sandboxes back to the state they should be in. */

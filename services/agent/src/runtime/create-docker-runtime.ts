@@ -15,6 +15,8 @@ import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
+import { closedByNode } from './network/closed-by-node';
+import { EgressProxy, nodeResolver } from './network/egress-proxy';
 import { SessionEgress } from './network/session-egress';
 import { ContainerInstaller } from './packages/installer-container';
 import { PackageInstaller } from './packages/package-installer';
@@ -95,6 +97,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       ? new LoopWorkspaces(config.workspaceDir, logger)
       : new VolumeWorkspaces(docker);
   const load = new RequestLoad();
+  const egress = new SessionEgress(logger, config.nodeId, config.egressFirewall);
+  let egressProxy: EgressProxy | undefined;
   let pool: WarmPool | undefined;
   if (config.pool.length > 0 && workspaces instanceof LoopWorkspaces) {
     pool = new WarmPool({
@@ -123,7 +127,18 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
     locks: new SessionLocks(),
-    egress: new SessionEgress(logger, config.nodeId, config.egressFirewall),
+    egress,
+    startEgressProxy: async (gateway) => {
+      if (!config.egressFirewall || egressProxy !== undefined) return;
+      egressProxy = new EgressProxy({
+        policyFor: (ip) => egress.policyAt(ip),
+        resolve: nodeResolver(config.egressDns),
+        closedByNode: closedByNode(config.egressAllow),
+        logger,
+      });
+      egress.useProxy({ gateway, ports: await egressProxy.listen(gateway) });
+    },
+    stopEgressProxy: () => egressProxy?.close(),
     hostCpus: availableParallelism(),
     installer: new PackageInstaller({
       cacheDir: config.packageCacheDir,

@@ -4,6 +4,7 @@ import { AppError } from '@sandbox/errors';
 import type { CachedContainers } from './docker/cached-containers';
 import type { CpuSplitContainers } from './docker/cpu-split-containers';
 import { sandboxLabelKeys } from './docker/docker-names';
+import type { HostNetwork } from './docker/host-setup';
 import { killAllInContainer } from './docker/kill-all';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
@@ -54,7 +55,10 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   /** Every run's output, kept on the node's disk. */
   logs: ProcessLogs;
   /** Makes sure the image, the network and its firewall are there. */
-  prepareHost(): Promise<void>;
+  prepareHost(): Promise<HostNetwork>;
+  /** Starts the egress proxy of domain rules on the host's side of the sandbox network. */
+  startEgressProxy?(gateway: string): Promise<void>;
+  stopEgressProxy?(): void;
   config: LifecycleDeps['config'] & Pick<AgentConfig, 'diskQuota' | 'maxRunsPerSession'>;
 }
 
@@ -100,13 +104,20 @@ export class DockerRuntime implements SandboxRuntime {
         .catch((err: unknown) => logger.error({ err }, 'reconcile after a docker restart failed'));
     });
     await cache?.watch();
-    await this.parts.prepareHost();
+    const host = await this.parts.prepareHost();
+    if (host.gateway !== undefined) {
+      // Without it, a policy with domain rules is refused (503); every other policy holds.
+      await this.parts.startEgressProxy?.(host.gateway).catch((err: unknown) => {
+        logger.error({ err }, 'the egress proxy did not start: domain rules cannot be held');
+      });
+    }
     this.parts.installer.prepare();
     await this.parts.pool?.start();
   }
 
   async stop(): Promise<void> {
     this.parts.installer.close();
+    this.parts.stopEgressProxy?.();
     await this.parts.pool?.stop();
     await this.parts.cpuSplit?.close();
     this.parts.cache?.unwatch();

@@ -3,7 +3,6 @@ import {
   isAllowAll,
   isEgressProblem,
   MAX_EGRESS_RULES,
-  parseCidr,
   parseEgressPolicy,
   type EgressDefault,
   type EgressPolicy,
@@ -52,17 +51,6 @@ export function resolveEgress(
         ...(policy.value === undefined ? {} : { value: policy.value }),
       },
     });
-  }
-  const domain = [...policy.allow, ...policy.deny].find((rule) => parseCidr(rule) === undefined);
-  if (domain !== undefined) {
-    const field = policy.allow.includes(domain) ? 'egress.allow' : 'egress.deny';
-    throw new AppError(
-      'invalid_request',
-      `${field}: domain rules are not enforced yet; use CIDRs`,
-      {
-        details: { field, value: domain },
-      },
-    );
   }
   return isAllowAll(policy) ? null : policy;
 }

@@ -36,6 +36,8 @@ export interface HostProcess {
 export interface NetworkState {
   id: string;
   options: Record<string, string>;
+  /** The host's address on the network (its IPv4 gateway), if it has one. */
+  gateway?: string;
 }
 
 /** The limits of a container that can change while it runs. */

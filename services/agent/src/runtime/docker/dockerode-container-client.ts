@@ -160,8 +160,14 @@ export class DockerodeContainerClient implements ContainerClient {
       const info = (await this.docker.getNetwork(name).inspect()) as {
         Id: string;
         Options?: Record<string, string>;
+        IPAM?: { Config?: Array<{ Gateway?: string }> };
       };
-      return { id: info.Id, options: info.Options ?? {} };
+      const gateway = (info.IPAM?.Config ?? []).map((c) => c.Gateway).find((g) => g?.includes('.'));
+      return {
+        id: info.Id,
+        options: info.Options ?? {},
+        ...(gateway === undefined ? {} : { gateway }),
+      };
     });
   }
 

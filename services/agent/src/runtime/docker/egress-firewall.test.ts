@@ -19,10 +19,11 @@ describe('firewallRules', () => {
     }
   });
 
-  it('refuses everything to the host except replies', () => {
+  it("refuses everything to the host except replies and the agents' egress proxies", () => {
     const input = joined.filter((r) => r.includes('SANDBOX-HOST'));
     expect(input).toEqual([
       '-A SANDBOX-HOST -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT',
+      '-A SANDBOX-HOST -j SANDBOX-PROXY',
       '-A SANDBOX-HOST -j REJECT --reject-with icmp-admin-prohibited',
     ]);
   });

@@ -23,8 +23,14 @@ export const BLOCKED_RANGES = [
 ];
 
 export const FORWARD_CHAIN = 'SANDBOX-EGRESS';
-/** The sessions' own policies (network/session-egress.ts), written by the agent as they change. */
+/**
+ * The sessions' own policies (network/session-egress.ts), written by the agents as they
+ * change: in the filter table from the forward chain, in the nat table (web traffic taken to
+ * a node's egress proxy) from PREROUTING.
+ */
 export const SESSIONS_CHAIN = 'SANDBOX-SESSIONS';
+/** Where the agents let sandboxes reach their egress proxies, on the host. */
+export const PROXY_CHAIN = 'SANDBOX-PROXY';
 export const INPUT_CHAIN = 'SANDBOX-HOST';
 
 export interface EgressPolicy {
@@ -70,6 +76,7 @@ export function firewallRules(policy: EgressPolicy): string[][] {
   ];
   const input: string[][] = [
     ['-A', INPUT_CHAIN, ...established, '-j', 'ACCEPT'],
+    ['-A', INPUT_CHAIN, '-j', PROXY_CHAIN],
     ['-A', INPUT_CHAIN, ...reject],
   ];
   return [...forward, ...input];
@@ -104,8 +111,18 @@ export async function applyEgressFirewall(
     await run(['-N', chain]).catch(() => undefined); // exists already
     await run(['-F', chain]);
   }
-  // Made if missing, never flushed here: it holds the sessions' policies.
+  // Made if missing, never flushed here: they hold the sessions' policies.
   await run(['-N', SESSIONS_CHAIN]).catch(() => undefined);
+  await run(['-N', PROXY_CHAIN]).catch(() => undefined);
+  await run(['-t', 'nat', '-N', SESSIONS_CHAIN]).catch(() => undefined);
+  const natJump = ['PREROUTING', '-i', policy.bridge, '-j', SESSIONS_CHAIN];
+  const natPresent = await run(['-t', 'nat', '-C', ...natJump]).then(
+    () => true,
+    () => false,
+  );
+  if (!natPresent) {
+    await run(['-t', 'nat', '-I', 'PREROUTING', '1', '-i', policy.bridge, '-j', SESSIONS_CHAIN]);
+  }
   // Docker creates DOCKER-USER itself; make sure it exists even before Docker did.
   await run(['-N', 'DOCKER-USER']).catch(() => undefined);
   for (const rule of firewallRules(policy)) await run(rule);

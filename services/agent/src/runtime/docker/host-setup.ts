@@ -16,8 +16,13 @@ export interface HostSetupDeps {
   logger: Logger;
 }
 
+/** What `prepareHost` found: the host's address on the sandbox network, if it has one. */
+export interface HostNetwork {
+  gateway?: string;
+}
+
 /** What this host needs before any sandbox: the image, the sandbox network, its firewall. */
-export async function prepareHost(deps: HostSetupDeps): Promise<void> {
+export async function prepareHost(deps: HostSetupDeps): Promise<HostNetwork> {
   const { containers, config } = deps;
   try {
     await containers.inspectImage(config.sandboxImage);
@@ -28,11 +33,17 @@ export async function prepareHost(deps: HostSetupDeps): Promise<void> {
       { cause: err, retryAfter: 30 },
     );
   }
-  await ensureFirewall(deps, await ensureNetwork(deps));
+  const network = await ensureNetwork(deps);
+  await ensureFirewall(deps, network.bridge);
+  return network.gateway === undefined ? {} : { gateway: network.gateway };
 }
 
 /** The sandbox network (created if missing, without inter-container traffic); its bridge. */
-async function ensureNetwork({ containers, config, logger }: HostSetupDeps): Promise<string> {
+async function ensureNetwork({
+  containers,
+  config,
+  logger,
+}: HostSetupDeps): Promise<{ bridge: string; gateway?: string }> {
   const name = config.sandboxNetwork;
   const created = await containers.createNetwork({
     Name: name,
@@ -50,7 +61,8 @@ async function ensureNetwork({ containers, config, logger }: HostSetupDeps): Pro
       `Docker network ${name} lets containers talk to each other; remove it so the agent can recreate it`,
     );
   }
-  return info.options['com.docker.network.bridge.name'] ?? `br-${info.id.slice(0, 12)}`;
+  const bridge = info.options['com.docker.network.bridge.name'] ?? `br-${info.id.slice(0, 12)}`;
+  return { bridge, ...(info.gateway === undefined ? {} : { gateway: info.gateway }) };
 }
 
 /** Sandboxes reach the internet, never this host, private ranges or metadata services. */

@@ -20,8 +20,8 @@ function fakeIptables(existing = '') {
     },
     iptables: (args: string[], netns?: number) => {
       calls.push({ args, netns });
-      if (args[0] === '-S') return Promise.resolve({ stdout: existing });
-      if (args[0] === '-C') return Promise.reject(new Error('no such rule'));
+      if (args.includes('-S')) return Promise.resolve({ stdout: existing });
+      if (args.includes('-C')) return Promise.reject(new Error('no such rule'));
       return Promise.resolve({ stdout: '' });
     },
   };
@@ -103,7 +103,7 @@ describe('SessionEgress', () => {
     expect(egress.holds('ses_b')).toBe(false);
     expect(ipt.restores.at(-1)).not.toContain('172.18.0.6');
     const calls = ipt.calls.map((c) => `${c.netns ?? 'host'} ${c.args.join(' ')}`);
-    expect(calls).toContain(`host -X ${sessionChain('ses_b')}`);
+    expect(calls).toContain(`host -t filter -X ${sessionChain('ses_b')}`);
     expect(calls).toContain('102 -F SANDBOX-DNS');
     expect(calls).not.toContain('102 -A SANDBOX-DNS -j REJECT --reject-with icmp-admin-prohibited');
   });
@@ -130,9 +130,9 @@ describe('SessionEgress', () => {
     ]);
     expect(ipt.restores).toHaveLength(1); // all at once
     const calls = ipt.calls.map((c) => c.args.join(' '));
-    expect(calls).toContain(`-X ${left}`);
-    expect(calls).not.toContain(`-X ${others}`);
-    expect(calls).toContain(`-A SANDBOX-SESSIONS -j ${chains.node}`);
+    expect(calls).toContain(`-t filter -X ${left}`);
+    expect(calls).not.toContain(`-t filter -X ${others}`);
+    expect(calls).toContain(`-t filter -A SANDBOX-SESSIONS -j ${chains.node}`);
   });
 
   it("removes a node's rules, and no other node's, when the node is gone for good", async () => {
@@ -140,10 +140,11 @@ describe('SessionEgress', () => {
     const ipt = fakeIptables(`-N ${chains.node}\n-N ${sessionChain('ses_a')}\n-N ${others}\n`);
     await removeNodeEgress('node-1', ipt.run.iptables);
     const calls = ipt.calls.map((c) => c.args.join(' '));
-    expect(calls).toContain(`-D SANDBOX-SESSIONS -j ${chains.node}`);
-    expect(calls).toContain(`-X ${chains.node}`);
-    expect(calls).toContain(`-X ${sessionChain('ses_a')}`);
-    expect(calls).not.toContain(`-X ${others}`);
+    expect(calls).toContain(`-t filter -D SANDBOX-SESSIONS -j ${chains.node}`);
+    expect(calls).toContain(`-t nat -D SANDBOX-SESSIONS -j ${chains.node}`);
+    expect(calls).toContain(`-t filter -X ${chains.node}`);
+    expect(calls).toContain(`-t filter -X ${sessionChain('ses_a')}`);
+    expect(calls).not.toContain(`-t filter -X ${others}`);
   });
 
   it('refuses a restrictive policy where the firewall is off, and lets allow-all be', async () => {
@@ -156,6 +157,22 @@ describe('SessionEgress', () => {
       /SANDBOX_EGRESS_FIREWALL=off/,
     );
     expect(ipt.restores).toHaveLength(0);
+  });
+
+  it('holds domain rules only once its egress proxy listens, then sends web traffic there', async () => {
+    const ipt = fakeIptables();
+    const egress = new SessionEgress(logger, 'node-1', true, ipt.run);
+    const domains: EgressPolicy = { default: 'deny', allow: ['example.com'], deny: [] };
+    await expect(egress.apply('ses_a', { ip: '172.18.0.5', pid: 1 }, domains)).rejects.toThrow(
+      /egress proxy/,
+    );
+    egress.useProxy({ gateway: '172.18.0.1', ports: { http: 41001, tls: 41002 } });
+    await egress.apply('ses_a', { ip: '172.18.0.5', pid: 1 }, domains);
+    expect(ipt.restores.at(-1)).toContain('--to-destination 172.18.0.1:41002');
+    expect(egress.policyAt('172.18.0.5')).toEqual(domains);
+    const calls = ipt.calls.map((c) => c.args.join(' '));
+    expect(calls).toContain(`-t nat -A SANDBOX-SESSIONS -j ${chains.node}`);
+    expect(calls).toContain(`-t filter -A SANDBOX-PROXY -j ${chains.proxy}`);
   });
 
   it('forgets a session whose sandbox is gone', async () => {

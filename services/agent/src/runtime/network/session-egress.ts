@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { formatCidr, isAllowAll, rulesOf, samePolicy, type EgressPolicy } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
-import { SESSIONS_CHAIN } from '../docker/egress-firewall';
+import { PROXY_CHAIN, SESSIONS_CHAIN } from '../docker/egress-firewall';
+import type { ProxyPorts } from './egress-proxy';
 
 const exec = promisify(execFile);
 
@@ -31,13 +32,46 @@ export function nodeChains(nodeId: string): {
   node: string;
   session: (sessionId: string) => string;
   prefix: string;
+  /** The filter chain that lets the node's sandboxes reach its egress proxy. */
+  proxy: string;
 } {
   const tag = hash(nodeId, 6);
   return {
     node: `SBXN-${tag}`,
     session: (sessionId) => `SBX${tag}-${hash(sessionId, 16)}`,
     prefix: `SBX${tag}-`,
+    proxy: `SBXP-${tag}`,
   };
+}
+
+/** Where the node's egress proxy listens: the sandbox network's gateway, two ports. */
+export interface ProxyTarget {
+  gateway: string;
+  ports: ProxyPorts;
+}
+
+/**
+ * Whether a policy's web traffic goes through the egress proxy: when its domain rules decide
+ * something (a denied domain, or an allowed one under a default of deny).
+ */
+export function needsProxy(policy: EgressPolicy): boolean {
+  return (
+    rulesOf(policy.deny).domains.length > 0 ||
+    (policy.default === 'deny' && rulesOf(policy.allow).domains.length > 0)
+  );
+}
+
+/**
+ * The nat lines of a proxied session's chain: destinations its CIDR rules name keep their way
+ * (the forward chain decides them), the rest of its web traffic goes to the proxy.
+ */
+export function natRules(chain: string, policy: EgressPolicy, proxy: ProxyTarget): string[] {
+  const named = [...rulesOf(policy.allow).cidrs, ...rulesOf(policy.deny).cidrs];
+  return [
+    ...named.map((c) => `-A ${chain} -d ${formatCidr(c)} -j RETURN`),
+    `-A ${chain} -p tcp --dport 80 -j DNAT --to-destination ${proxy.gateway}:${proxy.ports.http}`,
+    `-A ${chain} -p tcp --dport 443 -j DNAT --to-destination ${proxy.gateway}:${proxy.ports.tls}`,
+  ];
 }
 
 /**
@@ -57,22 +91,43 @@ export function allowsDns(policy: EgressPolicy): boolean {
   return policy.default === 'allow' || rulesOf(policy.allow).domains.length > 0;
 }
 
-/** The `iptables-restore --noflush` input that makes a node's chains hold these sessions. */
-export function restoreInput(nodeId: string, sessions: ReadonlyMap<string, Held>): string {
+/**
+ * The `iptables-restore --noflush` input that makes a node's chains hold these sessions: the
+ * filter table's (every restricted session), and with a proxy, the nat table's (the sessions
+ * whose web traffic it takes) and the rule that lets sandboxes reach it.
+ */
+export function restoreInput(
+  nodeId: string,
+  sessions: ReadonlyMap<string, Held>,
+  proxy?: ProxyTarget,
+): string {
   const chains = nodeChains(nodeId);
-  const lines = ['*filter', `:${chains.node} - [0:0]`];
-  const rules: string[] = [];
+  const filter = ['*filter', `:${chains.node} - [0:0]`];
+  const filterRules: string[] = [];
+  const nat = ['*nat', `:${chains.node} - [0:0]`];
+  const natLines: string[] = [];
   for (const [sessionId, { ip, policy }] of sessions) {
     if (isAllowAll(policy)) continue;
     const chain = chains.session(sessionId);
-    lines.push(`:${chain} - [0:0]`);
-    rules.push(...sessionRules(chain, policy));
-    rules.push(`-A ${chains.node} -s ${ip}/32 -j ${chain}`);
+    filter.push(`:${chain} - [0:0]`);
+    filterRules.push(...sessionRules(chain, policy));
+    filterRules.push(`-A ${chains.node} -s ${ip}/32 -j ${chain}`);
+    if (proxy !== undefined && needsProxy(policy)) {
+      nat.push(`:${chain} - [0:0]`);
+      natLines.push(...natRules(chain, policy, proxy));
+      natLines.push(`-A ${chains.node} -s ${ip}/32 -j ${chain}`);
+    }
   }
-  return [...lines, ...rules, 'COMMIT', ''].join('\n');
+  if (proxy === undefined) return [...filter, ...filterRules, 'COMMIT', ''].join('\n');
+  filter.push(`:${chains.proxy} - [0:0]`);
+  filterRules.push(
+    `-A ${chains.proxy} -d ${proxy.gateway}/32 -p tcp -m multiport --dports ${proxy.ports.http},${proxy.ports.tls} -j ACCEPT`,
+  );
+  return [...filter, ...filterRules, 'COMMIT', ...nat, ...natLines, 'COMMIT', ''].join('\n');
 }
 
 type Restore = (input: string) => Promise<void>;
+type Table = 'filter' | 'nat';
 type Iptables = (args: string[], netnsPid?: number) => Promise<unknown>;
 
 const iptablesRestore: Restore = (input) =>
@@ -111,8 +166,10 @@ const iptables: Iptables = (args, netnsPid) =>
  */
 export class SessionEgress {
   private readonly sessions = new Map<string, Held>();
-  /** Chains written by the last transaction (removed once unused); undefined: not read yet. */
-  private written: Set<string> | undefined;
+  /** Chains written by the last transaction, per table (removed once unused); undefined: not read yet. */
+  private written: Record<Table, Set<string>> | undefined;
+  /** The node's egress proxy, once it listens (domain rules need it). */
+  private proxy: ProxyTarget | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   private readonly chains: ReturnType<typeof nodeChains>;
@@ -132,6 +189,18 @@ export class SessionEgress {
   /** The policy a session's sandbox is held to now (allow-all when none). */
   policyOf(sessionId: string): EgressPolicy | undefined {
     return this.sessions.get(sessionId)?.policy;
+  }
+
+  /** The policy of the sandbox at `ip`, if one is held there (the proxy asks). */
+  policyAt(ip: string): EgressPolicy | undefined {
+    for (const held of this.sessions.values()) if (held.ip === ip) return held.policy;
+    return undefined;
+  }
+
+  /** The node's egress proxy listens: policies with domain rules can be held from now on. */
+  useProxy(proxy: ProxyTarget): void {
+    this.proxy = proxy;
+    this.written = undefined; // the next write hooks the proxy's chains in
   }
 
   holds(sessionId: string): boolean {
@@ -159,6 +228,9 @@ export class SessionEgress {
     if (!this.enforce) {
       if (changes.every(({ policy }) => isAllowAll(policy))) return;
       throw new Error('this node enforces no egress policy (SANDBOX_EGRESS_FIREWALL=off)');
+    }
+    if (this.proxy === undefined && changes.some(({ policy }) => needsProxy(policy))) {
+      throw new Error("this node's egress proxy does not run: it cannot hold domain rules");
     }
     await this.serialised(async () => {
       const dns: Array<{ pid: number; open: boolean }> = [];
@@ -214,34 +286,55 @@ export class SessionEgress {
   }
 
   private async write(): Promise<void> {
+    const input = restoreInput(this.nodeId, this.sessions, this.proxy);
     // The first write also removes what an earlier agent of this node left (its sessions'
-    // chains), and hooks the node's chain into the sessions' chain.
+    // chains), and hooks the node's chains into the shared ones.
     if (this.written === undefined) {
-      this.written = await this.existingChains();
-      await this.run.restore(restoreInput(this.nodeId, this.sessions));
-      const jump = [SESSIONS_CHAIN, '-j', this.chains.node];
-      const present = await this.run.iptables(['-C', ...jump]).then(
-        () => true,
-        () => false,
-      );
-      if (!present) await this.run.iptables(['-A', ...jump]);
+      this.written = { filter: await this.existingChains('filter'), nat: new Set() };
+      if (this.proxy !== undefined) this.written.nat = await this.existingChains('nat');
+      await this.run.restore(input);
+      await this.ensureJump('filter', SESSIONS_CHAIN, this.chains.node);
+      if (this.proxy !== undefined) {
+        await this.ensureJump('filter', PROXY_CHAIN, this.chains.proxy);
+        await this.ensureJump('nat', SESSIONS_CHAIN, this.chains.node);
+      }
     } else {
-      await this.run.restore(restoreInput(this.nodeId, this.sessions));
+      await this.run.restore(input);
     }
-    const now = new Set([...this.sessions.keys()].map((id) => this.chains.session(id)));
-    for (const chain of this.written) {
-      if (!now.has(chain)) {
-        await this.run.iptables(['-F', chain]).catch(() => undefined);
-        await this.run.iptables(['-X', chain]).catch((err: unknown) => {
-          this.logger.warn({ err, chain }, 'could not remove an egress chain');
+    const restricted = [...this.sessions].filter(([, held]) => !isAllowAll(held.policy));
+    const now: Record<Table, Set<string>> = {
+      filter: new Set(restricted.map(([id]) => this.chains.session(id))),
+      nat: new Set(
+        this.proxy === undefined
+          ? []
+          : restricted
+              .filter(([, held]) => needsProxy(held.policy))
+              .map(([id]) => this.chains.session(id)),
+      ),
+    };
+    for (const table of ['filter', 'nat'] as const) {
+      for (const chain of this.written[table]) {
+        if (now[table].has(chain)) continue;
+        await this.run.iptables(['-t', table, '-F', chain]).catch(() => undefined);
+        await this.run.iptables(['-t', table, '-X', chain]).catch((err: unknown) => {
+          this.logger.warn({ err, chain, table }, 'could not remove an egress chain');
         });
       }
     }
     this.written = now;
   }
 
-  private async existingChains(): Promise<Set<string>> {
-    const listing = (await this.run.iptables(['-S']).catch(() => undefined)) as
+  private async ensureJump(table: Table, from: string, to: string): Promise<void> {
+    const jump = ['-t', table];
+    const present = await this.run.iptables([...jump, '-C', from, '-j', to]).then(
+      () => true,
+      () => false,
+    );
+    if (!present) await this.run.iptables([...jump, '-A', from, '-j', to]);
+  }
+
+  private async existingChains(table: Table): Promise<Set<string>> {
+    const listing = (await this.run.iptables(['-t', table, '-S']).catch(() => undefined)) as
       { stdout?: string } | undefined;
     const chains = (listing?.stdout ?? '')
       .split('\n')
@@ -289,15 +382,21 @@ interface Held {
  */
 export async function removeNodeEgress(nodeId: string, run: Iptables = iptables): Promise<void> {
   const chains = nodeChains(nodeId);
-  await run(['-D', SESSIONS_CHAIN, '-j', chains.node]).catch(() => undefined);
-  const listing = (await run(['-S']).catch(() => undefined)) as { stdout?: string } | undefined;
-  const owned = (listing?.stdout ?? '')
-    .split('\n')
-    .map((line) => /^-N (\S+)$/.exec(line.trim())?.[1])
-    .filter(
-      (chain): chain is string =>
-        chain !== undefined && (chain === chains.node || chain.startsWith(chains.prefix)),
-    );
-  for (const chain of owned) await run(['-F', chain]).catch(() => undefined);
-  for (const chain of owned) await run(['-X', chain]).catch(() => undefined);
+  await run(['-t', 'filter', '-D', SESSIONS_CHAIN, '-j', chains.node]).catch(() => undefined);
+  await run(['-t', 'filter', '-D', PROXY_CHAIN, '-j', chains.proxy]).catch(() => undefined);
+  await run(['-t', 'nat', '-D', SESSIONS_CHAIN, '-j', chains.node]).catch(() => undefined);
+  for (const table of ['filter', 'nat'] as const) {
+    const listing = (await run(['-t', table, '-S']).catch(() => undefined)) as
+      { stdout?: string } | undefined;
+    const owned = (listing?.stdout ?? '')
+      .split('\n')
+      .map((line) => /^-N (\S+)$/.exec(line.trim())?.[1])
+      .filter(
+        (chain): chain is string =>
+          chain !== undefined &&
+          (chain === chains.node || chain === chains.proxy || chain.startsWith(chains.prefix)),
+      );
+    for (const chain of owned) await run(['-t', table, '-F', chain]).catch(() => undefined);
+    for (const chain of owned) await run(['-t', table, '-X', chain]).catch(() => undefined);
+  }
 }
