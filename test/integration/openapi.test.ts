@@ -134,11 +134,15 @@ function everyOperation(
   const get = (path: string) => () => call(`${url}/v1${path}`, { key });
   const remove = (path: string) => () => call(`${url}/v1${path}`, { method: 'DELETE', key });
   const send = (path: string, body: unknown) => () => post(path, key, body, url);
+  const put = (path: string, body: unknown) => () =>
+    call(`${url}/v1${path}`, { method: 'PUT', key, body });
   return [
     ['post', '/sessions/create', send('/sessions/create', {})],
     ['get', '/sessions', get('/sessions')],
     ['get', '/sessions/{sessionId}', get(`/sessions/${id}`)],
     ['delete', '/sessions/{sessionId}', remove(`/sessions/${id}`)],
+    ['get', '/sessions/{sessionId}/egress', get(`/sessions/${id}/egress`)],
+    ['put', '/sessions/{sessionId}/egress', put(`/sessions/${id}/egress`, {})],
     ['post', '/execute', send('/execute', { sessionId: id, command: 'x' })],
     ['post', '/execution/kill', send('/execution/kill', { sessionId: id })],
     ['post', '/sessions/{sessionId}/terminals', send(`/sessions/${id}/terminals`, {})],
@@ -262,6 +266,35 @@ describe('every operation answers as documented', () => {
       path,
       await call(`${noAgent.url}/v1/sessions/${sessionId}`, { key: account.key }),
     );
+  });
+
+  it('getEgress and setEgress', async () => {
+    const path = '/sessions/{sessionId}/egress';
+    const at = (id: string) => v1(`/sessions/${id}/egress`);
+    const put = (body: unknown, key?: string, url = at(sessionId)) =>
+      call(url, { method: 'PUT', ...(key ? { key } : {}), body });
+    const executeOnly = await createAccount(stack, 'free', { scopes: ['execute'] });
+    const missing = `ses_${'1'.repeat(24)}`;
+    expectDocumented('put', path, await put({ deny: ['203.0.113.0/24'] }, account.key));
+    expectDocumented('put', path, await put({ allow: ['not a rule'] }, account.key));
+    expectDocumented('put', path, await put({}));
+    expectDocumented('put', path, await put({}, executeOnly.key));
+    expectDocumented('put', path, await put({}, account.key, at(missing)));
+    slowness.delayMs = 2500;
+    try {
+      expectDocumented('put', path, await put({}, account.key));
+    } finally {
+      slowness.delayMs = 0;
+    }
+    expectDocumented(
+      'put',
+      path,
+      await put({}, account.key, `${noAgent.url}/v1/sessions/${sessionId}/egress`),
+    );
+    expectDocumented('get', path, await call(at(sessionId), { key: account.key }));
+    expectDocumented('get', path, await call(at(sessionId)));
+    expectDocumented('get', path, await call(at(sessionId), { key: executeOnly.key }));
+    expectDocumented('get', path, await call(at(missing), { key: account.key }));
   });
 
   it('execute', async () => {
@@ -610,7 +643,7 @@ describe('every operation answers as documented', () => {
     }
   });
 
-  // Each request waits out the Redis client's retries (about 4.5 s): 13 operations.
+  // Each request waits out the Redis client's retries (about 4.5 s): 19 operations.
   it('answers every operation with 503 while Redis is out of reach', async () => {
     for (const [method, path, attempt] of everyOperation(account.key, noRedis.url)) {
       const response = await attempt();

@@ -1,4 +1,4 @@
-import { firewallRules, jumpRules, parseNameservers } from './egress-firewall';
+import { firewallRules, jumpRules, parseNameservers, strayRules } from './egress-firewall';
 
 describe('firewallRules', () => {
   const rules = firewallRules({
@@ -40,6 +40,20 @@ describe('parseNameservers', () => {
   it('reads IPv4 nameservers', () => {
     expect(parseNameservers('# x\nnameserver 10.255.255.53\nnameserver ::1\nsearch a\n')).toEqual([
       '10.255.255.53',
+    ]);
+  });
+});
+
+describe('strayRules', () => {
+  it("finds what is not a node's jump in the sessions' chain", () => {
+    const listing = [
+      '-N SANDBOX-SESSIONS',
+      '-A SANDBOX-SESSIONS -j SBXN-35971b',
+      '-A SANDBOX-SESSIONS -s 172.18.0.6/32 -j SBX-5ccf415a940969ee321b',
+      '-A SANDBOX-SESSIONS -j SBXN-abcdef',
+    ].join('\n');
+    expect(strayRules(listing)).toEqual([
+      ['-D', 'SANDBOX-SESSIONS', '-s', '172.18.0.6/32', '-j', 'SBX-5ccf415a940969ee321b'],
     ]);
   });
 });

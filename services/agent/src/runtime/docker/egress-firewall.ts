@@ -102,6 +102,23 @@ export async function hostNameservers(path = '/etc/resolv.conf'): Promise<string
   return parseNameservers(await readFile(path, 'utf8').catch(() => ''));
 }
 
+/**
+ * The rules of a listing of SESSIONS_CHAIN (`iptables -S`) that are not a node's jump to its
+ * own chain (`SBXN-…`, network/session-egress.ts), as `-D` arguments: left by an older agent,
+ * they would hold a sandbox that now has their address to another session's policy.
+ */
+export function strayRules(listing: string): string[][] {
+  return listing
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(
+      (line) =>
+        line.startsWith(`-A ${SESSIONS_CHAIN} `) &&
+        !new RegExp(`^-A ${SESSIONS_CHAIN} -j SBXN-[0-9a-f]{6}$`).test(line),
+    )
+    .map((line) => ['-D', ...line.split(/\s+/).slice(1)]);
+}
+
 /** Installs the policy (idempotently: our chains are flushed and refilled). */
 export async function applyEgressFirewall(
   policy: EgressPolicy,
@@ -115,6 +132,13 @@ export async function applyEgressFirewall(
   await run(['-N', SESSIONS_CHAIN]).catch(() => undefined);
   await run(['-N', PROXY_CHAIN]).catch(() => undefined);
   await run(['-t', 'nat', '-N', SESSIONS_CHAIN]).catch(() => undefined);
+  for (const table of ['filter', 'nat']) {
+    const listing = (await run(['-t', table, '-S', SESSIONS_CHAIN]).catch(() => undefined)) as
+      { stdout?: string } | undefined;
+    for (const rule of strayRules(listing?.stdout ?? '')) {
+      await run(['-t', table, ...rule]).catch(() => undefined);
+    }
+  }
   const natJump = ['PREROUTING', '-i', policy.bridge, '-j', SESSIONS_CHAIN];
   const natPresent = await run(['-t', 'nat', '-C', ...natJump]).then(
     () => true,
