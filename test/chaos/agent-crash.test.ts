@@ -130,11 +130,14 @@ const execute = (sessionId: string, command: string) =>
   });
 
 /** A session whose workspace takes a while to archive (random data does not compress). */
+/** The big file of a session's workspace: its unpacking takes long enough to be caught in the middle. */
+const BIG_BYTES = 150_000_000;
+
 async function sessionWithBigWorkspace(): Promise<{ id: string; fingerprint: string }> {
   const id = await createSession(gateway.url, account.key);
   const made = await execute(
     id,
-    'head -c 150000000 /dev/urandom > big.bin && mkdir -p src/deep && echo "export const a = 1" > src/deep/a.ts && ' +
+    `head -c ${BIG_BYTES} /dev/urandom > big.bin && mkdir -p src/deep && echo "export const a = 1" > src/deep/a.ts && ` +
       'head -c 100000 /dev/urandom > src/small.bin && : > empty && ' +
       FINGERPRINT,
   );
@@ -174,10 +177,15 @@ it('serves the request that woke a session, every byte back, when the agent rest
   expect(await state(id)).toBe('deep-sleep');
 
   const wake = execute(id, FINGERPRINT);
-  // The restore unpacks into a warm pool member's disk (or, without one, the session's).
+  // The restore unpacks into a scratch directory of a warm pool member's disk (or, without
+  // one, the session's), then moves it into place: the kill comes while it unpacks, so that
+  // the wake is surely still in flight.
   const restoring = async () => {
     const slots = (await readdir(workspaceDir)).filter((s) => s === id || s.startsWith('pool-'));
-    for (const slot of slots) if (await exists(join(workspaceDir, slot, 'big.bin'))) return true;
+    for (const slot of slots) {
+      const inSlot = await readdir(join(workspaceDir, slot)).catch(() => []);
+      if (inSlot.some((name) => name.startsWith('.restoring-'))) return true;
+    }
     return false;
   };
   await waitFor(restoring, 20_000, 'the restore to start');

@@ -1,9 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { shell, useListenerNamespace } from './netns';
 
 /**
  * Addresses "on the internet" for a sandbox, each a real listener on this machine: a network
@@ -45,10 +45,6 @@ async function selfSigned(): Promise<{ key: string; cert: string }> {
   }
 }
 
-async function ip(...args: string[]): Promise<void> {
-  await run('ip', args);
-}
-
 const LISTENER = (port: number, trickle: number, tls: { key: string; cert: string }) => `
 const http = require('http');
 const https = require('https');
@@ -65,53 +61,12 @@ http.createServer((q, s) => {
 
 /** Registers `beforeAll`/`afterAll` that make `addresses` answer, then take them down. */
 export function useOutsideListeners(addresses: readonly string[]): void {
-  const tag = randomBytes(3).toString('hex');
-  const ns = `sbxo-${tag}`;
-  const hostSide = `oh${tag}`;
-  const nsSide = `on${tag}`;
-  let listener: ChildProcess | undefined;
-
-  beforeAll(async () => {
-    await ip('netns', 'add', ns);
-    await ip('link', 'add', hostSide, 'type', 'veth', 'peer', 'name', nsSide);
-    await ip('link', 'set', nsSide, 'netns', ns);
-    await ip('addr', 'add', '10.199.78.1/24', 'dev', hostSide);
-    await ip('link', 'set', hostSide, 'up');
-    await ip('netns', 'exec', ns, 'ip', 'addr', 'add', '10.199.78.2/24', 'dev', nsSide);
-    for (const address of addresses) {
-      await ip('netns', 'exec', ns, 'ip', 'addr', 'add', `${address}/32`, 'dev', nsSide);
-      await ip('route', 'add', `${address}/32`, 'via', '10.199.78.2');
-    }
-    await ip('netns', 'exec', ns, 'ip', 'link', 'set', nsSide, 'up');
-    await ip('netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up');
-    await ip('netns', 'exec', ns, 'ip', 'route', 'add', 'default', 'via', '10.199.78.1');
-    listener = spawn('ip', [
-      'netns',
-      'exec',
-      ns,
-      process.execPath,
-      '-e',
-      LISTENER(OUTSIDE_PORT, TRICKLE_PORT, await selfSigned()),
-    ]);
-    for (const address of addresses) {
-      let answer = '';
-      for (let i = 0; i < 50 && answer !== `reached ${address}`; i += 1) {
-        answer = (
-          await run('sh', ['-c', `curl -s --max-time 2 http://${address}:${OUTSIDE_PORT}/ || true`])
-        ).stdout;
-        if (answer !== `reached ${address}`)
-          await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(answer).toBe(`reached ${address}`);
-    }
-  });
-
-  afterAll(async () => {
-    listener?.kill();
-    for (const address of addresses) {
-      await ip('route', 'del', `${address}/32`).catch(() => undefined);
-    }
-    await ip('link', 'del', hostSide).catch(() => undefined);
-    await ip('netns', 'del', ns).catch(() => undefined);
+  useListenerNamespace({
+    subnet: '10.199.78',
+    addresses,
+    script: async () => LISTENER(OUTSIDE_PORT, TRICKLE_PORT, await selfSigned()),
+    isUp: async (address) =>
+      (await shell(`curl -s --max-time 2 http://${address}:${OUTSIDE_PORT}/ || true`)) ===
+      `reached ${address}`,
   });
 }
