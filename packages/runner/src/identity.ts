@@ -16,7 +16,7 @@ type Credentials = Required<
 const credentials = process as NodeJS.Process & Credentials;
 
 /** Whether this process was started as the sandbox's root runner (not as a test's process). */
-export function startedAsRunner(): boolean {
+function startedAsRunner(): boolean {
   return credentials.getuid() === 0 && credentials.getgid() === SANDBOX_GID;
 }
 

@@ -186,11 +186,6 @@ export class SessionEgress {
     this.chains = nodeChains(nodeId);
   }
 
-  /** The policy a session's sandbox is held to now (allow-all when none). */
-  policyOf(sessionId: string): EgressPolicy | undefined {
-    return this.sessions.get(sessionId)?.policy;
-  }
-
   /** The policy of the sandbox at `ip`, if one is held there (the proxy asks). */
   policyAt(ip: string): EgressPolicy | undefined {
     for (const held of this.sessions.values()) if (held.ip === ip) return held.policy;
