@@ -176,8 +176,12 @@ describe('domain rules', () => {
     expect(await get(id, 'http://allowed.test/', A)).toBe(`reached ${A}`);
     expect(await get(id, 'https://api.allowed.test/', A)).toBe(`reached ${A}`);
     expect(await get(id, 'https://denied.test/', B)).toMatch(/^(refused|.*403.*|)$/);
-    // The sandbox's own DNS works for the names it may reach (the proxy resolves anyway).
+    // The sandbox's DNS works, for its own container and for names outside, which Docker's
+    // resolver asks the host's resolvers from the sandbox's namespace (as network.test's
+    // registry check does): an app resolves a name before it connects.
     expect((await execute(id, DNS(id))).stdout).toBe('dns\n');
+    const outside = await execute(id, 'getent hosts registry.npmjs.org >/dev/null && echo dns');
+    expect(outside.stdout).toBe('dns\n');
   });
 
   it('cannot be bypassed by resolving otherwise, by address, or by another port', async () => {

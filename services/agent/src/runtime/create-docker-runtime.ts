@@ -128,7 +128,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
     locks: new SessionLocks(),
     egress,
-    startEgressProxy: async (gateway) => {
+    startEgressProxy: async (gateway, dnsServers) => {
       if (!config.egressFirewall || egressProxy !== undefined) return;
       egressProxy = new EgressProxy({
         policyFor: (ip) => egress.policyAt(ip),
@@ -136,7 +136,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
         closedByNode: closedByNode(config.egressAllow),
         logger,
       });
-      egress.useProxy({ gateway, ports: await egressProxy.listen(gateway) });
+      egress.useProxy({ gateway, ports: await egressProxy.listen(gateway), dnsServers });
     },
     stopEgressProxy: () => egressProxy?.close(),
     hostCpus: availableParallelism(),

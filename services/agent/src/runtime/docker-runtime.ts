@@ -57,7 +57,7 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   /** Makes sure the image, the network and its firewall are there. */
   prepareHost(): Promise<HostNetwork>;
   /** Starts the egress proxy of domain rules on the host's side of the sandbox network. */
-  startEgressProxy?(gateway: string): Promise<void>;
+  startEgressProxy?(gateway: string, dnsServers: readonly string[]): Promise<void>;
   stopEgressProxy?(): void;
   config: LifecycleDeps['config'] & Pick<AgentConfig, 'diskQuota' | 'maxRunsPerSession'>;
 }
@@ -107,7 +107,7 @@ export class DockerRuntime implements SandboxRuntime {
     const host = await this.parts.prepareHost();
     if (host.gateway !== undefined) {
       // Without it, a policy with domain rules is refused (503); every other policy holds.
-      await this.parts.startEgressProxy?.(host.gateway).catch((err: unknown) => {
+      await this.parts.startEgressProxy?.(host.gateway, host.dnsServers).catch((err: unknown) => {
         logger.error({ err }, 'the egress proxy did not start: domain rules cannot be held');
       });
     }

@@ -38,6 +38,8 @@ export interface NetworkState {
   options: Record<string, string>;
   /** The host's address on the network (its IPv4 gateway), if it has one. */
   gateway?: string;
+  /** The IPv4 addresses of the containers on the network now. */
+  addresses?: string[];
 }
 
 /** The limits of a container that can change while it runs. */

@@ -161,11 +161,16 @@ export class DockerodeContainerClient implements ContainerClient {
         Id: string;
         Options?: Record<string, string>;
         IPAM?: { Config?: Array<{ Gateway?: string }> };
+        Containers?: Record<string, { IPv4Address?: string }>;
       };
+      const addresses = Object.values(info.Containers ?? {})
+        .map((c) => (c.IPv4Address ?? '').split('/')[0] ?? '')
+        .filter((address) => address !== '');
       const gateway = (info.IPAM?.Config ?? []).map((c) => c.Gateway).find((g) => g?.includes('.'));
       return {
         id: info.Id,
         options: info.Options ?? {},
+        addresses,
         ...(gateway === undefined ? {} : { gateway }),
       };
     });

@@ -1,4 +1,10 @@
-import { firewallRules, jumpRules, parseNameservers, strayRules } from './egress-firewall';
+import {
+  firewallRules,
+  jumpRules,
+  parseNameservers,
+  staleJumps,
+  strayRules,
+} from './egress-firewall';
 
 describe('firewallRules', () => {
   const rules = firewallRules({
@@ -54,6 +60,20 @@ describe('strayRules', () => {
     ].join('\n');
     expect(strayRules(listing)).toEqual([
       ['-D', 'SANDBOX-SESSIONS', '-s', '172.18.0.6/32', '-j', 'SBX-5ccf415a940969ee321b'],
+    ]);
+  });
+});
+
+describe('staleJumps', () => {
+  it("finds any node's jumps for addresses no sandbox has now", () => {
+    const listing = [
+      '-N SBXN-25bf8e',
+      '-A SBXN-25bf8e -s 172.18.0.2/32 -j SBX25bf8e-3872f6149e164133',
+      '-A SBXN-abcdef -s 172.18.0.3/32 -j SBXabcdef-0000000000000000',
+      '-A SANDBOX-SESSIONS -j SBXN-25bf8e',
+    ].join('\n');
+    expect(staleJumps(listing, ['172.18.0.3'])).toEqual([
+      ['-D', 'SBXN-25bf8e', '-s', '172.18.0.2/32', '-j', 'SBX25bf8e-3872f6149e164133'],
     ]);
   });
 });

@@ -40,6 +40,8 @@ export interface EgressPolicy {
   dnsServers: readonly string[];
   /** Ranges the operator allows although they are blocked by default. */
   allow: readonly string[];
+  /** The addresses of the sandboxes on the network now (rules for others are stale). */
+  liveAddresses?: readonly string[];
 }
 
 /**
@@ -119,6 +121,26 @@ export function strayRules(listing: string): string[][] {
     .map((line) => ['-D', ...line.split(/\s+/).slice(1)]);
 }
 
+/**
+ * The jumps of any node's chain (`SBXN-…`, in a listing of `iptables -S`) for an address no
+ * sandbox has now, as `-D` arguments: a node stopped with restricted sandboxes (a developer's
+ * `./scripts/up`, a test) leaves them, and the next sandbox given that address would be held
+ * to a policy that is not its own.
+ */
+export function staleJumps(listing: string, live: readonly string[]): string[][] {
+  return listing
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(
+      (words) =>
+        words[0] === '-A' &&
+        /^SBXN-[0-9a-f]{6}$/.test(words[1] ?? '') &&
+        words[2] === '-s' &&
+        !live.includes((words[3] ?? '').replace(/\/32$/, '')),
+    )
+    .map((words) => ['-D', ...words.slice(1)]);
+}
+
 /** Installs the policy (idempotently: our chains are flushed and refilled). */
 export async function applyEgressFirewall(
   policy: EgressPolicy,
@@ -137,6 +159,13 @@ export async function applyEgressFirewall(
       { stdout?: string } | undefined;
     for (const rule of strayRules(listing?.stdout ?? '')) {
       await run(['-t', table, ...rule]).catch(() => undefined);
+    }
+    if (policy.liveAddresses !== undefined) {
+      const all = (await run(['-t', table, '-S']).catch(() => undefined)) as
+        { stdout?: string } | undefined;
+      for (const rule of staleJumps(all?.stdout ?? '', policy.liveAddresses)) {
+        await run(['-t', table, ...rule]).catch(() => undefined);
+      }
     }
   }
   const natJump = ['PREROUTING', '-i', policy.bridge, '-j', SESSIONS_CHAIN];

@@ -19,6 +19,8 @@ export interface HostSetupDeps {
 /** What `prepareHost` found: the host's address on the sandbox network, if it has one. */
 export interface HostNetwork {
   gateway?: string;
+  /** The host's resolvers (IPv4), which Docker's DNS forwards sandboxes' queries to. */
+  dnsServers: string[];
 }
 
 /** What this host needs before any sandbox: the image, the sandbox network, its firewall. */
@@ -34,8 +36,9 @@ export async function prepareHost(deps: HostSetupDeps): Promise<HostNetwork> {
     );
   }
   const network = await ensureNetwork(deps);
-  await ensureFirewall(deps, network.bridge);
-  return network.gateway === undefined ? {} : { gateway: network.gateway };
+  const dnsServers = await hostNameservers();
+  await ensureFirewall(deps, network.bridge, dnsServers, network.addresses);
+  return network.gateway === undefined ? { dnsServers } : { gateway: network.gateway, dnsServers };
 }
 
 /** The sandbox network (created if missing, without inter-container traffic); its bridge. */
@@ -43,7 +46,7 @@ async function ensureNetwork({
   containers,
   config,
   logger,
-}: HostSetupDeps): Promise<{ bridge: string; gateway?: string }> {
+}: HostSetupDeps): Promise<{ bridge: string; gateway?: string; addresses: string[] }> {
   const name = config.sandboxNetwork;
   const created = await containers.createNetwork({
     Name: name,
@@ -62,19 +65,29 @@ async function ensureNetwork({
     );
   }
   const bridge = info.options['com.docker.network.bridge.name'] ?? `br-${info.id.slice(0, 12)}`;
-  return { bridge, ...(info.gateway === undefined ? {} : { gateway: info.gateway }) };
+  return {
+    bridge,
+    addresses: info.addresses ?? [],
+    ...(info.gateway === undefined ? {} : { gateway: info.gateway }),
+  };
 }
 
 /** Sandboxes reach the internet, never this host, private ranges or metadata services. */
-async function ensureFirewall({ config, logger }: HostSetupDeps, bridge: string): Promise<void> {
+async function ensureFirewall(
+  { config, logger }: HostSetupDeps,
+  bridge: string,
+  dnsServers: string[],
+  liveAddresses: string[],
+): Promise<void> {
   if (!config.egressFirewall) {
     logger.warn('SANDBOX_EGRESS_FIREWALL=off: sandboxes can reach this host and private networks');
     return;
   }
   await applyEgressFirewall({
     bridge,
-    dnsServers: await hostNameservers(),
+    dnsServers,
     allow: config.egressAllow,
+    liveAddresses,
   });
   logger.info({ bridge }, 'sandbox egress firewall applied');
 }

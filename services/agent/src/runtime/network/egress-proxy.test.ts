@@ -49,7 +49,11 @@ describe('the name a connection asks for', () => {
 });
 
 describe('the nat rules of a proxied session', () => {
-  const proxy = { gateway: '172.18.0.1', ports: { http: 41001, tls: 41002 } };
+  const proxy = {
+    gateway: '172.18.0.1',
+    ports: { http: 41001, tls: 41002 },
+    dnsServers: ['10.0.0.53'],
+  };
 
   it('keep the destinations its CIDRs name, and take the rest of its web traffic', () => {
     const policy: EgressPolicy = {
@@ -85,6 +89,11 @@ describe('the nat rules of a proxied session', () => {
     expect(nat).toContain('-s 172.18.0.5/32');
     expect(nat).not.toContain('-s 172.18.0.6/32');
     expect(input).toContain('-d 172.18.0.1/32 -p tcp -m multiport --dports 41001,41002 -j ACCEPT');
+    // Names resolve for the session that may reach some (Docker's DNS asks the host's
+    // resolvers through its chain), and only at port 53 of those; not for deny-all.
+    const filter = input.slice(0, input.indexOf('*nat'));
+    expect(filter).toContain('-d 10.0.0.53/32 -p udp --dport 53 -j RETURN');
+    expect(filter.match(/--dport 53/g)).toHaveLength(2);
   });
 });
 

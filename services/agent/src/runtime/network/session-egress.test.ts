@@ -166,7 +166,7 @@ describe('SessionEgress', () => {
     await expect(egress.apply('ses_a', { ip: '172.18.0.5', pid: 1 }, domains)).rejects.toThrow(
       /egress proxy/,
     );
-    egress.useProxy({ gateway: '172.18.0.1', ports: { http: 41001, tls: 41002 } });
+    egress.useProxy({ gateway: '172.18.0.1', ports: { http: 41001, tls: 41002 }, dnsServers: [] });
     await egress.apply('ses_a', { ip: '172.18.0.5', pid: 1 }, domains);
     expect(ipt.restores.at(-1)).toContain('--to-destination 172.18.0.1:41002');
     expect(egress.policyAt('172.18.0.5')).toEqual(domains);

@@ -48,6 +48,11 @@ export function nodeChains(nodeId: string): {
 export interface ProxyTarget {
   gateway: string;
   ports: ProxyPorts;
+  /**
+   * The host's resolvers, which Docker's DNS forwards a sandbox's queries to from the
+   * sandbox's own namespace: open to a sandbox whose policy allows some name.
+   */
+  dnsServers: readonly string[];
 }
 
 /**
@@ -79,11 +84,25 @@ export function natRules(chain: string, policy: EgressPolicy, proxy: ProxyTarget
  * node's rules), then its default. Domain rules are not here: a policy with domains has its
  * web traffic taken to the node's egress proxy before it gets here.
  */
-export function sessionRules(chain: string, policy: EgressPolicy): string[] {
+export function sessionRules(
+  chain: string,
+  policy: EgressPolicy,
+  dnsServers: readonly string[] = [],
+): string[] {
   const deny = rulesOf(policy.deny).cidrs.map((c) => `-A ${chain} -d ${formatCidr(c)} ${REJECT}`);
   const allow = rulesOf(policy.allow).cidrs.map((c) => `-A ${chain} -d ${formatCidr(c)} -j RETURN`);
+  // Names must resolve where some are allowed: Docker's DNS asks the host's resolvers from
+  // the sandbox's namespace, through this chain. Port 53 of those resolvers only.
+  const dns =
+    policy.default === 'deny' && allowsDns(policy)
+      ? dnsServers.flatMap((server) =>
+          ['udp', 'tcp'].map(
+            (proto) => `-A ${chain} -d ${server}/32 -p ${proto} --dport 53 -j RETURN`,
+          ),
+        )
+      : [];
   const last = policy.default === 'allow' ? `-A ${chain} -j RETURN` : `-A ${chain} ${REJECT}`;
-  return [...deny, ...allow, last];
+  return [...deny, ...allow, ...dns, last];
 }
 
 /** Whether a sandbox under `policy` may use Docker's DNS: when it may reach some name at all. */
@@ -110,7 +129,7 @@ export function restoreInput(
     if (isAllowAll(policy)) continue;
     const chain = chains.session(sessionId);
     filter.push(`:${chain} - [0:0]`);
-    filterRules.push(...sessionRules(chain, policy));
+    filterRules.push(...sessionRules(chain, policy, proxy?.dnsServers));
     filterRules.push(`-A ${chains.node} -s ${ip}/32 -j ${chain}`);
     if (proxy !== undefined && needsProxy(policy)) {
       nat.push(`:${chain} - [0:0]`);
