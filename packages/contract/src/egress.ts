@@ -172,11 +172,6 @@ export function rulesOf(list: readonly string[]): { cidrs: Cidr[]; domains: stri
   return { cidrs, domains };
 }
 
-/** Whether the policy names domains (its sandbox's web traffic then goes through the node's egress proxy). */
-export function hasDomainRules(policy: EgressPolicy): boolean {
-  return rulesOf(policy.allow).domains.length > 0 || rulesOf(policy.deny).domains.length > 0;
-}
-
 /**
  * The decision for a connection to `ip`, named `name` (its TLS SNI or HTTP Host) if known: a
  * deny rule wins over an allow rule, which wins over the default. A connection without a name
