@@ -191,8 +191,8 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
 
 /**
  * A test agent's environment: free loopback ports, its own node id, directories that
- * `removeNodeSandboxes` removes, the test image, and the operator's extra CA bundle (here: the
- * npm proxy's), as ./scripts/up passes it.
+ * `removeNodeSandboxes` removes, the test image, the operator's extra CA bundle (here: the
+ * npm proxy's), as ./scripts/up passes it, and the OCI runtime of `SANDBOX_RUNTIME` when set.
  */
 export function testAgentEnv(nodeId: string, internalToken: string): Record<string, string> {
   return {
@@ -207,6 +207,8 @@ export function testAgentEnv(nodeId: string, internalToken: string): Record<stri
     ...(process.env.NODE_EXTRA_CA_CERTS
       ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
       : {}),
+    // ./scripts/test runs the suites once with Docker's runtime and once under gVisor.
+    ...(process.env.SANDBOX_RUNTIME ? { SANDBOX_RUNTIME: process.env.SANDBOX_RUNTIME } : {}),
   };
 }
 

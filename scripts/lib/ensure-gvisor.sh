@@ -1,0 +1,81 @@
+# shellcheck shell=bash
+# scripts/lib/ensure-gvisor.sh — meant to be sourced, not executed (after common.sh and
+# ensure-docker.sh).
+#
+# Defines:
+#   GVISOR_RUNTIME   the name under which Docker knows gVisor as configured here: `gvisor`.
+#   ensure_gvisor    installs Debian's runsc, registers it with the running Docker engine as
+#                    $GVISOR_RUNTIME (in /etc/docker/daemon.json, reloaded without a restart) and
+#                    proves that a sandbox container starts under it with its network. Returns
+#                    non-zero, with the reason on stderr, when any of that fails on this machine.
+#
+# The configuration (ADR 31): `--platform=ptrace`, because `kvm` needs /dev/kvm and spun a core
+# without starting here; `--network=host`, because gVisor's own network stack refuses to run in
+# the root network namespace Docker's bridge leaves it in. With `host`, gVisor's Sentry makes
+# the network calls itself, in the container's own network namespace, so the bridge, the egress
+# firewall, the per-session DNS rules and previews work unchanged.
+
+GVISOR_RUNTIME=gvisor
+GVISOR_DAEMON_JSON=${GVISOR_DAEMON_JSON:-/etc/docker/daemon.json}
+
+_gvisor_log() { printf 'ensure-gvisor: %s\n' "$*" >&2; }
+
+_gvisor_registered() {
+  "$DOCKER" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q "\"$GVISOR_RUNTIME\""
+}
+
+# Adds (or updates) the runtime in daemon.json, keeping everything else the operator put there.
+_gvisor_register() {
+  local runsc
+  runsc=$(command -v runsc) || return 1
+  mkdir -p "$(dirname "$GVISOR_DAEMON_JSON")"
+  local rc=0
+  node - "$GVISOR_DAEMON_JSON" "$GVISOR_RUNTIME" "$runsc" <<'JS' || rc=$?
+const fs = require('fs');
+const [file, name, path] = process.argv.slice(2);
+let config = {};
+try { config = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (e) { if (e.code !== 'ENOENT') throw e; }
+const wanted = { path, runtimeArgs: ['--platform=ptrace', '--network=host'] };
+config.runtimes = config.runtimes ?? {};
+if (JSON.stringify(config.runtimes[name]) === JSON.stringify(wanted)) process.exit(10);
+config.runtimes[name] = wanted;
+fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(config, null, 2)}\n`);
+fs.renameSync(`${file}.tmp`, file);
+JS
+  [[ $rc -eq 10 ]] && _gvisor_registered && return 0 # as wanted, and loaded
+  [[ $rc -eq 0 || $rc -eq 10 ]] || return 1
+  # dockerd rereads `runtimes` on SIGHUP: no restart, running containers are untouched.
+  local pid
+  pid=$(pgrep -x dockerd | head -1) || { _gvisor_log "dockerd is not running here"; return 1; }
+  kill -HUP "$pid"
+  wait_for 15 _gvisor_registered
+}
+
+# A sandbox-like container (no capability, uid 1000, read-only root, bridge network) must start,
+# run Node and see an IPv4 address of its own within a minute.
+_gvisor_probe() {
+  local image=$1 name
+  name="gvisor-probe-$$"
+  if timeout 60 "$DOCKER" run --rm --name "$name" --runtime "$GVISOR_RUNTIME" --cap-drop ALL \
+    --user 1000:1000 --read-only --security-opt no-new-privileges:true "$image" \
+    node -e 'const a = Object.values(require("os").networkInterfaces()).flat();
+      process.exit(a.some((i) => i.family === "IPv4" && !i.internal) ? 0 : 3)' >/dev/null 2>&1; then
+    return 0
+  fi
+  # A half-started gVisor sandbox keeps a core busy: never leave one behind.
+  "$DOCKER" rm -f "$name" >/dev/null 2>&1 || true
+  return 1
+}
+
+ensure_gvisor() { # image to probe with
+  local image=$1
+  if ! command -v runsc >/dev/null 2>&1; then
+    # A subshell: apt_install ends the script it fails in, and here a failure is an answer.
+    (apt_install runsc) || { _gvisor_log "Debian's runsc package could not be installed"; return 1; }
+  fi
+  _gvisor_register || { _gvisor_log "could not register runsc with the Docker engine"; return 1; }
+  _gvisor_probe "$image" || {
+    _gvisor_log "a sandbox container did not start under gVisor on this machine"
+    return 1
+  }
+}
