@@ -10,6 +10,7 @@ import type { ContainerClient } from './docker/container-client';
 import { CpuGroups } from './docker/cpu-groups';
 import { CpuSplitContainers } from './docker/cpu-split-containers';
 import { DockerodeContainerClient } from './docker/dockerode-container-client';
+import { OwnKernelContainers } from './docker/own-kernel-containers';
 import { sandboxExtraCaBundle } from './docker/extra-ca';
 import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
@@ -90,7 +91,10 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     containers = cache;
   }
   const cpuSplit = splitCpu(containers, config, logger);
-  containers = cpuSplit ?? containers;
+  containers = new OwnKernelContainers(
+    cpuSplit ?? containers,
+    sandboxLabelKeys(config.labelPrefix).pids,
+  );
   const runners = new RunnerPool(docker, logger);
   const workspaces =
     config.diskQuota === 'loop'

@@ -9,6 +9,11 @@ export interface ContainerState {
   status: string;
   /** The host pid of the container's init (0 when it does not run). */
   pid: number;
+  /**
+   * The container runs on a kernel of its own (gVisor's Sentry): its processes are not the
+   * host's, so the host can neither see, signal nor regroup them; its pids are its own.
+   */
+  ownKernel: boolean;
   memoryBytes: number;
   pidsLimit: number;
   /** The container's address on each of its networks. */
@@ -72,8 +77,16 @@ export interface ContainerClient {
   updateLimits(container: string, limits: ContainerLimits): Promise<void>;
   /** Starts a stopped container; one already running is fine. */
   start(container: string): Promise<void>;
-  /** The container's processes, with host pids. */
+  /** The container's processes, with host pids (not for a container with `ownKernel`). */
   top(container: string): Promise<HostProcess[]>;
+  /** Runs `cmd` in the running container as `user` (docker exec); its exit code and stdout. */
+  execute(
+    container: string,
+    user: string,
+    cmd: string[],
+  ): Promise<{ code: number; stdout: string }>;
+  /** Whether containers of this OCI runtime (Docker's default when undefined) have `ownKernel`. */
+  ownKernel(runtime: string | undefined): Promise<boolean>;
   /** Every container (running or not) carrying the label `key=value`. */
   listByLabel(key: string, value: string): Promise<ContainerSummary[]>;
   /** Creates a network; false when one of that name exists already. */

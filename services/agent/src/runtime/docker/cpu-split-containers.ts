@@ -48,6 +48,11 @@ export class CpuSplitContainers extends ForwardingContainers {
   override async createAndStart(options: ContainerCreateOptions): Promise<string> {
     const key = options.name;
     if (key === undefined) throw new Error('a sandbox container needs a name');
+    // gVisor's processes are not the host's: a runner there would write its own pids into the
+    // host's group, naming host processes. Its Sentry stays under Docker's limit, whole.
+    if (await this.inner.ownKernel(options.HostConfig?.Runtime)) {
+      return this.inner.createAndStart(options);
+    }
     const cpus = (options.HostConfig?.NanoCpus ?? 0) / 1e9;
     this.creating.add(key);
     try {

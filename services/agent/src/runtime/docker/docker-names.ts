@@ -34,6 +34,8 @@ export interface SandboxLabels {
   pool: string;
   /** The CPU group of its session's processes (`CpuSplitContainers`). */
   cpuGroup: string;
+  /** The session's process limit of a gVisor sandbox (`OwnKernelContainers`). */
+  pids: string;
 }
 
 export function sandboxLabelKeys(prefix: string): SandboxLabels {
@@ -44,6 +46,7 @@ export function sandboxLabelKeys(prefix: string): SandboxLabels {
     node: `${prefix}.node`,
     pool: `${prefix}.pool`,
     cpuGroup: `${prefix}.cpu-group`,
+    pids: `${prefix}.pids`,
   };
 }
 

@@ -1,3 +1,6 @@
+import { basename } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type Docker from 'dockerode';
 import type { Logger } from '@sandbox/logger';
 import type {
@@ -12,7 +15,10 @@ import type {
 } from './container-client';
 import { statusCode } from './docker-names';
 
-function stateOf(info: Docker.ContainerInspectInfo): ContainerState {
+/** gVisor's runtime binary: its Sentry is a kernel of the container's own. */
+const OWN_KERNEL_RUNTIME = 'runsc';
+
+function stateOf(info: Docker.ContainerInspectInfo, ownKernel: boolean): ContainerState {
   const addresses: Record<string, string | undefined> = {};
   for (const [name, network] of Object.entries(info.NetworkSettings.Networks)) {
     addresses[name] = network.IPAddress;
@@ -23,6 +29,7 @@ function stateOf(info: Docker.ContainerInspectInfo): ContainerState {
     paused: info.State.Paused,
     status: info.State.Status,
     pid: info.State.Pid,
+    ownKernel,
     memoryBytes: info.HostConfig.Memory ?? 0,
     pidsLimit: info.HostConfig.PidsLimit ?? 0,
     addresses,
@@ -32,6 +39,9 @@ function stateOf(info: Docker.ContainerInspectInfo): ContainerState {
 
 /** The Docker Engine API through dockerode. */
 export class DockerodeContainerClient implements ContainerClient {
+  /** The path of each OCI runtime the engine knows, by name (asked once). */
+  private runtimes: Promise<Record<string, string>> | undefined;
+
   constructor(
     private readonly docker: Docker,
     private readonly logger: Logger,
@@ -53,7 +63,8 @@ export class DockerodeContainerClient implements ContainerClient {
 
   async find(container: string): Promise<ContainerState | undefined> {
     try {
-      return stateOf(await this.docker.getContainer(container).inspect());
+      const info = await this.docker.getContainer(container).inspect();
+      return stateOf(info, await this.ownKernel(info.HostConfig.Runtime));
     } catch (err) {
       if (statusCode(err) === 404) return undefined;
       this.logger.debug({ err, container }, 'docker inspect failed');
@@ -127,6 +138,44 @@ export class DockerodeContainerClient implements ContainerClient {
         args: args.join(' '),
       }));
     });
+  }
+
+  async execute(
+    container: string,
+    user: string,
+    cmd: string[],
+  ): Promise<{ code: number; stdout: string }> {
+    return this.call('exec', { container }, async () => {
+      const exec = await this.docker
+        .getContainer(container)
+        .exec({ Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true });
+      const stream = await exec.start({ hijack: true, stdin: false });
+      const stdout = new PassThrough();
+      const chunks: Buffer[] = [];
+      stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+      this.docker.modem.demuxStream(stream, stdout, new PassThrough().resume());
+      await finished(stream).catch(() => undefined);
+      const { ExitCode } = await exec.inspect();
+      return { code: ExitCode ?? -1, stdout: Buffer.concat(chunks).toString('utf8') };
+    });
+  }
+
+  async ownKernel(runtime: string | undefined): Promise<boolean> {
+    if (runtime === undefined || runtime === '' || runtime === 'runc') return false;
+    this.runtimes ??= this.docker
+      .info()
+      .then((info: { Runtimes?: Record<string, { path?: string }> }) =>
+        Object.fromEntries(
+          Object.entries(info.Runtimes ?? {}).map(([name, r]) => [name, r.path ?? '']),
+        ),
+      );
+    const known = await this.runtimes.catch((err: unknown) => {
+      this.runtimes = undefined;
+      throw err;
+    });
+    // Docker names a runtime by its path when it is not in its configuration.
+    const path = known[runtime] ?? runtime;
+    return basename(path) === OWN_KERNEL_RUNTIME;
   }
 
   listByLabel(key: string, value: string): Promise<ContainerSummary[]> {

@@ -48,6 +48,18 @@ export class ForwardingContainers implements ContainerClient {
     return this.inner.start(container);
   }
 
+  execute(
+    container: string,
+    user: string,
+    cmd: string[],
+  ): Promise<{ code: number; stdout: string }> {
+    return this.inner.execute(container, user, cmd);
+  }
+
+  ownKernel(runtime: string | undefined): Promise<boolean> {
+    return this.inner.ownKernel(runtime);
+  }
+
   top(container: string): Promise<HostProcess[]> {
     return this.inner.top(container);
   }

@@ -67,7 +67,7 @@ describe('killAllInContainer', () => {
         );
       },
     } as unknown as ContainerClient;
-    const killed = await killAllInContainer(containers, { id: 'ctr', pid: 1 });
+    const killed = await killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: false });
     await Promise.all(exited);
     expect(killed).toEqual([...pids].sort((a, b) => a - b));
     expect(pids.filter(alive)).toEqual([]);
@@ -83,8 +83,36 @@ describe('killAllInContainer', () => {
         return Promise.resolve([{ pid: child.pid!, ppid: 999, args: 'sleep 30' }]);
       },
     } as unknown as ContainerClient;
-    await expect(killAllInContainer(containers, { id: 'ctr', pid: 1 })).rejects.toThrow(
-      'unable to freeze',
-    );
+    await expect(
+      killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: false }),
+    ).rejects.toThrow('unable to freeze');
+  });
+
+  it('kills from inside, as the sandbox user, in a sandbox on a kernel of its own', async () => {
+    const calls: Array<{ container: string; user: string; cmd: string[] }> = [];
+    const containers = {
+      pause: () => Promise.reject(new Error('must not freeze from the host')),
+      top: () => Promise.reject(new Error('must not list host processes')),
+      execute: (container: string, user: string, cmd: string[]) => {
+        calls.push({ container, user, cmd });
+        return Promise.resolve({ code: 0, stdout: '14\n9\n14\n' });
+      },
+    } as unknown as ContainerClient;
+    await expect(
+      killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: true }),
+    ).resolves.toEqual([9, 14]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ container: 'ctr', user: '1000:1000' });
+    expect(calls[0]?.cmd.slice(0, 2)).toEqual(['sh', '-c']);
+    expect(calls[0]?.cmd[2]).toContain('kill -KILL -1');
+  });
+
+  it('fails when the kill from inside does not end every process', async () => {
+    const containers = {
+      execute: () => Promise.resolve({ code: 1, stdout: '14\n' }),
+    } as unknown as ContainerClient;
+    await expect(
+      killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: true }),
+    ).rejects.toThrow('kill-all in ctr ended with 1');
   });
 });

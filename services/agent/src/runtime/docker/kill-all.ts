@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import { SANDBOX_UID, SANDBOX_USER } from '@sandbox/contract';
 import type { ContainerClient, ContainerState, HostProcess } from './container-client';
 
 const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
@@ -82,8 +83,9 @@ const insidePids = (killed: Array<{ inside: number | undefined }>): number[] =>
  */
 export async function killAllInContainer(
   containers: ContainerClient,
-  { id: containerId, pid: initPid }: Pick<ContainerState, 'id' | 'pid'>,
+  { id: containerId, pid: initPid, ownKernel }: Pick<ContainerState, 'id' | 'pid' | 'ownKernel'>,
 ): Promise<number[]> {
+  if (ownKernel) return killFromInside(containers, containerId);
   const freezeError = await containers.pause(containerId).then(
     () => undefined,
     (err: unknown) => err,
@@ -137,4 +139,52 @@ async function waitUntilGone(hostPids: readonly number[]): Promise<void> {
     remaining = remaining.filter((_pid, i) => alive[i]);
     if (remaining.length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Kills every process of the sandbox user from inside, in rounds until none is left; prints
+ * the pids it found. It runs as that user, in full (real uid too), so `kill -1` reaches
+ * exactly the user's processes: the runner, its spawner and a waiting zygote keep root as
+ * their real and saved uid (ADR 28), init and the keep-alive are root. No fork: the shell
+ * reads /proc with builtins only, so its own children are never counted.
+ */
+const KILL_FROM_INSIDE = `
+round=0
+while [ $round -lt ${UNFROZEN_ROUNDS} ]; do
+  found=
+  for f in /proc/[0-9]*/status; do
+    pid=\${f#/proc/}; pid=\${pid%/status}
+    [ "$pid" = "$$" ] && continue
+    state=
+    while read -r key first rest; do
+      case $key in
+        State:) state=$first ;;
+        Uid:) [ "$first" = ${SANDBOX_UID} ] && [ "$state" != Z ] && { found=1; echo "$pid"; }; break ;;
+      esac
+    done 2>/dev/null <"$f"
+  done
+  [ -z "$found" ] && exit 0
+  kill -KILL -1 2>/dev/null
+  round=$((round + 1))
+done
+exit 1
+`;
+
+/**
+ * Kill-all in a sandbox on a kernel of its own (gVisor): the host sees none of its processes
+ * (Docker's `top` lists the sandbox's pids against the host's processes of those numbers),
+ * so the kill happens inside, through `docker exec`, as the sandbox user.
+ */
+async function killFromInside(containers: ContainerClient, containerId: string): Promise<number[]> {
+  const { code, stdout } = await containers.execute(containerId, SANDBOX_USER, [
+    'sh',
+    '-c',
+    KILL_FROM_INSIDE,
+  ]);
+  if (code !== 0) throw new Error(`kill-all in ${containerId} ended with ${code}`);
+  const pids = stdout
+    .split('\n')
+    .filter((line) => /^\d+$/.test(line))
+    .map(Number);
+  return [...new Set(pids)].sort((a, b) => a - b);
 }

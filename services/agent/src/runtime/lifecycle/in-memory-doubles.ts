@@ -61,6 +61,7 @@ export class FakeContainers implements ContainerClient {
       paused: status === 'paused',
       status,
       pid: 4242,
+      ownKernel: false,
       memoryBytes: 0,
       pidsLimit: 0,
       addresses: { [testConfig.sandboxNetwork]: `172.30.0.${this.nextId}` },
@@ -155,6 +156,14 @@ export class FakeContainers implements ContainerClient {
 
   top(): Promise<HostProcess[]> {
     return Promise.resolve([]);
+  }
+
+  execute(): Promise<{ code: number; stdout: string }> {
+    return Promise.resolve({ code: 0, stdout: '' });
+  }
+
+  ownKernel(_runtime: string | undefined): Promise<boolean> {
+    return Promise.resolve(false);
   }
 
   listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
@@ -338,6 +347,10 @@ export class FakeRunners implements Runners {
     const failure = this.failWarmUp;
     this.failWarmUp = undefined;
     return failure === undefined ? Promise.resolve() : Promise.reject(failure);
+  }
+
+  lastStats(): undefined {
+    return undefined;
   }
 
   stats(): Promise<{ filesCount: number; activeProcesses: number }> {

@@ -47,6 +47,8 @@ export interface Runners {
     sessionId: string,
     containerId: string,
   ): Promise<{ filesCount: number; activeProcesses: number }>;
+  /** The container's stats as its runner last gave them (a frozen runner cannot answer). */
+  lastStats(containerId: string): { filesCount: number; activeProcesses: number } | undefined;
   /** Forgets the session's runner (its container is going or was replaced). */
   /** Ends the session's runner connection: its runs under way fail with `reason`. */
   close(sessionId: string, reason?: AppError): void;

@@ -19,6 +19,8 @@ export function pauseSandbox(
     if (info === undefined) throw new AppError('session_not_found', 'Session sandbox not found');
     if (!info.paused && !inUse(guard, sessionId)) {
       const mark = guard?.use.mark(sessionId);
+      // The host cannot count a frozen gVisor sandbox's processes: its runner does, first.
+      if (info.ownKernel) await deps.runners.stats(sessionId, info.id).catch(() => undefined);
       await deps.containers.pause(info.id);
       if (guard !== undefined && mark !== undefined && guard.use.usedSince(mark)) {
         deps.logger.info({ sessionId }, 'a request came while pausing: thawed again');

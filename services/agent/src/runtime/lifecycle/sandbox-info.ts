@@ -24,14 +24,17 @@ export async function inspectSandbox(deps: LifecycleDeps, sessionId: string): Pr
     return { sessionId, containerId: '', status: 'missing', filesCount: 0, activeProcesses: 0 };
   }
   if (info.paused) {
-    // Idle: the runner is frozen too; count from the host, without waking anything.
-    const processes = await deps.containers.top(info.id);
+    // Idle: the runner is frozen too; count from the host, without waking anything. gVisor's
+    // processes are not the host's: there, the count its runner gave as it was frozen.
+    const activeProcesses = info.ownKernel
+      ? (deps.runners.lastStats(info.id)?.activeProcesses ?? 0)
+      : userProcessesOf(await deps.containers.top(info.id), info.pid).length;
     return {
       sessionId,
       containerId: info.id,
       status: 'paused',
       filesCount: await countFiles(await deps.workspaces.hostPath(sessionId)),
-      activeProcesses: userProcessesOf(processes, info.pid).length,
+      activeProcesses,
     };
   }
   if (!info.running) {

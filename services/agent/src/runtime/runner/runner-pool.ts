@@ -13,6 +13,8 @@ export class RunnerPool implements Runners {
   private readonly clients = new Map<string, { containerId: string; client: RunnerClient }>();
   /** The user each container's runner starts as, by container id. */
   private readonly runnerUsers = new Map<string, string>();
+  /** Each container's stats as its runner last gave them. */
+  private readonly lastStatsOf = new Map<string, { filesCount: number; activeProcesses: number }>();
 
   constructor(
     private readonly docker: Docker,
@@ -24,7 +26,7 @@ export class RunnerPool implements Runners {
     const entry = this.clients.get(sessionId);
     if (entry !== undefined && entry.containerId === containerId) return entry.client;
     entry?.client.close();
-    if (entry !== undefined) this.runnerUsers.delete(entry.containerId);
+    if (entry !== undefined) this.forget(entry.containerId);
     const client = new RunnerClient(
       () => this.launch(containerId),
       this.logger.child({ sessionId, containerId }),
@@ -42,7 +44,13 @@ export class RunnerPool implements Runners {
     containerId: string,
   ): Promise<{ filesCount: number; activeProcesses: number }> {
     const stats = await this.get(sessionId, containerId).request({ op: 'stats' }, 'stats');
-    return { filesCount: stats.filesCount, activeProcesses: stats.activeProcesses };
+    const result = { filesCount: stats.filesCount, activeProcesses: stats.activeProcesses };
+    this.lastStatsOf.set(containerId, result);
+    return result;
+  }
+
+  lastStats(containerId: string): { filesCount: number; activeProcesses: number } | undefined {
+    return this.lastStatsOf.get(containerId);
   }
 
   adopt(from: string, to: string): void {
@@ -57,8 +65,13 @@ export class RunnerPool implements Runners {
   close(sessionId: string, reason?: AppError): void {
     const entry = this.clients.get(sessionId);
     entry?.client.close(reason);
-    if (entry !== undefined) this.runnerUsers.delete(entry.containerId);
+    if (entry !== undefined) this.forget(entry.containerId);
     this.clients.delete(sessionId);
+  }
+
+  private forget(containerId: string): void {
+    this.runnerUsers.delete(containerId);
+    this.lastStatsOf.delete(containerId);
   }
 
   /**
