@@ -9,14 +9,21 @@
 #                    proves that a sandbox container starts under it with its network. Returns
 #                    non-zero, with the reason on stderr, when any of that fails on this machine.
 #
-# The configuration (ADR 31): `--platform=ptrace`, because `kvm` needs /dev/kvm and spun a core
-# without starting here; `--network=host`, because gVisor's own network stack refuses to run in
-# the root network namespace Docker's bridge leaves it in. With `host`, gVisor's Sentry makes
-# the network calls itself, in the container's own network namespace, so the bridge, the egress
-# firewall, the per-session DNS rules and previews work unchanged.
+# The configuration (ADR 31):
+# - runsc from Debian 13 (trixie), pinned to that one package: bookworm's build (2022) fails
+#   `statx` as coreutils calls it (`ls` and `stat` answer EINVAL for every path) and has no
+#   systrap platform.
+# - `--platform=systrap`: no /dev/kvm needed (`kvm` spun a core without starting here), and about
+#   two host tasks per sandbox process where `ptrace` takes ten.
+# - `--network=host`: gVisor's own network stack refuses to run in the network namespace Docker
+#   gives it ("cannot run with network enabled in root network namespace"). With `host`, the
+#   Sentry makes the network calls itself, in the container's own namespace, so the bridge, the
+#   egress firewall, the per-session DNS rules and previews work unchanged.
 
 GVISOR_RUNTIME=gvisor
 GVISOR_DAEMON_JSON=${GVISOR_DAEMON_JSON:-/etc/docker/daemon.json}
+# The oldest runsc build that works here (its version is 0.0~YYYYMMDD).
+GVISOR_MIN_BUILD=20240101
 
 _gvisor_log() { printf 'ensure-gvisor: %s\n' "$*" >&2; }
 
@@ -35,7 +42,7 @@ const fs = require('fs');
 const [file, name, path] = process.argv.slice(2);
 let config = {};
 try { config = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (e) { if (e.code !== 'ENOENT') throw e; }
-const wanted = { path, runtimeArgs: ['--platform=ptrace', '--network=host'] };
+const wanted = { path, runtimeArgs: ['--platform=systrap', '--network=host'] };
 config.runtimes = config.runtimes ?? {};
 if (JSON.stringify(config.runtimes[name]) === JSON.stringify(wanted)) process.exit(10);
 config.runtimes[name] = wanted;
@@ -67,11 +74,44 @@ _gvisor_probe() {
   return 1
 }
 
+# The build date of the installed runsc (0 when there is none).
+_gvisor_build() {
+  local version
+  version=$(runsc --version 2>/dev/null | sed -n 's/^runsc version 0\.0~\([0-9]\{8\}\).*/\1/p')
+  echo "${version:-0}"
+}
+
+# Debian 13's runsc, and nothing else from Debian 13: its source and a pin that keeps every
+# other package where it is. apt checks the release's signature as for any other source.
+_gvisor_install() {
+  local list=/etc/apt/sources.list.d/sandbox-runsc-trixie.list
+  as_root tee "$list" >/dev/null <<'LIST'
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+LIST
+  as_root tee /etc/apt/preferences.d/sandbox-runsc-trixie >/dev/null <<'PIN'
+Package: *
+Pin: release n=trixie
+Pin-Priority: 1
+
+Package: runsc
+Pin: release n=trixie
+Pin-Priority: 990
+PIN
+  as_root apt-get update -qq -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- \
+    -o APT::Get::List-Cleanup=0 >/dev/null || return 1
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    runsc >/dev/null
+}
+
 ensure_gvisor() { # image to probe with
   local image=$1
-  if ! command -v runsc >/dev/null 2>&1; then
-    # A subshell: apt_install ends the script it fails in, and here a failure is an answer.
-    (apt_install runsc) || { _gvisor_log "Debian's runsc package could not be installed"; return 1; }
+  if (($(_gvisor_build) < GVISOR_MIN_BUILD)); then
+    _gvisor_log "installing runsc from Debian 13 (trixie)"
+    _gvisor_install || { _gvisor_log "Debian's runsc package could not be installed"; return 1; }
+    (($(_gvisor_build) >= GVISOR_MIN_BUILD)) || {
+      _gvisor_log "runsc $(_gvisor_build) is older than $GVISOR_MIN_BUILD"
+      return 1
+    }
   fi
   _gvisor_register || { _gvisor_log "could not register runsc with the Docker engine"; return 1; }
   _gvisor_probe "$image" || {
