@@ -35,7 +35,8 @@
  *
  * Identities. In a sandbox the runner starts as root and keeps root as its real and saved uid
  * with the sandbox user's as its effective one, so that no run (the sandbox user's) can
- * signal, trace or read it; this helper, started by it, does the same (see main). Each run
+ * signal, trace or read it; this helper, started by it, does the same (see main; its second
+ * argument names the user, as gVisor's exec hands it root as its effective uid). Each run
  * then becomes the sandbox user in full before its exec: real, effective and saved uid, no
  * capability in any set, none in its bounding set. A zygote (flag 8: the runner's pre-started
  * Node, zygote.ts) keeps root as its real and saved uid while it waits, with CAP_SETUID
@@ -496,8 +497,11 @@ int main(int argc, char **argv) {
      effective one, with which it can signal the runs (see Identities above). */
   if (getuid() == 0 && geteuid() != 0) {
     run_uid = geteuid();
-    if (setresuid((uid_t)-1, (uid_t)-1, 0) < 0) die("setresuid");
+  } else if (getuid() == 0 && argc > 2 && argv[2][0] != '\0') {
+    /* gVisor's exec makes a root real uid the effective one too: the runner names the user. */
+    run_uid = (uid_t)strtoul(argv[2], NULL, 10);
   }
+  if (run_uid != 0 && setresuid((uid_t)-1, run_uid, 0) < 0) die("setresuid");
   if (argc > 1 && argv[1][0] != '\0') cpu_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
   dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (dev_null < 0) die("/dev/null");

@@ -20,6 +20,30 @@ function startedAsRunner(): boolean {
   return credentials.getuid() === 0 && credentials.getgid() === SANDBOX_GID;
 }
 
+/** The uid runs take, as the spawner's argument: the sandbox user's under a root runner. */
+export function runUidArgument(): string {
+  return credentials.getuid() === 0 && credentials.geteuid() === SANDBOX_UID
+    ? String(SANDBOX_UID)
+    : '';
+}
+
+/**
+ * `argv` as the sandbox user in full, for a helper the runner starts itself (not through the
+ * spawner). An exec keeps the runner's root real uid, and gVisor's makes it the effective one
+ * too: setpriv takes the user's real, effective and saved uid first, which any of them allows.
+ */
+export function asSandboxUser(argv: readonly string[]): string[] {
+  if (credentials.getuid() !== 0 || credentials.geteuid() !== SANDBOX_UID) return [...argv];
+  return [
+    'setpriv',
+    `--reuid=${SANDBOX_UID}`,
+    `--regid=${SANDBOX_GID}`,
+    '--keep-groups',
+    '--',
+    ...argv,
+  ];
+}
+
 /** Takes the runner's identity: root underneath, the sandbox user's effective uid on top. */
 export function becomeRunner(): void {
   if (!startedAsRunner()) return;
@@ -29,16 +53,16 @@ export function becomeRunner(): void {
 
 /**
  * A zygote handed its run becomes the sandbox user in full: root for a moment (its real uid
- * allows it; the CAP_SETUID its spawner left it becomes effective), then the user's real,
- * effective and saved uid, which clears every capability it had. Nothing to do where the
- * zygote was not started by a root runner.
+ * allows it; the CAP_SETUID its spawner left it becomes effective; gVisor's exec made it root
+ * already), then the user's real, effective and saved uid, which clears every capability it
+ * had. Nothing to do where the zygote was not started by a root runner (in the sandbox user's
+ * group).
  */
 export function becomeUser(): void {
-  if (credentials.getuid() !== 0 || credentials.geteuid() === 0) return;
-  const uid = credentials.geteuid();
-  credentials.seteuid(0);
-  credentials.setuid(uid);
-  if (credentials.getuid() !== uid || credentials.geteuid() !== uid) {
+  if (credentials.getuid() !== 0 || credentials.getgid() !== SANDBOX_GID) return;
+  if (credentials.geteuid() !== 0) credentials.seteuid(0);
+  credentials.setuid(SANDBOX_UID);
+  if (credentials.getuid() !== SANDBOX_UID || credentials.geteuid() !== SANDBOX_UID) {
     throw new Error('could not become the sandbox user');
   }
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { asSandboxUser } from './identity';
 import { RunnerError } from './protocol';
 
 /**
@@ -7,9 +8,16 @@ import { RunnerError } from './protocol';
  */
 export function extractBundle(cwd: string, bundle: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    const tar = spawn('tar', ['-xzf', '-', '-C', cwd, '--no-same-owner', '--no-same-permissions'], {
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
+    const [file = 'tar', ...args] = asSandboxUser([
+      'tar',
+      '-xzf',
+      '-',
+      '-C',
+      cwd,
+      '--no-same-owner',
+      '--no-same-permissions',
+    ]);
+    const tar = spawn(file, args, { stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';
     tar.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     tar.on('error', reject);

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
+import { runUidArgument } from './identity';
 import { RunnerError } from './protocol';
 
 /*
@@ -208,7 +209,7 @@ export class Spawner {
 
   private ensureHelper(): HelperProcess {
     if (this.helper !== undefined) return this.helper;
-    const helper = spawn(this.binary, [this.cpuProcs], {
+    const helper = spawn(this.binary, [this.cpuProcs, runUidArgument()], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     helper.stdin.on('error', () => undefined); // it died: its exit is what counts
