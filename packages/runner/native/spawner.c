@@ -230,6 +230,16 @@ static void drain(struct run *run, int stream) {
  * inheritable first), then the user's uid. Raw system calls: the child shares the helper's
  * memory until its exec. 0, or -1 with errno set.
  */
+/* Makes every permitted capability effective. 0, or -1 with errno set. */
+static int raise_permitted(void) {
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2];
+  if (syscall(SYS_capget, &header, data) < 0) return -1;
+  data[0].effective = data[0].permitted;
+  data[1].effective = data[1].permitted;
+  return (int)syscall(SYS_capset, &header, data);
+}
+
 static int become_user(int zygote) {
   if (run_uid == 0) return 0;
   if (syscall(SYS_setresuid, -1, 0, -1) < 0) return -1;
@@ -240,6 +250,8 @@ static int become_user(int zygote) {
     data[0].inheritable = 1u << CAP_SETUID;
     data[1].inheritable = 0;
     if (syscall(SYS_capset, &header, data) < 0) return -1;
+    /* Ambient too: gVisor's exec leaves a root real uid no effective capability otherwise. */
+    if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETUID, 0, 0) < 0) return -1;
   }
   for (long cap = 0; cap < 64; cap++)
     if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
@@ -498,8 +510,10 @@ int main(int argc, char **argv) {
   if (getuid() == 0 && geteuid() != 0) {
     run_uid = geteuid();
   } else if (getuid() == 0 && argc > 2 && argv[2][0] != '\0') {
-    /* gVisor's exec makes a root real uid the effective one too: the runner names the user. */
+    /* gVisor's exec makes a root real uid the effective one too, with no effective
+       capability: the runner names the user, and CAP_SETUID is made effective to take it. */
     run_uid = (uid_t)strtoul(argv[2], NULL, 10);
+    if (raise_permitted() < 0) die("capset");
   }
   if (run_uid != 0 && setresuid((uid_t)-1, run_uid, 0) < 0) die("setresuid");
   if (argc > 1 && argv[1][0] != '\0') cpu_procs = open(argv[1], O_WRONLY | O_CLOEXEC);

@@ -27,23 +27,6 @@ export function runUidArgument(): string {
     : '';
 }
 
-/**
- * `argv` as the sandbox user in full, for a helper the runner starts itself (not through the
- * spawner). An exec keeps the runner's root real uid, and gVisor's makes it the effective one
- * too: setpriv takes the user's real, effective and saved uid first, which any of them allows.
- */
-export function asSandboxUser(argv: readonly string[]): string[] {
-  if (credentials.getuid() !== 0 || credentials.geteuid() !== SANDBOX_UID) return [...argv];
-  return [
-    'setpriv',
-    `--reuid=${SANDBOX_UID}`,
-    `--regid=${SANDBOX_GID}`,
-    '--keep-groups',
-    '--',
-    ...argv,
-  ];
-}
-
 /** Takes the runner's identity: root underneath, the sandbox user's effective uid on top. */
 export function becomeRunner(): void {
   if (!startedAsRunner()) return;
