@@ -7,7 +7,8 @@
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
 // rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the edge
-// proxy's CPU profile there.
+// proxy's CPU profile there. SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor
+// (ADR 31), into bench-<groups>-gvisor.json.
 import {
   docker,
   elapsedMs,
@@ -16,6 +17,8 @@ import {
   PREVIEW_DOMAIN,
   printTable,
   row,
+  runtime,
+  SANDBOX_RUNTIME,
   sessionContainer,
   sleep,
   startBenchStack,
@@ -96,7 +99,7 @@ async function bareDockerRun(image) {
         Image: image,
         Cmd: ['sleep', 'infinity'],
         User: '1000:1000',
-        HostConfig: { Init: true, Memory: 1024 * 2 ** 20, NanoCpus: 0.25e9 },
+        HostConfig: { Init: true, Memory: 1024 * 2 ** 20, NanoCpus: 0.25e9, ...runtime },
       });
       made.push(container);
       await container.start();
@@ -351,7 +354,8 @@ async function main() {
         loads,
       );
     }
-    await writeJson(ONLY === undefined ? 'bench' : `bench-${ONLY.join('-')}`, [
+    const groups = ONLY === undefined ? 'bench' : `bench-${ONLY.join('-')}`;
+    await writeJson(SANDBOX_RUNTIME === undefined ? groups : `${groups}-${SANDBOX_RUNTIME}`, [
       ...results,
       ...loads.map((l) => ({ ...l, name: `${l.name} (load)` })),
     ]);

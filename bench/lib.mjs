@@ -13,6 +13,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sleep } from './timing.mjs';
 
+/** The OCI runtime of the benchmark's sandboxes (Docker's default when unset). */
+export const SANDBOX_RUNTIME = process.env.SANDBOX_RUNTIME || undefined;
+/** Docker's `HostConfig.Runtime` for a bare baseline container on the same runtime. */
+export const runtime = SANDBOX_RUNTIME === undefined ? {} : { Runtime: SANDBOX_RUNTIME };
+
 const require = createRequire(import.meta.url);
 const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
 const { startGateway } = require('../services/gateway/dist/index.js');
@@ -66,6 +71,8 @@ export async function startBenchStack({
     BLOB_STORE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-blobs`,
     SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
     SANDBOX_POOL: pool,
+    // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
+    ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
     ...extraAgentEnv,
     // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
     // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
@@ -377,6 +384,7 @@ export async function writeJson(kind, rows) {
   const record = {
     kind,
     at: new Date().toISOString(),
+    runtime: SANDBOX_RUNTIME ?? 'runc',
     machine: machine(),
     rows: rows.map(({ baseline, ...r }) => ({ ...r, baseline: baseline?.name })),
   };

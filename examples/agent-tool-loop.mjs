@@ -20,6 +20,16 @@ const TURNS = [
   `while (true) {}`,
 ];
 
+/** What the model needs of a failed run: the error's line (Node may head it with the source line). */
+function errorLines(stderr) {
+  const lines = stderr.trim().split('\n');
+  const at = Math.max(
+    0,
+    lines.findIndex((line) => /^\w*Error\b/.test(line)),
+  );
+  return lines.slice(at, at + 2).join(' / ');
+}
+
 /** The model's next code given the last tool answer (here: the next scripted turn). */
 function nextCode(turn, _lastAnswer) {
   return TURNS[turn];
@@ -35,7 +45,7 @@ try {
       answer =
         result.exitCode === 0
           ? `ok: ${result.stdout.trim()}`
-          : `exit ${result.exitCode}: ${result.stderr.trim().split('\n').slice(0, 2).join(' / ')}`;
+          : `exit ${result.exitCode}: ${errorLines(result.stderr)}`;
       if (result.filesWritten?.length) answer += ` (files: ${result.filesWritten.join(', ')})`;
     } catch (err) {
       if (err instanceof ExecutionTimeoutError) answer = `timed out after 5 s`;

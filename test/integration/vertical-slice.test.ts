@@ -1,5 +1,11 @@
 import { call, createAccount } from '../support/api';
-import { docker, sessionContainer, sessionContainerNow, sessionCpuLimit } from '../support/stack';
+import {
+  docker,
+  sessionContainer,
+  sessionContainerNow,
+  sessionCpuLimit,
+  sessionProcessLimit,
+} from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 interface SessionBody {
@@ -44,7 +50,7 @@ describe('create → execute → info → delete, through every real layer', () 
     expect(info.HostConfig.ReadonlyRootfs).toBe(true);
     expect(info.HostConfig.Memory).toBe(1024 * 1024 * 1024);
     expect(await sessionCpuLimit(info)).toBe(0.25);
-    expect(info.HostConfig.PidsLimit).toBe(256);
+    expect(sessionProcessLimit(info)).toBe(256);
     expect(info.Config.User).toBe('0:1000');
     const whoami = await execute(session.sessionId, { command: 'id -u; id -g' });
     expect(whoami.body.stdout).toBe('1000\n1000\n');

@@ -122,6 +122,22 @@ export async function sessionCpuLimit(info: Docker.ContainerInspectInfo): Promis
   return Number(quota) / 100_000;
 }
 
+/** Whether this run's sandboxes are on gVisor (`SANDBOX_RUNTIME`, set by ./scripts/test). */
+export const onGvisor = (process.env.SANDBOX_RUNTIME ?? '') !== '';
+
+/**
+ * The session's process limit of a sandbox container: Docker's pids limit, or on gVisor the
+ * sandbox user's RLIMIT_NPROC, with the host's pids limit a bound on gVisor's own tasks.
+ */
+export function sessionProcessLimit(info: Docker.ContainerInspectInfo): number {
+  if (!onGvisor) return info.HostConfig.PidsLimit ?? 0;
+  const nproc = info.HostConfig.Ulimits?.find((u) => u.Name === 'nproc')?.Hard ?? 0;
+  if ((info.HostConfig.PidsLimit ?? 0) <= nproc * 10) {
+    throw new Error(`host pids limit ${info.HostConfig.PidsLimit} leaves gVisor no room`);
+  }
+  return nproc;
+}
+
 /** The containers of a node's sessions (not its warm pool's members). */
 export async function sessionContainers(nodeId: string): Promise<Docker.ContainerInfo[]> {
   const all = await docker.listContainers({ all: true, filters: nodeLabelFilter(nodeId) });
@@ -164,6 +180,13 @@ async function removeCpuGroups(root: string): Promise<void> {
 export async function removeNodeSandboxes(nodeId: string): Promise<void> {
   const filters = nodeLabelFilter(nodeId);
   for (const info of await docker.listContainers({ all: true, filters })) {
+    // A frozen gVisor sandbox cannot be killed: Docker would give up on it after 10 s.
+    if (info.State === 'paused') {
+      await docker
+        .getContainer(info.Id)
+        .unpause()
+        .catch(() => undefined);
+    }
     await docker
       .getContainer(info.Id)
       .remove({ force: true, v: true })

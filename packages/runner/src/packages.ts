@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { spawner } from './exec';
 import { RunnerError } from './protocol';
 
-const TAR = ['tar', '-xzf', '-', '--no-same-owner', '--no-same-permissions'];
+const TAR = ['/bin/tar', '-xzf', '-', '--no-same-owner', '--no-same-permissions'];
 
 /** stderr of `stream`, whole, once it ends. */
 function collected(stream: Readable): Promise<string> {
@@ -55,7 +55,7 @@ function extractAsChild(cwd: string, bundle: Buffer): Promise<void> {
           settled(code, text);
           resolve();
         } catch (err) {
-          reject(err);
+          reject(err as Error);
         }
       });
     });

@@ -68,4 +68,15 @@ describe('OwnKernelContainers', () => {
       containers.updateLimits('sbx-s1', { memoryBytes: 2, nanoCpus: 3, pidsLimit: 64 }),
     ).rejects.toThrow('fixed when it is made');
   });
+
+  it('thaws a frozen gVisor sandbox before removing it', async () => {
+    const journal: string[] = [];
+    const docker = new GvisorDocker(journal);
+    const containers = new OwnKernelContainers(docker, 'test.pids');
+    await containers.createAndStart(made('gvisor'));
+    await containers.pause('sbx-s1');
+    journal.length = 0;
+    expect(await containers.remove('sbx-s1')).toBe(true);
+    expect(journal).toEqual(['container.unpause s1', 'container.remove s1']);
+  });
 });

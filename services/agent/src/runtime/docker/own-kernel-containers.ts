@@ -66,6 +66,18 @@ export class OwnKernelContainers extends ForwardingContainers {
     return state === undefined || pids === undefined ? state : { ...state, pidsLimit: pids };
   }
 
+  /**
+   * Removes the container; a frozen gVisor sandbox is thawed first: its Sentry cannot be
+   * killed while frozen, and Docker gives up on it after ten seconds ("is zombie").
+   */
+  override async remove(container: string): Promise<boolean> {
+    const state = await this.inner.find(container);
+    if (state?.ownKernel === true && state.paused) {
+      await this.inner.unpause(container).catch(() => undefined);
+    }
+    return this.inner.remove(container);
+  }
+
   override async updateLimits(container: string, limits: ContainerLimits): Promise<void> {
     const state = await this.inner.find(container);
     const pids = state === undefined ? undefined : this.pidsOf(state);
