@@ -12,12 +12,13 @@ function collected(stream: Readable): Promise<string> {
   return new Promise((resolve) => stream.once('end', () => resolve(text)));
 }
 
-function settled(code: number | null, stderr: string): void {
-  if (code === 0) return;
+/** Why tar failed, from its exit code and stderr; undefined when it did not. */
+function failure(code: number | null, stderr: string): Error | undefined {
+  if (code === 0) return undefined;
   if (/no space left|quota exceeded/i.test(stderr)) {
-    throw Object.assign(new Error(stderr.trim()), { code: 'ENOSPC' });
+    return Object.assign(new Error(stderr.trim()), { code: 'ENOSPC' });
   }
-  throw new RunnerError('internal_error', `Unpacking packages failed: ${stderr.trim()}`);
+  return new RunnerError('internal_error', `Unpacking packages failed: ${stderr.trim()}`);
 }
 
 /**
@@ -40,7 +41,8 @@ export async function extractBundle(cwd: string, bundle: Buffer): Promise<void> 
   await run.input?.write(bundle);
   await run.input?.end();
   const { code } = await run.exited;
-  settled(code, await stderr);
+  const failed = failure(code, await stderr);
+  if (failed !== undefined) throw failed;
 }
 
 function extractAsChild(cwd: string, bundle: Buffer): Promise<void> {
@@ -51,12 +53,9 @@ function extractAsChild(cwd: string, bundle: Buffer): Promise<void> {
     tar.on('error', reject);
     tar.on('close', (code) => {
       void stderr.then((text) => {
-        try {
-          settled(code, text);
-          resolve();
-        } catch (err) {
-          reject(err as Error);
-        }
+        const failed = failure(code, text);
+        if (failed === undefined) resolve();
+        else reject(failed);
       });
     });
     tar.stdin.end(bundle);
