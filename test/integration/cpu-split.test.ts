@@ -1,6 +1,7 @@
 import { access, mkdir, readFile, rmdir, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
+import { docker, onGvisor, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -32,7 +33,25 @@ interface Run {
 const command = (sessionId: string, line: string) =>
   t.api.execute<Run>(sessionId, { command: line });
 
-describe('CPU split', () => {
+// gVisor's processes are not the host's: no CPU group there (ADR 31); the limit is Docker's.
+const describeSplit = onGvisor ? describe.skip : describe;
+const describeGvisor = onGvisor ? describe : describe.skip;
+
+describeGvisor('CPU limit on gVisor', () => {
+  it("holds the session's CPU limit on the whole sandbox, with no CPU group", async () => {
+    const container = await sessionContainer(t.sessionId);
+    const info = await docker.getContainer(container?.Id as string).inspect();
+    expect(info.HostConfig.NanoCpus).toBe(0.25e9);
+    expect(info.Config.Labels?.['io.sandbox.cpu-group']).toBeUndefined();
+    expect(info.HostConfig.Binds?.join(' ')).not.toContain('cgroup');
+    const spin = await command(t.sessionId, "timeout 1 sh -c 'while :; do :; done'; true");
+    expect(spin.body.exitCode).toBe(0);
+    expect(spin.body.cpuTime).toBeGreaterThan(100);
+    expect(spin.body.cpuTime).toBeLessThan(450);
+  });
+});
+
+describeSplit('CPU split', () => {
   it("runs commands, code and background processes in the session's group, the runner outside it", async () => {
     const own = await command(t.sessionId, cpuGroupOf('self'));
     const group = own.body.stdout.trim();
