@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { docker, sessionContainer } from '../support/stack';
+import { docker, onGvisor, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 import {
   startWebhookReceiver,
@@ -49,6 +49,7 @@ const session = (body: Record<string, unknown> = {}) => t.api.createSession(body
  * as its container's pids cgroup counts: a bomb at 0.25 CPU takes seconds to get there.
  */
 async function untilForkRefused(sessionId: string): Promise<void> {
+  if (onGvisor) return untilProcessesAtLimit(sessionId);
   const found = await sessionContainer(sessionId);
   const { State } = await docker.getContainer(found!.Id).inspect();
   const cgroups = await readFile(`/proc/${State.Pid}/cgroup`, 'utf8');
@@ -58,6 +59,32 @@ async function untilForkRefused(sessionId: string): Promise<void> {
   while (Date.now() < deadline) {
     const text = events === undefined ? '' : await readFile(events, 'utf8').catch(() => '');
     if (Number(/^max (\d+)$/m.exec(text)?.[1] ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${sessionId} never reached its process limit`);
+}
+
+/**
+ * On gVisor the limit is the user's RLIMIT_NPROC, refused by the Sentry, not the host's pids
+ * cgroup: waits (30 s at most) until the sandbox holds the limit's 256 processes, less the
+ * few a fork refused at the limit may leave (counted from inside, as root: docker exec).
+ */
+async function untilProcessesAtLimit(sessionId: string): Promise<void> {
+  const found = await sessionContainer(sessionId);
+  const container = docker.getContainer(found!.Id);
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const exec = await container.exec({
+      Cmd: ['sh', '-c', 'n=0; for p in /proc/[0-9]*; do n=$((n + 1)); done; echo $n'],
+      User: '0',
+      AttachStdout: true,
+    });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await new Promise((resolve) => stream.once('end', resolve));
+    const count = Number(/(\d+)\s*$/.exec(Buffer.concat(chunks).toString('latin1'))?.[1] ?? 0);
+    if (count >= 240) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`${sessionId} never reached its process limit`);
@@ -108,6 +135,9 @@ describe('exhaustion stays in its session', () => {
     const [word, count] = after.body.stdout.trim().split('\n');
     expect(word).toBe('recovered');
     expect(Number(count)).toBeLessThan(10);
+    // The node learns of a refused fork from the host's pids cgroup: on gVisor the Sentry
+    // refuses it, and no event is sent (docs/security.md).
+    if (onGvisor) return;
     expect(await limitEvent(attacker, 'processes')).toEqual({
       type: 'resource_limit.exceeded',
       timestamp: expect.any(String),
@@ -141,26 +171,31 @@ describe('exhaustion stays in its session', () => {
     });
   });
 
-  it('answers 507 when the inodes run out, and the session stays usable', async () => {
-    const attacker = await session();
-    await execute(attacker, {
-      command:
-        'mkdir -p f && cd f && for b in $(seq 0 70); do touch $(seq -f "$b-%g" 1 1000) 2>/dev/null || break; done; true',
-      timeout: 60,
-    });
-    const write = await t.api.writeFile(attacker, 'one-more.txt', 'x');
-    expect(write.status).toBe(507);
-    expect(write.body).toMatchObject({ error: { code: 'disk_full' } });
-    expect((await limitEvent(attacker, 'disk')).data).toEqual({
-      sessionId: attacker,
-      limit: 'disk',
-      max: 1024,
-    });
-    await execute(attacker, { command: 'rm -rf f', timeout: 60 });
-    expect(
-      (await execute(attacker, { command: 'echo ok > again.txt && cat again.txt' })).body.stdout,
-    ).toBe('ok\n');
-  });
+  // The inodes are those of the session's ext4 disk on the host, under either runtime; on
+  // gVisor each file goes through its gofer, and filling 65,000 of them takes minutes.
+  (onGvisor ? it.skip : it)(
+    'answers 507 when the inodes run out, and the session stays usable',
+    async () => {
+      const attacker = await session();
+      await execute(attacker, {
+        command:
+          'mkdir -p f && cd f && for b in $(seq 0 70); do touch $(seq -f "$b-%g" 1 1000) 2>/dev/null || break; done; true',
+        timeout: 60,
+      });
+      const write = await t.api.writeFile(attacker, 'one-more.txt', 'x');
+      expect(write.status).toBe(507);
+      expect(write.body).toMatchObject({ error: { code: 'disk_full' } });
+      expect((await limitEvent(attacker, 'disk')).data).toEqual({
+        sessionId: attacker,
+        limit: 'disk',
+        max: 1024,
+      });
+      await execute(attacker, { command: 'rm -rf f', timeout: 60 });
+      expect(
+        (await execute(attacker, { command: 'echo ok > again.txt && cat again.txt' })).body.stdout,
+      ).toBe('ok\n');
+    },
+  );
 
   it('fills only its own disk, answers 507 and reports the limit', async () => {
     const attacker = await session();
