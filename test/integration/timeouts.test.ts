@@ -37,7 +37,7 @@ it('answers 408 when the node is slower than the session-operation timeout, and 
   await stack.gateways[0]!.sweeper.sweep();
   // Gone once the node is done (2 s of delay, then its own work: slower on gVisor).
   let left = await sessionContainers(stack.nodeId);
-  for (const deadline = Date.now() + 8000; left.length > 0 && Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 8000; left.length > 0 && Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 250));
     left = await sessionContainers(stack.nodeId);
   }

@@ -41,8 +41,9 @@
  * capability in any set, none in its bounding set. A zygote (flag 8: the runner's pre-started
  * Node, zygote.ts) keeps root as its real and saved uid while it waits, with CAP_SETUID
  * inheritable only, which its exec makes its one permitted capability: it uses it once, to
- * become the sandbox user in full when it is handed its run. Elsewhere (the helper started by
- * an ordinary user, as in its tests) runs keep the helper's identity.
+ * become the sandbox user in full when it is handed its run (on gVisor, whose exec leaves it
+ * no effective capability, it starts as the user in full instead). Elsewhere (the helper
+ * started by an ordinary user, as in its tests) runs keep the helper's identity.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -87,6 +88,10 @@ static int cpu_procs = -1; /* the session's cgroup.procs, if given */
 static int dev_null = -1;
 /* The uid every run becomes, when this helper runs for a root runner (see main); else 0. */
 static uid_t run_uid = 0;
+/* Set when the runner named the user (gVisor): an exec there makes a root real uid the
+   effective one too, with no effective capability, so a zygote could never become the user
+   after its exec. Zygotes then start as the user in full, as runs do. */
+static int exec_takes_root = 0;
 
 static void die(const char *what) {
   fprintf(stderr, "spawner: %s: %s\n", what, strerror(errno));
@@ -242,6 +247,7 @@ static int raise_permitted(void) {
 
 static int become_user(int zygote) {
   if (run_uid == 0) return 0;
+  if (exec_takes_root) zygote = 0;
   if (syscall(SYS_setresuid, -1, 0, -1) < 0) return -1;
   if (zygote) {
     struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
@@ -250,8 +256,6 @@ static int become_user(int zygote) {
     data[0].inheritable = 1u << CAP_SETUID;
     data[1].inheritable = 0;
     if (syscall(SYS_capset, &header, data) < 0) return -1;
-    /* Ambient too: gVisor's exec leaves a root real uid no effective capability otherwise. */
-    if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETUID, 0, 0) < 0) return -1;
   }
   for (long cap = 0; cap < 64; cap++)
     if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
@@ -513,6 +517,7 @@ int main(int argc, char **argv) {
     /* gVisor's exec makes a root real uid the effective one too, with no effective
        capability: the runner names the user, and CAP_SETUID is made effective to take it. */
     run_uid = (uid_t)strtoul(argv[2], NULL, 10);
+    exec_takes_root = 1;
     if (raise_permitted() < 0) die("capset");
   }
   if (run_uid != 0 && setresuid((uid_t)-1, run_uid, 0) < 0) die("setresuid");

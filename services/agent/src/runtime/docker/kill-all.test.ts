@@ -102,9 +102,17 @@ describe('killAllInContainer', () => {
       killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: true }),
     ).resolves.toEqual([9, 14]);
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ container: 'ctr', user: '1000:1000' });
-    expect(calls[0]?.cmd.slice(0, 2)).toEqual(['sh', '-c']);
-    expect(calls[0]?.cmd[2]).toContain('kill -KILL -1');
+    // Root first (not held by the user's process limit), the user in full before the kill.
+    expect(calls[0]).toMatchObject({ container: 'ctr', user: '0:1000' });
+    expect(calls[0]?.cmd.slice(0, 6)).toEqual([
+      'setpriv',
+      '--reuid=1000',
+      '--regid=1000',
+      '--keep-groups',
+      'sh',
+      '-c',
+    ]);
+    expect(calls[0]?.cmd[6]).toContain('kill -KILL -1');
   });
 
   it('fails when the kill from inside does not end every process', async () => {

@@ -1,5 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
-import { SANDBOX_UID, SANDBOX_USER } from '@sandbox/contract';
+import { RUNNER_USER, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import type { ContainerClient, ContainerState, HostProcess } from './container-client';
 
 const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
@@ -173,10 +173,16 @@ exit 1
 /**
  * Kill-all in a sandbox on a kernel of its own (gVisor): the host sees none of its processes
  * (Docker's `top` lists the sandbox's pids against the host's processes of those numbers),
- * so the kill happens inside, through `docker exec`, as the sandbox user.
+ * so the kill happens inside, through `docker exec`, as the sandbox user. The exec starts as
+ * root and becomes that user with setpriv: a fork bomb holding the user's whole process limit
+ * (RLIMIT_NPROC there) cannot keep the killer from starting.
  */
 async function killFromInside(containers: ContainerClient, containerId: string): Promise<number[]> {
-  const { code, stdout } = await containers.execute(containerId, SANDBOX_USER, [
+  const { code, stdout } = await containers.execute(containerId, RUNNER_USER, [
+    'setpriv',
+    `--reuid=${SANDBOX_UID}`,
+    `--regid=${SANDBOX_GID}`,
+    '--keep-groups',
     'sh',
     '-c',
     KILL_FROM_INSIDE,

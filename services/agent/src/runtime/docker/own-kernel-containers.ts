@@ -24,8 +24,8 @@ export function hostTasksFor(pids: number): number {
  * host's pids cgroup counts gVisor's own tasks, about ten per sandbox process, and the Sentry
  * dies when a fork reaches it; so the session's limit becomes the sandbox user's RLIMIT_NPROC,
  * which the Sentry enforces, and the host's limit a multiple of it (`hostTasksFor`), a bound on
- * gVisor itself. Callers see the session's limit, as they do for every other sandbox. Docker
- * cannot change a running container's rlimits: another process limit needs another container.
+ * gVisor itself. Callers see the session's limit, as they do for every other sandbox. No limit
+ * of a running gVisor sandbox can change (runsc has no `update`): other limits, another one.
  */
 export class OwnKernelContainers extends ForwardingContainers {
   constructor(
@@ -78,15 +78,10 @@ export class OwnKernelContainers extends ForwardingContainers {
     return this.inner.remove(container);
   }
 
+  /** runsc has no `update`: a gVisor sandbox keeps the limits it was made with. */
   override async updateLimits(container: string, limits: ContainerLimits): Promise<void> {
     const state = await this.inner.find(container);
-    const pids = state === undefined ? undefined : this.pidsOf(state);
-    if (pids === undefined) return this.inner.updateLimits(container, limits);
-    if (limits.pidsLimit !== pids) {
-      throw new Error(
-        `the process limit of a gVisor sandbox is fixed when it is made (${pids}, not ${limits.pidsLimit})`,
-      );
-    }
-    return this.inner.updateLimits(container, { ...limits, pidsLimit: hostTasksFor(pids) });
+    if (state?.ownKernel !== true) return this.inner.updateLimits(container, limits);
+    throw new Error("a gVisor sandbox's limits are fixed when it is made");
   }
 }

@@ -62,10 +62,14 @@ export class WarmPool implements SandboxPool {
   /** Members out of the pool whose removal failed (dockerd was down, say): retried by `prune`. */
   private readonly strays: PoolMember[] = [];
 
+  /** Members serve only their own shape: gVisor cannot change a running sandbox's limits. */
+  private exactShapes = false;
+
   constructor(private readonly deps: WarmPoolDeps) {}
 
   /** Removes what an earlier run of the agent left in the pool, then starts filling it. */
   async start(): Promise<void> {
+    this.exactShapes = await this.deps.containers.ownKernel(this.deps.config.sandboxRuntime);
     await this.removeLeftovers();
     this.fill();
   }
@@ -94,7 +98,7 @@ export class WarmPool implements SandboxPool {
   take(limits: SandboxLimits): PoolMember | undefined {
     const fits = (m: PoolMember) => m.limits.diskMb === limits.diskMb;
     let index = this.ready.findIndex((m) => fits(m) && sameShape(m.limits, limits));
-    if (index < 0) index = this.ready.findIndex(fits);
+    if (index < 0 && !this.exactShapes) index = this.ready.findIndex(fits);
     if (index < 0) return undefined;
     const [member] = this.ready.splice(index, 1);
     this.fill();
