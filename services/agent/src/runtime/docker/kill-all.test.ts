@@ -88,20 +88,26 @@ describe('killAllInContainer', () => {
     ).rejects.toThrow('unable to freeze');
   });
 
-  it('kills from inside, as the sandbox user, in a sandbox on a kernel of its own', async () => {
+  it('kills from inside, as the sandbox user, in rounds until one finds nothing', async () => {
     const calls: Array<{ container: string; user: string; cmd: string[] }> = [];
+    // Round 1 sees two processes (its own kill may end it: 137), round 2 one more, round 3 none.
+    const answers = [
+      { code: 137, stdout: '14\n9\n' },
+      { code: 0, stdout: '21\n' },
+      { code: 0, stdout: '' },
+    ];
     const containers = {
       pause: () => Promise.reject(new Error('must not freeze from the host')),
       top: () => Promise.reject(new Error('must not list host processes')),
       execute: (container: string, user: string, cmd: string[]) => {
         calls.push({ container, user, cmd });
-        return Promise.resolve({ code: 0, stdout: '14\n9\n14\n' });
+        return Promise.resolve(answers[calls.length - 1]);
       },
     } as unknown as ContainerClient;
     await expect(
       killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: true }),
-    ).resolves.toEqual([9, 14]);
-    expect(calls).toHaveLength(1);
+    ).resolves.toEqual([9, 14, 21]);
+    expect(calls).toHaveLength(3);
     // Root first (not held by the user's process limit), the user in full before the kill.
     expect(calls[0]).toMatchObject({ container: 'ctr', user: '0:1000' });
     expect(calls[0]?.cmd.slice(0, 6)).toEqual([
@@ -115,12 +121,32 @@ describe('killAllInContainer', () => {
     expect(calls[0]?.cmd[6]).toContain('kill -KILL -1');
   });
 
-  it('fails when the kill from inside does not end every process', async () => {
+  it('kills once even when the first round sees nothing (a bomb between two listings)', async () => {
+    let calls = 0;
     const containers = {
-      execute: () => Promise.resolve({ code: 1, stdout: '14\n' }),
+      execute: () => {
+        calls += 1;
+        return Promise.resolve({ code: 0, stdout: '' });
+      },
     } as unknown as ContainerClient;
     await expect(
       killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: true }),
-    ).rejects.toThrow('kill-all in ctr ended with 1');
+    ).resolves.toEqual([]);
+    expect(calls).toBe(2);
+  });
+
+  it('fails when the kill from inside fails or never ends', async () => {
+    const failing = {
+      execute: () => Promise.resolve({ code: 126, stdout: '' }),
+    } as unknown as ContainerClient;
+    await expect(
+      killAllInContainer(failing, { id: 'ctr', pid: 1, ownKernel: true }),
+    ).rejects.toThrow('kill-all in ctr ended with 126');
+    const endless = {
+      execute: () => Promise.resolve({ code: 0, stdout: '7\n' }),
+    } as unknown as ContainerClient;
+    await expect(
+      killAllInContainer(endless, { id: 'ctr', pid: 1, ownKernel: true }),
+    ).rejects.toThrow('processes left after 5 rounds');
   });
 });

@@ -142,55 +142,63 @@ async function waitUntilGone(hostPids: readonly number[]): Promise<void> {
 }
 
 /**
- * Kills every process of the sandbox user from inside, in rounds until none is left; prints
- * the pids it found. It runs as that user, in full (real uid too), so `kill -1` reaches
- * exactly the user's processes: the runner, its spawner and a waiting zygote keep root as
- * their real and saved uid (ADR 28), init and the keep-alive are root. No fork: the shell
- * reads /proc with builtins only, so its own children are never counted.
+ * One round of a kill-all from inside: stops every process the caller may signal, three
+ * times (gVisor applies `kill -1` process by process, and a fork bomb's children born
+ * meanwhile escape a single pass; a stopped process forks no more), prints the pids of the
+ * sandbox user's processes it sees, then kills them all with `kill -KILL -1`. Run as that
+ * user in full (real uid too), it reaches exactly the user's processes: never the runner, its
+ * spawner or a waiting zygote, which keep root as their real uid (ADR 28), nor init and the
+ * keep-alive (root); `kill -1` spares the caller. The listing uses builtins only, so it never
+ * counts a child of its own.
  */
-const KILL_FROM_INSIDE = `
-round=0
-while [ $round -lt ${UNFROZEN_ROUNDS} ]; do
-  found=
-  for f in /proc/[0-9]*/status; do
-    pid=\${f#/proc/}; pid=\${pid%/status}
-    [ "$pid" = "$$" ] && continue
-    state=
-    while read -r key first rest; do
-      case $key in
-        State:) state=$first ;;
-        Uid:) [ "$first" = ${SANDBOX_UID} ] && [ "$state" != Z ] && { found=1; echo "$pid"; }; break ;;
-      esac
-    done 2>/dev/null <"$f"
-  done
-  [ -z "$found" ] && exit 0
-  kill -KILL -1 2>/dev/null
-  round=$((round + 1))
+const KILL_ROUND = `
+kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null
+for f in /proc/[0-9]*/status; do
+  pid=\${f#/proc/}; pid=\${pid%/status}
+  [ "$pid" = "$$" ] && continue
+  state=
+  while read -r key first rest; do
+    case $key in
+      State:) state=$first ;;
+      Uid:) [ "$first" = ${SANDBOX_UID} ] && [ "$state" != Z ] && echo "$pid"; break ;;
+    esac
+  done 2>/dev/null <"$f"
 done
-exit 1
+kill -KILL -1 2>/dev/null
+exit 0
 `;
+
+/** Rounds of a kill-all from inside: the last must find no process left. */
+const INSIDE_ROUNDS = 5;
 
 /**
  * Kill-all in a sandbox on a kernel of its own (gVisor): the host sees none of its processes
  * (Docker's `top` lists the sandbox's pids against the host's processes of those numbers),
  * so the kill happens inside, through `docker exec`, as the sandbox user. The exec starts as
  * root and becomes that user with setpriv: a fork bomb holding the user's whole process limit
- * (RLIMIT_NPROC there) cannot keep the killer from starting.
+ * (RLIMIT_NPROC there) cannot keep the killer from starting. Rounds until one finds nothing.
  */
 async function killFromInside(containers: ContainerClient, containerId: string): Promise<number[]> {
-  const { code, stdout } = await containers.execute(containerId, RUNNER_USER, [
-    'setpriv',
-    `--reuid=${SANDBOX_UID}`,
-    `--regid=${SANDBOX_GID}`,
-    '--keep-groups',
-    'sh',
-    '-c',
-    KILL_FROM_INSIDE,
-  ]);
-  if (code !== 0) throw new Error(`kill-all in ${containerId} ended with ${code}`);
-  const pids = stdout
-    .split('\n')
-    .filter((line) => /^\d+$/.test(line))
-    .map(Number);
-  return [...new Set(pids)].sort((a, b) => a - b);
+  const killed = new Set<number>();
+  for (let round = 0; round < INSIDE_ROUNDS; round += 1) {
+    const { code, stdout } = await containers.execute(containerId, RUNNER_USER, [
+      'setpriv',
+      `--reuid=${SANDBOX_UID}`,
+      `--regid=${SANDBOX_GID}`,
+      '--keep-groups',
+      'sh',
+      '-c',
+      KILL_ROUND,
+    ]);
+    if (code !== 0 && code !== 137) {
+      throw new Error(`kill-all in ${containerId} ended with ${code}`);
+    }
+    const found = stdout
+      .split(/\s+/)
+      .filter((word) => /^\d+$/.test(word))
+      .map(Number);
+    for (const pid of found) killed.add(pid);
+    if (round > 0 && found.length === 0) return [...killed].sort((a, b) => a - b);
+  }
+  throw new Error(`kill-all in ${containerId}: processes left after ${INSIDE_ROUNDS} rounds`);
 }
