@@ -137,11 +137,23 @@ describe('killAllInContainer', () => {
 
   it('fails when the kill from inside fails or never ends', async () => {
     const failing = {
-      execute: () => Promise.resolve({ code: 126, stdout: '' }),
+      execute: () => Promise.resolve({ code: 2, stdout: '' }),
     } as unknown as ContainerClient;
     await expect(
       killAllInContainer(failing, { id: 'ctr', pid: 1, ownKernel: true }),
-    ).rejects.toThrow('kill-all in ctr ended with 126');
+    ).rejects.toThrow('kill-all in ctr ended with 2');
+    // An exec that cannot start (126) is tried again, up to the last round.
+    let starts = 0;
+    const busy = {
+      execute: () => {
+        starts += 1;
+        return Promise.resolve({ code: 126, stdout: '' });
+      },
+    } as unknown as ContainerClient;
+    await expect(killAllInContainer(busy, { id: 'ctr', pid: 1, ownKernel: true })).rejects.toThrow(
+      'kill-all in ctr ended with 126',
+    );
+    expect(starts).toBe(5);
     const endless = {
       execute: () => Promise.resolve({ code: 0, stdout: '7\n' }),
     } as unknown as ContainerClient;

@@ -190,6 +190,11 @@ async function killFromInside(containers: ContainerClient, containerId: string):
       '-c',
       KILL_ROUND,
     ]);
+    // 126: the exec could not start (a bomb holds the sandbox's tasks); the next round may.
+    if (code === 126 && round < INSIDE_ROUNDS - 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      continue;
+    }
     if (code !== 0 && code !== 137) {
       throw new Error(`kill-all in ${containerId} ended with ${code}`);
     }
