@@ -1,14 +1,22 @@
 import { call, createAccount } from '../support/api';
 import { slowRuntime } from '../support/slow-runtime';
-import { MANUAL_SWEEPS, sessionContainers, startStack, type TestStack } from '../support/stack';
+import {
+  MANUAL_SWEEPS,
+  onGvisor,
+  sessionContainers,
+  startStack,
+  type TestStack,
+} from '../support/stack';
 
 let stack: TestStack;
+/** The gateway's timeout for session operations: a cold create on gVisor takes over a second. */
+const OP_TIMEOUT_MS = onGvisor ? 2500 : 800;
 /** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
 const { slowness, runtime } = slowRuntime();
 
 beforeAll(async () => {
   stack = await startStack({
-    gatewayEnv: { SESSION_OP_TIMEOUT_MS: '800', ...MANUAL_SWEEPS },
+    gatewayEnv: { SESSION_OP_TIMEOUT_MS: String(OP_TIMEOUT_MS), ...MANUAL_SWEEPS },
     runtime,
   });
 });
@@ -19,7 +27,7 @@ afterAll(async () => {
 
 it('answers 408 when the node is slower than the session-operation timeout, and leaves nothing behind', async () => {
   const account = await createAccount(stack, 'free');
-  slowness.delayMs = 2000;
+  slowness.delayMs = OP_TIMEOUT_MS + 1200;
   const started = Date.now();
   const created = await call(`${stack.url}/v1/sessions/create`, {
     method: 'POST',
@@ -28,16 +36,16 @@ it('answers 408 when the node is slower than the session-operation timeout, and 
   });
   expect(created.status).toBe(408);
   expect(created.body).toMatchObject({ error: { code: 'request_timeout' } });
-  expect(Date.now() - started).toBeLessThan(2000);
+  expect(Date.now() - started).toBeLessThan(slowness.delayMs);
 
   // The session is not listed. The sweeper finds nothing to remove yet (the node is still
   // busy); when the node finishes, it sees the caller gave up and removes what it made.
   const list = await call<{ data: unknown[] }>(`${stack.url}/v1/sessions`, { key: account.key });
   expect(list.body.data).toEqual([]);
   await stack.gateways[0]!.sweeper.sweep();
-  // Gone once the node is done (2 s of delay, then its own work: slower on gVisor).
+  // Gone once the node is done (its delay, then its own work: slower on gVisor).
   let left = await sessionContainers(stack.nodeId);
-  for (const deadline = Date.now() + 8000; left.length > 0 && Date.now() < deadline;) {
+  for (const deadline = Date.now() + 10_000; left.length > 0 && Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 250));
     left = await sessionContainers(stack.nodeId);
   }
