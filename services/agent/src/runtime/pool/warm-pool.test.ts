@@ -53,6 +53,23 @@ describe('WarmPool', () => {
     expect(made(d)).toHaveLength(4);
   });
 
+  it('hands out only members of exactly the limits asked for on gVisor (no update there)', async () => {
+    const { d, pool } = pooled([
+      { size: 1, memoryMb: 512, cpu: 1, diskMb: 1024 },
+      { size: 1, memoryMb: 1024, cpu: 0.25, diskMb: 1024 },
+    ]);
+    d.containers.ownKernel = () => Promise.resolve(true);
+    await pool.start();
+    await pool.settled();
+    expect(pool.take(LIMITS)?.limits).toMatchObject({ memoryMb: 1024, cpu: 0.25 });
+    // Runc would hand out the 512 MB member and change its limits; gVisor cannot.
+    expect(pool.take(LIMITS)).toBeUndefined();
+    expect(pool.take({ ...LIMITS, memoryMb: 512, cpu: 1 })?.limits).toMatchObject({
+      memoryMb: 512,
+      cpu: 1,
+    });
+  });
+
   it('does not refill while a create it could not serve is running', async () => {
     const { d, pool } = pooled();
     await pool.start();
