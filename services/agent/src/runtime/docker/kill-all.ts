@@ -8,6 +8,8 @@ const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
  * that names itself so only hides from its own session's kill-all.
  */
 const WAITING_ZYGOTE_ARGS = ' --enable-source-maps /opt/sandbox/runner/zygote.js';
+/** The end of a waiting zygote's command line as dash reads it (its NULs dropped). */
+const WAITING_ZYGOTE_SCRIPT = '/opt/sandbox/runner/zygote.js';
 /** The runner's spawner (packages/runner/native): runs are its children, never the runner's. */
 const SPAWNER_PATH = '/opt/sandbox/runner/run-spawner';
 
@@ -146,16 +148,20 @@ async function waitUntilGone(hostPids: readonly number[]): Promise<void> {
  * times (gVisor applies `kill -1` process by process, and a fork bomb's children born
  * meanwhile escape a single pass; a stopped process forks no more), prints the pids of the
  * sandbox user's processes it sees, then kills them all with `kill -KILL -1`. Run as that
- * user in full (real uid too), it reaches exactly the user's processes: never the runner, its
- * spawner or a waiting zygote, which keep root as their real uid (ADR 28), nor init and the
- * keep-alive (root); `kill -1` spares the caller. The listing uses builtins only, so it never
- * counts a child of its own.
+ * user in full (real uid too), it reaches exactly the user's processes: never the runner and its
+ * spawner, which keep root as their real uid (ADR 28), nor init and the keep-alive (root);
+ * `kill -1` spares the caller. On gVisor a waiting zygote is the user's: it is killed (the
+ * runner starts another) but not listed, as the user never started it. The listing uses
+ * builtins only, so it never counts a child of its own.
  */
 const KILL_ROUND = `
 kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null
 for f in /proc/[0-9]*/status; do
   pid=\${f#/proc/}; pid=\${pid%/status}
   [ "$pid" = "$$" ] && continue
+  cmd=
+  read -r cmd 2>/dev/null <"/proc/$pid/cmdline"
+  case $cmd in *${WAITING_ZYGOTE_SCRIPT}) continue ;; esac
   state=
   while read -r key first rest; do
     case $key in
