@@ -135,8 +135,13 @@ describe('code runs in a pre-started Node', () => {
     expect(own.idle.cpuTime).toBeGreaterThan(20);
     expect(zygote.idle.cpuTime).toBeLessThan(own.idle.cpuTime / 2);
     expect(zygote.idle.memoryUsed).toBeGreaterThan(10 * 2 ** 20); // a Node process's own size
-    // The busy loop's CPU is counted in full (0.25 CPU over 600 ms: about 150 ms).
-    expect(zygote.working.cpuTime).toBeGreaterThan(own.working.cpuTime - own.idle.cpuTime - 40);
+    // The busy loop's CPU is counted in full (0.25 CPU over 600 ms: about 150 ms). On gVisor
+    // a Node's start-up is not a fixed cost to subtract (its Sentry's work varies): the loop's
+    // share alone.
+    if (onGvisor) expect(zygote.working.cpuTime).toBeGreaterThan(100);
+    else {
+      expect(zygote.working.cpuTime).toBeGreaterThan(own.working.cpuTime - own.idle.cpuTime - 40);
+    }
   });
 
   it('stops a run that outlives its timeout (408 execution_timeout), and the next run works', async () => {
