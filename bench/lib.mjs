@@ -345,14 +345,19 @@ export async function api(url, key, path, body) {
   return text;
 }
 
-/** The session's container (found by the name the agent gives it). */
+/**
+ * The session's container (found by the name the agent gives it). A create from the warm pool
+ * answers before its member takes the session's name: waits up to 10 s for it.
+ */
 export async function sessionContainer(sessionId) {
-  const [container] = await docker.listContainers({
-    all: true,
-    filters: { name: [`^/sbx-${sessionId}$`] },
-  });
-  if (!container) throw new Error(`no container for ${sessionId}`);
-  return container;
+  for (const deadline = Date.now() + 10_000; ; await sleep(50)) {
+    const [container] = await docker.listContainers({
+      all: true,
+      filters: { name: [`^/sbx-${sessionId}$`] },
+    });
+    if (container) return container;
+    if (Date.now() > deadline) throw new Error(`no container for ${sessionId}`);
+  }
 }
 
 export function machine() {
