@@ -7,9 +7,8 @@ const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
  * A runner's pre-started Node while it waits (a run renames it after its code file). A run
  * that names itself so only hides from its own session's kill-all.
  */
-const WAITING_ZYGOTE_ARGS = ' --enable-source-maps /opt/sandbox/runner/zygote.js';
-/** The end of a waiting zygote's command line as dash reads it (its NULs dropped). */
 const WAITING_ZYGOTE_SCRIPT = '/opt/sandbox/runner/zygote.js';
+const WAITING_ZYGOTE_ARGS = ` --enable-source-maps ${WAITING_ZYGOTE_SCRIPT}`;
 /** The runner's spawner (packages/runner/native): runs are its children, never the runner's. */
 const SPAWNER_PATH = '/opt/sandbox/runner/run-spawner';
 

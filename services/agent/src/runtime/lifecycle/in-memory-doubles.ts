@@ -21,6 +21,7 @@ import type {
   EgressRules,
   LifecycleDeps,
   Runners,
+  RunnerStats,
   SandboxAddress,
   SavedWorkspaces,
   SpecStore,
@@ -353,7 +354,7 @@ export class FakeRunners implements Runners {
     return undefined;
   }
 
-  stats(): Promise<{ filesCount: number; activeProcesses: number }> {
+  stats(): Promise<RunnerStats> {
     return Promise.resolve({ filesCount: 0, activeProcesses: 0 });
   }
 

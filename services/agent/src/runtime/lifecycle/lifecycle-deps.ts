@@ -40,15 +40,18 @@ export interface SpecStore {
 }
 
 /** The runners inside the sandboxes, as the lifecycle sees them (`RunnerPool`). */
+/** What a sandbox's runner counts: the workspace's files and the user's processes. */
+export interface RunnerStats {
+  filesCount: number;
+  activeProcesses: number;
+}
+
 export interface Runners {
   /** Starts the session's runner (and waits for its answer). */
   warmUp(sessionId: string, containerId: string): Promise<void>;
-  stats(
-    sessionId: string,
-    containerId: string,
-  ): Promise<{ filesCount: number; activeProcesses: number }>;
+  stats(sessionId: string, containerId: string): Promise<RunnerStats>;
   /** The container's stats as its runner last gave them (a frozen runner cannot answer). */
-  lastStats(containerId: string): { filesCount: number; activeProcesses: number } | undefined;
+  lastStats(containerId: string): RunnerStats | undefined;
   /** Forgets the session's runner (its container is going or was replaced). */
   /** Ends the session's runner connection: its runs under way fail with `reason`. */
   close(sessionId: string, reason?: AppError): void;

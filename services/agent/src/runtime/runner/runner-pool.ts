@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import type { AppError } from '@sandbox/errors';
 import { RUNNER_USER, SANDBOX_USER } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
-import type { Runners } from '../lifecycle/lifecycle-deps';
+import type { Runners, RunnerStats } from '../lifecycle/lifecycle-deps';
 import { RunnerClient } from './runner-client';
 
 const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
@@ -14,7 +14,7 @@ export class RunnerPool implements Runners {
   /** The user each container's runner starts as, by container id. */
   private readonly runnerUsers = new Map<string, string>();
   /** Each container's stats as its runner last gave them. */
-  private readonly lastStatsOf = new Map<string, { filesCount: number; activeProcesses: number }>();
+  private readonly lastStatsOf = new Map<string, RunnerStats>();
 
   constructor(
     private readonly docker: Docker,
@@ -39,17 +39,17 @@ export class RunnerPool implements Runners {
     await this.get(sessionId, containerId).request({ op: 'ping' }, 'pong');
   }
 
-  async stats(
-    sessionId: string,
-    containerId: string,
-  ): Promise<{ filesCount: number; activeProcesses: number }> {
+  async stats(sessionId: string, containerId: string): Promise<RunnerStats> {
     const stats = await this.get(sessionId, containerId).request({ op: 'stats' }, 'stats');
-    const result = { filesCount: stats.filesCount, activeProcesses: stats.activeProcesses };
+    const result: RunnerStats = {
+      filesCount: stats.filesCount,
+      activeProcesses: stats.activeProcesses,
+    };
     this.lastStatsOf.set(containerId, result);
     return result;
   }
 
-  lastStats(containerId: string): { filesCount: number; activeProcesses: number } | undefined {
+  lastStats(containerId: string): RunnerStats | undefined {
     return this.lastStatsOf.get(containerId);
   }
 
