@@ -90,6 +90,7 @@ it('writes no session id or key into the metrics', async () => {
   const api = t.as(account.key);
   const id = await api.createSession();
   await api.execute(id, { command: 'true' });
+  expect((await api.session(id)).status).toBe(200);
   const text = await (await fetch(`http://${t.stack.gateways[0]!.metricsAddress}/metrics`)).text();
   expect(text).toContain('route="/v1/sessions/:sessionId"');
   expect(text).not.toContain(id);

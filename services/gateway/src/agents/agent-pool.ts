@@ -71,6 +71,7 @@ export class AgentPool {
   private readonly members = new Map<string, Member>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  private nextRound: Promise<void> | undefined;
   private refreshing: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -87,12 +88,25 @@ export class AgentPool {
   async start(configured: readonly AgentNode[]): Promise<void> {
     await this.store.registerConfigured(configured);
     await this.tick();
-    this.timer = setInterval(() => void this.tick(), this.settings.heartbeatMs);
+    this.timer = setInterval(() => void this.round(), this.settings.heartbeatMs);
     this.timer.unref();
   }
 
-  /** Re-reads the registry and beats every node; one at a time. */
+  /**
+   * A heartbeat round that starts after this call, so it sees every registry change made
+   * before it: while one is in flight, waits for it and runs the next (callers share it).
+   */
   tick(): Promise<void> {
+    if (this.ticking === undefined) return this.round();
+    this.nextRound ??= this.ticking.then(() => {
+      this.nextRound = undefined;
+      return this.round();
+    });
+    return this.nextRound;
+  }
+
+  /** Re-reads the registry and beats every node; one round at a time. */
+  private round(): Promise<void> {
     this.ticking ??= (async () => {
       try {
         await this.refresh();
