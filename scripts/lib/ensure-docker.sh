@@ -5,6 +5,9 @@
 #   ensure_docker   make sure a working Docker daemon is reachable; installs
 #                   docker.io (Debian) and starts dockerd in the background if
 #                   needed. Returns non-zero with a clear message on failure.
+#   restart_docker  stops dockerd (its containers with it) and starts it again,
+#                   to load settings it reads only at start; waits until it answers.
+#   dockerd_pid     prints the pid of the running dockerd.
 #   DOCKER          the docker client to use (/usr/bin/docker when present).
 #
 # Safe to source from scripts running under `set -euo pipefail`; it does not
@@ -31,15 +34,23 @@ _ensure_docker_ok() {
   "$DOCKER" info >/dev/null 2>&1
 }
 
-# Is a dockerd process running? Scans /proc so it needs neither procps nor
-# sysvinit-utils (both may be absent on a minimal system).
-_ensure_docker_dockerd_running() {
+# The pid of the running dockerd, from /proc: needs neither procps nor sysvinit-utils (both
+# may be absent on a minimal system).
+dockerd_pid() {
   local comm f
   for f in /proc/[0-9]*/comm; do
     { read -r comm <"$f"; } 2>/dev/null || continue
-    [[ $comm == dockerd ]] && return 0
+    if [[ $comm == dockerd ]]; then
+      f=${f#/proc/}
+      echo "${f%/comm}"
+      return 0
+    fi
   done
   return 1
+}
+
+_ensure_docker_dockerd_running() {
+  dockerd_pid >/dev/null
 }
 
 _ensure_docker_install() {
@@ -77,6 +88,29 @@ _ensure_docker_start() {
   # setsid: own session, so it outlives the calling script and its terminal.
   setsid nohup dockerd >"$ENSURE_DOCKER_LOG" 2>&1 </dev/null &
   disown 2>/dev/null || true
+}
+
+restart_docker() {
+  if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1 \
+    && systemctl is-active --quiet docker 2>/dev/null; then
+    _ensure_docker_log "restarting docker with systemctl"
+    systemctl restart docker >/dev/null 2>&1 || return 1
+  else
+    local pid i
+    if pid=$(dockerd_pid); then
+      _ensure_docker_log "stopping dockerd ($pid)"
+      kill -TERM "$pid" || return 1
+      for ((i = 0; i < 120; i++)); do
+        [[ -d /proc/$pid ]] || break
+        sleep 0.5
+      done
+      if [[ -d /proc/$pid ]]; then
+        _ensure_docker_log "error: dockerd ($pid) did not stop within a minute"
+        return 1
+      fi
+    fi
+  fi
+  ensure_docker
 }
 
 ensure_docker() {

@@ -31,20 +31,6 @@ _gvisor_registered() {
   "$DOCKER" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q "\"$GVISOR_RUNTIME\""
 }
 
-# The pid of the running dockerd, from /proc (procps may be missing).
-_gvisor_dockerd_pid() {
-  local comm f
-  for f in /proc/[0-9]*/comm; do
-    { read -r comm <"$f"; } 2>/dev/null || continue
-    if [[ $comm == dockerd ]]; then
-      f=${f#/proc/}
-      echo "${f%/comm}"
-      return 0
-    fi
-  done
-  return 1
-}
-
 # Adds (or updates) the runtime in daemon.json, keeping everything else the operator put there.
 _gvisor_register() {
   local runsc
@@ -67,7 +53,7 @@ JS
   [[ $rc -eq 0 || $rc -eq 10 ]] || return 1
   # dockerd rereads `runtimes` on SIGHUP: no restart, running containers are untouched.
   local pid
-  pid=$(_gvisor_dockerd_pid) || { _gvisor_log "dockerd is not running here"; return 1; }
+  pid=$(dockerd_pid) || { _gvisor_log "dockerd is not running here"; return 1; }
   as_root kill -HUP "$pid"
   wait_for 15 _gvisor_registered
 }

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -163,8 +164,10 @@ export async function containerProcesses(
 }
 
 /** Where a test agent keeps its sessions' disks. */
+const TEST_WORKSPACES = '/var/lib/sandbox-agent/test-workspaces';
+
 export function testWorkspaceDir(nodeId: string): string {
-  return `/var/lib/sandbox-agent/test-workspaces/${nodeId}`;
+  return `${TEST_WORKSPACES}/${nodeId}`;
 }
 
 /** Removes a node's CPU groups (empty once its containers are gone); rmdir, as cgroupfs wants. */
@@ -218,6 +221,10 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
  * npm proxy's), as ./scripts/up passes it, and the OCI runtime of `SANDBOX_RUNTIME` when set.
  */
 export function testAgentEnv(nodeId: string, internalToken: string): Record<string, string> {
+  // Searchable by others, as an agent makes the directories above its own: a remapped
+  // sandbox root must pass it (ADR 32); an older run may have left it 0700.
+  mkdirSync(TEST_WORKSPACES, { recursive: true, mode: 0o711 });
+  chmodSync(TEST_WORKSPACES, 0o711);
   return {
     AGENT_PORT: '0',
     AGENT_PREVIEW_PORT: '0',

@@ -1,9 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { AgentConfig } from '@sandbox/config';
-import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import { CachedContainers } from './docker/cached-containers';
 import type { ContainerClient } from './docker/container-client';
@@ -12,6 +11,7 @@ import { CpuSplitContainers } from './docker/cpu-split-containers';
 import { DockerodeContainerClient } from './docker/dockerode-container-client';
 import { OwnKernelContainers } from './docker/own-kernel-containers';
 import { sandboxExtraCaBundle } from './docker/extra-ca';
+import { openToSandboxRoot, SandboxHostIds, type EngineIdentity } from './docker/host-ids';
 import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
@@ -48,11 +48,12 @@ function splitCpu(
   containers: ContainerClient,
   config: AgentConfig,
   logger: Logger,
+  ids: SandboxHostIds,
 ): CpuSplitContainers | undefined {
   if (!config.cpuSplit) return undefined;
   const groups = CpuGroups.open({
     name: `${config.labelPrefix}.${config.nodeId}`,
-    owner: { uid: SANDBOX_UID, gid: SANDBOX_GID },
+    owner: ids,
     logger,
   });
   if (groups === undefined) return undefined;
@@ -65,7 +66,10 @@ function splitCpu(
 /** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
 export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
   const { logger } = options;
-  mkdirSync(options.config.workspaceDir, { recursive: true, mode: 0o700 });
+  // Directories made above it are searchable (a remapped sandbox root must pass them: see
+  // openToSandboxRoot); the workspace directory itself is the agent's alone until then.
+  mkdirSync(options.config.workspaceDir, { recursive: true, mode: 0o711 });
+  chmodSync(options.config.workspaceDir, 0o700);
   const config = {
     ...options.config,
     extraCaCertsPath: sandboxExtraCaBundle(
@@ -76,6 +80,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     ),
   };
   const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
+  // The sandbox user's ids on the host: learned from the engine before the first sandbox.
+  const ids = new SandboxHostIds();
   // Container state from memory while Docker's event stream says what changed.
   let cache: CachedContainers | undefined;
   let containers = options.containers;
@@ -90,7 +96,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     );
     containers = cache;
   }
-  const cpuSplit = splitCpu(containers, config, logger);
+  const cpuSplit = splitCpu(containers, config, logger, ids);
   containers = new OwnKernelContainers(
     cpuSplit ?? containers,
     sandboxLabelKeys(config.labelPrefix).pids,
@@ -98,8 +104,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
   const runners = new RunnerPool(docker, logger);
   const workspaces =
     config.diskQuota === 'loop'
-      ? new LoopWorkspaces(config.workspaceDir, logger)
-      : new VolumeWorkspaces(docker);
+      ? new LoopWorkspaces(config.workspaceDir, logger, ids)
+      : new VolumeWorkspaces(docker, ids);
   const load = new RequestLoad();
   const egress = new SessionEgress(logger, config.nodeId, config.egressFirewall);
   let egressProxy: EgressProxy | undefined;
@@ -121,13 +127,18 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     config,
     logger,
     containers,
-    prepareHost: () => prepareHost({ containers, config, logger }),
+    prepareHost: async () => {
+      ids.learn((await docker.info()) as EngineIdentity);
+      if (ids.remapped) logger.info({ sandboxRootUid: ids.rootUid }, 'the engine remaps user ids');
+      await openToSandboxRoot(config.workspaceDir, ids);
+      return prepareHost({ containers, config, logger });
+    },
     runners,
     pool,
     load,
     cache,
     cpuSplit,
-    blobs: createBlobStore(config, options.blobCredentials),
+    blobs: createBlobStore(config, options.blobCredentials, ids),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
     locks: new SessionLocks(),

@@ -18,7 +18,8 @@ import {
   type ArchiveFormat,
   type Unpacking,
 } from './workspace-archive';
-import { isSessionId, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
+import { isSessionId } from '@sandbox/contract';
+import { SandboxHostIds } from '../docker/host-ids';
 
 export interface ArchiveManifest {
   /** Of the archive; empty for a kept disk. */
@@ -117,6 +118,8 @@ export class BlobStore {
     private readonly objects: ObjectStore,
     /** A local directory of the agent's own for archives on their way in. */
     private readonly stagingDir: string,
+    /** Whom archives are made and unpacked as, on the host. */
+    private readonly ids: SandboxHostIds,
   ) {}
 
   /** A staging file of a session's save (a session's steps never overlap). */
@@ -169,7 +172,7 @@ export class BlobStore {
     // of its own, then only the plain files of a log's names are copied into `target`.
     const scratch = await mkdtemp(join(tmpdir(), 'sandbox-logs-'));
     try {
-      await chown(scratch, SANDBOX_UID, SANDBOX_GID);
+      await chown(scratch, this.ids.uid, this.ids.gid);
       await this.restoreArchive(name, scratch);
       await mkdir(target, { recursive: true, mode: 0o700 });
       for (const entry of await readdir(scratch, { withFileTypes: true })) {
@@ -190,7 +193,9 @@ export class BlobStore {
     try {
       let staged: { file: string; format: ArchiveFormat };
       try {
-        staged = await archiveWorkspace(source, (format) => this.stagingFile(name, format));
+        staged = await archiveWorkspace(this.ids, source, (format) =>
+          this.stagingFile(name, format),
+        );
       } catch (err) {
         throw new AppError('internal_error', 'The workspace could not be archived', {
           cause: err,
@@ -289,7 +294,7 @@ export class BlobStore {
     }
     let unpacking: Unpacking;
     try {
-      unpacking = await startUnpack(target, format, stored.fd);
+      unpacking = await startUnpack(this.ids, target, format, stored.fd);
     } catch (err) {
       stored.body.destroy();
       throw unpackFailed(err);
@@ -364,10 +369,11 @@ export class BlobStore {
 export function createBlobStore(
   config: Pick<AgentConfig, 'blobStore' | 'blobStoreDir'>,
   credentials?: S3Credentials,
+  ids = new SandboxHostIds(),
 ): BlobStore {
   const objects =
     config.blobStore.kind === 's3'
       ? new S3ObjectStore(config.blobStore, credentials)
       : new LocalObjectStore(config.blobStoreDir);
-  return new BlobStore(objects, join(config.blobStoreDir, '.staging'));
+  return new BlobStore(objects, join(config.blobStoreDir, '.staging'), ids);
 }

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { chown, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
+import type { SandboxHostIds } from '../docker/host-ids';
 
 /**
  * A workspace as a tar, made and unpacked as the sandbox user: symlinks are kept (not
@@ -29,12 +29,12 @@ const COMPRESSION: Record<ArchiveFormat, string[]> = {
 /** zstd is kept when its archive is at most this part of the plain tar. */
 const WORTH_COMPRESSING = 0.9;
 
-/** `setpriv` arguments that run what follows as the sandbox user, with no other group. */
-const AS_SANDBOX_USER = [
+/** `setpriv` arguments that run what follows as the sandbox user (`ids`), with no other group. */
+const asSandboxUser = (ids: SandboxHostIds): string[] => [
   '--reuid',
-  String(SANDBOX_UID),
+  String(ids.uid),
   '--regid',
-  String(SANDBOX_GID),
+  String(ids.gid),
   '--clear-groups',
 ];
 
@@ -52,6 +52,7 @@ const SAFE_PATH = process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin';
  * and resolves with (the end of) what tar wrote to stderr.
  */
 function startTar(
+  ids: SandboxHostIds,
   args: string[],
   stdio: { stdin?: number | 'pipe'; stdout?: number },
   cwd?: string,
@@ -60,7 +61,7 @@ function startTar(
   const caps = readAll
     ? ['--inh-caps', '+dac_read_search', '--ambient-caps', '+dac_read_search']
     : [];
-  const child = spawn('setpriv', [...AS_SANDBOX_USER, ...caps, 'tar', ...args], {
+  const child = spawn('setpriv', [...asSandboxUser(ids), ...caps, 'tar', ...args], {
     stdio: [stdio.stdin ?? 'ignore', stdio.stdout ?? 'ignore', 'pipe'],
     env: { PATH: SAFE_PATH, LC_ALL: 'C' },
     ...(cwd ? { cwd } : {}),
@@ -80,6 +81,7 @@ function startTar(
 
 /** Archives the directory `source` into the (new or truncated) file `archive`, synced. */
 async function packWorkspace(
+  ids: SandboxHostIds,
   source: string,
   archive: string,
   format: ArchiveFormat,
@@ -87,6 +89,7 @@ async function packWorkspace(
   const handle = await open(archive, 'w', 0o600);
   try {
     await startTar(
+      ids,
       ['--one-file-system', '--sparse', ...COMPRESSION[format], '-cf', '-', '.'],
       { stdout: handle.fd },
       source,
@@ -102,10 +105,14 @@ async function packWorkspace(
  * Rejects unless `archive` reads back as a complete tar of `format`; resolves with the size
  * of the tar itself (uncompressed).
  */
-async function checkArchive(archive: string, format: ArchiveFormat): Promise<number> {
+async function checkArchive(
+  ids: SandboxHostIds,
+  archive: string,
+  format: ArchiveFormat,
+): Promise<number> {
   const handle = await open(archive, 'r');
   try {
-    const stderr = await startTar([...COMPRESSION[format], '--totals', '-tf', '-'], {
+    const stderr = await startTar(ids, [...COMPRESSION[format], '--totals', '-tf', '-'], {
       stdin: handle.fd,
     }).exited;
     const total = /Total bytes read: (\d+)/.exec(stderr)?.[1];
@@ -122,19 +129,20 @@ async function checkArchive(archive: string, format: ArchiveFormat): Promise<num
  * caller removes the staging files of every format, whatever happens.
  */
 export async function archiveWorkspace(
+  ids: SandboxHostIds,
   source: string,
   stagingFile: (format: ArchiveFormat) => string,
 ): Promise<{ file: string; format: ArchiveFormat }> {
   const compressed = stagingFile('tar.zst');
-  await packWorkspace(source, compressed, 'tar.zst');
-  const tarBytes = await checkArchive(compressed, 'tar.zst');
+  await packWorkspace(ids, source, compressed, 'tar.zst');
+  const tarBytes = await checkArchive(ids, compressed, 'tar.zst');
   if ((await stat(compressed)).size <= WORTH_COMPRESSING * tarBytes) {
     return { file: compressed, format: 'tar.zst' };
   }
   await rm(compressed, { force: true });
   const plain = stagingFile('tar');
-  await packWorkspace(source, plain, 'tar');
-  await checkArchive(plain, 'tar');
+  await packWorkspace(ids, source, plain, 'tar');
+  await checkArchive(ids, plain, 'tar');
   return { file: plain, format: 'tar' };
 }
 
@@ -165,11 +173,16 @@ const PLACE_UNPACKED = [
 const REMOVE_UNPACKED = 'chmod -R u+rwx -- "$1" 2>/dev/null; rm -rf -- "$1"';
 
 /** Runs the shell `script` as the sandbox user in `cwd`, with `args` as $1…. */
-function sandboxShell(script: string, cwd: string, args: string[]): Promise<void> {
+function sandboxShell(
+  ids: SandboxHostIds,
+  script: string,
+  cwd: string,
+  args: string[],
+): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile(
       'setpriv',
-      [...AS_SANDBOX_USER, '/bin/sh', '-c', script, 'sandbox-shell', ...args],
+      [...asSandboxUser(ids), '/bin/sh', '-c', script, 'sandbox-shell', ...args],
       { cwd, env: { PATH: SAFE_PATH, LC_ALL: 'C' } },
       (err, _stdout, stderr) =>
         err
@@ -207,6 +220,7 @@ export interface Unpacking {
  * reader: the caller still reads the archive through it, to check it.
  */
 export async function startUnpack(
+  ids: SandboxHostIds,
   target: string,
   format: ArchiveFormat,
   fd?: number,
@@ -215,8 +229,9 @@ export async function startUnpack(
   const scratchPath = join(target, scratch);
   // Made by the agent in a directory of its own, then handed to the sandbox user to fill.
   await mkdir(scratchPath, { mode: 0o700 });
-  await chown(scratchPath, SANDBOX_UID, SANDBOX_GID);
+  await chown(scratchPath, ids.uid, ids.gid);
   const { child, exited } = startTar(
+    ids,
     // -p: modes as saved (without it, tar as a user applies its umask: 0777 came back 0755).
     [...COMPRESSION[format], '-xpf', '-'],
     { stdin: fd ?? 'pipe' },
@@ -229,11 +244,11 @@ export async function startUnpack(
   return {
     input,
     unpacked,
-    place: () => sandboxShell(PLACE_UNPACKED, target, [scratch]),
+    place: () => sandboxShell(ids, PLACE_UNPACKED, target, [scratch]),
     discard: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await unpacked.catch(() => undefined);
-      await sandboxShell(REMOVE_UNPACKED, target, [scratch]);
+      await sandboxShell(ids, REMOVE_UNPACKED, target, [scratch]);
     },
   };
 }

@@ -3,10 +3,10 @@ import { chown, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:f
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
-import { SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { statusCode, workspaceVolumeName } from '../docker/docker-names';
+import type { SandboxHostIds } from '../docker/host-ids';
 
 const run = promisify(execFile);
 
@@ -49,7 +49,10 @@ export interface AdoptableWorkspaces extends WorkspaceStore {
 
 /** Named Docker volumes: no size limit (for hosts where loop devices are not available). */
 export class VolumeWorkspaces implements WorkspaceStore {
-  constructor(private readonly docker: Docker) {}
+  constructor(
+    private readonly docker: Docker,
+    private readonly ids: SandboxHostIds,
+  ) {}
 
   async create(
     sessionId: string,
@@ -60,7 +63,7 @@ export class VolumeWorkspaces implements WorkspaceStore {
     await this.docker.createVolume({ Name: name, Labels: labels });
     // The sandbox user owns its workspace before any container mounts it (a restore unpacks
     // into it as that user first).
-    await chown(await this.hostPath(sessionId), SANDBOX_UID, SANDBOX_GID);
+    await chown(await this.hostPath(sessionId), this.ids.uid, this.ids.gid);
     return `${name}:/workspace:rw`;
   }
 
@@ -99,6 +102,8 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
   constructor(
     private readonly dir: string,
     private readonly logger: Logger,
+    /** Who owns a disk's root on the host (the sandbox user, shifted by a remapping engine). */
+    private readonly ids: SandboxHostIds,
   ) {}
 
   private paths(sessionId: string): { image: string; mount: string } {
@@ -140,7 +145,7 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
           '-m',
           '0',
           '-E',
-          `root_owner=${SANDBOX_UID}:${SANDBOX_GID},lazy_itable_init=1,lazy_journal_init=1`,
+          `root_owner=${this.ids.uid}:${this.ids.gid},lazy_itable_init=1,lazy_journal_init=1`,
           `${image}.tmp`,
         ]);
         await run('mv', [`${image}.tmp`, image]);
