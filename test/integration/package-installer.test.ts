@@ -27,14 +27,14 @@ interface FakePackage {
   main: string;
 }
 
-/** A registry of a few packages on 127.0.0.1; `hold` delays one packument (to look at the install). */
+/** A registry of a few packages on 127.0.0.1; `hold` keeps one packument back until `until` (to look at the install). */
 class FakeRegistry {
   readonly requests: string[] = [];
   private server: Server | undefined;
   private readonly tarballs = new Map<string, Buffer>();
   private readonly dir = mkdtempSync(join(tmpdir(), 'fake-registry-'));
   url = '';
-  hold: { name: string; ms: number } | undefined;
+  hold: { name: string; until: Promise<void> } | undefined;
 
   constructor(private readonly packages: Record<string, FakePackage>) {
     for (const [name, pkg] of Object.entries(packages)) {
@@ -90,7 +90,7 @@ class FakeRegistry {
         },
       });
       const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-      if (this.hold?.name === path) setTimeout(answer, this.hold.ms);
+      if (this.hold?.name === path) void this.hold.until.then(answer);
       else answer();
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
@@ -187,34 +187,39 @@ const code = (source: string) =>
 
 describe('package installs in an installer container', () => {
   it('installs from the configured registry, in a container with no host path and no way out', async () => {
-    registry.hold = { name: 'fake-slow', ms: 2500 };
+    let release: () => void = () => undefined;
+    registry.hold = { name: 'fake-slow', until: new Promise((resolve) => (release = resolve)) };
     const run = code("import slow from 'fake-slow';\nconsole.log(slow);");
-    // While the registry holds the answer, the installer is there to look at.
-    let installers: Docker.ContainerInfo[] = [];
-    for (let i = 0; i < 40 && installers.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      installers = await docker.listContainers({
-        filters: { label: [`io.sandbox.installer=${t.stack.nodeId}`] },
-      });
+    // While the registry holds the answer, the installer is there to look at (a code run's
+    // start takes seconds at 0.25 CPU on gVisor).
+    try {
+      let installers: Docker.ContainerInfo[] = [];
+      for (let i = 0; i < 600 && installers.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        installers = await docker.listContainers({
+          filters: { label: [`io.sandbox.installer=${t.stack.nodeId}`] },
+        });
+      }
+      expect(installers).toHaveLength(1);
+      const info = await docker.getContainer(installers[0]?.Id ?? '').inspect();
+      expect(info.Config.User).toBe('1000:1000');
+      expect(info.HostConfig.CapDrop).toEqual(['ALL']);
+      expect(info.HostConfig.CapAdd ?? []).toEqual([]);
+      expect(Object.keys(info.NetworkSettings.Networks)).toEqual([INSTALLER_NETWORK]);
+      expect(info.Mounts.filter((m) => m.Type !== 'volume').map((m) => m.Destination)).toEqual(
+        process.env.NODE_EXTRA_CA_CERTS ? ['/etc/sandbox/extra-ca-certificates.pem'] : [],
+      );
+      expect(info.Mounts.every((m) => m.Type === 'volume' || m.RW === false)).toBe(true);
+      expect(info.Mounts.some((m) => m.Destination === '/workspace')).toBe(false);
+      const environment = info.Config.Env.join('\n');
+      for (const secret of ['INTERNAL_TOKEN', 'DATABASE_URL', t.stack.internalToken]) {
+        expect(environment).not.toContain(secret);
+      }
+      const network = await docker.getNetwork(INSTALLER_NETWORK).inspect();
+      expect(network.Internal).toBe(true);
+    } finally {
+      release();
     }
-    expect(installers).toHaveLength(1);
-    const info = await docker.getContainer(installers[0]?.Id ?? '').inspect();
-    expect(info.Config.User).toBe('1000:1000');
-    expect(info.HostConfig.CapDrop).toEqual(['ALL']);
-    expect(info.HostConfig.CapAdd ?? []).toEqual([]);
-    expect(Object.keys(info.NetworkSettings.Networks)).toEqual([INSTALLER_NETWORK]);
-    expect(info.Mounts.filter((m) => m.Type !== 'volume').map((m) => m.Destination)).toEqual(
-      process.env.NODE_EXTRA_CA_CERTS ? ['/etc/sandbox/extra-ca-certificates.pem'] : [],
-    );
-    expect(info.Mounts.every((m) => m.Type === 'volume' || m.RW === false)).toBe(true);
-    expect(info.Mounts.some((m) => m.Destination === '/workspace')).toBe(false);
-    const environment = info.Config.Env.join('\n');
-    for (const secret of ['INTERNAL_TOKEN', 'DATABASE_URL', t.stack.internalToken]) {
-      expect(environment).not.toContain(secret);
-    }
-    const network = await docker.getNetwork(INSTALLER_NETWORK).inspect();
-    expect(network.Internal).toBe(true);
-
     const done = await run;
     expect(done.body).toMatchObject({ exitCode: 0, stdout: 'slow\n' });
     expect(registry.requests).toContain('/fake-slow');
