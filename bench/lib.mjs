@@ -7,6 +7,7 @@ import { fork, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -37,6 +38,7 @@ export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 export const PREVIEW_DOMAIN = 'preview.bench';
 const logger = createLogger({ name: 'bench', level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
 const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
+const BENCH_DIR = '/var/lib/sandbox-agent/bench';
 
 export { elapsedMs, measure, percentile, row, sleep } from './timing.mjs';
 
@@ -59,6 +61,10 @@ export async function startBenchStack({
   if (!databaseUrl || !redisUrl)
     throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
   const nodeId = `${name}-${randomBytes(4).toString('hex')}`;
+  // Searchable by others, as an agent makes the directories above its own: a remapped sandbox
+  // root must pass it (ADR 32); an older run may have left it 0700.
+  mkdirSync(BENCH_DIR, { recursive: true, mode: 0o711 });
+  chmodSync(BENCH_DIR, 0o711);
   const token = randomBytes(16).toString('hex');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const agentEnv = {
@@ -66,9 +72,9 @@ export async function startBenchStack({
     AGENT_PREVIEW_PORT: '0',
     NODE_ID: nodeId,
     INTERNAL_TOKEN: token,
-    SANDBOX_WORKSPACE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}`,
-    PACKAGE_CACHE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-packages`,
-    BLOB_STORE_DIR: `/var/lib/sandbox-agent/bench/${nodeId}-blobs`,
+    SANDBOX_WORKSPACE_DIR: `${BENCH_DIR}/${nodeId}`,
+    PACKAGE_CACHE_DIR: `${BENCH_DIR}/${nodeId}-packages`,
+    BLOB_STORE_DIR: `${BENCH_DIR}/${nodeId}-blobs`,
     SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
     SANDBOX_POOL: pool,
     // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
