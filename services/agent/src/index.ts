@@ -14,3 +14,5 @@ export { LocalObjectStore } from './runtime/storage/local-object-store';
 export type { ObjectStore, StoredObject } from './runtime/storage/object-store';
 export { S3ObjectStore } from './runtime/storage/s3-object-store';
 export type { S3Credentials, S3Settings } from './runtime/storage/s3-object-store';
+export { LoopWorkspaces } from './runtime/storage/workspaces';
+export { SandboxHostIds } from './runtime/docker/host-ids';

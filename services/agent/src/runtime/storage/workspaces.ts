@@ -130,7 +130,29 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
       await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
       this.logger.info({ sessionId }, 'workspace disk mounted again');
     }
+    await this.handToUser(sessionId, mount);
     return true;
+  }
+
+  /**
+   * A disk made while the engine mapped the sandbox user elsewhere (its remapping switched on
+   * or off since, ADR 32): what the user owned there is given to the user as the host sees it
+   * now. Files of any other owner keep theirs.
+   */
+  private async handToUser(sessionId: string, mount: string): Promise<void> {
+    const root = await stat(mount);
+    if (root.uid === this.ids.uid || root.uid === 0) return;
+    await run('chown', [
+      '-R',
+      '-h',
+      `--from=${root.uid}:${root.gid}`,
+      `${this.ids.uid}:${this.ids.gid}`,
+      mount,
+    ]);
+    this.logger.info(
+      { sessionId, from: root.uid, to: this.ids.uid },
+      "workspace handed to the sandbox user's new host uid",
+    );
   }
 
   async create(sessionId: string, sizeMb: number): Promise<string> {
@@ -163,6 +185,8 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
         retryAfter: 5,
       });
     }
+    // Outside the step above: a disk that holds a session's files is never destroyed for it.
+    await this.handToUser(sessionId, mount);
     return `${mount}:/workspace:rw`;
   }
 

@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process';
+import { chown, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { LoopWorkspaces, SandboxHostIds } from '@sandbox/agent';
+import { createLogger } from '@sandbox/logger';
+
+/**
+ * A workspace disk made while the engine mapped the sandbox user elsewhere (ADR 32: the
+ * remapping switched on, or off, since) is the user's again when its sandbox comes back:
+ * what the user owned moves to the user's host uid now, nothing else changes owner. Real loop
+ * devices and ext4, no Docker.
+ */
+const run = promisify(execFile);
+const logger = createLogger({ name: 'test', level: 'silent' });
+const engine = (base?: number) => {
+  const ids = new SandboxHostIds();
+  ids.learn(
+    base === undefined
+      ? { SecurityOptions: [] }
+      : { SecurityOptions: ['name=userns'], DockerRootDir: `/var/lib/docker/${base}.${base}` },
+  );
+  return ids;
+};
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'workspace-owner-'));
+});
+afterEach(async () => {
+  await new LoopWorkspaces(dir, logger, engine()).destroy('ses_owner').catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** uid:gid of each path under the mount. */
+async function owners(mount: string, paths: string[]): Promise<string[]> {
+  const { stdout } = await run('stat', ['-c', '%n %u:%g', ...paths.map((p) => join(mount, p))]);
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.replace(`${mount}/`, '').replace(mount, '.'));
+}
+
+it.each([
+  ['on', undefined, 100000],
+  ['off', 100000, undefined],
+])(
+  "gives the user's files to its new host uid when remapping was switched %s",
+  async (_switched, before, after) => {
+    const made = new LoopWorkspaces(dir, logger, engine(before));
+    await made.create('ses_owner', 16, {});
+    const mount = await made.hostPath('ses_owner');
+    const oldUser = (before ?? 0) + 1000;
+    // The user's files, a link of the user's, and one file the sandbox's root made.
+    await writeFile(join(mount, 'mine.txt'), 'mine');
+    await chown(join(mount, 'mine.txt'), oldUser, oldUser);
+    await symlink('mine.txt', join(mount, 'link'));
+    await run('chown', ['-h', `${oldUser}:${oldUser}`, join(mount, 'link')]);
+    await writeFile(join(mount, 'roots.txt'), 'root');
+    await chown(join(mount, 'roots.txt'), before ?? 0, before ?? 0);
+
+    const back = new LoopWorkspaces(dir, logger, engine(after));
+    expect(await back.attach('ses_owner')).toBe(true);
+    const newUser = (after ?? 0) + 1000;
+    expect(await owners(mount, ['', 'mine.txt', 'link', 'roots.txt'])).toEqual([
+      `. ${newUser}:${newUser}`,
+      `mine.txt ${newUser}:${newUser}`,
+      `link ${newUser}:${newUser}`,
+      `roots.txt ${before ?? 0}:${before ?? 0}`,
+    ]);
+    expect((await stat(join(mount, 'mine.txt'))).size).toBe(4);
+  },
+);
+
+it('leaves a disk of the current mapping as it is', async () => {
+  const workspaces = new LoopWorkspaces(dir, logger, engine(100000));
+  await workspaces.create('ses_owner', 16, {});
+  const mount = await workspaces.hostPath('ses_owner');
+  await writeFile(join(mount, 'other.txt'), 'x');
+  await chown(join(mount, 'other.txt'), 4242, 4242);
+  expect(await workspaces.attach('ses_owner')).toBe(true);
+  expect(await owners(mount, ['', 'other.txt'])).toEqual([
+    '. 101000:101000',
+    'other.txt 4242:4242',
+  ]);
+});
