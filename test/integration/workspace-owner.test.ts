@@ -49,7 +49,7 @@ it.each([
   "gives the user's files to its new host uid when remapping was switched %s",
   async (_switched, before, after) => {
     const made = new LoopWorkspaces(dir, logger, engine(before));
-    await made.create('ses_owner', 16, {});
+    await made.create('ses_owner', 16);
     const mount = await made.hostPath('ses_owner');
     const oldUser = (before ?? 0) + 1000;
     // The user's files, a link of the user's, and one file the sandbox's root made.
@@ -75,7 +75,7 @@ it.each([
 
 it('leaves a disk of the current mapping as it is', async () => {
   const workspaces = new LoopWorkspaces(dir, logger, engine(100000));
-  await workspaces.create('ses_owner', 16, {});
+  await workspaces.create('ses_owner', 16);
   const mount = await workspaces.hostPath('ses_owner');
   await writeFile(join(mount, 'other.txt'), 'x');
   await chown(join(mount, 'other.txt'), 4242, 4242);
