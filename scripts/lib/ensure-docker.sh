@@ -34,13 +34,15 @@ _ensure_docker_ok() {
   "$DOCKER" info >/dev/null 2>&1
 }
 
-# The pid of the running dockerd, from /proc: needs neither procps nor sysvinit-utils (both
-# may be absent on a minimal system).
+# The pid of the running (root) dockerd, from /proc: needs neither procps nor sysvinit-utils
+# (both may be absent on a minimal system). A user's rootless dockerd is not it.
 dockerd_pid() {
-  local comm f
+  local comm f uid
   for f in /proc/[0-9]*/comm; do
     { read -r comm <"$f"; } 2>/dev/null || continue
-    if [[ $comm == dockerd ]]; then
+    [[ $comm == dockerd ]] || continue
+    uid=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' "${f%/comm}/status" 2>/dev/null) || continue
+    if [[ $uid == 0 ]]; then
       f=${f#/proc/}
       echo "${f%/comm}"
       return 0

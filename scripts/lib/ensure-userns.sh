@@ -37,10 +37,12 @@ JS
 }
 
 # Running containers that are not the service's: neither a sandbox nor an installer of an agent
-# (label <prefix>.managed=true) nor a gVisor probe.
+# (label <prefix>.managed=true) nor a gVisor probe. Fails when the engine cannot be asked.
 _userns_foreign_containers() {
-  "$DOCKER" ps --format '{{.Names}} {{.Labels}}' 2>/dev/null \
-    | grep -v -E '(^gvisor-probe-|\.managed=true)' || true
+  local prefix=${SANDBOX_LABEL_PREFIX:-io.sandbox} running
+  running=$("$DOCKER" ps --format '{{.Names}} {{.Labels}}') || return 1
+  printf '%s\n' "$running" | grep -v -E "(^gvisor-probe-|(^| |,)${prefix//./\\.}\.managed=true)" \
+    | grep -v '^$' || true
 }
 
 # The agent's default root, as older agents made it (0700): searchable by others, so that a
@@ -55,7 +57,10 @@ ensure_userns() { # on|off
   _userns_active && now=on
   [[ $now == "$wanted" ]] && return 0
   local foreign
-  foreign=$(_userns_foreign_containers)
+  if ! foreign=$(_userns_foreign_containers); then
+    _userns_log "not switching user-namespace remapping $wanted: the engine's containers cannot be listed"
+    return 1
+  fi
   if [[ -n $foreign ]]; then
     _userns_log "not switching user-namespace remapping $wanted: restarting dockerd would stop these containers:"
     printf '  %s\n' "$foreign" >&2

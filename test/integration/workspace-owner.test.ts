@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chown, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -84,4 +84,14 @@ it('leaves a disk of the current mapping as it is', async () => {
     '. 101000:101000',
     'other.txt 4242:4242',
   ]);
+});
+
+it("keeps each disk image the agent's alone, an older one too", async () => {
+  const workspaces = new LoopWorkspaces(dir, logger, engine(100000));
+  await workspaces.create('ses_owner', 16);
+  const image = join(dir, 'ses_owner.ext4');
+  expect((await stat(image)).mode & 0o777).toBe(0o600);
+  await chmod(image, 0o644); // as agents before it made them
+  expect(await workspaces.attach('ses_owner')).toBe(true);
+  expect((await stat(image)).mode & 0o777).toBe(0o600);
 });

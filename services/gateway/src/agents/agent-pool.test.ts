@@ -63,4 +63,25 @@ describe('AgentPool.tick', () => {
       pool.close();
     }
   });
+
+  it('runs no round once closed, even one queued before', async () => {
+    const entries: Entry[] = [{ id: 'gone', address: '127.0.0.1:1', state: 'active' }];
+    const registry = heldRegistry(entries);
+    let reads = 0;
+    const counting = {
+      registry: () => {
+        reads += 1;
+        return registry.store.registry();
+      },
+    } as unknown as NodeStore;
+    const pool = new AgentPool(counting, settings, quiet);
+    registry.hold();
+    const inFlight = pool.tick();
+    await new Promise((resolve) => setImmediate(resolve));
+    const queued = pool.tick();
+    pool.close();
+    registry.release();
+    await Promise.all([inFlight, queued, pool.tick()]);
+    expect(reads).toBe(1);
+  });
 });

@@ -107,6 +107,7 @@ export class AgentPool {
 
   /** Re-reads the registry and beats every node; one round at a time. */
   private round(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.ticking ??= (async () => {
       try {
         await this.refresh();

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chown, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
@@ -125,6 +125,7 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
   async attach(sessionId: string): Promise<boolean> {
     const { image, mount } = this.paths(sessionId);
     if (!(await exists(image))) return false;
+    await chmod(image, 0o600); // made 0644 by agents before this one
     await mkdir(mount, { recursive: true, mode: 0o755 });
     if (!(await this.isMounted(mount))) {
       await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
@@ -161,6 +162,9 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       if (!(await exists(image))) {
         await run('truncate', ['-s', `${sizeMb}M`, `${image}.tmp`]);
+        // The whole disk, deleted bytes too: the agent's alone, even where the directory is
+        // searchable by a remapped sandbox root (openToSandboxRoot).
+        await chmod(`${image}.tmp`, 0o600);
         await run('mkfs.ext4', [
           '-q',
           '-F',
