@@ -50,43 +50,35 @@ describe('openToSandboxRoot', () => {
     ids.learn({ SecurityOptions: ['name=userns'], DockerRootDir: '/var/lib/docker/100000.100000' });
     return ids;
   };
+  let top: string;
+  beforeEach(async () => {
+    top = await mkdtemp(join(tmpdir(), 'host-ids-'));
+  });
+  afterEach(async () => {
+    await rm(top, { recursive: true });
+  });
 
   it('gives the directory to the sandbox root group, searchable only', async () => {
-    const top = await mkdtemp(join(tmpdir(), 'host-ids-'));
-    try {
-      const dir = join(top, 'workspaces');
-      await mkdir(dir, { mode: 0o700 });
-      await chmod(top, 0o711);
-      await openToSandboxRoot(dir, remapped());
-      const seen = await stat(dir);
-      expect([seen.uid, seen.gid, seen.mode & 0o777]).toEqual([0, 100000, 0o710]);
-    } finally {
-      await rm(top, { recursive: true });
-    }
+    const dir = join(top, 'workspaces');
+    await mkdir(dir, { mode: 0o700 });
+    await chmod(top, 0o711);
+    await openToSandboxRoot(dir, remapped());
+    const seen = await stat(dir);
+    expect([seen.uid, seen.gid, seen.mode & 0o777]).toEqual([0, 100000, 0o710]);
   });
 
   it('names the directory above that the sandbox root cannot pass', async () => {
-    const top = await mkdtemp(join(tmpdir(), 'host-ids-'));
-    try {
-      const dir = join(top, 'workspaces');
-      await mkdir(dir, { mode: 0o700 });
-      await chmod(top, 0o700);
-      await expect(openToSandboxRoot(dir, remapped())).rejects.toThrow(
-        `give ${top} search permission for others`,
-      );
-    } finally {
-      await rm(top, { recursive: true });
-    }
+    const dir = join(top, 'workspaces');
+    await mkdir(dir, { mode: 0o700 });
+    await chmod(top, 0o700);
+    await expect(openToSandboxRoot(dir, remapped())).rejects.toThrow(
+      `give ${top} search permission for others`,
+    );
   });
 
   it('leaves the directory alone on an engine that does not remap', async () => {
-    const top = await mkdtemp(join(tmpdir(), 'host-ids-'));
-    try {
-      await chmod(top, 0o700);
-      await openToSandboxRoot(top, new SandboxHostIds());
-      expect((await stat(top)).mode & 0o777).toBe(0o700);
-    } finally {
-      await rm(top, { recursive: true });
-    }
+    await chmod(top, 0o700);
+    await openToSandboxRoot(top, new SandboxHostIds());
+    expect((await stat(top)).mode & 0o777).toBe(0o700);
   });
 });

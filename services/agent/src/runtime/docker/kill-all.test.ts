@@ -2,6 +2,18 @@ import { spawn } from 'node:child_process';
 import type { ContainerClient, HostProcess } from './container-client';
 import { killAllInContainer, userProcessesOf } from './kill-all';
 
+/** Containers whose every exec inside answers `reply`; `rounds()` counts them. */
+function inside(reply: { code: number; stdout: string }) {
+  let rounds = 0;
+  const containers = {
+    execute: () => {
+      rounds += 1;
+      return Promise.resolve(reply);
+    },
+  } as unknown as ContainerClient;
+  return { containers, rounds: () => rounds };
+}
+
 describe('userProcessesOf', () => {
   it('keeps init, the keep-alive, runners and their helpers; targets the rest', () => {
     const processes = [
@@ -122,41 +134,25 @@ describe('killAllInContainer', () => {
   });
 
   it('kills once even when the first round sees nothing (a bomb between two listings)', async () => {
-    let calls = 0;
-    const containers = {
-      execute: () => {
-        calls += 1;
-        return Promise.resolve({ code: 0, stdout: '' });
-      },
-    } as unknown as ContainerClient;
+    const empty = inside({ code: 0, stdout: '' });
     await expect(
-      killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: true }),
+      killAllInContainer(empty.containers, { id: 'ctr', pid: 1, ownKernel: true }),
     ).resolves.toEqual([]);
-    expect(calls).toBe(2);
+    expect(empty.rounds()).toBe(2);
   });
 
   it('fails when the kill from inside fails or never ends', async () => {
-    const failing = {
-      execute: () => Promise.resolve({ code: 2, stdout: '' }),
-    } as unknown as ContainerClient;
+    const failing = inside({ code: 2, stdout: '' });
     await expect(
-      killAllInContainer(failing, { id: 'ctr', pid: 1, ownKernel: true }),
+      killAllInContainer(failing.containers, { id: 'ctr', pid: 1, ownKernel: true }),
     ).rejects.toThrow('kill-all in ctr ended with 2');
     // An exec that cannot start (126) is tried again, up to the last round.
-    let starts = 0;
-    const busy = {
-      execute: () => {
-        starts += 1;
-        return Promise.resolve({ code: 126, stdout: '' });
-      },
-    } as unknown as ContainerClient;
-    await expect(killAllInContainer(busy, { id: 'ctr', pid: 1, ownKernel: true })).rejects.toThrow(
-      'kill-all in ctr ended with 126',
-    );
-    expect(starts).toBe(5);
-    const endless = {
-      execute: () => Promise.resolve({ code: 0, stdout: '7\n' }),
-    } as unknown as ContainerClient;
+    const busy = inside({ code: 126, stdout: '' });
+    await expect(
+      killAllInContainer(busy.containers, { id: 'ctr', pid: 1, ownKernel: true }),
+    ).rejects.toThrow('kill-all in ctr ended with 126');
+    expect(busy.rounds()).toBe(5);
+    const endless = inside({ code: 0, stdout: '7\n' }).containers;
     await expect(
       killAllInContainer(endless, { id: 'ctr', pid: 1, ownKernel: true }),
     ).rejects.toThrow('processes left after 5 rounds');
