@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
@@ -139,6 +139,52 @@ describe('ProcessLog', () => {
     expect((await readAll(found, undefined, { follow: true })).items).toEqual([
       'stdout:before restart',
     ]);
+  });
+
+  it('keeps one meta file per process, its newest, written once per turn of the event loop', async () => {
+    const first = new ProcessLogs(root, logger);
+    const log = start(first, 1024, 42);
+    log.append('stdout', Buffer.from('out'));
+    log.exited({ failure: { code: 'x', message: 'ended' } });
+    log.closeOutput();
+    const dir = join(root, SESSION);
+    const metas = () => readdirSync(dir).filter((name) => name.endsWith('.json'));
+    // Until the turn ends, the meta on disk is the one written at the start.
+    expect(metas()).toEqual([`${log.meta.id}.1.json`]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(metas()).toEqual([`${log.meta.id}.2.json`]);
+    const again = new ProcessLogs(root, logger);
+    expect(again.find(SESSION, '42').meta).toMatchObject({
+      state: 'lost',
+      failure: { message: 'ended' },
+      outputClosed: true,
+    });
+  });
+
+  it('reads the newest meta that parses, and one written by an older agent', async () => {
+    const first = new ProcessLogs(root, logger);
+    const cut = start(first, 1024, 1);
+    const legacy = start(first, 1024, 2);
+    const dir = join(root, SESSION);
+    // An agent that died while writing a newer meta of `cut`; an older agent's name for `legacy`.
+    writeFileSync(join(dir, `${cut.meta.id}.2.json`), '{"id":');
+    renameSync(join(dir, `${legacy.meta.id}.1.json`), join(dir, `${legacy.meta.id}.json`));
+    const again = new ProcessLogs(root, logger);
+    expect(
+      again
+        .list(SESSION)
+        .map((log) => log.meta.id)
+        .sort(),
+    ).toEqual([cut.meta.id, legacy.meta.id].sort());
+    await new Promise((resolve) => setImmediate(resolve));
+    // Each was saved again (now lost): one meta file each, the cut one gone.
+    expect(
+      readdirSync(dir)
+        .filter((name) => name.endsWith('.json'))
+        .sort(),
+    ).toEqual([`${cut.meta.id}.2.json`, `${legacy.meta.id}.1.json`].sort());
+    const saved = JSON.parse(readFileSync(join(dir, `${cut.meta.id}.2.json`), 'utf8'));
+    expect(saved).toMatchObject({ id: cut.meta.id, state: 'lost' });
   });
 
   it('finds by the newest of a pid or by id, keeps so many per session, and forgets a session', () => {

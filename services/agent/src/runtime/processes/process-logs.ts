@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { LABEL_CHARS, ProcessLog, type ProcessMeta } from './process-log';
+import { LABEL_CHARS, META_FILE, ProcessLog, type ProcessMeta } from './process-log';
 
 export interface ProcessLogSettings {
   /** Processes kept per session: past it, the oldest that ended go. */
@@ -29,7 +29,6 @@ export interface ProcessStart {
 }
 
 const SESSION_DIR = /^ses_[a-z0-9]+$/;
-const META_FILE = /^proc_[a-f0-9]+\.json$/;
 
 function labelOf(source: string): string {
   const line = source.split('\n').find((l) => l.trim() !== '') ?? '';
@@ -67,16 +66,30 @@ export class ProcessLogs {
   loadSession(sessionId: string): void {
     const dir = this.dirOf(sessionId);
     const logs = new Map<string, ProcessLog>();
-    for (const name of readdirSync(dir)) {
-      if (!META_FILE.test(name)) continue;
-      try {
-        const meta = JSON.parse(readFileSync(join(dir, name), 'utf8')) as ProcessMeta;
-        const loaded = ProcessLog.reopen(dir, meta);
-        loaded.closeOutput(); // a process still running then is lost
-        logs.set(meta.id, loaded);
-      } catch (err) {
-        this.logger.warn({ err, sessionId, file: name }, 'unreadable process log: skipped');
+    for (const [id, generations] of metaFilesIn(readdirSync(dir))) {
+      // The newest meta that parses (an agent that died while writing one leaves it cut short).
+      // The others go once one is found.
+      let loaded: ProcessLog | undefined;
+      const others: string[] = [];
+      for (const [generation, name] of generations) {
+        const path = join(dir, name);
+        if (loaded !== undefined) {
+          others.push(path);
+          continue;
+        }
+        try {
+          const meta = JSON.parse(readFileSync(path, 'utf8')) as ProcessMeta;
+          if (meta.id !== id) throw new Error('the meta names another process');
+          loaded = ProcessLog.reopen(dir, meta, generation);
+        } catch (err) {
+          this.logger.warn({ err, sessionId, file: name }, 'unreadable process log: skipped');
+          others.push(path);
+        }
       }
+      if (loaded === undefined) continue;
+      for (const path of others) rmSync(path, { force: true });
+      loaded.closeOutput(); // a process still running then is lost
+      logs.set(id, loaded);
     }
     this.sessions.set(sessionId, logs);
   }
@@ -168,4 +181,19 @@ export class ProcessLogs {
       }
     });
   }
+}
+
+/** The meta files among `names`, by process id, each id's newest generation first. */
+function metaFilesIn(names: string[]): Map<string, [number, string][]> {
+  const byId = new Map<string, [number, string][]>();
+  for (const name of names) {
+    const match = META_FILE.exec(name);
+    if (match === null) continue;
+    const id = match[1] as string;
+    const list = byId.get(id) ?? [];
+    list.push([Number(match[2] ?? 0), name]);
+    byId.set(id, list);
+  }
+  for (const list of byId.values()) list.sort((a, b) => b[0] - a[0]);
+  return byId;
 }
