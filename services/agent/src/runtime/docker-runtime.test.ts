@@ -34,6 +34,27 @@ describe('DockerRuntime', () => {
     expect(load.busy()).toBe(false);
   });
 
+  it('counts a create as a request served until it is answered (the pool refills after)', async () => {
+    const d = doubles();
+    const load = new RequestLoad();
+    const busyWhileMaking: boolean[] = [];
+    const create = d.workspaces.create.bind(d.workspaces);
+    d.workspaces.create = (sessionId: string) => {
+      busyWhileMaking.push(load.busy());
+      return create(sessionId);
+    };
+    const runtime = new DockerRuntime({
+      ...d,
+      load,
+      logs: processLogs(),
+    } as unknown as DockerRuntimeParts);
+
+    await runtime.create(sandboxSpec('ses_1'));
+
+    expect(busyWhileMaking).toEqual([true]);
+    expect(load.busy()).toBe(false);
+  });
+
   it("sends a leaving session's run logs with it, and takes them where it wakes", async () => {
     const d = doubles();
     const logs = processLogs();

@@ -129,9 +129,13 @@ export class DockerRuntime implements SandboxRuntime {
 
   /** A claim from the pool answers first; the rest of it holds the session's lock (ADR 16). */
   create(spec: SandboxSpec): Promise<SandboxInfo> {
-    return this.parts.locks.withLockAnsweringFirst(spec.sessionId, (lock, later) =>
-      createSandbox(this.parts, lock, spec, true, later),
-    );
+    const { load } = this.parts;
+    const work = () =>
+      this.parts.locks.withLockAnsweringFirst(spec.sessionId, (lock, later) =>
+        createSandbox(this.parts, lock, spec, true, later),
+      );
+    // A create counts as a request: the pool refills in the quiet moments of a burst of them.
+    return load === undefined ? work() : load.track(work);
   }
 
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {

@@ -1,5 +1,16 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  stat,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
@@ -13,6 +24,17 @@ const run = promisify(execFile);
 /** Binds the mount at $1 to $2 as well, then unmounts $1 (lazily if it is busy). */
 const MOVE_MOUNT =
   'mount --bind "$1" "$2" || exit 1; umount "$1" 2>/dev/null || umount -l "$1"; exit 0';
+
+/** A new file of `bytes` holes, readable and writable by its owner only. */
+async function sparseFile(path: string, bytes: number): Promise<void> {
+  const file = await open(path, 'w', 0o600);
+  try {
+    await file.chmod(0o600); // whatever an older file of that name had
+    await file.truncate(bytes);
+  } finally {
+    await file.close();
+  }
+}
 
 function exists(path: string): Promise<boolean> {
   return stat(path).then(
@@ -161,10 +183,11 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       if (!(await exists(image))) {
-        await run('truncate', ['-s', `${sizeMb}M`, `${image}.tmp`]);
-        // The whole disk, deleted bytes too: the agent's alone, even where the directory is
+        // A sparse file, made here rather than by `truncate` and `mv`: each process the agent
+        // starts costs a fork of its whole Node, and a pool member is made under load. The
+        // whole disk, deleted bytes too, is the agent's alone, even where the directory is
         // searchable by a remapped sandbox root (openToSandboxRoot).
-        await chmod(`${image}.tmp`, 0o600);
+        await sparseFile(`${image}.tmp`, sizeMb * 1024 * 1024);
         await run('mkfs.ext4', [
           '-q',
           '-F',
@@ -174,7 +197,7 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
           `root_owner=${this.ids.uid}:${this.ids.gid},lazy_itable_init=1,lazy_journal_init=1`,
           `${image}.tmp`,
         ]);
-        await run('mv', [`${image}.tmp`, image]);
+        await rename(`${image}.tmp`, image);
       }
       await mkdir(mount, { recursive: true, mode: 0o755 });
       if (!(await this.isMounted(mount))) {
