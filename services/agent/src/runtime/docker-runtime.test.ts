@@ -10,23 +10,38 @@ import { RequestLoad } from './request-load';
 const logger = createLogger({ name: 'test', level: 'silent' });
 const processLogs = () => new ProcessLogs(mkdtempSync(join(tmpdir(), 'logs-')), logger);
 
+/** A runtime on the lifecycle's doubles (all a create or a restore uses), and its load. */
+function counted() {
+  const d = doubles();
+  const load = new RequestLoad();
+  const runtime = new DockerRuntime({
+    ...d,
+    load,
+    logs: processLogs(),
+  } as unknown as DockerRuntimeParts);
+  return { d, load, runtime };
+}
+
+/** Whether the node counted itself busy at each call of `target[method]`. */
+function busyWhileCalled<T extends object>(
+  load: RequestLoad,
+  target: T,
+  method: keyof T,
+): boolean[] {
+  const seen: boolean[] = [];
+  const original = target[method] as (...args: unknown[]) => unknown;
+  target[method] = ((...args: unknown[]) => {
+    seen.push(load.busy());
+    return original.apply(target, args);
+  }) as T[keyof T];
+  return seen;
+}
+
 describe('DockerRuntime', () => {
   it('counts a wake from deep sleep as a request served while it restores', async () => {
-    const d = doubles();
-    const load = new RequestLoad();
+    const { d, load, runtime } = counted();
     await d.blobs.save('ses_1');
-    const busyDuringRestore: boolean[] = [];
-    const restore = d.blobs.restore.bind(d.blobs);
-    d.blobs.restore = (sessionId: string) => {
-      busyDuringRestore.push(load.busy());
-      return restore(sessionId);
-    };
-    // Only the lifecycle's parts are used by a restore.
-    const runtime = new DockerRuntime({
-      ...d,
-      load,
-      logs: processLogs(),
-    } as unknown as DockerRuntimeParts);
+    const busyDuringRestore = busyWhileCalled(load, d.blobs, 'restore');
 
     await runtime.restore(sandboxSpec('ses_1'));
 
@@ -35,19 +50,8 @@ describe('DockerRuntime', () => {
   });
 
   it('counts a create as a request served until it is answered (the pool refills after)', async () => {
-    const d = doubles();
-    const load = new RequestLoad();
-    const busyWhileMaking: boolean[] = [];
-    const create = d.workspaces.create.bind(d.workspaces);
-    d.workspaces.create = (sessionId: string) => {
-      busyWhileMaking.push(load.busy());
-      return create(sessionId);
-    };
-    const runtime = new DockerRuntime({
-      ...d,
-      load,
-      logs: processLogs(),
-    } as unknown as DockerRuntimeParts);
+    const { d, load, runtime } = counted();
+    const busyWhileMaking = busyWhileCalled(load, d.workspaces, 'create');
 
     await runtime.create(sandboxSpec('ses_1'));
 
