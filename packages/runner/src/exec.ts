@@ -12,7 +12,7 @@ import {
 } from '@sandbox/contract/run';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
 import { inCpuGroup, splitsCpu } from './cpu-group';
-import { changeClock, changedSince } from './file-snapshot';
+import { ChangeClock, changedSince } from './file-snapshot';
 import { RunnerError } from './protocol';
 import { readTiming, TIME_FORMAT, UsagePoller, type Timing } from './run-measure';
 import { RunOutput, type RunSink } from './run-output';
@@ -300,6 +300,9 @@ async function collectResult(
   };
 }
 
+/** Read at the start of every run: what the run changes is stamped at or after it. */
+const changeClock = new ChangeClock(RUNNER_DIR);
+
 /** Removals of ended runs' files, not yet awaited. */
 let cleanups: Promise<unknown>[] = [];
 
@@ -317,7 +320,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   // The runner's directory is made for every run: the user may have removed it.
   await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
   const runId = randomBytes(8).toString('hex');
-  const since = await changeClock(posix.join(RUNNER_DIR, `clock-${runId}`));
+  const since = await changeClock.read();
   const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
   const { argv, codeFile } = await commandLineOf(spec, cwd, runId);
   const started = process.hrtime.bigint();

@@ -2,16 +2,21 @@ import { mkdtemp, mkdir, rename, rm, utimes, writeFile, chmod } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { CODE_FILE_PREFIX } from './code-file';
-import { changeClock, changedSince } from './file-snapshot';
+import { ChangeClock, changedSince } from './file-snapshot';
 import { WORKSPACE } from './workspace-path';
 
 let dir: string;
+/** Outside the tree walked, as the runner's is. */
+let clockDir: string;
+let clock: ChangeClock;
 const rel = (...parts: string[]) => posix.relative(WORKSPACE, join(dir, ...parts));
 /** Past the coarse tick of the kernel's clock, so that "before" is before. */
 const nextTick = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'changed-since-'));
+  clockDir = await mkdtemp(join(tmpdir(), 'change-clock-'));
+  clock = new ChangeClock(clockDir);
   await mkdir(join(dir, 'src/deep'), { recursive: true });
   await mkdir(join(dir, 'node_modules/pkg'), { recursive: true });
   for (const name of ['kept.txt', 'src/edited.ts', 'src/deep/mode.sh', 'old-name.txt']) {
@@ -19,11 +24,15 @@ beforeEach(async () => {
   }
 });
 
-afterEach(() => rm(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await clock.close();
+  await rm(dir, { recursive: true, force: true });
+  await rm(clockDir, { recursive: true, force: true });
+});
 
 it('lists what changed after the clock was read, and nothing from before', async () => {
   await nextTick();
-  const since = await changeClock(join(dir, 'clock-marker'));
+  const since = await clock.read();
   await writeFile(join(dir, 'src/edited.ts'), 'after');
   await writeFile(join(dir, 'src/deep/new.txt'), 'new');
   await chmod(join(dir, 'src/deep/mode.sh'), 0o755);
@@ -45,8 +54,21 @@ it('lists what changed after the clock was read, and nothing from before', async
   );
 });
 
-it('lists nothing when the run changed nothing, and leaves no marker behind', async () => {
+it('lists nothing when the run changed nothing', async () => {
   await nextTick();
-  const since = await changeClock(join(dir, 'clock-marker'));
+  const since = await clock.read();
   expect(await changedSince(dir, since)).toEqual([]);
+});
+
+it('reads on one marker, run after run, even once its path is removed', async () => {
+  await nextTick();
+  const first = await clock.read();
+  await writeFile(join(dir, 'kept.txt'), 'by the first run');
+  await nextTick();
+  await rm(clockDir, { recursive: true, force: true });
+  const second = await clock.read();
+  expect(second).toBeGreaterThan(first);
+  // The second run's list leaves out what the first one changed.
+  expect(await changedSince(dir, first)).toEqual([rel('kept.txt')]);
+  expect(await changedSince(dir, second)).toEqual([]);
 });

@@ -1,28 +1,56 @@
-import { lstat, readdir, rm, writeFile } from 'node:fs/promises';
-import { posix } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { CODE_FILE_PREFIX } from './code-file';
 import { WORKSPACE } from './workspace-path';
 
 const MAX_SCANNED = 20_000;
 
 /**
- * The kernel's clock for inode changes, read at the start of a run: the change time (ctime) of
- * a file made now at `markerPath`. The kernel stamps files from a coarse clock (a tick of a few
- * ms behind the time a process reads), so a file the run changes is stamped no earlier than
- * this, whatever time the process itself would read.
+ * The kernel's clock for inode changes: the change time (ctime) the kernel gives a file it
+ * changes now. The kernel stamps files from a coarse clock (a tick of a few ms behind the time
+ * a process reads), so a file a run changes is stamped no earlier than a reading taken at its
+ * start, whatever time the process itself would read.
+ *
+ * One marker file, opened once and kept open (it works on even if its path is removed): each
+ * reading sets its times, which stamps its change time, and reads that back. Two calls on an
+ * open file, where a file made and removed for each run cost six, and an inode on the disk.
+ * The marker is a new file of a name no one can guess, in `dir`: a user who shares the
+ * runner's directory cannot have it open something else (a FIFO would block it).
  */
-export async function changeClock(markerPath: string): Promise<bigint> {
-  await writeFile(markerPath, '', { mode: 0o600 });
-  try {
-    return (await lstat(markerPath, { bigint: true })).ctimeNs;
-  } finally {
-    await rm(markerPath, { force: true });
+export class ChangeClock {
+  private marker: Promise<FileHandle> | undefined;
+
+  constructor(private readonly dir: string) {}
+
+  async read(): Promise<bigint> {
+    this.marker ??= this.openMarker().catch((err: unknown) => {
+      this.marker = undefined; // the next reading tries again
+      throw err;
+    });
+    const marker = await this.marker;
+    const now = new Date();
+    await marker.utimes(now, now);
+    return (await marker.stat({ bigint: true })).ctimeNs;
+  }
+
+  private openMarker(): Promise<FileHandle> {
+    const path = join(this.dir, `change-clock-${randomBytes(8).toString('hex')}`);
+    const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  }
+
+  async close(): Promise<void> {
+    const marker = this.marker;
+    this.marker = undefined;
+    await (await marker?.catch(() => undefined))?.close();
   }
 }
 
 /**
  * The files under `dir` (node_modules and the runner's code files left out) whose inode
- * changed at or after `since` (a `changeClock` reading), relative to the workspace, sorted:
+ * changed at or after `since` (a `ChangeClock` reading), relative to the workspace, sorted:
  * what a run created, wrote, renamed in or chmod'ed, including files given an old mtime
  * (`tar -x`, `cp -p`), which no one can backdate the change time of. One walk after the run,
  * none before it; the entries of a directory are looked at together.
