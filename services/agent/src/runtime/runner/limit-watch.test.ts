@@ -27,40 +27,40 @@ describe('limit watch', () => {
   });
 
   it('reads counters of a real process and a real filesystem', async () => {
-    const counters = await readLimitCounters(process.pid);
+    const counters = readLimitCounters(process.pid);
     expect(counters.oomKills).toBeGreaterThanOrEqual(0);
     expect(counters.forkRefusals).toBeGreaterThanOrEqual(0);
-    const disk = await isFull(await mkdtemp(join(tmpdir(), 'limit-watch-')));
+    const disk = isFull(await mkdtemp(join(tmpdir(), 'limit-watch-')));
     expect(disk.sizeMb).toBeGreaterThan(0);
   });
 
-  it('counts what grew after the last report with the next run, and no growth twice', async () => {
+  it('counts what grew after the last report with the next run, and no growth twice', () => {
     const ledger = new LimitLedger();
     const container = { id: 'c1', pid: process.pid };
     const one = { oomKills: 0, forkRefusals: 1 };
     const five = { oomKills: 0, forkRefusals: 5 };
     // First run: starts from the counters it reads (this process's own, here).
-    const now = await ledger.baseline(container);
-    expect(now).toEqual(await readLimitCounters(process.pid));
+    const now = ledger.baseline(container);
+    expect(now).toEqual(readLimitCounters(process.pid));
     expect(ledger.settle('c1', one, one)).toEqual(one); // nothing grew
     // A background process hits the limit between runs: the next run starts from the report.
-    const second = await ledger.baseline(container);
+    const second = ledger.baseline(container);
     expect(second).toEqual(one);
     expect(limitsExceeded(ledger.settle('c1', second, five), five, undefined, max)).toEqual([
       { limit: 'processes', max: 256 },
     ]);
     // Two runs at once: the growth both saw is reported by the first to end only.
-    const a = await ledger.baseline(container);
-    const b = await ledger.baseline(container);
+    const a = ledger.baseline(container);
+    const b = ledger.baseline(container);
     const seven = { oomKills: 1, forkRefusals: 7 };
     expect(limitsExceeded(ledger.settle('c1', a, seven), seven, undefined, max)).toHaveLength(2);
     expect(limitsExceeded(ledger.settle('c1', b, seven), seven, undefined, max)).toEqual([]);
   });
 
-  it('reads a container through the ledger as directly', async () => {
+  it('reads a container through the ledger as directly', () => {
     const ledger = new LimitLedger();
     const container = { id: 'c1', pid: process.pid };
-    expect(await ledger.read(container)).toEqual(await readLimitCounters(process.pid));
-    expect(await ledger.read(container)).toEqual(await readLimitCounters(process.pid));
+    expect(ledger.read(container)).toEqual(readLimitCounters(process.pid));
+    expect(ledger.read(container)).toEqual(readLimitCounters(process.pid));
   });
 });

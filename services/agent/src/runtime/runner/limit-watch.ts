@@ -1,4 +1,4 @@
-import { readFile, statfs } from 'node:fs/promises';
+import { readFileSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LimitExceeded } from '@sandbox/contract';
 
@@ -16,12 +16,23 @@ function counter(text: string | undefined, key: string): number {
   return line === undefined ? 0 : Number(line.slice(key.length + 1)) || 0;
 }
 
-const readOrUndefined = (path: string) => readFile(path, 'utf8').catch(() => undefined);
+/**
+ * A kernel file (cgroup, /proc), read at once: it is made in memory as it is read, and one
+ * read costs less than a trip through the thread pool, of which a `readFile` takes four.
+ * Every run reads two.
+ */
+function readOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
 
 /** The cgroup directories of a process, per controller (`''` is the v2 unified hierarchy). */
-async function cgroupDirs(pid: number): Promise<Map<string, string>> {
+function cgroupDirs(pid: number): Map<string, string> {
   const dirs = new Map<string, string>();
-  const text = (await readOrUndefined(`/proc/${pid}/cgroup`)) ?? '';
+  const text = readOrUndefined(`/proc/${pid}/cgroup`) ?? '';
   for (const line of text.split('\n')) {
     const [, controllers, path] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
     if (controllers === undefined || path === undefined) continue;
@@ -40,8 +51,8 @@ interface CounterFiles {
   pidsEvents: string;
 }
 
-async function findCounterFiles(pid: number): Promise<CounterFiles> {
-  const dirs = await cgroupDirs(pid);
+function findCounterFiles(pid: number): CounterFiles {
+  const dirs = cgroupDirs(pid);
   const memory = dirs.get('memory');
   const unified = dirs.get('');
   return {
@@ -53,11 +64,9 @@ async function findCounterFiles(pid: number): Promise<CounterFiles> {
   };
 }
 
-async function readCounters(files: CounterFiles): Promise<LimitCounters> {
-  const [memoryEvents, pidsEvents] = await Promise.all([
-    readOrUndefined(files.memoryEvents),
-    readOrUndefined(files.pidsEvents),
-  ]);
+function readCounters(files: CounterFiles): LimitCounters {
+  const memoryEvents = readOrUndefined(files.memoryEvents);
+  const pidsEvents = readOrUndefined(files.pidsEvents);
   return {
     oomKills: counter(memoryEvents, 'oom_kill'),
     forkRefusals: counter(pidsEvents, 'max'),
@@ -65,8 +74,8 @@ async function readCounters(files: CounterFiles): Promise<LimitCounters> {
 }
 
 /** Reads the OOM-kill and refused-fork counters of the container whose init is `pid`. */
-export async function readLimitCounters(pid: number): Promise<LimitCounters> {
-  return readCounters(await findCounterFiles(pid));
+export function readLimitCounters(pid: number): LimitCounters {
+  return readCounters(findCounterFiles(pid));
 }
 
 const highest = (a: LimitCounters, b: LimitCounters): LimitCounters => ({
@@ -88,14 +97,14 @@ export interface WatchedContainer {
  */
 export class LimitLedger {
   /** By container id and init pid: a restart, or a pid taken by another init, is a new key. */
-  private readonly files = new Map<string, Promise<CounterFiles>>();
+  private readonly files = new Map<string, CounterFiles>();
   private readonly reported = new Map<string, LimitCounters>();
 
   /** `maxContainers`: a node's containers come and go; this many are remembered. */
   constructor(private readonly maxContainers = 4096) {}
 
   /** The container's counters now. */
-  async read(container: WatchedContainer): Promise<LimitCounters> {
+  read(container: WatchedContainer): LimitCounters {
     const key = `${container.id}:${container.pid}`;
     let files = this.files.get(key);
     if (files === undefined) {
@@ -103,11 +112,11 @@ export class LimitLedger {
       files = findCounterFiles(container.pid);
       this.files.set(key, files);
     }
-    return readCounters(await files);
+    return readCounters(files);
   }
 
   /** Where a run starts counting from: the last report, else the counters now. */
-  async baseline(container: WatchedContainer): Promise<LimitCounters> {
+  baseline(container: WatchedContainer): LimitCounters {
     return this.reported.get(container.id) ?? this.read(container);
   }
 
@@ -126,8 +135,9 @@ export class LimitLedger {
 }
 
 /** Whether the filesystem at `path` has no room left (blocks or inodes). */
-export async function isFull(path: string): Promise<{ full: boolean; sizeMb: number }> {
-  const stats = await statfs(path);
+export function isFull(path: string): { full: boolean; sizeMb: number } {
+  // The file system's counters, kept in memory: read at once, as the counters above.
+  const stats = statfsSync(path);
   const free = stats.bavail * stats.bsize;
   return {
     full: free < 64 * 1024 || stats.ffree === 0,

@@ -33,21 +33,20 @@ export async function meteredExec(
   sink: ByteSink,
 ): Promise<RunResult> {
   const { runner, installer, workspaces, logger, logs } = deps;
-  const before = await deps.ledger.baseline(container);
+  const before = deps.ledger.baseline(container);
   const outcome = await exec(
     { runner, installer, logs, logger: logger.child({ sessionId: spec.sessionId }) },
     spec,
     sink,
   );
-  const [after, disk] = await Promise.all([
-    deps.ledger.read(container),
+  const after = deps.ledger.read(container);
+  const disk =
     deps.diskQuota === 'loop'
-      ? workspaces
+      ? await workspaces
           .hostPath(spec.sessionId)
           .then(isFull)
           .catch(() => undefined)
-      : undefined,
-  ]);
+      : undefined;
   const exceeded = limitsExceeded(deps.ledger.settle(container.id, before, after), after, disk, {
     memoryMb: Math.round(container.memoryBytes / (1024 * 1024)),
     processes: container.pidsLimit,
