@@ -428,6 +428,8 @@ describe.each([
     const logs = await mkdtemp(join(root, 'logs-'));
     await writeFile(join(logs, 'proc_1a.json'), '{"id":"proc_1a"}');
     await writeFile(join(logs, 'proc_1a.0.log'), randomBytes(5000));
+    // A meta as the agent names it now (its generation), and as agents before it did.
+    await writeFile(join(logs, 'proc_3c.7.json'), '{"id":"proc_3c"}');
     expect(await backend.store.saveLogs(sessionId, logs)).toBe(true);
     expect(await backend.store.saveLogs(sessionId, join(root, 'no-such-dir'))).toBe(false);
     // The workspace's manifest does not see them.
@@ -442,7 +444,11 @@ describe.each([
     await backend.store.saveLogs(sessionId, logs);
     const again = join(await mkdtemp(join(root, 'moved-')), 'ses');
     expect(await backend.store.restoreLogs(sessionId, again)).toBe(true);
-    expect((await readdir(again)).sort()).toEqual(['proc_1a.0.log', 'proc_1a.json']);
+    expect((await readdir(again)).sort()).toEqual([
+      'proc_1a.0.log',
+      'proc_1a.json',
+      'proc_3c.7.json',
+    ]);
     // Taken: a second restore finds none, and nothing is left in the store.
     expect(await backend.store.restoreLogs(sessionId, join(root, 'again'))).toBe(false);
     expect(await backend.objectsOf(sessionId)).toEqual([]);

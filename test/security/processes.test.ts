@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createAccount, type TestAccount } from '../support/api';
 import type { ApiClient } from '../support/api-client';
 import { parseEvents, StreamedRun } from '../support/streamed-run';
@@ -105,7 +105,10 @@ it("removes a deleted session's logs from the node", async () => {
   await mine.execute(sessionId, { command: 'echo gone-with-session' });
   const [proc] = (await mine.get<Listed>(`/v1/sessions/${sessionId}/processes`)).body.processes;
   const logs = `${t.stack.agentConfig.workspaceDir}/.logs/${sessionId}`;
-  expect(existsSync(`${logs}/${proc?.id}.json`)).toBe(true);
+  // Its meta (named by its generation) and its output.
+  const files = readdirSync(logs).filter((name) => name.startsWith(`${proc?.id}.`));
+  expect(files.some((name) => name.endsWith('.json'))).toBe(true);
+  expect(files.some((name) => name.endsWith('.log'))).toBe(true);
   expect((await mine.deleteSession(sessionId)).status).toBe(200);
   expect(existsSync(logs)).toBe(false);
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
-import type { LogItem, OutputPosition } from './process-log';
+import { LOG_FILE, type LogItem, type OutputPosition } from './process-log';
 import { ProcessLogs } from './process-logs';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -153,6 +153,8 @@ describe('ProcessLog', () => {
     expect(metas()).toEqual([`${log.meta.id}.1.json`]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(metas()).toEqual([`${log.meta.id}.2.json`]);
+    // Every file a log leaves is one a moving session takes along (the store's filter).
+    expect(readdirSync(dir).filter((name) => !LOG_FILE.test(name))).toEqual([]);
     const again = new ProcessLogs(root, logger);
     expect(again.find(SESSION, '42').meta).toMatchObject({
       state: 'lost',

@@ -86,6 +86,8 @@ const positionAfter = (at: OutputPosition, stream: OutputStream, bytes: number) 
 
 /** A meta file's name: the process's id and the generation of the meta written in it. */
 export const META_FILE = /^(proc_[a-f0-9]+)(?:\.(\d+))?\.json$/;
+/** Any file of a process's log: a meta (of any generation, or none) or a segment. */
+export const LOG_FILE = /^proc_[a-f0-9]+(?:\.\d+\.log|(?:\.\d+)?\.json)$/;
 
 /**
  * One process's output on the node's disk, bounded: records in segments of half the cap, the

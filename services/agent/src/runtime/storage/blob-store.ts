@@ -20,6 +20,7 @@ import {
 } from './workspace-archive';
 import { isSessionId } from '@sandbox/contract';
 import { SandboxHostIds } from '../docker/host-ids';
+import { LOG_FILE } from '../processes/process-log';
 
 export interface ArchiveManifest {
   /** Of the archive; empty for a kept disk. */
@@ -43,7 +44,6 @@ function checkedSessionId(sessionId: string): Saved {
 }
 
 /** The files of a run's log: its meta (`proc_<id>.json`) and output segments (`.<n>.log`). */
-const LOG_FILE = /^proc_[a-f0-9]+(\.json|\.\d+\.log)$/;
 
 const logsOf = (sessionId: string): Saved => `${checkedSessionId(sessionId)}.logs` as Saved;
 
