@@ -129,13 +129,12 @@ export class DockerRuntime implements SandboxRuntime {
 
   /** A claim from the pool answers first; the rest of it holds the session's lock (ADR 16). */
   create(spec: SandboxSpec): Promise<SandboxInfo> {
-    const { load } = this.parts;
-    const work = () =>
+    // A create counts as a request: the pool refills in the quiet moments of a burst of them.
+    return this.counted(() =>
       this.parts.locks.withLockAnsweringFirst(spec.sessionId, (lock, later) =>
         createSandbox(this.parts, lock, spec, true, later),
-      );
-    // A create counts as a request: the pool refills in the quiet moments of a burst of them.
-    return load === undefined ? work() : load.track(work);
+      ),
+    );
   }
 
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
@@ -302,8 +301,13 @@ export class DockerRuntime implements SandboxRuntime {
 
   /** A data request of a session, counted while it runs (by the node and the session). */
   private served<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    return this.use.track(sessionId, () => this.counted(work));
+  }
+
+  /** Work counted in the node's load while it runs (the pool refills when there is none). */
+  private counted<T>(work: () => Promise<T>): Promise<T> {
     const { load } = this.parts;
-    return this.use.track(sessionId, () => (load === undefined ? work() : load.track(work)));
+    return load === undefined ? work() : load.track(work);
   }
 
   private async execNow(spec: ExecSpec, sink: ByteSink): Promise<RunResult> {
