@@ -19,6 +19,8 @@ if [[ -z $DOCKER ]]; then
 fi
 
 ENSURE_DOCKER_LOG=${ENSURE_DOCKER_LOG:-/var/log/sandbox-dockerd.log}
+# Present when systemd is the service manager (a test points it elsewhere).
+SYSTEMD_RUN_DIR=${SYSTEMD_RUN_DIR:-/run/systemd/system}
 ENSURE_DOCKER_TIMEOUT=${ENSURE_DOCKER_TIMEOUT:-60}
 
 _ensure_docker_log() { printf 'ensure-docker: %s\n' "$*" >&2; }
@@ -55,6 +57,18 @@ _ensure_docker_dockerd_running() {
   dockerd_pid >/dev/null
 }
 
+_ensure_docker_systemd() {
+  [[ -d $SYSTEMD_RUN_DIR ]] && command -v systemctl >/dev/null 2>&1
+}
+
+# `systemctl start|restart docker`. systemd refuses a unit that failed to start too often in a
+# short time (docker.service: 3 times in 60 s), and its own restarts of a dockerd that dies at
+# start count: a start after such failures (a setting rolled back, say) clears that count first.
+_ensure_docker_systemctl() { # start|restart
+  systemctl reset-failed docker >/dev/null 2>&1 || true
+  systemctl "$1" docker >/dev/null 2>&1
+}
+
 _ensure_docker_install() {
   if [[ $(id -u) -ne 0 ]]; then
     _ensure_docker_log "error: docker is not installed and installing it needs root (re-run as root)"
@@ -76,9 +90,9 @@ _ensure_docker_install() {
 
 _ensure_docker_start() {
   # Prefer the service manager when there is one (apt may already have started it).
-  if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
+  if _ensure_docker_systemd; then
     _ensure_docker_log "starting docker with systemctl"
-    systemctl start docker >/dev/null 2>&1 || true
+    _ensure_docker_systemctl start || true
     _ensure_docker_dockerd_running && return 0
   fi
   if [[ $(id -u) -ne 0 ]]; then
@@ -93,10 +107,9 @@ _ensure_docker_start() {
 }
 
 restart_docker() {
-  if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1 \
-    && systemctl is-active --quiet docker 2>/dev/null; then
+  if _ensure_docker_systemd && systemctl is-active --quiet docker 2>/dev/null; then
     _ensure_docker_log "restarting docker with systemctl"
-    systemctl restart docker >/dev/null 2>&1 || return 1
+    _ensure_docker_systemctl restart || return 1
   else
     local pid i
     if pid=$(dockerd_pid); then

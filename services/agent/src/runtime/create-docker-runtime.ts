@@ -119,6 +119,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       logger,
       shapes: config.pool,
       busy: () => load.busy(),
+      mapping: () => `${ids.rootUid}:${ids.rootGid}`,
     });
   } else if (config.pool.length > 0) {
     logger.warn('no warm pool: it needs SANDBOX_DISK_QUOTA=loop');

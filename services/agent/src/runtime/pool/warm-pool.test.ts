@@ -193,6 +193,54 @@ describe('WarmPool', () => {
     expect(pool.status()[0]!.ready).toBe(1);
   });
 
+  it("never hands out a member made for the engine's former user mapping, and replaces it", async () => {
+    const d = doubles();
+    let mapping = '0:0';
+    const pool = new WarmPool({ ...d, shapes: [SHAPE], retryDelayMs: 5, mapping: () => mapping });
+    await pool.start();
+    await pool.settled();
+    const before = [...d.containers.byName.values()].map((c) => c.state.id);
+    expect(before).toHaveLength(2);
+    // dockerd came back remapped; the agent has learned it.
+    mapping = '100000:100000';
+    expect(pool.take(LIMITS)).toBeUndefined(); // the create starts cold
+    await pool.settled();
+    expect(d.journal.filter((s) => s.startsWith('container.remove'))).toHaveLength(2);
+    expect(pool.status()[0]!.ready).toBe(2);
+    expect(before).not.toContain(pool.take(LIMITS)?.containerId);
+    // The check of the host after a docker restart prunes them too, with no take.
+    mapping = '200000:200000';
+    await pool.prune();
+    await pool.settled();
+    // The one left of the second pair went.
+    expect(d.journal.filter((s) => s.startsWith('container.remove'))).toHaveLength(3);
+    expect(pool.status()[0]!.ready).toBe(2);
+  });
+
+  it('discards a member whose making straddled a change of the user mapping', async () => {
+    const d = doubles();
+    let mapping = '0:0';
+    const pool = new WarmPool({
+      ...d,
+      shapes: [{ ...SHAPE, size: 1 }],
+      retryDelayMs: 5,
+      mapping: () => mapping,
+    });
+    const warmUp = d.runners.warmUp.bind(d.runners);
+    let learnedOnce = false;
+    d.runners.warmUp = async (slot: string) => {
+      await warmUp(slot);
+      if (!learnedOnce) mapping = '100000:100000'; // learned while this one was made
+      learnedOnce = true;
+    };
+    await pool.start();
+    await pool.settled();
+    const [first, second] = made(d).map((step) => step.split(' ')[1]!);
+    expect(d.journal).toContain(`workspace.destroy ${first}`);
+    expect(d.workspaces.disks.has(first!)).toBe(false);
+    expect(pool.take(LIMITS)?.slot).toBe(second);
+  });
+
   it('removes its ready members when stopped, and makes no more', async () => {
     const { d, pool } = pooled();
     await pool.start();

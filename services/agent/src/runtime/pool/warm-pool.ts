@@ -31,7 +31,16 @@ export interface WarmPoolDeps {
   busy?: () => boolean;
   /** The longest a refill waits for a quiet moment (default 1 s): it slows, never stops. */
   maxDeferMs?: number;
+  /**
+   * The engine's user mapping as the agent knows it now (`SandboxHostIds`), which a member's
+   * disk is owned by. A member made under another (dockerd restarted with a new `userns-remap`
+   * before the agent learned it) is never handed out.
+   */
+  mapping?: () => string;
 }
+
+/** A ready member, and the user mapping its disk was made for. */
+type Member = PoolMember & { mapping: string | undefined };
 
 /** How often a deferred refill looks again for a quiet moment. */
 const QUIET_POLL_MS = 25;
@@ -53,7 +62,7 @@ function sameShape(limits: SandboxLimits, shape: SandboxLimits): boolean {
  * before or after.
  */
 export class WarmPool implements SandboxPool {
-  private readonly ready: PoolMember[] = [];
+  private readonly ready: Member[] = [];
   /** Creates running the slow way. */
   private colds = 0;
   private filling: Promise<void> | undefined;
@@ -96,13 +105,14 @@ export class WarmPool implements SandboxPool {
   }
 
   take(limits: SandboxLimits): PoolMember | undefined {
+    this.dropStale();
     const fits = (m: PoolMember) => m.limits.diskMb === limits.diskMb;
     let index = this.ready.findIndex((m) => fits(m) && sameShape(m.limits, limits));
     if (index < 0 && !this.exactShapes) index = this.ready.findIndex(fits);
     if (index < 0) return undefined;
-    const [member] = this.ready.splice(index, 1);
+    const [member] = this.ready.splice(index, 1) as [Member];
     this.fill();
-    return member;
+    return { slot: member.slot, containerId: member.containerId, limits: member.limits };
   }
 
   adoptWorkspace(member: PoolMember, sessionId: string): Promise<void> {
@@ -131,7 +141,7 @@ export class WarmPool implements SandboxPool {
       (m) => m.containerId.startsWith(containerId) || containerId.startsWith(m.containerId),
     );
     if (index < 0) return;
-    const [member] = this.ready.splice(index, 1) as [PoolMember];
+    const [member] = this.ready.splice(index, 1) as [Member];
     this.deps.logger.warn({ slot: member.slot }, 'a pool member stopped: replacing it');
     void this.discardQuietly(member);
     this.fill();
@@ -143,6 +153,7 @@ export class WarmPool implements SandboxPool {
    */
   async prune(): Promise<void> {
     await this.removeStrays();
+    this.dropStale();
     for (const member of [...this.ready]) {
       const state = await this.deps.containers.find(member.containerId);
       if (state?.running === true && !state.paused) continue;
@@ -153,6 +164,21 @@ export class WarmPool implements SandboxPool {
       await this.discardQuietly(member);
     }
     this.fill();
+  }
+
+  /** Drops the members made for a user mapping the engine no longer has. */
+  private dropStale(): void {
+    const now = this.deps.mapping?.();
+    const stale = this.ready.filter((m) => m.mapping !== now);
+    for (const member of stale) {
+      this.ready.splice(this.ready.indexOf(member), 1);
+      this.deps.logger.warn(
+        { slot: member.slot, madeFor: member.mapping, now },
+        "a pool member was made for the engine's former user mapping: replacing it",
+      );
+      void this.discardQuietly(member);
+    }
+    if (stale.length > 0) this.fill();
   }
 
   /** The shape that lacks members most (counting the one being made), if any does. */
@@ -214,8 +240,9 @@ export class WarmPool implements SandboxPool {
     }
   }
 
-  private async make(shape: PoolShape): Promise<PoolMember> {
-    const { containers, workspaces, runners, config } = this.deps;
+  private async make(shape: PoolShape): Promise<Member> {
+    const { containers, workspaces, runners, config, mapping } = this.deps;
+    const madeFor = mapping?.();
     const slot = `${POOL_SLOT_PREFIX}${randomBytes(6).toString('hex')}`;
     const limits = limitsOf(shape);
     const labels = poolLabels(config);
@@ -226,7 +253,9 @@ export class WarmPool implements SandboxPool {
         containerSpec(spec, config, bind, labels),
       );
       await runners.warmUp(slot, containerId);
-      return { slot, containerId, limits };
+      // Learned anew while it was made: its disk may have either mapping.
+      if (mapping?.() !== madeFor) throw new Error("the engine's user mapping changed");
+      return { slot, containerId, limits, mapping: madeFor };
     } catch (err) {
       // Docker going away in the middle (a restart) can fail the clean-up too: then it is a
       // stray, removed before the next member is made.

@@ -1,0 +1,83 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * scripts/lib/ensure-docker.sh under systemd, against a systemctl and a docker client that
+ * stand in for them (never the machine's own dockerd): a docker that failed to start too
+ * often has hit systemd's start limit, which refuses every start until `reset-failed`.
+ */
+const ROOT = join(__dirname, '..', '..');
+
+const FAKE_SYSTEMCTL = `#!/bin/bash
+echo "$*" >> "$STATE/calls"
+case $1 in
+  is-active) exit 0 ;;
+  reset-failed) rm -f "$STATE/start-limit-hit"; exit 0 ;;
+  start|restart)
+    if [[ -e $STATE/start-limit-hit ]]; then exit 1; fi
+    touch "$STATE/up"; exit 0 ;;
+esac
+exit 1
+`;
+
+const FAKE_DOCKER = `#!/bin/bash
+[[ $1 == info && -e $STATE/up ]]
+`;
+
+describe('restart_docker under systemd', () => {
+  let state: string;
+
+  beforeEach(() => {
+    state = mkdtempSync(join(tmpdir(), 'restart-docker-'));
+    mkdirSync(join(state, 'bin'));
+    mkdirSync(join(state, 'systemd'));
+    for (const [name, text] of [
+      ['systemctl', FAKE_SYSTEMCTL],
+      ['docker', FAKE_DOCKER],
+    ] as const) {
+      writeFileSync(join(state, 'bin', name), text);
+      chmodSync(join(state, 'bin', name), 0o755);
+    }
+  });
+
+  afterEach(() => rmSync(state, { recursive: true, force: true }));
+
+  function restartDocker(): { status: number | null; calls: string[] } {
+    const result = spawnSync(
+      'bash',
+      [
+        '-c',
+        'source scripts/lib/common.sh && source scripts/lib/ensure-docker.sh && restart_docker',
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          PATH: `${join(state, 'bin')}:${process.env.PATH ?? ''}`,
+          STATE: state,
+          DOCKER: join(state, 'bin', 'docker'),
+          SYSTEMD_RUN_DIR: join(state, 'systemd'),
+          ENSURE_DOCKER_TIMEOUT: '2',
+        },
+        encoding: 'utf8',
+      },
+    );
+    const calls = readFileSync(join(state, 'calls'), 'utf8').trim().split('\n');
+    return { status: result.status, calls };
+  }
+
+  it('starts docker again after its start limit was hit (a rolled-back setting)', () => {
+    writeFileSync(join(state, 'start-limit-hit'), '');
+    const { status, calls } = restartDocker();
+    expect(status).toBe(0);
+    expect(calls).toEqual(['is-active --quiet docker', 'reset-failed docker', 'restart docker']);
+  });
+
+  it('restarts a healthy docker through systemd too', () => {
+    const { status, calls } = restartDocker();
+    expect(status).toBe(0);
+    expect(calls).toContain('restart docker');
+  });
+});
