@@ -1,4 +1,5 @@
-import { onGvisor } from '../support/stack';
+import { readFileSync, readdirSync } from 'node:fs';
+import { containerProcesses, onGvisor } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -150,5 +151,28 @@ describe('code runs in a pre-started Node', () => {
     expect(run.body).toMatchObject({ error: { code: 'execution_timeout' } });
     const next = await code("console.log('after')");
     expect(next.body).toMatchObject({ exitCode: 0, stdout: 'after\n' });
+  });
+
+  it("lets an idle session's TypeScript service sleep (no once-a-second ping), and runs see nothing of it", async () => {
+    const run = await code(
+      'const n: number = 2; console.log(n, process.env.ESBUILD_BINARY_PATH ?? "unset");',
+    );
+    expect(run.body.stdout).toBe('2 unset\n');
+    const processes = await containerProcesses(t.stack.nodeId, t.sessionId);
+    const service = processes.find(
+      (p) => p.args.includes('esbuild') && p.args.includes('--service'),
+    );
+    expect(service?.args).toMatch(/^\/opt\/sandbox\/runner\/esbuild --service=/);
+    expect(service?.args).not.toContain('--ping');
+    if (onGvisor) return; // its pid is the sandbox's own, not the host's
+    // Context switches of all its threads: a ping costs several each second.
+    const switches = () =>
+      readdirSync(`/proc/${service!.pid}/task`)
+        .map((task) => readFileSync(`/proc/${service!.pid}/task/${task}/status`, 'utf8'))
+        .flatMap((status) => [...status.matchAll(/_ctxt_switches:\s+(\d+)/g)])
+        .reduce((sum, match) => sum + Number(match[1]), 0);
+    const before = switches();
+    await sleep(4000);
+    expect(switches() - before).toBeLessThan(4);
   });
 });

@@ -1,4 +1,5 @@
-import { posix } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { ESBUILD_BANNER, ESBUILD_DEFINE } from './code-file';
 
 /** esbuild as installed with tsx in the sandbox image. */
@@ -6,6 +7,11 @@ const ESBUILD_PATHS = [
   '/usr/local/lib/node_modules/tsx/node_modules/esbuild',
   '/usr/local/lib/node_modules/esbuild',
 ];
+/**
+ * What starts esbuild's service in the image: its binary without the once-a-second ping
+ * (native/esbuild-service.sh), which would keep every idle session's runner awake.
+ */
+const QUIET_SERVICE = join(__dirname, 'esbuild-service');
 const TS_EXTENSIONS = new Set(['.ts', '.tsx', '.mts', '.cts']);
 const RELATIVE_SPECIFIER =
   /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]*|\/[^'"]*)['"]/g;
@@ -23,15 +29,22 @@ let esbuild: Esbuild | null | undefined;
 function loadEsbuild(): Esbuild | null {
   if (esbuild !== undefined) return esbuild;
   esbuild = null;
-  for (const path of ESBUILD_PATHS) {
-    try {
-      // A path known only at run time, inside the sandbox image.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      esbuild = require(path) as Esbuild;
-      break;
-    } catch {
-      // not here
+  // esbuild reads it once, when loaded; runs must not inherit it.
+  const quiet = existsSync(QUIET_SERVICE);
+  if (quiet) process.env.ESBUILD_BINARY_PATH = QUIET_SERVICE;
+  try {
+    for (const path of ESBUILD_PATHS) {
+      try {
+        // A path known only at run time, inside the sandbox image.
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        esbuild = require(path) as Esbuild;
+        break;
+      } catch {
+        // not here
+      }
     }
+  } finally {
+    if (quiet) delete process.env.ESBUILD_BINARY_PATH;
   }
   return esbuild;
 }
