@@ -240,11 +240,15 @@ export async function startServiceProcess(service, env, ready, timeoutMs, onLog)
  * manager would).
  */
 async function startAgentProcess(env, token) {
+  // Its errors reach the bench's stderr: a failed row says why.
   const { child, entry } = await startServiceProcess(
     'services/agent',
     env,
     'agent listening',
     60_000,
+    (logged) => {
+      if (logged.level >= 50) console.error(`agent: ${JSON.stringify(logged)}`);
+    },
   );
   const { address } = entry;
   const Agent = loadAgentProto().agent.v1.Agent;

@@ -12,6 +12,7 @@ import { DockerodeContainerClient } from './docker/dockerode-container-client';
 import { OwnKernelContainers } from './docker/own-kernel-containers';
 import { sandboxExtraCaBundle } from './docker/extra-ca';
 import { openToSandboxRoot, SandboxHostIds, type EngineIdentity } from './docker/host-ids';
+import { ensureKeyQuota } from './docker/key-quota';
 import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
@@ -62,6 +63,9 @@ function splitCpu(
     runnerNanoCpus: Math.round(config.runnerCpus * 1e9),
   });
 }
+
+/** Room in the key quota for containers besides sandboxes and pool members (installers). */
+const OTHER_CONTAINERS = 32;
 
 /** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
 export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
@@ -130,7 +134,12 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     containers,
     prepareHost: async () => {
       ids.learn((await docker.info()) as EngineIdentity);
-      if (ids.remapped) logger.info({ sandboxRootUid: ids.rootUid }, 'the engine remaps user ids');
+      if (ids.remapped) {
+        logger.info({ sandboxRootUid: ids.rootUid }, 'the engine remaps user ids');
+        // Every sandbox's root is one host uid: its key quota bounds the node's sandboxes.
+        const pooled = config.pool.reduce((sum, shape) => sum + shape.size, 0);
+        await ensureKeyQuota(config.maxSandboxes + pooled + OTHER_CONTAINERS, logger);
+      }
       await openToSandboxRoot(config.workspaceDir, ids);
       return prepareHost({ containers, config, logger });
     },
