@@ -240,14 +240,15 @@ export async function startServiceProcess(service, env, ready, timeoutMs, onLog)
  * manager would).
  */
 async function startAgentProcess(env, token) {
-  // Its errors reach the bench's stderr: a failed row says why.
+  // Its errors (or what BENCH_AGENT_LOG_LEVEL asks for, e.g. 30) reach the bench's stderr.
+  const shownLevel = Number(process.env.BENCH_AGENT_LOG_LEVEL ?? 50);
   const { child, entry } = await startServiceProcess(
     'services/agent',
     env,
     'agent listening',
     60_000,
     (logged) => {
-      if (logged.level >= 50) console.error(`agent: ${JSON.stringify(logged)}`);
+      if (logged.level >= shownLevel) console.error(`agent: ${JSON.stringify(logged)}`);
     },
   );
   const { address } = entry;

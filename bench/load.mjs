@@ -98,6 +98,8 @@ async function main() {
     name: 'load-density',
     agentProcess: true,
     drivenLifecycle: true,
+    // Idle (paused) they stay: a deep sleep would remove their containers from the measure.
+    gatewayEnv: { SESSION_DEEP_SLEEP_AFTER_S: '86400' },
   });
   const denseIds = [];
   try {
