@@ -1,6 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { docker, onGvisor, sessionContainer, testWorkspaceDir } from '../support/stack';
+import { docker, onGvisor, sessionContainer, startStack, testWorkspaceDir } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -75,5 +75,31 @@ const expected = process.env.TEST_USERNS === '1';
       base + 1000,
       base + 1000,
     ]);
+  });
+
+  it("raises the remapped root's kernel key quota to what the node's sandboxes need", async () => {
+    // Every sandbox's root is one host uid: at the kernel's default quota (20,000 bytes of
+    // keys) runc could not start more than about a hundred of them.
+    const quota = (name: string) => `/proc/sys/kernel/keys/${name}`;
+    const before = Number(await readFile(quota('maxbytes'), 'utf8'));
+    const beforeKeys = Number(await readFile(quota('maxkeys'), 'utf8'));
+    // A node taking more sandboxes than the host's quota now leaves room for.
+    const sandboxes = Math.ceil(before / 400) + 50;
+    const stack = await startStack({
+      agentEnv: { AGENT_MAX_SANDBOXES: String(sandboxes), SANDBOX_POOL: '0' },
+    });
+    try {
+      expect(Number(await readFile(quota('maxbytes'), 'utf8'))).toBeGreaterThanOrEqual(
+        sandboxes * 400,
+      );
+      expect(Number(await readFile(quota('maxkeys'), 'utf8'))).toBeGreaterThanOrEqual(
+        sandboxes * 4,
+      );
+    } finally {
+      await stack.stop();
+      // Back to what the host had (the suites' other agents need no more).
+      await writeFile(quota('maxbytes'), `${before}\n`);
+      await writeFile(quota('maxkeys'), `${beforeKeys}\n`);
+    }
   });
 });
