@@ -229,6 +229,32 @@ describe('exhaustion stays in its session', () => {
     expect((await execute(attacker, { command: 'echo fine' })).body.stdout).toBe('fine\n');
   });
 
+  it("holds a session's file watches (inotify) to its own share, and the neighbour keeps its own", async () => {
+    // Each `tail -f` of a file on the workspace's disk holds one inotify instance. Under the
+    // engine's remapping every sandbox's user is one host uid, which the kernel's per-user
+    // inotify limits would share between all sessions of the node.
+    const attacker = await session();
+    const inotifyCount = 'ls -l /proc/*/fd 2>/dev/null | grep -c inotify';
+    const held = await execute(attacker, {
+      command: `touch f; for i in $(seq 140); do tail -f f >/dev/null 2>&1 & done; sleep 2; ${inotifyCount}`,
+      timeout: 30,
+    });
+    const count = Number(held.body.stdout);
+    // On gVisor the Sentry keeps inotify itself: nothing of the host's is held.
+    if (!onGvisor) {
+      expect(count).toBeGreaterThan(100);
+      expect(count).toBeLessThanOrEqual(128);
+    }
+    const neighbour = await session();
+    const watched = await execute(neighbour, {
+      command: `touch g; for i in $(seq 20); do tail -f g >/dev/null 2>&1 & done; sleep 2; ${inotifyCount}`,
+      timeout: 30,
+    });
+    expect(watched.body.stdout).toBe('20\n');
+    await t.api.kill(attacker);
+    await t.api.kill(neighbour);
+  });
+
   it('limits open files per process', async () => {
     const attacker = await session();
     const result = await execute(attacker, { command: 'ulimit -n; ulimit -Hn' });

@@ -12,7 +12,8 @@ import { DockerodeContainerClient } from './docker/dockerode-container-client';
 import { OwnKernelContainers } from './docker/own-kernel-containers';
 import { sandboxExtraCaBundle } from './docker/extra-ca';
 import { openToSandboxRoot, SandboxHostIds, type EngineIdentity } from './docker/host-ids';
-import { ensureKeyQuota } from './docker/key-quota';
+import { ensureHostQuotas } from './docker/host-quotas';
+import { SandboxUserLimits } from './docker/sandbox-user-limits';
 import { sandboxLabelKeys } from './docker/docker-names';
 import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
@@ -64,7 +65,7 @@ function splitCpu(
   });
 }
 
-/** Room in the key quota for containers besides sandboxes and pool members (installers). */
+/** Room in the host's quotas for containers besides sandboxes and pool members (installers). */
 const OTHER_CONTAINERS = 32;
 
 /** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
@@ -100,6 +101,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     );
     containers = cache;
   }
+  // Each sandbox's user namespace holds its share of the host's per-user limits (remapped).
+  containers = new SandboxUserLimits(containers, () => ids.remapped, logger);
   const cpuSplit = splitCpu(containers, config, logger, ids);
   containers = new OwnKernelContainers(
     cpuSplit ?? containers,
@@ -136,9 +139,9 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       ids.learn((await docker.info()) as EngineIdentity);
       if (ids.remapped) {
         logger.info({ sandboxRootUid: ids.rootUid }, 'the engine remaps user ids');
-        // Every sandbox's root is one host uid: its key quota bounds the node's sandboxes.
+        // Every sandbox's root is one host uid, its user another: their quotas bound the node.
         const pooled = config.pool.reduce((sum, shape) => sum + shape.size, 0);
-        await ensureKeyQuota(config.maxSandboxes + pooled + OTHER_CONTAINERS, logger);
+        await ensureHostQuotas(config.maxSandboxes + pooled + OTHER_CONTAINERS, logger);
       }
       await openToSandboxRoot(config.workspaceDir, ids);
       return prepareHost({ containers, config, logger });
