@@ -1,6 +1,12 @@
 import { access, mkdir, readFile, rmdir, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
+import {
+  createDockerRuntime,
+  FAVOR_DYNMODS_MOUNT,
+  FAVOR_DYNMODS_NAME,
+  favorsDynmods,
+  type DockerRuntime,
+} from '@sandbox/agent';
 import { docker, onGvisor, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
@@ -77,6 +83,16 @@ describeSplit('CPU split', () => {
       `for p in $(pgrep -f 'sandbox/runner/(main|zygote)'); do ${cpuGroupOf('$p')}; done | sort -u`,
     );
     expect(runner.body.stdout.trim()).toMatch(/^\/docker\/[0-9a-f]{64}$/);
+  });
+
+  it('keeps moves into a CPU group from waiting on the kernel (favordynmods on a hierarchy)', async () => {
+    // Without it each run waited 7-20 ms for an RCU grace period when entering its group.
+    const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
+    expect(favorsDynmods(mountinfo)).toBe(true);
+    expect(mountinfo).toContain(` ${FAVOR_DYNMODS_MOUNT} `);
+    // The hierarchy has no controller and holds nothing: the sandbox's processes stay at its root.
+    const own = await command(t.sessionId, `grep ':name=${FAVOR_DYNMODS_NAME}:' /proc/self/cgroup`);
+    expect(own.body.stdout).toMatch(new RegExp(`^\\d+:name=${FAVOR_DYNMODS_NAME}:/\n$`));
   });
 
   it("holds the session's CPU limit: a second of spinning gets 0.25 CPU, not more", async () => {

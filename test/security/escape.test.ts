@@ -56,6 +56,19 @@ describe('escape attempts from inside a session', () => {
     ['raise its process limit', 'echo max > /sys/fs/cgroup/pids/pids.max'],
     ['raise its CPU limit', 'echo -1 > /sys/fs/cgroup/cpu/cpu.cfs_quota_us'],
     ["leave its CPU group for the container's", 'echo 0 > /sys/fs/cgroup/cpu/cgroup.procs'],
+    // The agent's favordynmods hierarchy is the host's root group: mounted, but not writable.
+    [
+      'make a group in the host-wide favordynmods hierarchy',
+      'mkdir /sys/fs/cgroup/sandbox-favordynmods/x',
+    ],
+    [
+      'set release of the favordynmods hierarchy',
+      'echo 1 > /sys/fs/cgroup/sandbox-favordynmods/notify_on_release',
+    ],
+    [
+      'set the favordynmods release agent',
+      'echo /tmp/x > /sys/fs/cgroup/sandbox-favordynmods/release_agent',
+    ],
     ['reach the rest of its CPU group', 'ls /run/sandbox/ | grep -v "^cpu.procs$"'],
     ['remount its CPU group file', 'mount -o remount,rw /run/sandbox/cpu.procs'],
     ['write the root filesystem', 'touch /usr/bin/evil'],

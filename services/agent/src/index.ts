@@ -16,3 +16,8 @@ export { S3ObjectStore } from './runtime/storage/s3-object-store';
 export type { S3Credentials, S3Settings } from './runtime/storage/s3-object-store';
 export { LoopWorkspaces } from './runtime/storage/workspaces';
 export { SandboxHostIds } from './runtime/docker/host-ids';
+export {
+  FAVOR_DYNMODS_MOUNT,
+  FAVOR_DYNMODS_NAME,
+  favorsDynmods,
+} from './runtime/docker/cgroup-moves';

@@ -5,6 +5,7 @@ import Docker from 'dockerode';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { CachedContainers } from './docker/cached-containers';
+import { ensureCheapCgroupMoves } from './docker/cgroup-moves';
 import type { ContainerClient } from './docker/container-client';
 import { CpuGroups } from './docker/cpu-groups';
 import { CpuSplitContainers } from './docker/cpu-split-containers';
@@ -144,6 +145,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
         await ensureHostQuotas(config.maxSandboxes + pooled + OTHER_CONTAINERS, logger);
       }
       await openToSandboxRoot(config.workspaceDir, ids);
+      // Each run moves itself into its session's CPU group: without waiting on the kernel.
+      if (cpuSplit !== undefined) await ensureCheapCgroupMoves({ logger });
       return prepareHost({ containers, config, logger });
     },
     runners,

@@ -15,21 +15,41 @@ const REMOVE_RETRY_MS = 20;
  */
 const MIN_LEFTOVER_AGE_MS = 60_000;
 
+/** A cgroup file system's mount, from a line of /proc/self/mountinfo. */
+export interface CgroupMount {
+  mountPoint: string;
+  /** `cgroup` (v1) or `cgroup2`. */
+  fsType: string;
+  /** The mount's options and the file system's (its controllers, `name=`, flags). */
+  options: string[];
+}
+
+/** The cgroup file systems mounted, from /proc/self/mountinfo. */
+export function cgroupMounts(mountinfo: string): CgroupMount[] {
+  const mounts: CgroupMount[] = [];
+  for (const line of mountinfo.split('\n')) {
+    const [mount, source] = line.split(' - ');
+    const fields = mount?.split(' ') ?? [];
+    const [fsType = '', , superOptions = ''] = source?.split(' ') ?? [];
+    const mountPoint = fields[4];
+    if ((fsType !== 'cgroup' && fsType !== 'cgroup2') || !mountPoint) continue;
+    mounts.push({
+      mountPoint: mountPoint.replace(/\\040/g, ' '),
+      fsType,
+      options: [...(fields[5]?.split(',') ?? []), ...superOptions.split(',')],
+    });
+  }
+  return mounts;
+}
+
 /**
  * Where the cgroup v1 `cpu` controller is mounted, from /proc/self/mountinfo; undefined on a
  * host without one (cgroup v2 only: there a process of the sandbox could not move itself into
  * a group it may write, as the common ancestor of both groups would have to be writable too).
  */
 export function cpuControllerMount(mountinfo: string): string | undefined {
-  for (const line of mountinfo.split('\n')) {
-    const [mount, source] = line.split(' - ');
-    const mountPoint = mount?.split(' ')[4];
-    const [fsType, , superOptions = ''] = source?.split(' ') ?? [];
-    if (fsType === 'cgroup' && superOptions.split(',').includes('cpu') && mountPoint) {
-      return mountPoint.replace(/\\040/g, ' ');
-    }
-  }
-  return undefined;
+  return cgroupMounts(mountinfo).find((m) => m.fsType === 'cgroup' && m.options.includes('cpu'))
+    ?.mountPoint;
 }
 
 function readMountinfo(): string {
