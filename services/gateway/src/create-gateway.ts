@@ -97,7 +97,13 @@ function openShared(
     logger.warn('no REDIS_URL: rate limits and caches are per gateway process');
     return { rateLimiter: new MemoryRateLimiter(), invalidations: new LocalInvalidations() };
   }
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: true,
+    // The commands of concurrent requests go out in one write per turn of the event loop: with
+    // 60 sessions busy, Redis took a fifth of the CPU it did (each request makes four).
+    enableAutoPipelining: true,
+  });
   redis.on('error', (err) => logger.error({ err }, 'redis error'));
   // The rate limiter owns the connection and closes it.
   return { rateLimiter: new RedisRateLimiter(redis), invalidations: new RedisInvalidations(redis) };
