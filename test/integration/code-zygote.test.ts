@@ -175,8 +175,16 @@ describe('code runs in a pre-started Node', () => {
         .map((task) => readFileSync(`/proc/${service!.pid}/task/${task}/status`, 'utf8'))
         .flatMap((status) => [...status.matchAll(/_ctxt_switches:\s+(\d+)/g)])
         .reduce((sum, match) => sum + Number(match[1]), 0);
-    const before = switches();
-    await sleep(4000);
-    expect(switches() - before).toBeLessThan(4);
+    // Right after a transpile Go's runtime may still be returning memory for a few seconds:
+    // some 4 s window of the next 16 must be quiet. A ping (at least two wake-ups a second)
+    // would leave none below 4.
+    const quietest: number[] = [];
+    for (let window = 0; window < 4; window += 1) {
+      const before = switches();
+      await sleep(4000);
+      quietest.push(switches() - before);
+      if (quietest.at(-1)! < 4) break;
+    }
+    expect(Math.min(...quietest)).toBeLessThan(4);
   });
 });
