@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { Logger } from '@sandbox/logger';
-import { cgroupMounts } from './cpu-groups';
+import { cgroupMounts, readMountinfo } from './cpu-groups';
 
 /**
  * Where the agent mounts the hierarchy that turns `favordynmods` on (see below). Every
@@ -49,7 +49,7 @@ const run = promisify(execFile);
  */
 export async function ensureCheapCgroupMoves(deps: CgroupMovesDeps): Promise<boolean> {
   const { logger } = deps;
-  const mountinfo = deps.mountinfo ?? (() => readFile('/proc/self/mountinfo', 'utf8'));
+  const mountinfo = deps.mountinfo ?? (() => Promise.resolve(readMountinfo()));
   const mount = deps.mount ?? (async (args: string[]) => void (await run('mount', args)));
   const dir = deps.dir ?? FAVOR_DYNMODS_MOUNT;
   if (favorsDynmods(await mountinfo())) return true;

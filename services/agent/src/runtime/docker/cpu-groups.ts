@@ -52,7 +52,8 @@ export function cpuControllerMount(mountinfo: string): string | undefined {
     ?.mountPoint;
 }
 
-function readMountinfo(): string {
+/** This process's /proc/self/mountinfo; empty where it cannot be read. */
+export function readMountinfo(): string {
   try {
     return readFileSync('/proc/self/mountinfo', 'utf8');
   } catch {
