@@ -1,4 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
@@ -43,6 +51,31 @@ async function readAll(
     untilExit: options.untilExit ?? false,
   });
   return { items, at };
+}
+
+/** A record of a segment, as the log writes them: kind, length, bytes. */
+function record(kind: number, text: string): Buffer {
+  const body = Buffer.from(text);
+  const header = Buffer.alloc(5);
+  header.writeUInt8(kind, 0);
+  header.writeUInt32LE(body.length, 1);
+  return Buffer.concat([header, body]);
+}
+
+/** The metas recorded in a segment file, oldest first. */
+function metaRecords(path: string): { state: string }[] {
+  const data = readFileSync(path);
+  const metas: { state: string }[] = [];
+  for (let at = 0; at + 5 <= data.length;) {
+    const length = data.readUInt32LE(at + 1);
+    if (data.readUInt8(at) === 3) {
+      metas.push(
+        JSON.parse(data.subarray(at + 5, at + 5 + length).toString()) as { state: string },
+      );
+    }
+    at += 5 + length;
+  }
+  return metas;
 }
 
 /** The `code` of what `fn` throws. */
@@ -141,52 +174,81 @@ describe('ProcessLog', () => {
     ]);
   });
 
-  it('keeps one meta file per process, its newest, written once per turn of the event loop', async () => {
+  it('keeps one file per process, its meta a record of it, written once per turn of the event loop', async () => {
     const first = new ProcessLogs(root, logger);
     const log = start(first, 1024, 42);
     log.append('stdout', Buffer.from('out'));
     log.exited({ failure: { code: 'x', message: 'ended' } });
     log.closeOutput();
     const dir = join(root, SESSION);
-    const metas = () => readdirSync(dir).filter((name) => name.endsWith('.json'));
-    // Until the turn ends, the meta on disk is the one written at the start.
-    expect(metas()).toEqual([`${log.meta.id}.1.json`]);
+    const segment = join(dir, `${log.meta.id}.0.log`);
+    // One file, made once: no meta file beside it.
+    expect(readdirSync(dir)).toEqual([`${log.meta.id}.0.log`]);
+    // Until the turn ends, the meta in it is the one written at the start.
+    expect(metaRecords(segment).map((meta) => meta.state)).toEqual(['running']);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(metas()).toEqual([`${log.meta.id}.2.json`]);
+    expect(metaRecords(segment).map((meta) => meta.state)).toEqual(['running', 'lost']);
     // Every file a log leaves is one a moving session takes along (the store's filter).
     expect(readdirSync(dir).filter((name) => !LOG_FILE.test(name))).toEqual([]);
     const again = new ProcessLogs(root, logger);
-    expect(again.find(SESSION, '42').meta).toMatchObject({
+    const found = again.find(SESSION, '42');
+    expect(found.meta).toMatchObject({
       state: 'lost',
       failure: { message: 'ended' },
       outputClosed: true,
     });
+    // The meta records are not output.
+    expect((await readAll(found, undefined, { follow: true })).items).toEqual(['stdout:out']);
   });
 
-  it('reads the newest meta that parses, and one written by an older agent', async () => {
+  it('reads the newest whole meta record: one cut short, or a segment it does not name, is passed over', async () => {
     const first = new ProcessLogs(root, logger);
     const cut = start(first, 1024, 1);
-    const legacy = start(first, 1024, 2);
+    cut.append('stdout', Buffer.from('kept'));
     const dir = join(root, SESSION);
-    // An agent that died while writing a newer meta of `cut`; an older agent's name for `legacy`.
-    writeFileSync(join(dir, `${cut.meta.id}.2.json`), '{"id":');
-    renameSync(join(dir, `${legacy.meta.id}.1.json`), join(dir, `${legacy.meta.id}.json`));
+    // An agent that died while appending a meta, and one that died after it began a segment.
+    appendFileSync(join(dir, `${cut.meta.id}.0.log`), record(3, '{"id":"').subarray(0, 9));
+    writeFileSync(join(dir, `${cut.meta.id}.1.log`), record(1, 'unnamed'));
     const again = new ProcessLogs(root, logger);
-    expect(
-      again
-        .list(SESSION)
-        .map((log) => log.meta.id)
-        .sort(),
-    ).toEqual([cut.meta.id, legacy.meta.id].sort());
+    const found = again.find(SESSION, '1');
+    expect(found.meta).toMatchObject({ id: cut.meta.id, state: 'lost' });
+    expect((await readAll(found, undefined, { follow: true })).items).toEqual(['stdout:kept']);
+    expect(readdirSync(dir)).toEqual([`${cut.meta.id}.0.log`]);
+  });
+
+  it("reads an older agent's log (meta files of their own) and keeps it as a record from then on", async () => {
+    const dir = join(root, SESSION);
+    mkdirSync(dir, { recursive: true });
+    const id = 'proc_0123456789abcdef';
+    const meta = {
+      id,
+      pid: 5,
+      kind: 'command',
+      label: 'echo old',
+      startedAt: new Date().toISOString(),
+      state: 'running',
+      stdin: false,
+      stdinBytes: 0,
+      outputClosed: false,
+      capBytes: 1024,
+      segments: [{ seq: 0, start: { stdout: 0, stderr: 0 } }],
+    };
+    writeFileSync(join(dir, `${id}.0.log`), Buffer.concat([record(1, 'old '), record(2, 'err')]));
+    writeFileSync(join(dir, `${id}.1.json`), JSON.stringify({ ...meta, label: 'older' }));
+    writeFileSync(join(dir, `${id}.2.json`), JSON.stringify(meta));
+    writeFileSync(join(dir, `${id}.3.json`), '{"id":'); // cut short by a dying agent
+    // A log with no meta anywhere can never be read: its files go.
+    writeFileSync(join(dir, 'proc_ffffffffffffffff.0.log'), record(1, 'lost'));
+    const logs = new ProcessLogs(root, logger);
+    const found = logs.find(SESSION, id);
+    expect(found.meta).toMatchObject({ label: 'echo old', state: 'lost', outputClosed: true });
+    expect(found.position).toEqual({ stdout: 4, stderr: 3 });
     await new Promise((resolve) => setImmediate(resolve));
-    // Each was saved again (now lost): one meta file each, the cut one gone.
-    expect(
-      readdirSync(dir)
-        .filter((name) => name.endsWith('.json'))
-        .sort(),
-    ).toEqual([`${cut.meta.id}.2.json`, `${legacy.meta.id}.1.json`].sort());
-    const saved = JSON.parse(readFileSync(join(dir, `${cut.meta.id}.2.json`), 'utf8'));
-    expect(saved).toMatchObject({ id: cut.meta.id, state: 'lost' });
+    // Saved (now lost) as a record of its segment: its meta files are gone.
+    expect(readdirSync(dir)).toEqual([`${id}.0.log`]);
+    expect(metaRecords(join(dir, `${id}.0.log`)).at(-1)).toMatchObject({ state: 'lost' });
+    const again = new ProcessLogs(root, logger);
+    expect((await readAll(again.find(SESSION, id))).items).toEqual(['stdout:old ', 'stderr:err']);
   });
 
   it('finds by the newest of a pid or by id, keeps so many per session, and forgets a session', () => {

@@ -1,13 +1,5 @@
 import { EventEmitter } from 'node:events';
-import {
-  closeSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunResult } from '@sandbox/contract';
@@ -71,9 +63,36 @@ interface Cursor {
   scan: OutputPosition;
 }
 
-/** Each record: one byte naming the stream, four for the length, then the bytes. */
+/** Each record: one byte naming its kind, four for the length, then the bytes. */
 const HEADER_BYTES = 5;
 const STREAM_BYTE: Record<OutputStream, number> = { stdout: 1, stderr: 2 };
+/** A record holding the log's meta (JSON) as it was then: the newest whole one counts. */
+const META_BYTE = 3;
+
+/** One record: its kind, its bytes, and the offset of the next. */
+interface LogRecord {
+  kind: number;
+  body: Buffer;
+  next: number;
+}
+
+/** The whole records of a segment's bytes, in order (a record cut short ends them). */
+function* recordsOf(data: Buffer): Generator<LogRecord> {
+  for (let at = 0; at + HEADER_BYTES <= data.length;) {
+    const length = data.readUInt32LE(at + 1);
+    const next = at + HEADER_BYTES + length;
+    if (next > data.length) return;
+    yield { kind: data.readUInt8(at), body: data.subarray(at + HEADER_BYTES, next), next };
+    at = next;
+  }
+}
+
+const recordOf = (kind: number, body: Buffer): Buffer => {
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.writeUInt8(kind, 0);
+  header.writeUInt32LE(body.length, 1);
+  return Buffer.concat([header, body]);
+};
 
 /** Whether `at` is at or past `mark` in both streams. */
 const covers = (at: OutputPosition, mark: OutputPosition): boolean =>
@@ -84,9 +103,14 @@ const positionAfter = (at: OutputPosition, stream: OutputStream, bytes: number) 
   [stream]: at[stream] + bytes,
 });
 
-/** A meta file's name: the process's id and the generation of the meta written in it. */
+/** A segment's name: the process's id and the segment's number. */
+export const SEGMENT_FILE = /^(proc_[a-f0-9]+)\.(\d+)\.log$/;
+/**
+ * A meta file's name, as older agents wrote them (the meta is now a record in the segments):
+ * the process's id and the generation of the meta written in it.
+ */
 export const META_FILE = /^(proc_[a-f0-9]+)(?:\.(\d+))?\.json$/;
-/** Any file of a process's log: a meta (of any generation, or none) or a segment. */
+/** Any file of a process's log: a segment, or an older agent's meta (of any generation). */
 export const LOG_FILE = /^proc_[a-f0-9]+(?:\.\d+\.log|(?:\.\d+)?\.json)$/;
 
 /**
@@ -94,11 +118,14 @@ export const LOG_FILE = /^proc_[a-f0-9]+(?:\.\d+\.log|(?:\.\d+)?\.json)$/;
  * oldest dropped when a third begins, so that the newest output is always kept. Appends are
  * synchronous (a page-cache write), in the order the runner sent them; readers follow them.
  *
- * Its meta is written whole under a new name each time (`<id>.<generation>.json`), then the
- * previous one is removed: a reader takes the newest that parses. Replacing a file by a rename
- * made ext4 start the new file's writeback in the rename itself (its `auto_da_alloc`), about
- * 0.2 ms alone and several under load, four times a run on the agent's event loop. Neither
- * way syncs: the files outlive the agent's crash; a power loss may lose a process's meta.
+ * Its meta is a record of the segment too, appended whole each time it changes: the newest
+ * whole one counts (an agent that died while appending one leaves the one before). One file
+ * per process, made once: a file made and removed per meta write cost three inodes per run,
+ * and on ext4 without a journal each new inode is found by scanning past every inode freed in
+ * the last minutes (`recently_deleted`): 9% of the machine's CPU with 60 sessions running
+ * `echo`. (Before that, a meta replaced by a rename made ext4 start its writeback in the
+ * rename, several ms under load.) Nothing syncs: the files outlive the agent's crash; a
+ * power loss may lose a process's newest meta.
  */
 export class ProcessLog {
   private readonly events = new EventEmitter();
@@ -107,10 +134,8 @@ export class ProcessLog {
   private end: OutputPosition;
   /** The files are gone or failed: nothing more is kept (see `safely`). */
   private broken = false;
-  /** The generation of the meta file on disk (0: one named without it, by an older agent). */
-  private generation: number;
-  /** Whether a meta file of this log is on disk (of `generation`). */
-  private metaOnDisk: boolean;
+  /** An older agent's meta file this log was read from: removed once a meta record is written. */
+  private legacyMeta: string | undefined;
   /** A save waits for the end of this turn of the event loop (see `save`). */
   private saveQueued = false;
   /** Writes input to the running process, while it takes input. */
@@ -120,21 +145,46 @@ export class ProcessLog {
     private readonly dir: string,
     readonly meta: ProcessMeta,
     end: OutputPosition = { stdout: 0, stderr: 0 },
-    /** Of the meta file it was read from; none for a new log. */
-    generation?: number,
   ) {
     this.end = end;
-    this.generation = generation ?? 0;
-    this.metaOnDisk = generation !== undefined;
     this.events.setMaxListeners(0);
   }
 
   /**
-   * A log found on disk (an agent restarted since it was written), from its meta of
-   * `generation`: its end from its records.
+   * A log found on disk (an agent restarted since it was written), from the newest whole meta
+   * record of its segments `seqs` (any order); undefined if none has one. Segment files its
+   * meta does not name (made by an agent that died before it wrote that meta) are removed.
    */
-  static reopen(dir: string, meta: ProcessMeta, generation = 0): ProcessLog {
-    const log = new ProcessLog(dir, meta, undefined, generation);
+  static load(dir: string, id: string, seqs: number[]): ProcessLog | undefined {
+    const newestFirst = [...seqs].sort((a, b) => b - a);
+    for (const seq of newestFirst) {
+      let meta: ProcessMeta | undefined;
+      try {
+        for (const record of recordsOf(readFileSync(join(dir, `${id}.${seq}.log`)))) {
+          if (record.kind !== META_BYTE) continue;
+          const parsed = JSON.parse(record.body.toString('utf8')) as ProcessMeta;
+          if (parsed.id === id) meta = parsed;
+        }
+      } catch {
+        continue; // unreadable: an older segment may hold a meta
+      }
+      if (meta === undefined) continue;
+      const named = new Set(meta.segments.map((segment) => segment.seq));
+      for (const other of seqs) {
+        if (!named.has(other)) rmSync(join(dir, `${id}.${other}.log`), { force: true });
+      }
+      return ProcessLog.reopen(dir, meta);
+    }
+    return undefined;
+  }
+
+  /**
+   * A log found on disk from `meta` (read from a segment, or from `legacyMeta`, an older
+   * agent's meta file): its end from its records.
+   */
+  static reopen(dir: string, meta: ProcessMeta, legacyMeta?: string): ProcessLog {
+    const log = new ProcessLog(dir, meta);
+    log.legacyMeta = legacyMeta;
     const last = meta.segments.at(-1);
     if (last === undefined) return log;
     let data: Buffer;
@@ -144,14 +194,13 @@ export class ProcessLog {
       return log;
     }
     let end = { ...last.start };
-    for (let at = 0; at + HEADER_BYTES <= data.length;) {
-      const length = data.readUInt32LE(at + 1);
-      if (at + HEADER_BYTES + length > data.length) break;
-      const stream = data.readUInt8(at) === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
-      end = positionAfter(end, stream, length);
-      at += HEADER_BYTES + length;
+    for (const record of recordsOf(data)) {
+      if (record.kind === META_BYTE) continue;
+      const stream = record.kind === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
+      end = positionAfter(end, stream, record.body.length);
     }
-    return new ProcessLog(dir, meta, end, generation);
+    log.end = end;
+    return log;
   }
 
   /** A new process's log, its first segment open and its meta on disk. */
@@ -159,6 +208,11 @@ export class ProcessLog {
     const log = new ProcessLog(dir, { ...meta, segments: [] });
     log.safely(() => log.beginSegment(0));
     return log;
+  }
+
+  /** Whether its meta is still an older agent's file (no meta record written yet). */
+  get fromLegacyMeta(): boolean {
+    return this.legacyMeta !== undefined;
   }
 
   get position(): OutputPosition {
@@ -172,16 +226,13 @@ export class ProcessLog {
 
   /** Appends one chunk; the position after it. */
   append(stream: OutputStream, data: Buffer): OutputPosition {
-    if (this.fd === undefined || this.broken || data.length === 0) return this.position;
+    const closed = this.fd === undefined || this.meta.outputClosed;
+    if (closed || this.broken || data.length === 0) return this.position;
     this.safely(() => {
       if (this.segmentBytes >= this.meta.capBytes / 2) {
         this.beginSegment((this.meta.segments.at(-1)?.seq ?? -1) + 1);
       }
-      const header = Buffer.alloc(HEADER_BYTES);
-      header.writeUInt8(STREAM_BYTE[stream], 0);
-      header.writeUInt32LE(data.length, 1);
-      writeSync(this.fd as number, Buffer.concat([header, data]));
-      this.segmentBytes += HEADER_BYTES + data.length;
+      this.appendRecord(recordOf(STREAM_BYTE[stream], data));
       this.end = positionAfter(this.end, stream, data.length);
     });
     this.events.emit('change');
@@ -227,7 +278,7 @@ export class ProcessLog {
       this.meta.exitedAt = new Date().toISOString();
     }
     this.input = undefined;
-    this.closeFile();
+    // The file closes once the meta saying so is written in it (see writeMeta).
     this.save();
     this.events.emit('change');
   }
@@ -336,12 +387,16 @@ export class ProcessLog {
       while (signal?.aborted !== true) {
         const { bytesRead } = await file.read(header, 0, HEADER_BYTES, cursor.offset);
         if (bytesRead < HEADER_BYTES) break;
-        const stream: OutputStream =
-          header.readUInt8(0) === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
+        const kind = header.readUInt8(0);
+        const stream: OutputStream = kind === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
         const length = header.readUInt32LE(1);
         const data = Buffer.alloc(length);
         const body = await file.read(data, 0, length, cursor.offset + HEADER_BYTES);
         if (body.bytesRead < length) break; // still being written: read again later
+        if (kind === META_BYTE) {
+          cursor.offset += HEADER_BYTES + length;
+          continue;
+        }
         const recordStart = cursor.scan[stream];
         const { exitAt } = this.meta;
         if (untilExit && exitAt !== undefined && recordStart >= exitAt[stream]) {
@@ -384,17 +439,17 @@ export class ProcessLog {
       const dropped = this.meta.segments.shift();
       if (dropped !== undefined) rmSync(this.segmentPath(dropped.seq), { force: true });
     }
-    // At once: a meta on disk names only segments that exist.
+    // At once: the new segment holds the meta that names it.
     this.writeMeta();
+  }
+
+  private appendRecord(record: Buffer): void {
+    writeSync(this.fd as number, record);
+    this.segmentBytes += record.length;
   }
 
   segmentPath(seq: number): string {
     return join(this.dir, `${this.meta.id}.${seq}.log`);
-  }
-
-  metaPath(generation = this.generation): string {
-    const suffix = generation === 0 ? '' : `.${generation}`;
-    return join(this.dir, `${this.meta.id}${suffix}.json`);
   }
 
   /**
@@ -411,15 +466,30 @@ export class ProcessLog {
     });
   }
 
-  /** Writes the meta file whole under its next generation, then removes the one before. */
+  /**
+   * Appends the meta, whole, to the newest segment (opened again for a log read from disk);
+   * closes the segment once the meta says the output is closed.
+   */
   private writeMeta(): void {
+    const last = this.meta.segments.at(-1);
+    if (last === undefined) return;
     this.safely(() => {
-      const previous = this.metaPath();
-      const next = this.generation + 1;
-      writeFileSync(this.metaPath(next), JSON.stringify(this.meta), { mode: 0o600, flag: 'wx' });
-      this.generation = next;
-      if (this.metaOnDisk) unlinkSync(previous);
-      this.metaOnDisk = true;
+      const record = recordOf(META_BYTE, Buffer.from(JSON.stringify(this.meta)));
+      if (this.fd === undefined) {
+        // A log read from disk: its segment exists (no new file), and is never a link.
+        const { O_WRONLY, O_APPEND, O_NOFOLLOW } = constants;
+        const fd = openSync(this.segmentPath(last.seq), O_WRONLY | O_APPEND | O_NOFOLLOW);
+        try {
+          writeSync(fd, record);
+        } finally {
+          closeSync(fd);
+        }
+      } else {
+        this.appendRecord(record);
+        if (this.meta.outputClosed) this.closeFile();
+      }
+      if (this.legacyMeta !== undefined) rmSync(this.legacyMeta, { force: true });
+      this.legacyMeta = undefined;
     });
   }
 
@@ -429,7 +499,7 @@ export class ProcessLog {
     this.broken = true;
     for (const segment of this.meta.segments)
       rmSync(this.segmentPath(segment.seq), { force: true });
-    if (this.metaOnDisk) rmSync(this.metaPath(), { force: true });
+    if (this.legacyMeta !== undefined) rmSync(this.legacyMeta, { force: true });
     this.events.emit('change');
   }
 }

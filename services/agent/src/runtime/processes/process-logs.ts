@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { LABEL_CHARS, META_FILE, ProcessLog, type ProcessMeta } from './process-log';
+import { LABEL_CHARS, META_FILE, ProcessLog, SEGMENT_FILE, type ProcessMeta } from './process-log';
 
 export interface ProcessLogSettings {
   /** Processes kept per session: past it, the oldest that ended go. */
@@ -66,32 +66,54 @@ export class ProcessLogs {
   loadSession(sessionId: string): void {
     const dir = this.dirOf(sessionId);
     const logs = new Map<string, ProcessLog>();
-    for (const [id, generations] of metaFilesIn(readdirSync(dir))) {
-      // The newest meta that parses (an agent that died while writing one leaves it cut short).
-      // The others go once one is found.
-      let loaded: ProcessLog | undefined;
-      const others: string[] = [];
-      for (const [generation, name] of generations) {
-        const path = join(dir, name);
-        if (loaded !== undefined) {
-          others.push(path);
-          continue;
-        }
-        try {
-          const meta = JSON.parse(readFileSync(path, 'utf8')) as ProcessMeta;
-          if (meta.id !== id) throw new Error('the meta names another process');
-          loaded = ProcessLog.reopen(dir, meta, generation);
-        } catch (err) {
-          this.logger.warn({ err, sessionId, file: name }, 'unreadable process log: skipped');
-          others.push(path);
-        }
+    const names = readdirSync(dir);
+    const legacy = numberedFiles(names, META_FILE);
+    const segments = numberedFiles(names, SEGMENT_FILE);
+    for (const id of new Set([...segments.keys(), ...legacy.keys()])) {
+      const seqs = (segments.get(id) ?? []).map(([seq]) => seq);
+      const loaded =
+        ProcessLog.load(dir, id, seqs) ?? this.loadLegacy(sessionId, dir, id, legacy.get(id));
+      if (loaded === undefined) {
+        // Nothing can read its output: its files go.
+        this.logger.warn({ sessionId, process: id }, 'unreadable process log: removed');
+        for (const seq of seqs) rmSync(join(dir, `${id}.${seq}.log`), { force: true });
+        continue;
       }
-      if (loaded === undefined) continue;
-      for (const path of others) rmSync(path, { force: true });
+      // An older agent's metas, once the segments hold a newer one.
+      if (!loaded.fromLegacyMeta) {
+        for (const [, name] of legacy.get(id) ?? []) rmSync(join(dir, name), { force: true });
+      }
       loaded.closeOutput(); // a process still running then is lost
       logs.set(id, loaded);
     }
     this.sessions.set(sessionId, logs);
+  }
+
+  /**
+   * A log an older agent wrote, its meta in files of their own: the newest that parses (an
+   * agent that died while writing one leaves it cut short). The others go once one is found.
+   */
+  private loadLegacy(
+    sessionId: string,
+    dir: string,
+    id: string,
+    generations: [number, string][] = [],
+  ): ProcessLog | undefined {
+    for (const [index, [, name]] of generations.entries()) {
+      const path = join(dir, name);
+      try {
+        const meta = JSON.parse(readFileSync(path, 'utf8')) as ProcessMeta;
+        if (meta.id !== id) throw new Error('the meta names another process');
+        for (const [, other] of generations.slice(index + 1)) {
+          rmSync(join(dir, other), { force: true });
+        }
+        return ProcessLog.reopen(dir, meta, path);
+      } catch (err) {
+        this.logger.warn({ err, sessionId, file: name }, 'unreadable process log meta');
+        rmSync(path, { force: true });
+      }
+    }
+    return undefined;
   }
 
   /** Where a session's logs are kept on this node. */
@@ -183,11 +205,14 @@ export class ProcessLogs {
   }
 }
 
-/** The meta files among `names`, by process id, each id's newest generation first. */
-function metaFilesIn(names: string[]): Map<string, [number, string][]> {
+/**
+ * The files among `names` that `pattern` matches (its groups: a process id, a number), by
+ * process id, each id's highest number first (a meta's generation, a segment's number).
+ */
+function numberedFiles(names: string[], pattern: RegExp): Map<string, [number, string][]> {
   const byId = new Map<string, [number, string][]>();
   for (const name of names) {
-    const match = META_FILE.exec(name);
+    const match = pattern.exec(name);
     if (match === null) continue;
     const id = match[1] as string;
     const list = byId.get(id) ?? [];
