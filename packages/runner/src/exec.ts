@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { lstatSync, mkdirSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -61,7 +62,7 @@ export const OUTPUT_GRACE_MS = 150;
  */
 export async function workingDirectory(cwd: string): Promise<string> {
   const real = await makeDirectories(cwd, lexicalDir(cwd));
-  if (!(await lstat(real)).isDirectory()) {
+  if (!lstatSync(real).isDirectory()) {
     throw new RunnerError('invalid_path', `workingDir is not a directory: ${cwd}`, { path: cwd });
   }
   return real;
@@ -318,7 +319,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   await cleanedUp();
   const cwd = await workingDirectory(spec.cwd);
   // The runner's directory is made for every run: the user may have removed it.
-  await mkdir(RUNNER_DIR, { recursive: true, mode: 0o700 });
+  mkdirSync(RUNNER_DIR, { recursive: true, mode: 0o700 });
   const runId = randomBytes(8).toString('hex');
   const since = await changeClock.read();
   const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);

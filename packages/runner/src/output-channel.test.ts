@@ -1,4 +1,4 @@
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { OutputChannel, type Flow } from './output-channel';
 import { RunnerError, type RunnerEvent } from './protocol';
 
@@ -6,11 +6,14 @@ import { RunnerError, type RunnerEvent } from './protocol';
 function channelOver(highWaterMark = 16 * 1024) {
   const output = new PassThrough({ highWaterMark });
   const channel = new OutputChannel(output);
-  const events = (): RunnerEvent[] =>
-    String(output.read() ?? '')
+  /** What was written, once this turn's events went out. */
+  const events = async (): Promise<RunnerEvent[]> => {
+    await new Promise(setImmediate);
+    return String(output.read() ?? '')
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as RunnerEvent);
+  };
   return { output, channel, events };
 }
 
@@ -18,7 +21,7 @@ describe('OutputChannel', () => {
   it('sends a RunnerError as its code, message and details', async () => {
     const { channel, events } = channelOver();
     await channel.fail(3, new RunnerError('file_not_found', 'No file a', { path: 'a' }));
-    expect(events()).toEqual([
+    expect(await events()).toEqual([
       { id: 3, ev: 'error', code: 'file_not_found', message: 'No file a', details: { path: 'a' } },
     ]);
   });
@@ -27,9 +30,34 @@ describe('OutputChannel', () => {
     const { channel, events } = channelOver();
     await channel.fail(4, new Error('boom'));
     await channel.fail(5, 'odd');
-    expect(events()).toEqual([
+    expect(await events()).toEqual([
       { id: 4, ev: 'error', code: 'internal_error', message: 'boom' },
       { id: 5, ev: 'error', code: 'internal_error', message: 'odd' },
+    ]);
+  });
+
+  it('sends the events of one turn of the event loop in one write', async () => {
+    const writes: string[] = [];
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        writes.push(chunk.toString());
+        done();
+      },
+      writev(chunks, done) {
+        writes.push(chunks.map(({ chunk }) => String(chunk)).join(''));
+        done();
+      },
+    });
+    const channel = new OutputChannel(output);
+    channel.emit({ id: 1, ev: 'started', pid: 5 });
+    channel.emit({ id: 1, ev: 'exec' });
+    expect(writes).toEqual([]); // held until the turn ends
+    await new Promise(setImmediate);
+    channel.emit({ id: 2, ev: 'exec' });
+    await new Promise(setImmediate);
+    expect(writes).toEqual([
+      '{"id":1,"ev":"started","pid":5}\n{"id":1,"ev":"exec"}\n',
+      '{"id":2,"ev":"exec"}\n',
     ]);
   });
 
@@ -44,7 +72,7 @@ describe('OutputChannel', () => {
     expect(flows.has(1)).toBe(true);
     await expect(sent).resolves.toBe(3);
     expect(flows.has(1)).toBe(false);
-    const data = events().map((event) => (event.ev === 'chunk' ? event.data : ''));
+    const data = (await events()).map((event) => (event.ev === 'chunk' ? event.data : ''));
     expect(Buffer.concat(data.map((d) => Buffer.from(d, 'base64'))).toString()).toBe('abc');
   });
 
@@ -58,7 +86,7 @@ describe('OutputChannel', () => {
     // The output is full (nobody reads it): the source waits for its drain.
     expect(source.isPaused()).toBe(true);
     flows.get(1)?.pause();
-    events(); // drains the output
+    await events(); // drains the output
     await new Promise(setImmediate);
     expect(source.isPaused()).toBe(true);
     flows.get(1)?.resume();

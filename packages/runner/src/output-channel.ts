@@ -16,13 +16,28 @@ export interface Flow {
  */
 export class OutputChannel {
   private readonly drainWaiters: (() => void)[] = [];
+  /** Events wait for the end of this turn of the event loop (see `emit`). */
+  private corked = false;
 
   constructor(private readonly output: Writable) {
     output.on('drain', () => this.drainWaiters.splice(0).forEach((resume) => resume()));
   }
 
-  /** Sends one event; `false` means the output is full: wait for `onDrain` before more. */
+  /**
+   * Sends one event; `false` means the output is full: wait for `onDrain` before more. The
+   * events of one turn of the event loop go in one write (a run's output, result and end
+   * often come together): each write is relayed by the container's shim and by dockerd, and
+   * wakes the agent.
+   */
   emit(event: RunnerEvent): boolean {
+    if (!this.corked) {
+      this.corked = true;
+      this.output.cork();
+      setImmediate(() => {
+        this.corked = false;
+        this.output.uncork();
+      });
+    }
     return this.output.write(`${JSON.stringify(event)}\n`);
   }
 

@@ -1,4 +1,5 @@
-import { lstat, mkdir, readlink, realpath } from 'node:fs/promises';
+import { lstatSync, mkdirSync, realpathSync, type Stats } from 'node:fs';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { RunnerError } from './protocol';
 
@@ -119,26 +120,47 @@ export async function resolveExisting(path: string, root = WORKSPACE): Promise<s
  * following a symlink out of the workspace; returns the real path of `dir`. The directories it
  * made are added to `created`. `path` is what the user asked for, for the errors.
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- its errors are rejections
 export async function makeDirectories(
   path: string,
   dir: string,
   root = WORKSPACE,
   created: string[] = [],
 ): Promise<string> {
-  const realRoot = await realpath(root);
+  return makeDirectoriesNow(path, dir, root, created);
+}
+
+function lstatOrNothing(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined; // made next (mkdir tells why it cannot be)
+  }
+}
+
+/**
+ * makeDirectories, in this turn: a few metadata calls on the session's own disk, done here
+ * rather than each by a thread of the pool and a wake-up of this one (every run makes its
+ * working directory).
+ */
+function makeDirectoriesNow(path: string, dir: string, root: string, created: string[]): string {
+  const realRoot = realpathSync.native(root);
   const parts = posix.relative(root, dir).split('/').filter(Boolean);
   let current = realRoot;
   for (const part of parts) {
     const next = posix.join(current, part);
-    const info = await lstat(next).catch(() => undefined);
+    const info = lstatOrNothing(next);
     if (info === undefined) {
-      await mkdir(next);
+      mkdirSync(next);
       created.push(next);
       current = next;
     } else if (info.isSymbolicLink()) {
-      const real = await realpath(next).catch(() => {
+      let real: string;
+      try {
+        real = realpathSync.native(next);
+      } catch {
         throw invalid(path, 'a symlink on the way is broken');
-      });
+      }
       if (!inside(realRoot, real)) throw invalid(path, 'a symlink leads outside /workspace');
       current = real;
     } else if (info.isDirectory()) {
