@@ -69,11 +69,10 @@ const STREAM_BYTE: Record<OutputStream, number> = { stdout: 1, stderr: 2 };
 /** A record holding the log's meta (JSON) as it was then: the newest whole one counts. */
 const META_BYTE = 3;
 
-/** One record: its kind, its bytes, and the offset of the next. */
+/** One record: its kind and its bytes. */
 interface LogRecord {
   kind: number;
   body: Buffer;
-  next: number;
 }
 
 /** The whole records of a segment's bytes, in order (a record cut short ends them). */
@@ -82,7 +81,7 @@ function* recordsOf(data: Buffer): Generator<LogRecord> {
     const length = data.readUInt32LE(at + 1);
     const next = at + HEADER_BYTES + length;
     if (next > data.length) return;
-    yield { kind: data.readUInt8(at), body: data.subarray(at + HEADER_BYTES, next), next };
+    yield { kind: data.readUInt8(at), body: data.subarray(at + HEADER_BYTES, next) };
     at = next;
   }
 }
@@ -159,8 +158,10 @@ export class ProcessLog {
     const newestFirst = [...seqs].sort((a, b) => b - a);
     for (const seq of newestFirst) {
       let meta: ProcessMeta | undefined;
+      let data: Buffer;
       try {
-        for (const record of recordsOf(readFileSync(join(dir, `${id}.${seq}.log`)))) {
+        data = readFileSync(join(dir, `${id}.${seq}.log`));
+        for (const record of recordsOf(data)) {
           if (record.kind !== META_BYTE) continue;
           const parsed = JSON.parse(record.body.toString('utf8')) as ProcessMeta;
           if (parsed.id === id) meta = parsed;
@@ -173,23 +174,30 @@ export class ProcessLog {
       for (const other of seqs) {
         if (!named.has(other)) rmSync(join(dir, `${id}.${other}.log`), { force: true });
       }
-      return ProcessLog.reopen(dir, meta);
+      // Its end is in the segment just read, unless a newer one went with the others.
+      const read = meta.segments.at(-1)?.seq === seq ? data : undefined;
+      return ProcessLog.reopen(dir, meta, { lastSegment: read });
     }
     return undefined;
   }
 
   /**
    * A log found on disk from `meta` (read from a segment, or from `legacyMeta`, an older
-   * agent's meta file): its end from its records.
+   * agent's meta file): its end from the records of its last segment (`lastSegment` when
+   * already read).
    */
-  static reopen(dir: string, meta: ProcessMeta, legacyMeta?: string): ProcessLog {
+  static reopen(
+    dir: string,
+    meta: ProcessMeta,
+    { legacyMeta, lastSegment }: { legacyMeta?: string; lastSegment?: Buffer | undefined } = {},
+  ): ProcessLog {
     const log = new ProcessLog(dir, meta);
     log.legacyMeta = legacyMeta;
     const last = meta.segments.at(-1);
     if (last === undefined) return log;
     let data: Buffer;
     try {
-      data = readFileSync(log.segmentPath(last.seq));
+      data = lastSegment ?? readFileSync(log.segmentPath(last.seq));
     } catch {
       return log;
     }

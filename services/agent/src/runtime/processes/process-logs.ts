@@ -107,7 +107,7 @@ export class ProcessLogs {
         for (const [, other] of generations.slice(index + 1)) {
           rmSync(join(dir, other), { force: true });
         }
-        return ProcessLog.reopen(dir, meta, path);
+        return ProcessLog.reopen(dir, meta, { legacyMeta: path });
       } catch (err) {
         this.logger.warn({ err, sessionId, file: name }, 'unreadable process log meta');
         rmSync(path, { force: true });
