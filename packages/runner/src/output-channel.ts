@@ -33,12 +33,16 @@ export class OutputChannel {
     if (!this.corked) {
       this.corked = true;
       this.output.cork();
-      setImmediate(() => {
-        this.corked = false;
-        this.output.uncork();
-      });
+      setImmediate(() => this.flush());
     }
     return this.output.write(`${JSON.stringify(event)}\n`);
+  }
+
+  /** Sends what this turn's events hold now (the runner is about to exit). */
+  flush(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.output.uncork();
   }
 
   /** Calls `resume` once, when the output has room again. */

@@ -78,6 +78,16 @@ describe('serve', () => {
     await runner.end();
   });
 
+  it('has sent its answers by the time it returns at the end of its input (its process exits then)', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    input.end(`${JSON.stringify({ id: 1, op: 'ping' })}\n`);
+    await serve(input, output);
+    expect(String(output.read())).toBe(
+      `${JSON.stringify({ id: 1, ev: 'pong', pid: process.pid })}\n`,
+    );
+  });
+
   it.each(['launch', 'toString', 'constructor', '__proto__'])(
     'refuses the unknown op %j',
     async (op) => {

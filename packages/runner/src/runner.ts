@@ -35,6 +35,8 @@ export async function serve(
   server.cancelRuns();
   zygotes.close();
   spawner.close();
+  // The last answers, before the process exits.
+  server.channel.flush();
 }
 
 /** A request line, or undefined for one that is not ours to answer (no id to answer to). */
