@@ -216,6 +216,33 @@ describe('ProcessLog', () => {
     expect(readdirSync(dir)).toEqual([`${cut.meta.id}.0.log`]);
   });
 
+  it('cuts off a record an agent left cut short before it appends after it', async () => {
+    const first = new ProcessLogs(root, logger);
+    const log = start(first, 1024, 3);
+    log.append('stdout', Buffer.from('whole'));
+    const segment = join(root, SESSION, `${log.meta.id}.0.log`);
+    // An agent killed while appending 100 bytes of output, 10 of them written.
+    appendFileSync(segment, record(1, 'x'.repeat(100)).subarray(0, 15));
+    const again = new ProcessLogs(root, logger);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The meta saved now (lost) follows the whole records, where a reader finds it.
+    expect(metaRecords(segment).map((meta) => meta.state)).toEqual(['running', 'lost']);
+    expect((await readAll(again.find(SESSION, '3'))).items).toEqual(['stdout:whole']);
+    expect(new ProcessLogs(root, logger).find(SESSION, '3').meta.state).toBe('lost');
+  });
+
+  it('takes no meta record whose segments are not plain numbers (they name files)', () => {
+    const first = new ProcessLogs(root, logger);
+    const log = start(first, 1024, 4);
+    const segment = join(root, SESSION, `${log.meta.id}.0.log`);
+    for (const seq of ['../../victim', -1, 1.5]) {
+      const forged = { ...log.meta, label: 'forged', segments: [{ seq, start: log.position }] };
+      appendFileSync(segment, record(3, JSON.stringify(forged)));
+    }
+    const found = new ProcessLogs(root, logger).find(SESSION, '4');
+    expect(found.meta).toMatchObject({ label: 'echo hi', segments: [{ seq: 0 }] });
+  });
+
   it("reads an older agent's log (meta files of their own) and keeps it as a record from then on", async () => {
     const dir = join(root, SESSION);
     mkdirSync(dir, { recursive: true });

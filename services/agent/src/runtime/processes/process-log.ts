@@ -1,5 +1,15 @@
 import { EventEmitter } from 'node:events';
-import { closeSync, constants, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunResult } from '@sandbox/contract';
@@ -73,6 +83,45 @@ const META_BYTE = 3;
 interface LogRecord {
   kind: number;
   body: Buffer;
+}
+
+/** Where the whole records of a segment's bytes end (what follows is a record cut short). */
+function wholeBytesOf(data: Buffer): number {
+  let at = 0;
+  while (at + HEADER_BYTES <= data.length) {
+    const next = at + HEADER_BYTES + data.readUInt32LE(at + 1);
+    if (next > data.length) break;
+    at = next;
+  }
+  return at;
+}
+
+/**
+ * Appends one record whole to the segment open as `fd`, of `sizeBefore` bytes: a short
+ * write (a full disk) is cut off again and throws, so no record is ever left cut short in
+ * the middle of a segment, where what follows it would be read out of step.
+ */
+function appendWhole(fd: number, record: Buffer, sizeBefore: number): void {
+  if (writeSync(fd, record) === record.length) return;
+  ftruncateSync(fd, sizeBefore);
+  throw new Error('a log record was cut short');
+}
+
+/**
+ * A meta record's JSON as the meta of process `id`, if it is one: every segment a
+ * non-negative integer (segment numbers make file names).
+ */
+function metaOf(body: Buffer, id: string): ProcessMeta | undefined {
+  const meta = JSON.parse(body.toString('utf8')) as ProcessMeta;
+  const segments: unknown = meta.segments;
+  const wellFormed =
+    meta.id === id &&
+    Array.isArray(segments) &&
+    segments.every(
+      (segment: { seq?: unknown } | null) =>
+        Number.isSafeInteger(segment?.seq) && (segment?.seq as number) >= 0,
+    );
+  return wellFormed ? meta : undefined;
 }
 
 /** The whole records of a segment's bytes, in order (a record cut short ends them). */
@@ -162,9 +211,7 @@ export class ProcessLog {
       try {
         data = readFileSync(join(dir, `${id}.${seq}.log`));
         for (const record of recordsOf(data)) {
-          if (record.kind !== META_BYTE) continue;
-          const parsed = JSON.parse(record.body.toString('utf8')) as ProcessMeta;
-          if (parsed.id === id) meta = parsed;
+          if (record.kind === META_BYTE) meta = metaOf(record.body, id) ?? meta;
         }
       } catch {
         continue; // unreadable: an older segment may hold a meta
@@ -201,6 +248,10 @@ export class ProcessLog {
     } catch {
       return log;
     }
+    // An agent that died while appending left a record cut short: it goes, before anything
+    // is appended after it.
+    const whole = wholeBytesOf(data);
+    if (whole < data.length) log.safely(() => truncateSync(log.segmentPath(last.seq), whole));
     let end = { ...last.start };
     for (const record of recordsOf(data)) {
       if (record.kind === META_BYTE) continue;
@@ -452,7 +503,7 @@ export class ProcessLog {
   }
 
   private appendRecord(record: Buffer): void {
-    writeSync(this.fd as number, record);
+    appendWhole(this.fd as number, record, this.segmentBytes);
     this.segmentBytes += record.length;
   }
 
@@ -488,7 +539,7 @@ export class ProcessLog {
         const { O_WRONLY, O_APPEND, O_NOFOLLOW } = constants;
         const fd = openSync(this.segmentPath(last.seq), O_WRONLY | O_APPEND | O_NOFOLLOW);
         try {
-          writeSync(fd, record);
+          appendWhole(fd, record, fstatSync(fd).size);
         } finally {
           closeSync(fd);
         }
