@@ -9,6 +9,15 @@ const MAX_SCANNED = 20_000;
 /** Entries looked at between two turns of the runner's event loop. */
 const YIELD_EVERY = 2_000;
 
+/** Whether the file's inode changed at or after `since`; not if it is gone or unreadable. */
+function changedAt(path: string, since: bigint): boolean {
+  try {
+    return lstatSync(path, { bigint: true }).ctimeNs >= since;
+  } catch {
+    return false;
+  }
+}
+
 function readdirOrNothing(dir: string): Dirent[] {
   try {
     return readdirSync(dir, { withFileTypes: true });
@@ -64,7 +73,7 @@ export class ChangeClock {
  * changed at or after `since` (a `ChangeClock` reading), relative to the workspace, sorted:
  * what a run created, wrote, renamed in or chmod'ed, including files given an old mtime
  * (`tar -x`, `cp -p`), which no one can backdate the change time of. One walk after the run,
- * none before it; the entries of a directory are looked at together.
+ * none before it, in the runner's own turns (see below).
  */
 export async function changedSince(dir: string, since: bigint): Promise<string[]> {
   const paths: string[] = [];
@@ -92,8 +101,7 @@ export async function changedSince(dir: string, since: bigint): Promise<string[]
       }
     }
     for (const full of files) {
-      const info = lstatSync(full, { bigint: true, throwIfNoEntry: false });
-      if (info !== undefined && info.ctimeNs >= since) paths.push(posix.relative(WORKSPACE, full));
+      if (changedAt(full, since)) paths.push(posix.relative(WORKSPACE, full));
     }
   }
   return paths.sort();
