@@ -108,11 +108,11 @@ function appendWhole(fd: number, record: Buffer, sizeBefore: number): void {
 }
 
 /**
- * A meta record's JSON as the meta of process `id`, if it is one: every segment a
- * non-negative integer (segment numbers make file names).
+ * A meta's JSON (a record's, or an older agent's file) as the meta of process `id`, if it
+ * is one: every segment a non-negative integer (segment numbers make file names).
  */
-function metaOf(body: Buffer, id: string): ProcessMeta | undefined {
-  const meta = JSON.parse(body.toString('utf8')) as ProcessMeta;
+export function metaOf(json: string, id: string): ProcessMeta | undefined {
+  const meta = JSON.parse(json) as ProcessMeta;
   const segments: unknown = meta.segments;
   const wellFormed =
     meta.id === id &&
@@ -211,7 +211,7 @@ export class ProcessLog {
       try {
         data = readFileSync(join(dir, `${id}.${seq}.log`));
         for (const record of recordsOf(data)) {
-          if (record.kind === META_BYTE) meta = metaOf(record.body, id) ?? meta;
+          if (record.kind === META_BYTE) meta = metaOf(record.body.toString('utf8'), id) ?? meta;
         }
       } catch {
         continue; // unreadable: an older segment may hold a meta

@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { LABEL_CHARS, META_FILE, ProcessLog, SEGMENT_FILE, type ProcessMeta } from './process-log';
+import { LABEL_CHARS, META_FILE, metaOf, ProcessLog, SEGMENT_FILE } from './process-log';
 
 export interface ProcessLogSettings {
   /** Processes kept per session: past it, the oldest that ended go. */
@@ -102,8 +102,8 @@ export class ProcessLogs {
     for (const [index, [, name]] of generations.entries()) {
       const path = join(dir, name);
       try {
-        const meta = JSON.parse(readFileSync(path, 'utf8')) as ProcessMeta;
-        if (meta.id !== id) throw new Error('the meta names another process');
+        const meta = metaOf(readFileSync(path, 'utf8'), id);
+        if (meta === undefined) throw new Error('not a meta of this process');
         for (const [, other] of generations.slice(index + 1)) {
           rmSync(join(dir, other), { force: true });
         }
