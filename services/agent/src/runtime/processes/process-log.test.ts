@@ -3,8 +3,11 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  existsSync,
   readFileSync,
+  renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -293,6 +296,88 @@ describe('ProcessLog', () => {
     expect(codeOf(() => logs.find(SESSION, '99'))).toBe('process_not_found');
     logs.forget(SESSION);
     expect(logs.list(SESSION)).toEqual([]);
+  });
+
+  it("gives a pruned process's file to the next one, emptied, unless someone reads it", async () => {
+    const logs = new ProcessLogs(root, logger, { maxPerSession: 2, keepAfterExitMs: 60_000 });
+    const dir = join(root, SESSION);
+    const ended = (text: string) => {
+      const log = start(logs);
+      log.append('stdout', Buffer.from(text));
+      log.exited({ failure: { code: 'x', message: text } });
+      log.closeOutput();
+      return log;
+    };
+    const first = ended('first');
+    ended('second');
+    await new Promise((resolve) => setImmediate(resolve)); // their metas written
+    const firstFile = join(dir, `${first.meta.id}.0.log`);
+    const firstInode = statSync(firstFile).ino;
+    const third = start(logs);
+    third.append('stdout', Buffer.from('third'));
+    const thirdFile = join(dir, `${third.meta.id}.0.log`);
+    expect(statSync(thirdFile).ino).toBe(firstInode);
+    expect(existsSync(firstFile)).toBe(false);
+    expect(readFileSync(thirdFile).includes('first')).toBe(false);
+    expect((await readAll(third)).items).toEqual(['stdout:third']);
+    // A reader of the oldest holds its file: the next log gets a new one, the read its own.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const oldest = logs.list(SESSION)[0];
+    if (oldest === undefined) throw new Error('no log');
+    const oldestInode = statSync(join(dir, `${oldest.meta.id}.0.log`)).ino;
+    const items: string[] = [];
+    const reading = oldest.read(
+      { stdout: 0, stderr: 0 },
+      async (item) => {
+        items.push('data' in item ? item.data.toString() : 'gap');
+        await held;
+      },
+      { follow: false },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    third.exited({ failure: { code: 'x', message: 'third' } });
+    third.closeOutput();
+    await new Promise((resolve) => setImmediate(resolve));
+    const fourth = start(logs);
+    expect(statSync(join(dir, `${fourth.meta.id}.0.log`)).ino).not.toBe(oldestInode);
+    release();
+    await reading; // ends: the log was removed under it
+    expect(items).toEqual(['second']);
+  });
+
+  it('ends a read of a log removed under it', async () => {
+    const logs = new ProcessLogs(root, logger);
+    const log = start(logs);
+    log.append('stdout', Buffer.from('one'));
+    log.append('stdout', Buffer.from('two'));
+    const items: string[] = [];
+    const at = await log.read(
+      { stdout: 0, stderr: 0 },
+      (item) => {
+        items.push('data' in item ? item.data.toString() : 'gap');
+        logs.forget(SESSION);
+      },
+      { follow: true },
+    );
+    expect(items).toEqual(['one']);
+    expect(at).toEqual({ stdout: 3, stderr: 0 });
+  });
+
+  it("drops a file holding another process's records under this one's name (a death while one was recycled)", () => {
+    const logs = new ProcessLogs(root, logger);
+    const log = start(logs);
+    log.append('stdout', Buffer.from('secret'));
+    log.exited({ failure: { code: 'x', message: 'done' } });
+    log.closeOutput();
+    const dir = join(root, SESSION);
+    const other = 'proc_00000000000000ff';
+    renameSync(join(dir, `${log.meta.id}.0.log`), join(dir, `${other}.0.log`));
+    const again = new ProcessLogs(root, logger);
+    expect(again.list(SESSION)).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('goes on without keeping anything once its session is forgotten under a running run', () => {

@@ -138,19 +138,23 @@ export class ProcessLogs {
     }
     const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
     this.sessions.set(start.sessionId, logs);
-    this.prune(logs, 1);
-    const log = ProcessLog.create(dir, {
-      id: `proc_${randomBytes(8).toString('hex')}`,
-      pid: start.pid,
-      kind: start.kind,
-      label: labelOf(start.source),
-      startedAt: new Date().toISOString(),
-      state: 'running',
-      stdin: start.stdin,
-      stdinBytes: 0,
-      outputClosed: false,
-      capBytes: start.capBytes,
-    });
+    const recycled = this.prune(logs, 1);
+    const log = ProcessLog.create(
+      dir,
+      {
+        id: `proc_${randomBytes(8).toString('hex')}`,
+        pid: start.pid,
+        kind: start.kind,
+        label: labelOf(start.source),
+        startedAt: new Date().toISOString(),
+        state: 'running',
+        stdin: start.stdin,
+        stdinBytes: 0,
+        outputClosed: false,
+        capBytes: start.capBytes,
+      },
+      recycled,
+    );
     logs.set(log.meta.id, log);
     return log;
   }
@@ -188,8 +192,12 @@ export class ProcessLogs {
     rmSync(join(this.root, sessionId), { recursive: true, force: true });
   }
 
-  /** Drops ended logs past their keep time, and the oldest ended past the count (room for `adding`). */
-  private prune(logs: Map<string, ProcessLog>, adding: number): void {
+  /**
+   * Drops ended logs past their keep time, and the oldest ended past the count (room for
+   * `adding`): with `adding`, a file of one of them is kept for the new log (see `recycle`).
+   */
+  private prune(logs: Map<string, ProcessLog>, adding: number): string | undefined {
+    let recycled: string | undefined;
     const now = Date.now();
     const ended = [...logs.values()]
       .filter((log) => log.settled)
@@ -198,10 +206,12 @@ export class ProcessLogs {
     ended.forEach((log, index) => {
       const endedAt = Date.parse(log.meta.exitedAt ?? log.meta.startedAt);
       if (index < excess || now - endedAt > this.settings.keepAfterExitMs) {
-        log.remove();
+        if (adding > 0 && recycled === undefined) recycled = log.recycle();
+        else log.remove();
         logs.delete(log.meta.id);
       }
     });
+    return recycled;
   }
 }
 
