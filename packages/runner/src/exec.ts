@@ -16,7 +16,7 @@ import { inCpuGroup, splitsCpu } from './cpu-group';
 import { ChangeClock, changedSince } from './file-snapshot';
 import { RunnerError } from './protocol';
 import { readTiming, TIME_FORMAT, UsagePoller, type Timing } from './run-measure';
-import { RunOutput, type RunSink } from './run-output';
+import { RunOutput, settledWithin, type RunSink } from './run-output';
 import { Spawner, SPAWNER_BINARY, type RunInput } from './spawner';
 import { RUNNER_DIR } from './runner-dir';
 import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
@@ -92,12 +92,7 @@ async function writeCodeFile(
 ): Promise<CommandLine> {
   const name = `${CODE_FILE_PREFIX}${runId}`;
   // esbuild reads the workspace files the code imports: it gets no longer than the run.
-  const plain = await Promise.race([
-    transpileForNode(code, `${name}.mts`, cwd),
-    new Promise<undefined>((resolve) => {
-      setTimeout(() => resolve(undefined), timeoutMs).unref();
-    }),
-  ]);
+  const plain = await settledWithin(transpileForNode(code, `${name}.mts`, cwd), timeoutMs);
   const file = posix.join(cwd, plain === undefined ? `${name}.mts` : `${name}.mjs`);
   await writeFile(file, plain ?? codeSource(code), { mode: 0o644 }).catch(async (err: unknown) => {
     await rm(file, { force: true }); // nothing half-written is left (a full disk)
@@ -278,7 +273,7 @@ async function collectResult(
   exit: LeaderExit,
   executionTimeMs: number,
 ): Promise<RunResult> {
-  await Promise.race([run.output.ended, new Promise((ok) => setTimeout(ok, OUTPUT_GRACE_MS))]);
+  await settledWithin(run.output.ended, OUTPUT_GRACE_MS);
   // Keep draining pipes held open by background processes, so they never block.
   run.output.finish();
   const [timing, filesWritten] = await Promise.all([

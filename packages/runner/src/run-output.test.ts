@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { RunOutput, type RunSink } from './run-output';
+import { RunOutput, settledWithin, type RunSink } from './run-output';
 
 /** A sink that takes output until told it is full, then calls back on `drain()`. */
 function sinkOf() {
@@ -104,5 +104,18 @@ describe('RunOutput', () => {
     expect(stdout.isPaused()).toBe(true);
     drain();
     expect(stdout.isPaused()).toBe(false);
+  });
+});
+
+describe('settledWithin', () => {
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+
+  it('takes what settles first, and leaves no timer once the promise won', async () => {
+    const before = timers();
+    await expect(settledWithin(Promise.resolve('done'), 60_000)).resolves.toBe('done');
+    expect(timers()).toBe(before);
+    await expect(settledWithin(Promise.reject(new Error('no')), 60_000)).rejects.toThrow('no');
+    expect(timers()).toBe(before);
+    await expect(settledWithin(new Promise(() => undefined), 5)).resolves.toBeUndefined();
   });
 });

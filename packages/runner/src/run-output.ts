@@ -1,5 +1,17 @@
 import type { Readable } from 'node:stream';
 
+/**
+ * What `promise` resolves to, or undefined after `ms`, whichever comes first; the timer goes
+ * with the promise, so that a run that ended at once leaves no wake-up of the runner behind.
+ */
+export function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /** Where output goes; `false` from a write means "slow down" until `onDrain` calls back. */
 export interface RunSink {
   stdout(chunk: Buffer): boolean;

@@ -1,7 +1,7 @@
 import { CPU_SPLIT, OUTPUT_GRACE_MS, spawner, stringEnv, workingDirectory } from './exec';
 import type { OpHandler } from './op-handlers';
 import { RunnerError } from './protocol';
-import { RunOutput } from './run-output';
+import { RunOutput, settledWithin } from './run-output';
 import { hangUp } from './run-stop';
 import { constants } from 'node:os';
 
@@ -39,7 +39,7 @@ export const terminalOp: OpHandler<'terminal'> = async (context, request) => {
   try {
     const exit = await run.exited;
     // Background jobs may keep the terminal open: their output after the shell's is dropped.
-    await Promise.race([output.ended, new Promise((ok) => setTimeout(ok, OUTPUT_GRACE_MS))]);
+    await settledWithin(output.ended, OUTPUT_GRACE_MS);
     output.finish();
     const signal = exit.signal === null ? 0 : (constants.signals[exit.signal] ?? 1);
     channel.emit({ id, ev: 'exited', exitCode: exit.code ?? 128 + signal });
