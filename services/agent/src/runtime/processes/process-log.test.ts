@@ -348,6 +348,41 @@ describe('ProcessLog', () => {
     expect(items).toEqual(['second']);
   });
 
+  it("keeps a forgotten session's files, emptied, for the next logs of any session, across a restart", async () => {
+    const logs = new ProcessLogs(root, logger);
+    const inodes = new Set<number>();
+    for (const text of ['one', 'two']) {
+      const log = start(logs);
+      log.append('stdout', Buffer.from(`secret ${text}`));
+      log.exited({ failure: { code: 'x', message: text } });
+      log.closeOutput();
+      await new Promise((resolve) => setImmediate(resolve));
+      inodes.add(statSync(join(root, SESSION, `${log.meta.id}.0.log`)).ino);
+    }
+    logs.forget(SESSION);
+    expect(existsSync(join(root, SESSION))).toBe(false);
+    const other = (from: ProcessLogs) =>
+      from.start({
+        sessionId: 'ses_other',
+        pid: 1,
+        kind: 'command',
+        source: 'x',
+        stdin: false,
+        capBytes: 1024,
+      });
+    const next = other(logs);
+    const nextFile = join(root, 'ses_other', `${next.meta.id}.0.log`);
+    expect(inodes.has(statSync(nextFile).ino)).toBe(true);
+    expect(readFileSync(nextFile).includes('secret')).toBe(false);
+    expect((await readAll(next)).items).toEqual([]);
+    // An agent started again takes the spare that is left.
+    const again = new ProcessLogs(root, logger);
+    const after = other(again);
+    const afterFile = join(root, 'ses_other', `${after.meta.id}.0.log`);
+    expect(inodes.has(statSync(afterFile).ino)).toBe(true);
+    expect(again.list('ses_other').map((log) => log.meta.id)).toContain(next.meta.id);
+  });
+
   it('ends a read of a log removed under it', async () => {
     const logs = new ProcessLogs(root, logger);
     const log = start(logs);

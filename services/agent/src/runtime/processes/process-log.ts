@@ -269,7 +269,7 @@ export class ProcessLog {
 
   /**
    * A new process's log, its first segment open and its meta on disk: the file `recycled`
-   * (a removed log's, see `recycle`) renamed and emptied, when given.
+   * (an empty spare, see SpareFiles) renamed to its name, when given.
    */
   static create(dir: string, meta: Omit<ProcessMeta, 'segments'>, recycled?: string): ProcessLog {
     const log = new ProcessLog(dir, { ...meta, segments: [] });
@@ -583,18 +583,17 @@ export class ProcessLog {
   }
 
   /**
-   * Removes the log but for its newest segment file, whose path it returns for a new log to
-   * take (`create`): a file made anew costs an inode, and on ext4 without a journal finding
-   * a free one scans past every inode freed in the last minutes (`recently_deleted`) — a
-   * quarter of the agent's CPU with 60 sessions running `echo`, each run making one file and
-   * pruning one. A log someone is reading is removed instead (undefined).
+   * Removes the log but for its newest segment file, which it empties and returns the path of
+   * for a new log to take (see SpareFiles); a log someone is reading, or whose file cannot be
+   * emptied, is removed whole instead (undefined).
    */
   recycle(): string | undefined {
     const newest = this.meta.segments.at(-1);
-    const kept =
-      this.readers === 0 && !this.broken && this.fd === undefined && newest !== undefined
-        ? this.segmentPath(newest.seq)
-        : undefined;
+    let kept: string | undefined;
+    if (this.readers === 0 && !this.broken && this.fd === undefined && newest !== undefined) {
+      kept = this.segmentPath(newest.seq);
+      if (!emptied(kept)) kept = undefined;
+    }
     this.removeKeeping(kept);
     return kept;
   }
@@ -612,22 +611,34 @@ export class ProcessLog {
   }
 }
 
-/**
- * Opens `recycled` (a removed log's segment) as the new segment `path`, emptied; a file that
- * cannot be taken is removed and `path` made anew. Renamed before it is emptied: an agent
- * that dies in between leaves records of another id under this one's name, which no load
- * takes for this log's (`metaOf` checks the id), and removes.
- */
-function reuseFile(recycled: string, path: string): number {
+/** Whether the file at `path` (never a link) is now empty. */
+function emptied(path: string): boolean {
   let fd: number | undefined;
   try {
-    renameSync(recycled, path);
+    fd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
+    ftruncateSync(fd, 0);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Opens `spare` (an empty file, see SpareFiles) as the new segment `path`; a file that cannot
+ * be taken is removed and `path` made anew. Emptied again once opened, whatever it holds.
+ */
+function reuseFile(spare: string, path: string): number {
+  let fd: number | undefined;
+  try {
+    renameSync(spare, path);
     fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
     ftruncateSync(fd, 0);
     return fd;
   } catch {
     if (fd !== undefined) closeSync(fd);
-    rmSync(recycled, { force: true });
+    rmSync(spare, { force: true });
     rmSync(path, { force: true });
     return openSync(path, 'a', 0o600);
   }

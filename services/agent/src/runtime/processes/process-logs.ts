@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { LABEL_CHARS, META_FILE, metaOf, ProcessLog, SEGMENT_FILE } from './process-log';
+import { SpareFiles } from './spare-files';
 
 export interface ProcessLogSettings {
   /** Processes kept per session: past it, the oldest that ended go. */
@@ -42,6 +43,8 @@ function labelOf(source: string): string {
  */
 export class ProcessLogs {
   private readonly sessions = new Map<string, Map<string, ProcessLog>>();
+  /** Emptied files of removed logs, for new logs to take (no file made per run). */
+  private readonly spares: SpareFiles;
 
   constructor(
     private readonly root: string,
@@ -49,6 +52,7 @@ export class ProcessLogs {
     private readonly settings: ProcessLogSettings = PROCESS_LOG_DEFAULTS,
   ) {
     mkdirSync(root, { recursive: true, mode: 0o700 });
+    this.spares = new SpareFiles(join(root, '.spare'));
     this.load();
   }
 
@@ -138,7 +142,7 @@ export class ProcessLogs {
     }
     const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
     this.sessions.set(start.sessionId, logs);
-    const recycled = this.prune(logs, 1);
+    this.prune(logs, 1);
     const log = ProcessLog.create(
       dir,
       {
@@ -153,7 +157,7 @@ export class ProcessLogs {
         outputClosed: false,
         capBytes: start.capBytes,
       },
-      recycled,
+      this.spares.take(),
     );
     logs.set(log.meta.id, log);
     return log;
@@ -188,16 +192,12 @@ export class ProcessLogs {
   forget(sessionId: string): void {
     const logs = this.sessions.get(sessionId);
     this.sessions.delete(sessionId);
-    for (const log of logs?.values() ?? []) log.remove();
+    for (const log of logs?.values() ?? []) this.release(log);
     rmSync(join(this.root, sessionId), { recursive: true, force: true });
   }
 
-  /**
-   * Drops ended logs past their keep time, and the oldest ended past the count (room for
-   * `adding`): with `adding`, a file of one of them is kept for the new log (see `recycle`).
-   */
-  private prune(logs: Map<string, ProcessLog>, adding: number): string | undefined {
-    let recycled: string | undefined;
+  /** Drops ended logs past their keep time, and the oldest ended past the count (room for `adding`). */
+  private prune(logs: Map<string, ProcessLog>, adding: number): void {
     const now = Date.now();
     const ended = [...logs.values()]
       .filter((log) => log.settled)
@@ -206,12 +206,16 @@ export class ProcessLogs {
     ended.forEach((log, index) => {
       const endedAt = Date.parse(log.meta.exitedAt ?? log.meta.startedAt);
       if (index < excess || now - endedAt > this.settings.keepAfterExitMs) {
-        if (adding > 0 && recycled === undefined) recycled = log.recycle();
-        else log.remove();
+        this.release(log);
         logs.delete(log.meta.id);
       }
     });
-    return recycled;
+  }
+
+  /** Removes a log, its newest file emptied and kept for a new log when it can be. */
+  private release(log: ProcessLog): void {
+    const file = log.recycle();
+    if (file !== undefined) this.spares.give(file);
   }
 }
 

@@ -1,0 +1,68 @@
+import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Spare files kept at the most (empty: an inode and a name each): past it, a file given back
+ * is removed. 60 sessions of 32 logs, and then some.
+ */
+export const SPARE_FILES_MAX = 4096;
+
+const SPARE_FILE = /^spare-\d+$/;
+
+/**
+ * Empty files the node's run logs hand on instead of making and removing one per run: a new
+ * file costs an inode, and on ext4 without a journal finding a free one scans past every
+ * inode freed in the last minutes (`recently_deleted`), which with 60 sessions running `echo`
+ * after others had ended was a quarter of the agent's CPU. A removed log's newest segment is
+ * emptied and given here (`give`); a new log takes one (`take`) and renames it to its name.
+ *
+ * Only empty regular files ever enter (the giver empties them first, and a file found here at
+ * start that is not one is removed), so no byte of one session's output reaches another's log.
+ */
+export class SpareFiles {
+  private readonly files: string[] = [];
+  private counter = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly max = SPARE_FILES_MAX,
+  ) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      const stat = lstatSync(path, { throwIfNoEntry: false });
+      const usable = SPARE_FILE.test(name) && stat?.isFile() === true && stat.size === 0;
+      if (usable && this.files.length < this.max) {
+        this.files.push(path);
+        this.counter = Math.max(this.counter, Number(name.slice('spare-'.length)));
+      } else {
+        rmSync(path, { recursive: true, force: true });
+      }
+    }
+  }
+
+  get count(): number {
+    return this.files.length;
+  }
+
+  /** A spare file's path, now the caller's to rename (undefined: none left). */
+  take(): string | undefined {
+    return this.files.pop();
+  }
+
+  /** Keeps the emptied file at `path` (removes it when there are enough, or it cannot move). */
+  give(path: string): void {
+    if (this.files.length >= this.max) {
+      rmSync(path, { force: true });
+      return;
+    }
+    this.counter += 1;
+    const spare = join(this.dir, `spare-${this.counter}`);
+    try {
+      renameSync(path, spare);
+      this.files.push(spare);
+    } catch {
+      rmSync(path, { force: true });
+    }
+  }
+}
