@@ -1,4 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createAccount, type TestAccount } from '../support/api';
 import type { ApiClient } from '../support/api-client';
 import { parseEvents, StreamedRun } from '../support/streamed-run';
@@ -110,4 +111,23 @@ it("removes a deleted session's logs from the node", async () => {
   expect(files).toEqual([`${proc?.id}.0.log`]);
   expect((await mine.deleteSession(sessionId)).status).toBe(200);
   expect(existsSync(logs)).toBe(false);
+  // Its file stays on as an empty spare for the node's next logs (another account's too):
+  // no byte of its output is left anywhere under the node's logs, nor reaches theirs.
+  const root = `${t.stack.agentConfig.workspaceDir}/.logs`;
+  const holding = () =>
+    readdirSync(root, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => join(entry.parentPath, entry.name))
+      .filter((path) => readFileSync(path).includes('gone-with-session'));
+  expect(holding()).toEqual([]);
+  const theirSession = await theirs.createSession();
+  const ran = await theirs.execute(theirSession, { command: 'echo theirs' });
+  expect(ran.body).toMatchObject({ stdout: 'theirs\n' });
+  const listed = await theirs.get<Listed>(`/v1/sessions/${theirSession}/processes`);
+  const output = await theirs.get(
+    `/v1/sessions/${theirSession}/processes/${listed.body.processes[0]?.id}/output`,
+  );
+  expect(output.text).toContain('theirs');
+  expect(output.text).not.toContain('gone-with-session');
+  expect(holding()).toEqual([]);
 });
