@@ -268,12 +268,12 @@ export class ProcessLog {
   }
 
   /**
-   * A new process's log, its first segment open and its meta on disk: the file `recycled`
-   * (an empty spare, see SpareFiles) renamed to its name, when given.
+   * A new process's log, its first segment open and its meta on disk: the file `spare`
+   * (empty, see SpareFiles) renamed to its name, when given.
    */
-  static create(dir: string, meta: Omit<ProcessMeta, 'segments'>, recycled?: string): ProcessLog {
+  static create(dir: string, meta: Omit<ProcessMeta, 'segments'>, spare?: string): ProcessLog {
     const log = new ProcessLog(dir, { ...meta, segments: [] });
-    log.safely(() => log.beginSegment(0, recycled));
+    log.safely(() => log.beginSegment(0, spare));
     return log;
   }
 
@@ -512,10 +512,10 @@ export class ProcessLog {
     });
   }
 
-  private beginSegment(seq: number, recycled?: string): void {
+  private beginSegment(seq: number, spare?: string): void {
     this.closeFile();
     const path = this.segmentPath(seq);
-    this.fd = recycled === undefined ? openSync(path, 'a', 0o600) : reuseFile(recycled, path);
+    this.fd = spare === undefined ? openSync(path, 'a', 0o600) : reuseFile(spare, path);
     this.segmentBytes = 0;
     this.meta.segments.push({ seq, start: this.position });
     // Two segments at the most: the cap holds the newest half at least.
