@@ -122,14 +122,36 @@ static void write_all(const unsigned char *data, size_t length) {
   }
 }
 
+/*
+ * Events of one turn of the loop, held until its end (flush_events, before the next poll):
+ * a run's start, or its output, pipes' ends and exit, reach the runner in one write and wake
+ * it once, not two writes per event. An event that does not fit goes out at once, after
+ * what was held.
+ */
+#define EVENTS_HELD_MAX 65536
+static unsigned char held[EVENTS_HELD_MAX];
+static size_t held_length;
+
+static void flush_events(void) {
+  write_all(held, held_length);
+  held_length = 0;
+}
+
 /* One event: its header, then `length` bytes of payload. */
 static void send_event(char type, uint32_t id, const void *payload, size_t length) {
   unsigned char header[9];
   put_u32(header, (uint32_t)(5 + length));
   header[4] = (unsigned char)type;
   put_u32(header + 5, id);
-  write_all(header, sizeof header);
-  if (length > 0) write_all(payload, length);
+  if (held_length + sizeof header + length > sizeof held) flush_events();
+  if (sizeof header + length > sizeof held) {
+    write_all(header, sizeof header);
+    write_all(payload, length);
+    return;
+  }
+  memcpy(held + held_length, header, sizeof header);
+  if (length > 0) memcpy(held + held_length + sizeof header, payload, length);
+  held_length += sizeof header + length;
 }
 
 static struct run *find_run_by_id(uint32_t id) {
@@ -555,6 +577,7 @@ int main(int argc, char **argv) {
       polled[count++] = (struct pollfd){
           .fd = runs[i].pending != NULL ? runs[i].input : -1, .events = POLLOUT};
     }
+    flush_events();
     if (poll(polled, count, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");

@@ -52,6 +52,26 @@ describe('Spawner', () => {
     expect(exit).toMatchObject({ code: 3, signal: null });
   });
 
+  it("sends a turn's events in one write, not two writes per event", async () => {
+    const run = await newSpawner().spawn(['/bin/sh', '-c', 'read x; echo "$x"'], {
+      ...options,
+      stdin: true,
+    });
+    // The helper is the run's parent (vfork); its write calls, as the kernel counts them.
+    const stat = readFileSync(`/proc/${run.pid}/stat`, 'utf8');
+    const helper = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+    const writes = () =>
+      Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${helper}/io`, 'utf8'))?.[1]);
+    const before = writes();
+    const output = collect(run.stdout);
+    await run.input?.write(Buffer.from('hi\n'));
+    await Promise.all([output, collect(run.stderr), run.exited]);
+    expect(await output).toBe('hi\n');
+    // The input's write to the run, then the events 'a', 'o', 'c', 'c', 'x': five turns at
+    // the most, one write each (ten writes in all when each event took two).
+    expect(writes() - before).toBeLessThanOrEqual(6);
+  });
+
   it('reports the CPU time and peak memory the run used, as GNU time did', async () => {
     const run = await newSpawner().spawn(
       [
