@@ -1,4 +1,9 @@
-import { onGvisor } from '../support/stack';
+import { execFile } from 'node:child_process';
+import { access, readdir, readlink, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { RUNNER_LINK_DIR, RUNNER_LINK_ENV } from '@sandbox/contract';
+import { containerProcesses, docker, onGvisor, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -140,6 +145,105 @@ describe("the runner, out of the user code's reach", () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+/** Runs `script` in the session's container as root (what no user process is): its output. */
+async function asContainerRoot(sessionId: string, script: string): Promise<string> {
+  const container = await sessionContainer(sessionId);
+  const { stdout, stderr } = await promisify(execFile)('docker', [
+    'exec',
+    '-u',
+    '0',
+    container!.Id,
+    'sh',
+    '-c',
+    `${script} 2>&1; true`,
+  ]);
+  return stdout + stderr;
+}
+
+/** The inodes of the sockets host process `pid` holds. */
+async function socketsOf(pid: number | 'self'): Promise<Set<string>> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`)) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode !== undefined) inodes.add(inode);
+  }
+  return inodes;
+}
+
+/** The host directory of the session's runner link, from its container's label. */
+async function linkDirOf(sessionId: string): Promise<string> {
+  const container = await sessionContainer(sessionId);
+  const { Config } = await docker.getContainer(container!.Id).inspect();
+  const name = Config.Labels[`${t.stack.agentConfig.labelPrefix}.runner-link`];
+  expect(name).toMatch(/^[0-9a-f]{16}$/);
+  return join(t.stack.agentConfig.workspaceDir, '.links', name!);
+}
+
+// gVisor's sandboxes have no link: their runner speaks over its exec stream (ADR 33).
+(onGvisor ? describe.skip : describe)("the runner's socket to the agent (ADR 33)", () => {
+  it("is out of the user's reach: the link directory cannot even be looked into", async () => {
+    const run = await code(
+      [
+        "import { readdirSync, statSync } from 'node:fs';",
+        "import { connect } from 'node:net';",
+        `for (const look of [() => readdirSync('${RUNNER_LINK_DIR}'), () => statSync('${RUNNER_LINK_DIR}/agent.sock')])`,
+        "  try { look(); console.log('seen'); } catch (err) { console.log(err.code); }",
+        `const socket = connect('${RUNNER_LINK_DIR}/agent.sock');`,
+        "socket.on('connect', () => { console.log('connected'); socket.destroy(); });",
+        "socket.on('error', (err) => console.log(err.code));",
+      ].join('\n'),
+    );
+    expect(run.stdout).toBe('EACCES\nEACCES\nEACCES\n');
+  });
+
+  it("is read-only to the sandbox's root: nothing can be put where the agent makes its socket", async () => {
+    const said = await asContainerRoot(
+      t.sessionId,
+      `touch ${RUNNER_LINK_DIR}/x; ln -s /etc/passwd ${RUNNER_LINK_DIR}/agent.sock; mkdir ${RUNNER_LINK_DIR}/d`,
+    );
+    expect(said.match(/Read-only file system/g)).toHaveLength(3);
+  });
+
+  it("leaves the socket's path and the launch's token to no run", async () => {
+    const run = await exec(
+      `env | grep -c -e ${RUNNER_LINK_ENV.socket} -e ${RUNNER_LINK_ENV.token}`,
+    );
+    expect(run.stdout).toBe('0\n');
+  });
+
+  it("carries the runner's requests: the runner's socket is connected to the agent's", async () => {
+    await exec('true');
+    const runner = (await containerProcesses(t.stack.agentConfig.nodeId, t.sessionId)).find(
+      (p) => p.args === 'node /opt/sandbox/runner/main.js',
+    );
+    const mine = await socketsOf(runner!.pid);
+    // The agent runs in this test's process. Unix sockets are listed in their own network
+    // namespace (the sandbox's): each line names the socket's inode and its peer's.
+    const { stdout } = await promisify(execFile)('nsenter', [
+      '-t',
+      String(runner!.pid),
+      '-n',
+      'ss',
+      '-xn',
+    ]);
+    const agents = await socketsOf('self');
+    const linked = stdout
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter((f) => mine.has(f[5] ?? '') && agents.has(f[7] ?? ''));
+    expect(linked).toHaveLength(1);
+  });
+
+  it('goes with its sandbox', async () => {
+    const sessionId = await t.api.createSession();
+    const dir = await linkDirOf(sessionId);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect((await t.api.deleteSession(sessionId)).status).toBe(200);
+    await expect(access(dir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 

@@ -16,6 +16,27 @@ export const TIMEOUT_EXIT_CODE = 124;
  */
 export const USER_CPU_PROCS = '/run/sandbox/cpu.procs';
 
+/**
+ * Where a sandbox's runner finds the agent's socket for it (ADR 33): a directory of the host
+ * that the agent binds read-only, owned by the sandbox's root and closed to the sandbox user.
+ * Absent where the node does not link runners (a sandbox on a kernel of its own): the runner
+ * then speaks over its `docker exec` stream.
+ */
+export const RUNNER_LINK_DIR = '/run/sandbox/link';
+
+/** The agent's socket in RUNNER_LINK_DIR, there while a runner of the sandbox is starting. */
+export const RUNNER_LINK_SOCKET = 'agent.sock';
+
+/**
+ * The runner's environment when it is to reach the agent's socket: the socket's path, and the
+ * token it says first (the agent takes that launch's runner only). The runner removes both
+ * from its environment before anything else: no run inherits them.
+ */
+export const RUNNER_LINK_ENV = {
+  socket: 'SANDBOX_AGENT_SOCKET',
+  token: 'SANDBOX_AGENT_TOKEN',
+} as const;
+
 /** Paths reported in `filesWritten` at the most. */
 export const MAX_FILES_WRITTEN = 1000;
 

@@ -38,6 +38,10 @@ function startRunner(startRun?: StartRun) {
       input.end();
       await served;
     },
+    async destroy(): Promise<void> {
+      input.destroy();
+      await served;
+    },
   };
 }
 
@@ -225,6 +229,15 @@ describe('serve', () => {
     runner.send({ id: 1, ...EXEC });
     await runner.until(1, 'started');
     await runner.end();
+    expect(run.calls).toEqual(['cancel']);
+  });
+
+  it('ends, cancelling foreground runs, when its input closes without ending (a destroyed socket)', async () => {
+    const run = fakeRun();
+    const runner = startRunner(() => Promise.resolve(run.handle));
+    runner.send({ id: 1, ...EXEC });
+    await runner.until(1, 'started');
+    await runner.destroy();
     expect(run.calls).toEqual(['cancel']);
   });
 });

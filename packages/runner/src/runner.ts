@@ -8,7 +8,7 @@ import { RunnerServer } from './runner-server';
 import { warmUpTranspiler } from './transpile';
 
 /**
- * Serves the runner protocol on `input`/`output` until `input` ends. Requests run
+ * Serves the runner protocol on `input`/`output` until `input` ends or closes. Requests run
  * concurrently; output flow control follows `output`'s backpressure. `options.startRun` replaces
  * how runs start (tests run without processes).
  */
@@ -26,6 +26,8 @@ export async function serve(
     zygotes.prepare();
   }
   const lines = createInterface({ input, crlfDelay: Infinity });
+  // A socket destroyed (its agent's exec stream ended) closes without ending.
+  input.once('close', () => lines.close());
   for await (const line of lines) {
     if (line.trim() === '') continue;
     const request = parseRequest(line);

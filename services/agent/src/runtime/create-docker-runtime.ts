@@ -11,6 +11,7 @@ import { CpuGroups } from './docker/cpu-groups';
 import { CpuSplitContainers } from './docker/cpu-split-containers';
 import { DockerodeContainerClient } from './docker/dockerode-container-client';
 import { OwnKernelContainers } from './docker/own-kernel-containers';
+import { RunnerLinkContainers } from './docker/runner-link-containers';
 import { sandboxExtraCaBundle } from './docker/extra-ca';
 import { openToSandboxRoot, SandboxHostIds, type EngineIdentity } from './docker/host-ids';
 import { ensureHostQuotas } from './docker/host-quotas';
@@ -105,11 +106,22 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
   // Each sandbox's user namespace holds its share of the host's per-user limits (remapped).
   containers = new SandboxUserLimits(containers, () => ids.remapped, logger);
   const cpuSplit = splitCpu(containers, config, logger, ids);
-  containers = new OwnKernelContainers(
-    cpuSplit ?? containers,
-    sandboxLabelKeys(config.labelPrefix).pids,
-  );
-  const runners = new RunnerPool(docker, logger);
+  // Runners reach the agent over a socket of their own, not through dockerd (ADR 33).
+  const owner = (): { uid: number; gid: number } => ({ uid: ids.rootUid, gid: ids.rootGid });
+  const links = new RunnerLinkContainers(cpuSplit ?? containers, {
+    root: join(config.workspaceDir, '.links'),
+    label: sandboxLabelKeys(config.labelPrefix).runnerLink,
+    owner,
+  });
+  if (!links.usable) {
+    logger.warn('runners speak through dockerd: SANDBOX_WORKSPACE_DIR is too long for a socket');
+  }
+  containers = new OwnKernelContainers(links, sandboxLabelKeys(config.labelPrefix).pids);
+  const runners = new RunnerPool(docker, logger, {
+    label: sandboxLabelKeys(config.labelPrefix).runnerLink,
+    dirOf: (name) => links.dirOf(name),
+    owner,
+  });
   const workspaces =
     config.diskQuota === 'loop'
       ? new LoopWorkspaces(config.workspaceDir, logger, ids)
@@ -154,6 +166,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     load,
     cache,
     cpuSplit,
+    links,
     blobs: createBlobStore(config, options.blobCredentials, ids),
     specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
     logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),

@@ -2,6 +2,7 @@ import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
 import type { CachedContainers } from './docker/cached-containers';
+import type { RunnerLinkContainers } from './docker/runner-link-containers';
 import type { CpuSplitContainers } from './docker/cpu-split-containers';
 import { sandboxLabelKeys } from './docker/docker-names';
 import type { HostNetwork } from './docker/host-setup';
@@ -51,6 +52,8 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   cache?: CachedContainers | undefined;
   /** `containers` when sessions' CPU limits bind their own processes only. */
   cpuSplit?: CpuSplitContainers | undefined;
+  /** Where runners reach the agent's sockets (ADR 33); absent in tests without Docker. */
+  links?: RunnerLinkContainers | undefined;
   installer: PackageInstaller;
   /** Every run's output, kept on the node's disk. */
   logs: ProcessLogs;
@@ -140,20 +143,25 @@ export class DockerRuntime implements SandboxRuntime {
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
     await this.parts.pool?.prune();
     const result = await reconcile(this.parts);
-    await this.collectCpuGroups();
+    await this.collectLeftovers();
     return result;
   }
 
-  /** Removes the CPU groups that no container of this node has (a crash or reboot left them). */
-  private async collectCpuGroups(): Promise<void> {
-    const { cpuSplit, containers, config, logger } = this.parts;
-    if (cpuSplit === undefined) return;
+  /**
+   * Removes the CPU groups and runner link directories that no container of this node has (a
+   * crash or reboot left them).
+   */
+  private async collectLeftovers(): Promise<void> {
+    const { cpuSplit, links, containers, config, logger } = this.parts;
+    if (cpuSplit === undefined && links === undefined) return;
     const listed = await containers.listByLabel(
       sandboxLabelKeys(config.labelPrefix).node,
       config.nodeId,
     );
-    const removed = await cpuSplit.collect(listed);
-    if (removed.length > 0) logger.info({ removed }, 'removed CPU groups left behind');
+    const groups = (await cpuSplit?.collect(listed)) ?? [];
+    if (groups.length > 0) logger.info({ removed: groups }, 'removed CPU groups left behind');
+    const dirs = (await links?.collect(listed)) ?? [];
+    if (dirs.length > 0) logger.info({ removed: dirs }, 'removed runner links left behind');
   }
 
   async inspect(sessionId: string): Promise<SandboxInfo> {

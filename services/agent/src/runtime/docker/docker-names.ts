@@ -36,6 +36,8 @@ export interface SandboxLabels {
   cpuGroup: string;
   /** The session's process limit of a gVisor sandbox (`OwnKernelContainers`). */
   pids: string;
+  /** The link directory of its runner (`RunnerLinkContainers`). */
+  runnerLink: string;
 }
 
 export function sandboxLabelKeys(prefix: string): SandboxLabels {
@@ -47,6 +49,7 @@ export function sandboxLabelKeys(prefix: string): SandboxLabels {
     pool: `${prefix}.pool`,
     cpuGroup: `${prefix}.cpu-group`,
     pids: `${prefix}.pids`,
+    runnerLink: `${prefix}.runner-link`,
   };
 }
 

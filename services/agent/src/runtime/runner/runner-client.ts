@@ -8,9 +8,10 @@ import {
   type StreamEventName,
 } from '@sandbox/runner';
 import { DockerFrameParser, LineSplitter } from './docker-stream';
+import type { RunnerStream } from './runner-link';
 
-/** Opens the attach stream of a fresh runner process in the sandbox (a `docker exec`). */
-export type RunnerLauncher = () => Promise<Duplex>;
+/** Starts a fresh runner process in the sandbox (a `docker exec`): where it speaks. */
+export type RunnerLauncher = () => Promise<RunnerStream>;
 
 type Request = RunnerRequest extends infer R
   ? R extends { id: number }
@@ -40,21 +41,30 @@ class Connection {
   private readonly held = new Set<number>();
   closed = false;
 
+  private readonly stream: Duplex;
+
   constructor(
-    private readonly stream: Duplex,
+    { stream, framed }: RunnerStream,
     private readonly logger: Logger,
     private readonly onClose: () => void,
   ) {
+    this.stream = stream;
     const lines = new LineSplitter(
       (line) => this.onLine(line),
       () => this.close(new Error('the runner sent an over-long line')),
     );
-    const parser = new DockerFrameParser(
-      (payload) => lines.push(payload),
-      (payload) =>
-        logger.warn({ runner: payload.toString('utf8').slice(0, 2000) }, 'runner stderr'),
-    );
-    stream.on('data', (chunk: Buffer) => parser.push(chunk));
+    if (framed) {
+      const parser = new DockerFrameParser(
+        (payload) => lines.push(payload),
+        (payload) =>
+          logger.warn({ runner: payload.toString('utf8').slice(0, 2000) }, 'runner stderr'),
+      );
+      stream.on('data', (chunk: Buffer) => parser.push(chunk));
+    } else {
+      stream.on('data', (chunk: Buffer) => lines.push(chunk));
+    }
+    // A linked runner's socket is held paused until here.
+    stream.resume();
     stream.on('error', (err) => this.close(err));
     stream.on('close', () => this.close());
     stream.on('end', () => this.close());

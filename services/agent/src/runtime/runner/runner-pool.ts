@@ -5,20 +5,38 @@ import { RUNNER_USER, SANDBOX_USER } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import type { Runners, RunnerStats } from '../lifecycle/lifecycle-deps';
 import { RunnerClient } from './runner-client';
+import { linkRunner, type RunnerStream } from './runner-link';
 
 const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
+
+/** How runners reach the agent's socket in their sandbox's link directory (ADR 33). */
+export interface RunnerLinks {
+  /** The label that names a container's link directory (`RunnerLinkContainers`). */
+  label: string;
+  /** The host directory of a link, from its name. */
+  dirOf(name: string): string;
+  /** The host ids of a sandbox's root. */
+  owner(): { uid: number; gid: number };
+}
+
+/** How a container's runner starts: as whom, and through which link directory, if any. */
+interface LaunchPlan {
+  user: string;
+  linkDir: string | undefined;
+}
 
 /** One runner client per sandbox; each starts its runner with `docker exec` when first used. */
 export class RunnerPool implements Runners {
   private readonly clients = new Map<string, { containerId: string; client: RunnerClient }>();
-  /** The user each container's runner starts as, by container id. */
-  private readonly runnerUsers = new Map<string, string>();
+  /** How each container's runner starts, by container id. */
+  private readonly plans = new Map<string, LaunchPlan>();
   /** Each container's stats as its runner last gave them. */
   private readonly lastStatsOf = new Map<string, RunnerStats>();
 
   constructor(
     private readonly docker: Docker,
     private readonly logger: Logger,
+    private readonly links?: RunnerLinks,
   ) {}
 
   /** The session's runner client; a new one when its container was replaced. */
@@ -70,33 +88,51 @@ export class RunnerPool implements Runners {
   }
 
   private forget(containerId: string): void {
-    this.runnerUsers.delete(containerId);
+    this.plans.delete(containerId);
     this.lastStatsOf.delete(containerId);
   }
 
   /**
-   * Who the container's runner starts as: root (RUNNER_USER) in a container made for it, the
-   * sandbox user in one made before runners ran as root (it has no capability to drop to it).
+   * How the container's runner starts. As root (RUNNER_USER) in a container made for it, as the
+   * sandbox user in one made before runners ran as root (it has no capability to drop to it);
+   * linked to the agent's socket when the container has a link directory.
    */
-  private async runnerUser(containerId: string): Promise<string> {
-    const known = this.runnerUsers.get(containerId);
+  private async planOf(containerId: string): Promise<LaunchPlan> {
+    const known = this.plans.get(containerId);
     if (known !== undefined) return known;
     const info = await this.docker.getContainer(containerId).inspect();
-    const user = info.Config.User === RUNNER_USER ? RUNNER_USER : SANDBOX_USER;
-    this.runnerUsers.set(containerId, user);
-    return user;
+    const link = this.links === undefined ? undefined : info.Config.Labels?.[this.links.label];
+    const plan = {
+      user: info.Config.User === RUNNER_USER ? RUNNER_USER : SANDBOX_USER,
+      linkDir: link === undefined ? undefined : this.links?.dirOf(link),
+    };
+    this.plans.set(containerId, plan);
+    return plan;
   }
 
-  private async launch(containerId: string): Promise<Duplex> {
-    const exec = await this.docker.getContainer(containerId).exec({
-      Cmd: RUNNER_COMMAND,
-      User: await this.runnerUser(containerId),
-      WorkingDir: '/workspace',
-      AttachStdin: true,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
+  private async launch(containerId: string): Promise<RunnerStream> {
+    const { user, linkDir } = await this.planOf(containerId);
+    const start = async (env: string[]): Promise<Duplex> => {
+      const exec = await this.docker.getContainer(containerId).exec({
+        Cmd: RUNNER_COMMAND,
+        User: user,
+        WorkingDir: '/workspace',
+        Env: env,
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+      });
+      return exec.start({ hijack: true, stdin: true });
+    };
+    if (linkDir === undefined || this.links === undefined) {
+      return { stream: await start([]), framed: true };
+    }
+    return linkRunner({
+      dir: linkDir,
+      owner: this.links.owner(),
+      start,
+      logger: this.logger.child({ containerId }),
     });
-    return exec.start({ hijack: true, stdin: true });
   }
 }
