@@ -26,8 +26,8 @@ export class OutputChannel {
   /**
    * Sends one event; `false` means the output is full: wait for `onDrain` before more. The
    * events of one turn of the event loop go in one write (a run's output, result and end
-   * often come together): each write is relayed by the container's shim and by dockerd, and
-   * wakes the agent.
+   * often come together): each write wakes the agent (and, over an exec stream rather than
+   * the agent's socket, the container's shim and dockerd first).
    */
   emit(event: RunnerEvent): boolean {
     if (!this.corked) {
