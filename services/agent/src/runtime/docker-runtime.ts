@@ -87,6 +87,8 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly runSlots: RunSlots;
   /** The requests of each session, which its pause or deep sleep waits for. */
   private readonly use = new SessionUse();
+  /** Ends the making of spare log files ahead of need (at stop). */
+  private readonly stocking = new AbortController();
 
   constructor(private readonly parts: DockerRuntimeParts) {
     this.runSlots = new RunSlots(parts.config.maxRunsPerSession);
@@ -116,9 +118,11 @@ export class DockerRuntime implements SandboxRuntime {
     }
     this.parts.installer.prepare();
     await this.parts.pool?.start();
+    void this.parts.logs.stockSpares(() => this.parts.load?.busy() ?? false, this.stocking.signal);
   }
 
   async stop(): Promise<void> {
+    this.stocking.abort();
     this.parts.installer.close();
     this.parts.stopEgressProxy?.();
     await this.parts.pool?.stop();

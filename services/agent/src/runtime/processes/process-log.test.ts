@@ -383,6 +383,35 @@ describe('ProcessLog', () => {
     expect(again.list('ses_other').map((log) => log.meta.id)).toContain(next.meta.id);
   });
 
+  it('makes spare files ahead of need while the node is quiet, and new logs take them', async () => {
+    const logs = new ProcessLogs(root, logger);
+    let busy = true;
+    const stop = new AbortController();
+    const stocking = logs.stockSpares(() => busy, stop.signal, 3);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(logs.spareCount).toBe(0); // none made while requests are served
+    busy = false;
+    for (let waited = 0; logs.spareCount < 3 && waited < 2000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(logs.spareCount).toBe(3);
+    const spares = readdirSync(join(root, '.spare')).map((name) => join(root, '.spare', name));
+    for (const path of spares) {
+      const made = statSync(path);
+      expect({ file: made.isFile(), size: made.size, mode: made.mode & 0o777 }).toEqual({
+        file: true,
+        size: 0,
+        mode: 0o600,
+      });
+    }
+    const inodes = new Set(spares.map((path) => statSync(path).ino));
+    const log = start(logs);
+    expect(inodes.has(statSync(join(root, SESSION, `${log.meta.id}.0.log`)).ino)).toBe(true);
+    expect(logs.spareCount).toBe(2);
+    stop.abort();
+    await stocking;
+  });
+
   it('ends a read of a log removed under it', async () => {
     const logs = new ProcessLogs(root, logger);
     const log = start(logs);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { LABEL_CHARS, META_FILE, metaOf, ProcessLog, SEGMENT_FILE } from './process-log';
@@ -31,6 +32,13 @@ export interface ProcessStart {
 
 const SESSION_DIR = /^ses_[a-z0-9]+$/;
 
+/** Spare files the node makes ahead of need: a burst of 60 sessions' first 16 runs, and more. */
+export const SPARE_FILES_STOCK = 1024;
+
+/** How often stocking looks again while the node is busy, or stocked. */
+const STOCK_POLL_MS = 100;
+const STOCKED_POLL_MS = 1000;
+
 function labelOf(source: string): string {
   const line = source.split('\n').find((l) => l.trim() !== '') ?? '';
   return line.length > LABEL_CHARS ? `${line.slice(0, LABEL_CHARS - 1)}…` : line;
@@ -54,6 +62,46 @@ export class ProcessLogs {
     mkdirSync(root, { recursive: true, mode: 0o700 });
     this.spares = new SpareFiles(join(root, '.spare'));
     this.load();
+  }
+
+  /**
+   * Makes spare files until `stock` are ready, one at a time and only while `busy` says the
+   * node serves no request (a file made costs most when the disk just freed many inodes: off
+   * the runs' path, then); then keeps watching, until `signal` aborts.
+   */
+  async stockSpares(
+    busy: () => boolean,
+    signal: AbortSignal,
+    stock = SPARE_FILES_STOCK,
+  ): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      const stocked = this.spares.count >= stock;
+      if (stocked || busy()) {
+        await sleep(stocked ? STOCKED_POLL_MS : STOCK_POLL_MS, undefined, {
+          signal,
+          ref: false,
+        }).catch(() => undefined);
+        continue;
+      }
+      try {
+        await this.spares.make();
+        failures = 0;
+      } catch (err) {
+        // A full disk, say: new logs make their own files meanwhile.
+        failures += 1;
+        if (failures === 1) this.logger.warn({ err }, 'could not make a spare log file');
+        await sleep(STOCKED_POLL_MS * Math.min(failures, 60), undefined, {
+          signal,
+          ref: false,
+        }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Spare files ready for new logs. */
+  get spareCount(): number {
+    return this.spares.count;
   }
 
   /** The logs on disk; those that were running when the agent stopped are `lost`. */

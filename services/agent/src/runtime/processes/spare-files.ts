@@ -1,4 +1,5 @@
 import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -15,6 +16,8 @@ const SPARE_FILE = /^spare-\d+$/;
  * inode freed in the last minutes (`recently_deleted`), which with 60 sessions running `echo`
  * after others had ended was a quarter of the agent's CPU. A removed log's newest segment is
  * emptied and given here (`give`); a new log takes one (`take`) and renames it to its name.
+ * The node also makes spares ahead of need in its quiet moments (`make`, ProcessLogs'
+ * `stockSpares`), so that a burst of runs in new sessions makes no file either.
  *
  * Only empty regular files ever enter (the giver empties them first, and a file found here at
  * start that is not one is removed), so no byte of one session's output reaches another's log.
@@ -48,6 +51,16 @@ export class SpareFiles {
   /** A spare file's path, now the caller's to rename (undefined: none left). */
   take(): string | undefined {
     return this.files.pop();
+  }
+
+  /** Makes one more spare: a new empty file, the agent's alone (removed when the pool is at its bound). */
+  async make(): Promise<void> {
+    this.counter += 1;
+    const path = join(this.dir, `spare-${this.counter}`);
+    // Never an existing file's (`wx`: made here, or failing).
+    await (await open(path, 'wx', 0o600)).close();
+    if (this.files.length < this.max) this.files.push(path);
+    else await rm(path, { force: true });
   }
 
   /** Keeps the emptied file at `path` (removes it when there are enough, or it cannot move). */
