@@ -43,6 +43,9 @@ import type {
 } from './sandbox-runtime';
 
 /** The collaborators of a `DockerRuntime` (`createDockerRuntime` builds the real ones). */
+/** How long the node must have served no request before it makes spare log files. */
+const SPARE_STOCK_QUIET_MS = 1000;
+
 export interface DockerRuntimeParts extends LifecycleDeps {
   runners: RunnerPool;
   pool?: WarmPool | undefined;
@@ -118,7 +121,11 @@ export class DockerRuntime implements SandboxRuntime {
     }
     this.parts.installer.prepare();
     await this.parts.pool?.start();
-    void this.parts.logs.stockSpares(() => this.parts.load?.busy() ?? false, this.stocking.signal);
+    // In pauses only: a file made between two requests of a burst would slow the next one.
+    void this.parts.logs.stockSpares(
+      () => !(this.parts.load?.quietFor(SPARE_STOCK_QUIET_MS) ?? true),
+      this.stocking.signal,
+    );
   }
 
   async stop(): Promise<void> {

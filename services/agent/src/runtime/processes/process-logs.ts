@@ -65,9 +65,9 @@ export class ProcessLogs {
   }
 
   /**
-   * Makes spare files until `stock` are ready, one at a time and only while `busy` says the
-   * node serves no request (a file made costs most when the disk just freed many inodes: off
-   * the runs' path, then); then keeps watching, until `signal` aborts.
+   * Makes spare files until `stock` are ready, one at a time and only while `busy` is false
+   * (the node in a pause: a file made costs most when the disk just freed many inodes, and
+   * then off the runs' path); then keeps watching, until `signal` aborts.
    */
   async stockSpares(
     busy: () => boolean,
