@@ -90,4 +90,12 @@ describe('RunnerLinkContainers', () => {
     expect(removed).toEqual(['0123456789abcdef']);
     expect((await readdir(root)).sort()).toEqual([linkOf('sbx-ses_1'), 'not-a-link'].sort());
   });
+
+  it("leads a runner's launch into a link directory only from a label that is a link's name", () => {
+    const { root, containers } = setup();
+    expect(containers.linkDir('0123456789abcdef')).toBe(join(root, '0123456789abcdef'));
+    for (const label of ['..', '../../etc', '0123456789abcdef/..', '0123456789ABCDEF', '']) {
+      expect(containers.linkDir(label)).toBeUndefined();
+    }
+  });
 });

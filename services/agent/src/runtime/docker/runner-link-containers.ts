@@ -50,6 +50,14 @@ export class RunnerLinkContainers extends ForwardingContainers {
     return join(this.options.root, name);
   }
 
+  /**
+   * The host directory a container's label names, if the label is a link's name (else
+   * undefined): a label never leads the agent anywhere but into its own directory of links.
+   */
+  linkDir(label: string): string | undefined {
+    return LINK_NAME.test(label) ? this.dirOf(label) : undefined;
+  }
+
   override async createAndStart(options: ContainerCreateOptions): Promise<string> {
     if (!this.usable || (await this.inner.ownKernel(options.HostConfig?.Runtime))) {
       return this.inner.createAndStart(options);

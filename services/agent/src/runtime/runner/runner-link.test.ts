@@ -83,6 +83,31 @@ describe('linkRunner', () => {
     stream.destroy();
   });
 
+  it('closes a connection that said nothing once the runner is taken, or the wait is over', async () => {
+    let silent: Socket | undefined;
+    const { options } = setup(async (env) => {
+      const path = env[RUNNER_LINK_ENV.socket]!;
+      silent = await connected(path);
+      silent.write('no end of line');
+      (await connected(path)).write(`${env[RUNNER_LINK_ENV.token]}\n`);
+    });
+    const { stream } = await linkRunner(options);
+    await new Promise((resolve) =>
+      silent!.destroyed ? resolve(undefined) : silent!.once('close', resolve),
+    );
+    stream.destroy();
+
+    let waiting: Socket | undefined;
+    const late = setup(async (env) => {
+      waiting = await connected(env[RUNNER_LINK_ENV.socket]!);
+    });
+    const { framed } = await linkRunner({ ...late.options, timeoutMs: 200 });
+    expect(framed).toBe(true);
+    await new Promise((resolve) =>
+      waiting!.destroyed ? resolve(undefined) : waiting!.once('close', resolve),
+    );
+  });
+
   it('gives each launch a token of its own', async () => {
     const tokens: string[] = [];
     for (let i = 0; i < 2; i += 1) {

@@ -93,7 +93,7 @@ async function listen(
 /**
  * The first connection to `server` that says `token`, or undefined after `timeoutMs`; rejects
  * when the runner's exec stream ends first (the runner died before it connected). Other
- * connections are dropped.
+ * connections are dropped: a wrong token at once, one still saying nothing when the wait ends.
  */
 function accepted(
   server: Server,
@@ -104,6 +104,8 @@ function accepted(
   const expected = Buffer.from(`${token}\n`);
   return new Promise((resolve, reject) => {
     const stderr: Buffer[] = [];
+    /** Connections that have not said a whole line yet. */
+    const pending = new Set<Socket>();
     const parser = new DockerFrameParser(
       () => undefined,
       (payload) => stderr.push(payload),
@@ -118,16 +120,20 @@ function accepted(
       clearTimeout(timer);
       server.off('connection', onConnection);
       exec.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onEnd);
+      for (const socket of pending) if (socket !== outcome) socket.destroy();
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     }
     function onConnection(socket: Socket): void {
       let said = Buffer.alloc(0);
+      pending.add(socket);
+      socket.once('close', () => pending.delete(socket));
       const onBytes = (chunk: Buffer): void => {
         said = Buffer.concat([said, chunk]);
         const end = said.indexOf(0x0a);
         if (end === -1 && said.length < MAX_TOKEN_LINE) return;
         socket.off('data', onBytes);
+        pending.delete(socket);
         const line = said.subarray(0, end + 1);
         if (end === -1 || line.length !== expected.length || !timingSafeEqual(line, expected)) {
           socket.destroy();

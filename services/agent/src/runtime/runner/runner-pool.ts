@@ -13,8 +13,8 @@ const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
 export interface RunnerLinks {
   /** The label that names a container's link directory (`RunnerLinkContainers`). */
   label: string;
-  /** The host directory of a link, from its name. */
-  dirOf(name: string): string;
+  /** The host directory of a link, from its container's label; undefined if it names none. */
+  dirOf(label: string): string | undefined;
   /** The host ids of a sandbox's root. */
   owner(): { uid: number; gid: number };
 }
