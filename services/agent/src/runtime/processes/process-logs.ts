@@ -32,13 +32,8 @@ export interface ProcessStart {
 
 const SESSION_DIR = /^ses_[a-z0-9]+$/;
 
-/**
- * Spare files the node makes ahead of need: the first runs of 60 busy sessions, whole (a
- * session recycles its logs' files only past PROCESS_LOG_DEFAULTS.maxPerSession), and more.
- * With 1,024, the 1,025th new log of a burst made its file, and ext4's scan for an inode
- * (`recently_deleted`) came back: 1.7% of the machine's CPU in the bench's 60-session row.
- */
-export const SPARE_FILES_STOCK = 2048;
+/** Spare files the node makes ahead of need: a burst of 60 sessions' first 16 runs, and more. */
+export const SPARE_FILES_STOCK = 1024;
 
 /** How often stocking looks again while the node is busy, or stocked. */
 const STOCK_POLL_MS = 100;
