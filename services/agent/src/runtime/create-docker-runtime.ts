@@ -119,7 +119,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
   containers = new OwnKernelContainers(links, sandboxLabelKeys(config.labelPrefix).pids);
   const runners = new RunnerPool(docker, logger, {
     label: sandboxLabelKeys(config.labelPrefix).runnerLink,
-    dirOf: (label) => links.linkDir(label),
+    linkDir: (label) => links.linkDir(label),
     owner,
   });
   const workspaces =

@@ -120,7 +120,8 @@ function accepted(
       clearTimeout(timer);
       server.off('connection', onConnection);
       exec.off('data', onData).off('end', onEnd).off('close', onEnd).off('error', onEnd);
-      for (const socket of pending) if (socket !== outcome) socket.destroy();
+      // The runner's own connection left `pending` when it said its line.
+      for (const socket of pending) socket.destroy();
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     }

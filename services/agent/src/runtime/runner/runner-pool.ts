@@ -14,7 +14,7 @@ export interface RunnerLinks {
   /** The label that names a container's link directory (`RunnerLinkContainers`). */
   label: string;
   /** The host directory of a link, from its container's label; undefined if it names none. */
-  dirOf(label: string): string | undefined;
+  linkDir(label: string): string | undefined;
   /** The host ids of a sandbox's root. */
   owner(): { uid: number; gid: number };
 }
@@ -104,7 +104,7 @@ export class RunnerPool implements Runners {
     const link = this.links === undefined ? undefined : info.Config.Labels?.[this.links.label];
     const plan = {
       user: info.Config.User === RUNNER_USER ? RUNNER_USER : SANDBOX_USER,
-      linkDir: link === undefined ? undefined : this.links?.dirOf(link),
+      linkDir: link === undefined ? undefined : this.links?.linkDir(link),
     };
     this.plans.set(containerId, plan);
     return plan;
