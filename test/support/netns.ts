@@ -13,6 +13,30 @@ export async function shell(command: string): Promise<string> {
   return (await run('sh', ['-c', command])).stdout;
 }
 
+/**
+ * Takes down what an earlier run, killed before its `afterAll`, left holding `subnet`: a
+ * namespace with no process inside (its listener died with the run) and its veth pair. Left
+ * up, its route to the subnet would shadow ours, and every check would be refused. A
+ * namespace that still holds a process belongs to a run going on now: that is an error.
+ */
+async function removeStale(subnet: string): Promise<void> {
+  const { stdout } = await run('ip', ['-o', '-4', 'addr', 'show']);
+  for (const line of stdout.split('\n')) {
+    const held = /^\d+:\s+vh([0-9a-f]{6})\S*\s+inet (\S+)\//.exec(line);
+    if (!held || !held[2].startsWith(`${subnet}.`)) continue;
+    const ns = `sbxt-${held[1]}`;
+    const pids = (await run('ip', ['netns', 'pids', ns]).catch(() => ({ stdout: '' }))).stdout;
+    if (pids.trim() !== '') {
+      throw new Error(`${subnet}.0/24 is held by namespace ${ns} of a test running now`);
+    }
+    await ip('link', 'del', `vh${held[1]}`).catch(() => undefined);
+    await ip('netns', 'del', ns).catch(() => undefined);
+  }
+}
+
+/** How long the listeners may take to answer (a loaded machine starts Node slowly). */
+const UP_WITHIN_MS = 30_000;
+
 export interface ListenerNamespace {
   /** The first three bytes of the /24 between host (.1) and namespace (.2), e.g. `10.199.77`. */
   subnet: string;
@@ -38,6 +62,7 @@ export function useListenerNamespace(spec: ListenerNamespace): void {
   let listener: ChildProcess | undefined;
 
   beforeAll(async () => {
+    await removeStale(spec.subnet);
     await ip('netns', 'add', ns);
     await ip('link', 'add', hostSide, 'type', 'veth', 'peer', 'name', nsSide);
     await ip('link', 'set', nsSide, 'netns', ns);
@@ -50,15 +75,26 @@ export function useListenerNamespace(spec: ListenerNamespace): void {
     await ip('netns', 'exec', ns, 'ip', 'link', 'set', nsSide, 'up');
     await ip('netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up');
     await ip('netns', 'exec', ns, 'ip', 'route', 'add', 'default', 'via', `${spec.subnet}.1`);
-    for (const address of spec.addresses) await ip('route', 'add', `${address}/32`, 'via', inside);
-    listener = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', await spec.script()]);
+    for (const address of spec.addresses) {
+      await ip('route', 'replace', `${address}/32`, 'via', inside);
+    }
+    const started = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', await spec.script()]);
+    listener = started;
+    let stderr = '';
+    let exited: string | undefined;
+    started.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    started.on('exit', (code, signal) => (exited = `exited (${signal ?? code})`));
+    const deadline = Date.now() + UP_WITHIN_MS;
     for (const address of [inside, ...spec.addresses]) {
-      let up = false;
-      for (let i = 0; i < 50 && !up; i += 1) {
+      let up = await spec.isUp(address);
+      while (!up && exited === undefined && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
         up = await spec.isUp(address);
-        if (!up) await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect([address, up]).toEqual([address, true]);
+      const state = up
+        ? 'up'
+        : `${exited ?? `not up within ${UP_WITHIN_MS} ms`}; stderr: ${stderr}`;
+      expect([address, state]).toEqual([address, 'up']);
     }
   });
 
