@@ -22,14 +22,14 @@ export async function shell(command: string): Promise<string> {
 async function removeStale(subnet: string): Promise<void> {
   const { stdout } = await run('ip', ['-o', '-4', 'addr', 'show']);
   for (const line of stdout.split('\n')) {
-    const held = /^\d+:\s+vh([0-9a-f]{6})\S*\s+inet (\S+)\//.exec(line);
-    if (!held || !held[2].startsWith(`${subnet}.`)) continue;
-    const ns = `sbxt-${held[1]}`;
+    const [, tag, address] = /^\d+:\s+vh([0-9a-f]{6})\S*\s+inet (\S+)\//.exec(line) ?? [];
+    if (tag === undefined || !address?.startsWith(`${subnet}.`)) continue;
+    const ns = `sbxt-${tag}`;
     const pids = (await run('ip', ['netns', 'pids', ns]).catch(() => ({ stdout: '' }))).stdout;
     if (pids.trim() !== '') {
       throw new Error(`${subnet}.0/24 is held by namespace ${ns} of a test running now`);
     }
-    await ip('link', 'del', `vh${held[1]}`).catch(() => undefined);
+    await ip('link', 'del', `vh${tag}`).catch(() => undefined);
     await ip('netns', 'del', ns).catch(() => undefined);
   }
 }
