@@ -142,50 +142,66 @@ async function waitUntilGone(hostPids: readonly number[]): Promise<void> {
   }
 }
 
-/**
- * One round of a kill-all from inside: stops every process the caller may signal, three
- * times (gVisor applies `kill -1` process by process, and a fork bomb's children born
- * meanwhile escape a single pass; a stopped process forks no more), prints the pids of the
- * sandbox user's processes it sees, then kills them all with `kill -KILL -1`. Run as that
- * user in full (real uid too), it reaches exactly the user's processes: never the runner and its
- * spawner, which keep root as their real uid (ADR 28), nor init and the keep-alive (root);
- * `kill -1` spares the caller. On gVisor a waiting zygote is the user's: it is killed (the
- * runner starts another) but not listed, as the user never started it. The listing uses
- * builtins only, so it never counts a child of its own.
- */
-const KILL_ROUND = `
-kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null
-for f in /proc/[0-9]*/status; do
-  pid=\${f#/proc/}; pid=\${pid%/status}
-  [ "$pid" = "$$" ] && continue
-  cmd=
-  read -r cmd 2>/dev/null <"/proc/$pid/cmdline"
-  case $cmd in *${WAITING_ZYGOTE_SCRIPT}) continue ;; esac
-  state=
-  while read -r key first rest; do
-    case $key in
-      State:) state=$first ;;
-      Uid:) [ "$first" = ${SANDBOX_UID} ] && [ "$state" != Z ] && echo "$pid"; break ;;
-    esac
-  done 2>/dev/null <"$f"
-done
-kill -KILL -1 2>/dev/null
-exit 0
-`;
-
-/** Rounds of a kill-all from inside: the last must find no process left. */
+/** Rounds of stop, list and kill one exec of a kill-all from inside runs at most. */
 const INSIDE_ROUNDS = 5;
+/** The exit code of an exec whose last round still found processes. */
+const LEFT_EXIT = 3;
+/** Execs of a kill-all from inside, each a new try when the last could not start or finish. */
+const INSIDE_EXECS = 3;
+
+/**
+ * A kill-all from inside, in rounds within one exec (an exec on a loaded gVisor node takes
+ * seconds). Each round stops every process the caller may signal, three times (gVisor applies
+ * `kill -1` process by process, and a fork bomb's children born meanwhile escape a single
+ * pass; a stopped process forks no more), prints the pids of the sandbox user's processes it
+ * sees, then kills them all with `kill -KILL -1`. It ends (0) when a round after the first
+ * finds none, else with LEFT_EXIT after INSIDE_ROUNDS. Run as that user in full (real uid
+ * too), it reaches exactly the user's processes: never the runner and its spawner, which keep
+ * root as their real uid (ADR 28), nor init and the keep-alive (root); `kill -1` spares the
+ * caller. On gVisor a waiting zygote is the user's: it is killed (the runner starts another)
+ * but not listed, as the user never started it. The listing uses builtins only, so it never
+ * counts a child of its own; the pause between rounds (for the killed to be reaped) is the
+ * only child, and is skipped when the user's process limit leaves no room for it.
+ */
+const KILL_ROUNDS = `
+round=0
+while :; do
+  round=$((round + 1))
+  found=
+  kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null; kill -STOP -1 2>/dev/null
+  for f in /proc/[0-9]*/status; do
+    pid=\${f#/proc/}; pid=\${pid%/status}
+    [ "$pid" = "$$" ] && continue
+    cmd=
+    read -r cmd 2>/dev/null <"/proc/$pid/cmdline"
+    case $cmd in *${WAITING_ZYGOTE_SCRIPT}) continue ;; esac
+    state=
+    while read -r key first rest; do
+      case $key in
+        State:) state=$first ;;
+        Uid:) [ "$first" = ${SANDBOX_UID} ] && [ "$state" != Z ] && echo "$pid" && found=1; break ;;
+      esac
+    done 2>/dev/null <"$f"
+  done
+  kill -KILL -1 2>/dev/null
+  [ "$round" -gt 1 ] && [ -z "$found" ] && exit 0
+  [ "$round" -ge ${INSIDE_ROUNDS} ] && exit ${LEFT_EXIT}
+  sleep 0.02 2>/dev/null
+done
+`;
 
 /**
  * Kill-all in a sandbox on a kernel of its own (gVisor): the host sees none of its processes
  * (Docker's `top` lists the sandbox's pids against the host's processes of those numbers),
  * so the kill happens inside, through `docker exec`, as the sandbox user. The exec starts as
  * root and becomes that user with setpriv: a fork bomb holding the user's whole process limit
- * (RLIMIT_NPROC there) cannot keep the killer from starting. Rounds until one finds nothing.
+ * (RLIMIT_NPROC there) cannot keep the killer from starting. An exec that could not start
+ * (126), was killed (137) or left processes is followed by another, up to INSIDE_EXECS.
  */
 async function killFromInside(containers: ContainerClient, containerId: string): Promise<number[]> {
   const killed = new Set<number>();
-  for (let round = 0; round < INSIDE_ROUNDS; round += 1) {
+  let last = 0;
+  for (let attempt = 0; attempt < INSIDE_EXECS; attempt += 1) {
     const { code, stdout } = await containers.execute(containerId, RUNNER_USER, [
       'setpriv',
       `--reuid=${SANDBOX_UID}`,
@@ -193,22 +209,19 @@ async function killFromInside(containers: ContainerClient, containerId: string):
       '--keep-groups',
       'sh',
       '-c',
-      KILL_ROUND,
+      KILL_ROUNDS,
     ]);
-    // 126: the exec could not start (a bomb holds the sandbox's tasks); the next round may.
-    if (code === 126 && round < INSIDE_ROUNDS - 1) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      continue;
-    }
-    if (code !== 0 && code !== 137) {
+    for (const word of stdout.split(/\s+/)) if (/^\d+$/.test(word)) killed.add(Number(word));
+    if (code === 0) return [...killed].sort((a, b) => a - b);
+    if (code !== 126 && code !== 137 && code !== LEFT_EXIT) {
       throw new Error(`kill-all in ${containerId} ended with ${code}`);
     }
-    const found = stdout
-      .split(/\s+/)
-      .filter((word) => /^\d+$/.test(word))
-      .map(Number);
-    for (const pid of found) killed.add(pid);
-    if (round > 0 && found.length === 0) return [...killed].sort((a, b) => a - b);
+    last = code;
+    if (code === 126) await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`kill-all in ${containerId}: processes left after ${INSIDE_ROUNDS} rounds`);
+  throw new Error(
+    last === LEFT_EXIT
+      ? `kill-all in ${containerId}: processes left after ${INSIDE_EXECS * INSIDE_ROUNDS} rounds`
+      : `kill-all in ${containerId} ended with ${last}`,
+  );
 }
