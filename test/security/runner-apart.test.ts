@@ -2,13 +2,14 @@ import { execFile } from 'node:child_process';
 import { access, readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { RUNNER_LINK_DIR, RUNNER_LINK_ENV } from '@sandbox/contract';
+import { RUNNER_FRONT_PATH, RUNNER_LINK_DIR, RUNNER_LINK_ENV } from '@sandbox/contract';
 import { containerProcesses, docker, onGvisor, sessionContainer } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
- * The runner is out of reach of the code it runs (ADR 28): it, its spawner, the zygote waiting
- * for the next code run and the container's keep-alive keep root as their real and saved uid,
+ * The runner is out of reach of the code it runs (ADR 28): its front (ADR 35), the front's
+ * spawner, the runner, its spawner, the zygote waiting for the next code run and the
+ * container's keep-alive keep root as their real and saved uid,
  * so no process of the user's can signal, trace or read them, or move them into its CPU group;
  * what a run used is measured outside the run.
  */
@@ -37,7 +38,12 @@ const pidOf = (pattern: string) =>
   `$(ps -eo pid=,args= | grep -E '${pattern}' | grep -v grep | head -1 | awk '{print $1}')`;
 
 const RUNNER = pidOf('^ *[0-9]+ node /opt/sandbox/runner/main.js$');
+const FRONT = pidOf('^ *[0-9]+ /opt/sandbox/runner/front$');
+/** The runner's spawner (the first one, whichever) and the front's (its child). */
 const SPAWNER = pidOf('^ *[0-9]+ /opt/sandbox/runner/run-spawner');
+const FRONT_SPAWNER =
+  `$(ps -eo pid=,ppid=,args= | awk -v front=${FRONT} ` +
+  `'$2 == front && $3 == "/opt/sandbox/runner/run-spawner" {print $1; exit}')`;
 const ZYGOTE = pidOf('opt/sandbox/runner/zygote.js$');
 const KEEP_ALIVE = pidOf('^ *[0-9]+ sleep infinity$');
 
@@ -57,12 +63,16 @@ beforeAll(async () => {
 describe("the runner, out of the user code's reach", () => {
   it('keeps root underneath the user it works as; user processes are the user in full', async () => {
     const run = await exec(
-      [RUNNER, SPAWNER, ZYGOTE, KEEP_ALIVE, '$$'].map((pid) => uids(pid)).join('; '),
+      [FRONT, FRONT_SPAWNER, RUNNER, SPAWNER, ZYGOTE, KEEP_ALIVE, '$$']
+        .map((pid) => uids(pid))
+        .join('; '),
     );
     expect(run.stdout).toBe(
       // On gVisor the waiting zygote is the user's own (its exec could not become the user
       // later): docs/security.md.
       [
+        '0 1000 0',
+        '0 1000 0',
         '0 1000 0',
         '0 1000 0',
         onGvisor ? '1000 1000 1000' : '0 1000 1000',
@@ -74,6 +84,10 @@ describe("the runner, out of the user code's reach", () => {
   });
 
   it.each([
+    ['kill the front', `kill -KILL ${FRONT}`],
+    ['stop the front', `kill -STOP ${FRONT}`],
+    ["kill the front's spawner", `kill -KILL ${FRONT_SPAWNER}`],
+    ["read the front's memory", `head -c 1 /proc/${FRONT}/mem`],
     ['kill the runner', `kill -KILL ${RUNNER}`],
     ['stop the runner', `kill -STOP ${RUNNER}`],
     ['kill the spawner', `kill -KILL ${SPAWNER}`],
@@ -86,6 +100,8 @@ describe("the runner, out of the user code's reach", () => {
     ...(onGvisor
       ? []
       : [
+          ["read the front's environment", `head -c 1 /proc/${FRONT}/environ`],
+          ["list the front's open files", `ls /proc/${FRONT}/fd`],
           ["read the runner's environment", `head -c 1 /proc/${RUNNER}/environ`],
           ["list the runner's open files", `ls /proc/${RUNNER}/fd`],
           ["list the spawner's open files", `ls /proc/${SPAWNER}/fd`],
@@ -96,20 +112,24 @@ describe("the runner, out of the user code's reach", () => {
     expect((await exec(attempt(command))).stdout).toBe('refused\n');
   });
 
-  it("finds nothing in the runner's environment that its own runs lack", async () => {
+  it.each([
+    ['runner', RUNNER],
+    ['front', FRONT],
+  ])("finds nothing in the %s's environment that its own runs lack", async (_what, pid) => {
     const run = await exec(
-      `tr '\\0' '\\n' < /proc/${RUNNER}/environ 2>/dev/null | while read -r line; do ` +
+      `tr '\\0' '\\n' < /proc/${pid}/environ 2>/dev/null | while read -r line; do ` +
         `env | grep -qxF "$line" || echo "only the runner's: \${line%%=*}"; done; echo checked`,
     );
     expect(run.stdout).toBe('checked\n');
   });
 
   it('leaves the runner as it was after a kill of everything the user can reach', async () => {
-    const before = (await exec(`echo ${RUNNER} ${SPAWNER}`)).stdout;
+    const before = (await exec(`echo ${FRONT} ${FRONT_SPAWNER} ${RUNNER} ${SPAWNER}`)).stdout;
+    expect(before).toMatch(/^\d+ \d+ \d+ \d+\n$/);
     // Every process the caller may signal but itself: the waiting zygote among them.
     const killed = await exec('kill -KILL -1; echo done');
     expect(killed.stdout).toBe('done\n');
-    const after = await exec(`echo ${RUNNER} ${SPAWNER}`);
+    const after = await exec(`echo ${FRONT} ${FRONT_SPAWNER} ${RUNNER} ${SPAWNER}`);
     expect(after.exitCode).toBe(0);
     expect(after.stdout).toBe(before);
     const next = await code("console.log('still here')");
@@ -215,10 +235,11 @@ async function linkDirOf(sessionId: string): Promise<string> {
     expect(run.stdout).toBe('0\n');
   });
 
-  it("carries the runner's requests: the runner's socket is connected to the agent's", async () => {
+  it("carries the runner's requests: its front's socket is connected to the agent's", async () => {
     await exec('true');
+    // The front holds the link and hands the runner's Node its requests (ADR 35).
     const runner = (await containerProcesses(t.stack.agentConfig.nodeId, t.sessionId)).find(
-      (p) => p.args === 'node /opt/sandbox/runner/main.js',
+      (p) => p.args === RUNNER_FRONT_PATH,
     );
     const mine = await socketsOf(runner!.pid);
     // The agent runs in this test's process. Unix sockets are listed in their own network

@@ -37,6 +37,13 @@ export const RUNNER_LINK_ENV = {
   token: 'SANDBOX_AGENT_TOKEN',
 } as const;
 
+/**
+ * The runner's front (packages/runner/front, ADR 35): what the agent starts in a sandbox of an
+ * image that has it. It starts the runner's Node as its child: the front and its helpers are
+ * the runner's, never the user's.
+ */
+export const RUNNER_FRONT_PATH = '/opt/sandbox/runner/front';
+
 /** Paths reported in `filesWritten` at the most. */
 export const MAX_FILES_WRITTEN = 1000;
 

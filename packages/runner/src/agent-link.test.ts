@@ -1,9 +1,9 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RUNNER_LINK_ENV } from '@sandbox/contract/run';
-import { openAgentLink, takeAgentLink } from './agent-link';
+import { RUNNER_FRONT_PATH, RUNNER_LINK_ENV } from '@sandbox/contract/run';
+import { frontParent, openAgentLink, takeAgentLink } from './agent-link';
 
 describe('takeAgentLink', () => {
   it('takes the socket and the token out of the environment: no run inherits them', () => {
@@ -51,5 +51,28 @@ describe('openAgentLink', () => {
   it('rejects when no agent listens (the runner then serves over stdio)', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'agent-link-')), 'agent.sock');
     await expect(openAgentLink({ path, token: 'abc' })).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('frontParent', () => {
+  const procWith = (cmdlines: Record<number, string>) => {
+    const root = mkdtempSync(join(tmpdir(), 'proc-'));
+    for (const [pid, cmdline] of Object.entries(cmdlines)) {
+      mkdirSync(join(root, pid));
+      writeFileSync(join(root, pid, 'cmdline'), cmdline);
+    }
+    return root;
+  };
+
+  it("is the parent when the parent is the runner's front", () => {
+    const proc = procWith({ 7: `${RUNNER_FRONT_PATH}\0`, 8: 'sh\0-c\0x\0' });
+    expect(frontParent(7, proc)).toBe(7);
+    expect(frontParent(8, proc)).toBeUndefined();
+  });
+
+  it('is undefined for a parent named like the front with more arguments, or gone', () => {
+    const proc = procWith({ 9: `${RUNNER_FRONT_PATH}\0--other\0` });
+    expect(frontParent(9, proc)).toBeUndefined();
+    expect(frontParent(10, proc)).toBeUndefined();
   });
 });

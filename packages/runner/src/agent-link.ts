@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
-import { RUNNER_LINK_ENV } from '@sandbox/contract/run';
+import { readFileSync } from 'node:fs';
+import { RUNNER_FRONT_PATH, RUNNER_LINK_ENV } from '@sandbox/contract/run';
 
 /** Where the agent waits for this runner, and the token that says which launch it is. */
 export interface AgentLink {
@@ -36,4 +37,19 @@ export function openAgentLink(link: AgentLink): Promise<Socket> {
       resolve(socket);
     });
   });
+}
+
+/**
+ * The pid of the runner's front when the front started this runner (it then speaks to the
+ * agent, and this runner to it over stdio): the parent, when its command line is the front's.
+ * No process of the user's can be the runner's parent.
+ */
+export function frontParent(parent: number = process.ppid, procRoot = '/proc'): number | undefined {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`${procRoot}/${parent}/cmdline`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  return cmdline === `${RUNNER_FRONT_PATH}\0` ? parent : undefined;
 }

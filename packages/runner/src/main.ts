@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { openAgentLink, takeAgentLink } from './agent-link';
+import { frontParent, openAgentLink, takeAgentLink } from './agent-link';
 import { becomeRunner } from './identity';
 import { serve } from './runner';
 
@@ -23,10 +23,13 @@ async function channel(): Promise<{ input: Readable; output: Writable }> {
   }
 }
 
+/** Started by the runner's front (ADR 35): the front holds the agent's link. */
+const front = frontParent();
+
 channel()
   .then(({ input, output }) => {
     becomeRunner();
-    return serve(input, output);
+    return serve(input, output, front === undefined ? {} : { front });
   })
   .then(
     () => process.exit(0),

@@ -28,6 +28,8 @@ export interface RunnerContext {
   readonly starting: Map<number, boolean>;
   /** The runner itself and the container's keep-alive: never counted as the user's. */
   readonly infrastructure: ReadonlySet<number>;
+  /** The runner's front, when it started this runner: it and its helpers are infrastructure. */
+  readonly front: number | undefined;
   /** Starts a run (exec.ts's startRun; tests pass their own). */
   startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>;
 }

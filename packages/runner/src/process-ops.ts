@@ -24,14 +24,19 @@ export async function infrastructurePids(): Promise<Set<number>> {
 
 /**
  * The runner's own helpers (its children that are not runs: the spawner, esbuild), the zygote
- * waiting for the next code run (the spawner's child), and the rest.
+ * waiting for the next code run (the spawner's child), the front and its children (this runner
+ * and the front's spawner: the front's runs are that spawner's children), and the rest.
  */
 function infrastructureOf(
-  { runs, infrastructure }: RunnerContext,
+  { runs, infrastructure, front }: RunnerContext,
   all: readonly { pid: number; ppid: number }[],
 ): Set<number> {
   const leaders = new Set([...runs.values()].map((run) => run.pid));
-  const helpers = all.filter((p) => p.ppid === process.pid && !leaders.has(p.pid));
+  const helpers = all.filter(
+    (p) =>
+      (p.ppid === process.pid && !leaders.has(p.pid)) ||
+      (front !== undefined && (p.pid === front || p.ppid === front)),
+  );
   const waiting = zygotes.waitingPid();
   return new Set([
     ...infrastructure,

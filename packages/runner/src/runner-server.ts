@@ -39,6 +39,8 @@ export interface RunnerServerOptions {
   infrastructure: ReadonlySet<number>;
   /** How runs start; exec.ts's startRun unless a test passes its own. */
   startRun?: RunnerContext['startRun'];
+  /** The pid of the runner's front, when the front started this runner (ADR 35). */
+  front?: number;
 }
 
 /**
@@ -53,11 +55,13 @@ export class RunnerServer implements RunnerContext {
   readonly starting = new Map<number, boolean>();
   readonly infrastructure: ReadonlySet<number>;
   readonly startRun: RunnerContext['startRun'];
+  readonly front: number | undefined;
 
   constructor(output: Writable, options: RunnerServerOptions) {
     this.channel = new OutputChannel(output);
     this.infrastructure = options.infrastructure;
     this.startRun = options.startRun ?? startRun;
+    this.front = options.front;
   }
 
   /** Answers one request; whatever fails becomes its error event. */

@@ -15,7 +15,7 @@ import { warmUpTranspiler } from './transpile';
 export async function serve(
   input: Readable,
   output: Writable,
-  options: { startRun?: RunnerContext['startRun'] } = {},
+  options: { startRun?: RunnerContext['startRun']; front?: number } = {},
 ): Promise<void> {
   const infrastructure = await infrastructurePids();
   const server = new RunnerServer(output, { ...options, infrastructure });

@@ -50,6 +50,23 @@ describe('userProcessesOf', () => {
       202, 204, 205, 207, 208, 300, 301,
     ]);
   });
+
+  it("keeps a runner's front (started by an exec), its Node and its spawner; not the runs", () => {
+    const processes = [
+      { pid: 100, ppid: 90, args: '/sbin/docker-init -- sleep infinity' },
+      { pid: 101, ppid: 100, args: 'sleep infinity' },
+      { pid: 400, ppid: 80, args: '/opt/sandbox/runner/front' },
+      { pid: 401, ppid: 400, args: 'node /opt/sandbox/runner/main.js' },
+      { pid: 402, ppid: 400, args: '/opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000' },
+      { pid: 403, ppid: 401, args: '/opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000' },
+      { pid: 404, ppid: 402, args: '/bin/bash -c sleep 100' },
+      { pid: 405, ppid: 403, args: '/bin/bash -c sleep 200' },
+      // A user's process named like the front: its parent is in the container.
+      { pid: 406, ppid: 404, args: '/opt/sandbox/runner/front' },
+      { pid: 407, ppid: 406, args: '/opt/sandbox/runner/run-spawner' },
+    ];
+    expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([404, 405, 406, 407]);
+  });
 });
 
 describe('killAllInContainer', () => {

@@ -1,5 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
-import { RUNNER_USER, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
+import { RUNNER_FRONT_PATH, RUNNER_USER, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import type { ContainerClient, ContainerState, HostProcess } from './container-client';
 
 const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
@@ -22,22 +22,33 @@ async function containerPid(hostPid: number): Promise<number | undefined> {
 
 /**
  * The processes of a sandbox that belong to its user: all but its init, the keep-alive, the
- * runners and their helpers (the spawner, esbuild, a zygote waiting for its run).
+ * runners' fronts, the runners and their helpers (the spawners, esbuild, a zygote waiting for
+ * its run). A front is started by an exec: its parent is outside the container, which no
+ * process of the user's can have.
  */
 export function userProcessesOf(processes: readonly HostProcess[], initPid: number): HostProcess[] {
   const keepAlive = processes
     .filter((p) => p.ppid === initPid && p.args === 'sleep infinity')
     .sort((a, b) => a.pid - b.pid)[0]?.pid;
+  const inContainer = new Set(processes.map((p) => p.pid));
+  const fronts = new Set(
+    processes
+      .filter((p) => p.args === RUNNER_FRONT_PATH && !inContainer.has(p.ppid))
+      .map((p) => p.pid),
+  );
   const runners = new Set(processes.filter((p) => p.args === RUNNER_ARGS).map((p) => p.pid));
   const spawners = new Set(
     processes
-      .filter((p) => runners.has(p.ppid) && p.args.split(' ')[0] === SPAWNER_PATH)
+      .filter(
+        (p) => (runners.has(p.ppid) || fronts.has(p.ppid)) && p.args.split(' ')[0] === SPAWNER_PATH,
+      )
       .map((p) => p.pid),
   );
   return processes.filter(
     (p) =>
       p.pid !== initPid &&
       p.pid !== keepAlive &&
+      !fronts.has(p.pid) &&
       !runners.has(p.pid) &&
       !spawners.has(p.pid) &&
       !(runners.has(p.ppid) && p.args.includes('esbuild')) &&

@@ -1,13 +1,21 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { AppError } from '@sandbox/errors';
-import { RUNNER_USER, SANDBOX_USER } from '@sandbox/contract';
+import { RUNNER_FRONT_PATH, RUNNER_USER, SANDBOX_USER } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import type { Runners, RunnerStats } from '../lifecycle/lifecycle-deps';
 import { RunnerClient } from './runner-client';
 import { linkRunner, type RunnerStream } from './runner-link';
 
-const RUNNER_COMMAND = ['node', '/opt/sandbox/runner/main.js'];
+/**
+ * The runner's front (ADR 35), which starts the runner's Node; the Node alone in a sandbox of
+ * an image made before the front (a session kept across an upgrade).
+ */
+const RUNNER_COMMAND = [
+  '/bin/sh',
+  '-c',
+  `[ -x ${RUNNER_FRONT_PATH} ] && exec ${RUNNER_FRONT_PATH}; exec node /opt/sandbox/runner/main.js`,
+];
 
 /** How runners reach the agent's socket in their sandbox's link directory (ADR 33). */
 export interface RunnerLinks {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// Front answers the requests it serves itself (command runs, and the flow, input and cancel of
+// those) and hands every other one to the runner's Node, as it came.
+type Front struct {
+	out      *Output
+	spawner  *Spawner
+	clock    *ChangeClock
+	cpuSplit bool
+	baseEnv  []string
+	// The workspace (/workspace in a sandbox; tests give their own).
+	workspace string
+	// Where the requests the front does not serve go.
+	forward func(line []byte)
+
+	mu sync.Mutex
+	// The front's requests under way, by id: command runs and input requests.
+	runs   map[float64]*commandRun
+	inputs map[float64]*inputRequest
+}
+
+// request is what the front reads of every request.
+type request struct {
+	ID        *float64          `json:"id"`
+	Op        string            `json:"op"`
+	Target    *float64          `json:"target"`
+	Command   *string           `json:"command"`
+	Code      *string           `json:"code"`
+	Env       map[string]string `json:"env"`
+	Cwd       string            `json:"cwd"`
+	TimeoutMs float64           `json:"timeoutMs"`
+	Stdin     bool              `json:"stdin"`
+	Data      string            `json:"data"`
+	End       bool              `json:"end"`
+}
+
+// inputRequest is an input request to one of the front's runs.
+type inputRequest struct {
+	ID        float64
+	Data      string
+	End       bool
+	cancelled chan struct{}
+	once      sync.Once
+}
+
+func (f *Front) runEnv(overrides map[string]string, runID string) []string {
+	return envList(f.baseEnv, overrides, runID)
+}
+
+// Handle takes one request line: served here or handed on, in the order they came.
+func (f *Front) Handle(line []byte) {
+	var req request
+	if json.Unmarshal(line, &req) != nil || req.ID == nil {
+		f.forward(line)
+		return
+	}
+	id := *req.ID
+	switch req.Op {
+	case "exec":
+		if req.Code != nil {
+			break
+		}
+		command := ""
+		if req.Command != nil {
+			command = *req.Command
+		}
+		run := newCommandRun(f, execRequest{
+			ID: id, Command: command, Env: req.Env, Cwd: req.Cwd,
+			TimeoutMs: req.TimeoutMs, Stdin: req.Stdin,
+		})
+		f.mu.Lock()
+		f.runs[id] = run
+		f.mu.Unlock()
+		go run.serve()
+		return
+	case "cancel", "pause", "resume", "input":
+		if req.Target != nil && f.targets(*req.Target, req) {
+			return
+		}
+	}
+	f.forward(line)
+}
+
+// targets serves a request aimed at one of the front's own requests; false if it is not one.
+func (f *Front) targets(target float64, req request) bool {
+	f.mu.Lock()
+	run := f.runs[target]
+	input := f.inputs[target]
+	f.mu.Unlock()
+	if run == nil && input == nil {
+		return false
+	}
+	id := *req.ID
+	switch req.Op {
+	case "cancel":
+		if run != nil {
+			go run.cancel()
+		} else {
+			input.once.Do(func() { close(input.cancelled) })
+		}
+		f.out.Emit(map[string]any{"id": id, "ev": "killed", "pids": []int{}})
+	case "pause", "resume":
+		if run != nil {
+			run.pause(req.Op == "pause")
+		}
+		f.out.Emit(map[string]any{"id": id, "ev": "flow"})
+	case "input":
+		if run == nil {
+			// Input to an input request: it takes none.
+			f.out.Emit(errorEvent(id, stdinClosed(), f.workspace))
+			return true
+		}
+		in := &inputRequest{ID: id, Data: req.Data, End: req.End, cancelled: make(chan struct{})}
+		f.mu.Lock()
+		f.inputs[id] = in
+		f.mu.Unlock()
+		go func() {
+			defer f.forget(id)
+			run.input(in)
+		}()
+	}
+	return true
+}
+
+// forget drops a request of the front's once it ended.
+func (f *Front) forget(id float64) {
+	f.mu.Lock()
+	delete(f.runs, id)
+	delete(f.inputs, id)
+	f.mu.Unlock()
+}
+
+// CancelRuns stops the front's runs: the agent went away (background processes live on).
+func (f *Front) CancelRuns() {
+	f.mu.Lock()
+	runs := make([]*commandRun, 0, len(f.runs))
+	for _, run := range f.runs {
+		runs = append(runs, run)
+	}
+	f.mu.Unlock()
+	for _, run := range runs {
+		run.cancel()
+	}
+}
+
+func jsonLine(event any) ([]byte, error) {
+	return json.Marshal(event)
+}

@@ -1,0 +1,3 @@
+module sandbox/runner-front
+
+go 1.19

@@ -1,0 +1,208 @@
+// The runner's front (ADR 35): the process the agent starts in a sandbox. It serves command
+// runs itself, compiled, and hands every other request to the runner's Node (its child, over
+// stdio), whose answers it passes back: a short command then costs no work of Node's.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+)
+
+const (
+	// The sandbox user's ids (packages/contract/src/run.ts).
+	sandboxUID = 1000
+	sandboxGID = 1000
+	// Where the agent's socket is and what this launch says first (ADR 33).
+	linkSocketEnv = "SANDBOX_AGENT_SOCKET"
+	linkTokenEnv  = "SANDBOX_AGENT_TOKEN"
+	// The session's CPU group, as the agent mounts it (absent where the node does not split).
+	userCPUProcs  = "/run/sandbox/cpu.procs"
+	prSetDumpable = 4
+)
+
+func main() {
+	// One thread runs the front's goroutines (others only for blocking calls): its work is a
+	// little per request, and a wake-up of one thread costs less than handing work between
+	// several (measured: about a quarter less CPU per command run).
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+	dir := executableDir()
+	link, err := agentLink()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "runner front: the agent's socket is out of reach (%v): on stdio\n", err)
+	}
+	// The runner's Node starts with the identity the agent gave: it takes its own.
+	node := exec.Command("node", filepath.Join(dir, "main.js"))
+	// It knows the front by its parent's command line (agent-link.ts: frontParent).
+	node.Env = os.Environ()
+	node.Stderr = os.Stderr
+	toNode, err := node.StdinPipe()
+	must(err)
+	fromNode, err := node.StdoutPipe()
+	must(err)
+	must(node.Start())
+	becomeRunner()
+
+	var input io.Reader = os.Stdin
+	var output io.Writer = os.Stdout
+	if link != nil {
+		input, output = link, link
+		// The agent ends the exec stream and the socket together: either ends the front.
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			link.Close()
+		}()
+	}
+	out := NewOutput(output)
+	_, splits := os.Stat(userCPUProcs)
+	cpuSplit := splits == nil
+	cpuProcs := ""
+	if cpuSplit {
+		cpuProcs = userCPUProcs
+	}
+	spawner := NewSpawner(filepath.Join(dir, "run-spawner"), cpuProcs, runUIDArgument())
+	front := &Front{
+		out:       out,
+		spawner:   spawner,
+		clock:     &ChangeClock{dir: defaultRunnerDir},
+		workspace: defaultWorkspace,
+		cpuSplit:  cpuSplit,
+		baseEnv:   os.Environ(),
+		runs:      map[float64]*commandRun{},
+		inputs:    map[float64]*inputRequest{},
+		forward:   forwardTo(toNode),
+	}
+	// Without the helper (not in a sandbox image), every request is the runner's Node's.
+	serving := spawner.Available()
+	if serving {
+		_ = spawner.Prepare()
+	}
+
+	nodeDone := make(chan struct{})
+	go func() {
+		relayLines(fromNode, out)
+		close(nodeDone)
+	}()
+	go func() {
+		readRequests(input, front, serving)
+		// The agent went away: foreground runs stop; background processes live on.
+		front.CancelRuns()
+		toNode.Close()
+		spawner.Close()
+	}()
+	<-nodeDone
+	_ = node.Wait()
+	out.Close()
+	code := 0
+	if node.ProcessState != nil && !node.ProcessState.Success() {
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// readRequests hands each request line to the front (or, without the helper, to Node).
+func readRequests(input io.Reader, front *Front, serving bool) {
+	reader := bufio.NewReaderSize(input, 64*1024)
+	for {
+		line, err := reader.ReadBytes('\n')
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			if serving {
+				front.Handle(trimmed)
+			} else {
+				front.forward(trimmed)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// relayLines passes Node's events on, at the pace the agent reads them.
+func relayLines(from io.Reader, out *Output) {
+	reader := bufio.NewReaderSize(from, 64*1024)
+	for {
+		line, err := reader.ReadBytes('\n')
+		if len(line) > 1 {
+			if !out.EmitLine(bytes.TrimRight(line, "\n")) {
+				room := make(chan struct{})
+				out.OnDrain(func() { close(room) })
+				<-room
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func forwardTo(w io.Writer) func(line []byte) {
+	return func(line []byte) {
+		// Node reads its requests as they come; a failed write means it is gone, which ends
+		// the front.
+		_, _ = w.Write(append(line, '\n'))
+	}
+}
+
+// agentLink connects to the agent's socket when the agent asked for it, and says the token
+// first; both variables leave the environment (no run inherits them). Nil without a link.
+func agentLink() (net.Conn, error) {
+	path, token := os.Getenv(linkSocketEnv), os.Getenv(linkTokenEnv)
+	os.Unsetenv(linkSocketEnv)
+	os.Unsetenv(linkTokenEnv)
+	if path == "" || token == "" {
+		return nil, nil
+	}
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write([]byte(token + "\n")); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// becomeRunner takes the runner's identity (identity.ts): root as the real and saved uid, so
+// that no process of the user's can signal, trace or read it, and the user's as the effective
+// one, so that the files it makes are the user's and the runs it signals within its reach.
+func becomeRunner() {
+	if syscall.Getuid() != 0 || syscall.Getgid() != sandboxGID {
+		return // not started as a sandbox's runner (a test's process)
+	}
+	must(syscall.Setgroups([]int{sandboxGID}))
+	must(syscall.Setresuid(-1, sandboxUID, -1))
+	// Its effective uid changed: out of the user's reach again (dumpable is reset).
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0)
+}
+
+// runUIDArgument is the uid runs take, as the helper's argument: the user's under a root front.
+func runUIDArgument() string {
+	if syscall.Getuid() == 0 && syscall.Geteuid() == sandboxUID {
+		return fmt.Sprint(sandboxUID)
+	}
+	return ""
+}
+
+func executableDir() string {
+	self, err := os.Executable()
+	must(err)
+	return filepath.Dir(self)
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "runner front failed: %v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,429 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+)
+
+// The front's side of native/spawner.c, the helper that starts runs by vfork + exec and relays
+// their output, exit and usage (its frames are described there). The front starts its own
+// helper, beside the one of the runner's Node.
+
+const spawnHeaderBytes = 9 // u32 length, u8 type, u32 run id
+
+// errSpawnerGone is why a run fails whose helper died (a kill from outside the sandbox user).
+var errSpawnerGone = errors.New("The sandbox's process starter stopped during the run")
+
+// SpawnHandler receives one run's events, in order, on the helper's reader goroutine: it must
+// not block.
+type SpawnHandler interface {
+	// Output of the run: stream 0 is stdout, 1 stderr.
+	Output(stream int, data []byte)
+	// A pipe of the run closed.
+	PipeClosed(stream int)
+	// The run's process exited: its wait status, CPU time and peak memory.
+	Exited(exit SpawnExit)
+	// The helper died: nothing more comes for the run.
+	Lost()
+}
+
+// SpawnExit is how a run's process ended and what it used (its own and its reaped children's).
+type SpawnExit struct {
+	Status      uint32
+	CPUTimeUs   uint64
+	MaxRssBytes uint64
+}
+
+// ExitCode is the run's exit code: 128 plus the signal's number for a signal.
+func (e SpawnExit) ExitCode() int {
+	signal := int(e.Status & 0x7f)
+	if signal == 0 {
+		return int(e.Status>>8) & 0xff
+	}
+	return 128 + signal
+}
+
+// SpawnOptions is how one run starts.
+type SpawnOptions struct {
+	Cwd           string
+	Argv          []string
+	Env           []string
+	EnterCPUGroup bool
+	Stdin         bool
+}
+
+type spawnedRun struct {
+	handler SpawnHandler
+	closed  int
+	exited  bool
+	// Input frames sent, each waiting for its 'a'.
+	inputs []chan struct{}
+}
+
+type pendingStart struct {
+	run    *spawnedRun
+	result chan int32
+}
+
+// Spawner is the helper, started on first use and again after it died.
+type Spawner struct {
+	binary   string
+	cpuProcs string
+	uidArg   string
+
+	mu       sync.Mutex
+	helper   *helperProcess
+	nextID   uint32
+	starting map[uint32]*pendingStart
+	runs     map[uint32]*spawnedRun
+}
+
+type helperProcess struct {
+	cmd    *exec.Cmd
+	frames *frameWriter
+}
+
+// NewSpawner makes the helper's client; the helper starts on first use.
+func NewSpawner(binary, cpuProcs, uidArg string) *Spawner {
+	return &Spawner{
+		binary:   binary,
+		cpuProcs: cpuProcs,
+		uidArg:   uidArg,
+		nextID:   1,
+		starting: map[uint32]*pendingStart{},
+		runs:     map[uint32]*spawnedRun{},
+	}
+}
+
+// Available says whether the helper is installed here.
+func (s *Spawner) Available() bool {
+	_, err := os.Stat(s.binary)
+	return err == nil
+}
+
+// Prepare starts the helper now, so that the first run does not wait for it.
+func (s *Spawner) Prepare() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.ensureHelper()
+	return err
+}
+
+// Spawn starts a run; it returns the run's id (for its flow and input) and its pid.
+func (s *Spawner) Spawn(options SpawnOptions, handler SpawnHandler) (uint32, int, error) {
+	request, err := startRequest(options)
+	if err != nil {
+		return 0, 0, err
+	}
+	s.mu.Lock()
+	helper, err := s.ensureHelper()
+	if err != nil {
+		s.mu.Unlock()
+		return 0, 0, err
+	}
+	id := s.nextID
+	s.nextID++
+	// Known before the start is sent: its output may come in the same read as its pid.
+	run := &spawnedRun{handler: handler}
+	start := &pendingStart{run: run, result: make(chan int32, 1)}
+	s.starting[id] = start
+	s.runs[id] = run
+	helper.frames.send('S', id, request)
+	s.mu.Unlock()
+	result := <-start.result
+	if result <= 0 {
+		s.mu.Lock()
+		delete(s.runs, id)
+		s.mu.Unlock()
+		if result == 0 {
+			return 0, 0, errSpawnerGone
+		}
+		return 0, 0, fmt.Errorf("Could not start the process (errno %d)", -result)
+	}
+	return id, int(result), nil
+}
+
+// Hold stops (true) or starts again (false) reading run id's pipes.
+func (s *Spawner) Hold(id uint32, held bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.helper == nil || s.runs[id] == nil {
+		return
+	}
+	if held {
+		s.helper.frames.send('P', id, nil)
+	} else {
+		s.helper.frames.send('R', id, nil)
+	}
+}
+
+// maxInputFrame is the largest input frame: a larger write goes as several, in order.
+const maxInputFrame = 64 * 1024
+
+// Input sends bytes for run id's stdin (none: closes it); the channel closes once the run
+// took them (or can take no more).
+func (s *Spawner) Input(id uint32, data []byte) <-chan struct{} {
+	taken := make(chan struct{})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.runs[id]
+	if s.helper == nil || run == nil {
+		close(taken)
+		return taken
+	}
+	run.inputs = append(run.inputs, taken)
+	s.helper.frames.send('I', id, data)
+	return taken
+}
+
+// Close ends the helper: it hangs up the runs still under way.
+func (s *Spawner) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.helper != nil {
+		s.helper.frames.close()
+		s.helper = nil
+	}
+}
+
+// Pid is the helper's pid, if it runs.
+func (s *Spawner) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.helper == nil {
+		return 0
+	}
+	return s.helper.cmd.Process.Pid
+}
+
+func (s *Spawner) ensureHelper() (*helperProcess, error) {
+	if s.helper != nil {
+		return s.helper, nil
+	}
+	cmd := exec.Command(s.binary, s.cpuProcs, s.uidArg)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	helper := &helperProcess{cmd: cmd, frames: newFrameWriter(stdin)}
+	s.helper = helper
+	go s.read(helper, stdout)
+	return helper, nil
+}
+
+// read relays the helper's events until it dies, then fails what it had under way.
+func (s *Spawner) read(helper *helperProcess, stdout io.Reader) {
+	reader := bufio.NewReaderSize(stdout, 256*1024)
+	header := make([]byte, spawnHeaderBytes)
+	for {
+		if _, err := io.ReadFull(reader, header); err != nil {
+			break
+		}
+		length := binary.LittleEndian.Uint32(header)
+		if length < 5 {
+			break
+		}
+		payload := make([]byte, length-5)
+		if _, err := io.ReadFull(reader, payload); err != nil {
+			break
+		}
+		s.handle(header[4], binary.LittleEndian.Uint32(header[5:]), payload)
+	}
+	helper.frames.close()
+	_ = helper.cmd.Wait()
+	s.gone(helper)
+}
+
+func (s *Spawner) handle(kind byte, id uint32, payload []byte) {
+	s.mu.Lock()
+	if kind == 's' {
+		start := s.starting[id]
+		delete(s.starting, id)
+		s.mu.Unlock()
+		if start != nil && len(payload) >= 4 {
+			result := int32(binary.LittleEndian.Uint32(payload))
+			if result == 0 {
+				result = -1
+			}
+			start.result <- result
+		}
+		return
+	}
+	run := s.runs[id]
+	if run == nil {
+		s.mu.Unlock()
+		return
+	}
+	var taken chan struct{}
+	switch kind {
+	case 'c':
+		run.closed++
+	case 'x':
+		run.exited = true
+	case 'a':
+		if len(run.inputs) > 0 {
+			taken, run.inputs = run.inputs[0], run.inputs[1:]
+		}
+	}
+	// The helper forgets a run at the same point: its id is not reused anyway.
+	var left []chan struct{}
+	if run.exited && run.closed == 2 {
+		delete(s.runs, id)
+		left, run.inputs = run.inputs, nil
+	}
+	s.mu.Unlock()
+	if taken != nil {
+		close(taken)
+	}
+	for _, t := range left {
+		close(t)
+	}
+	switch kind {
+	case 'o', 'e':
+		stream := 0
+		if kind == 'e' {
+			stream = 1
+		}
+		run.handler.Output(stream, payload)
+	case 'c':
+		stream := 0
+		if len(payload) > 0 && payload[0] == 2 {
+			stream = 1
+		}
+		run.handler.PipeClosed(stream)
+	case 'x':
+		if len(payload) >= 20 {
+			run.handler.Exited(SpawnExit{
+				Status:      binary.LittleEndian.Uint32(payload),
+				CPUTimeUs:   binary.LittleEndian.Uint64(payload[4:]),
+				MaxRssBytes: binary.LittleEndian.Uint64(payload[12:]) * 1024,
+			})
+		}
+	}
+}
+
+// gone fails every start and run of a helper that died.
+func (s *Spawner) gone(helper *helperProcess) {
+	s.mu.Lock()
+	if s.helper == helper {
+		s.helper = nil
+	}
+	starting := s.starting
+	runs := s.runs
+	s.starting = map[uint32]*pendingStart{}
+	s.runs = map[uint32]*spawnedRun{}
+	s.mu.Unlock()
+	for _, start := range starting {
+		start.result <- 0
+	}
+	for _, run := range runs {
+		for _, taken := range run.inputs {
+			close(taken)
+		}
+		run.handler.Lost()
+	}
+}
+
+// startRequest is a start's payload: flags, counts, then the NUL-terminated working
+// directory, argv and env.
+func startRequest(options SpawnOptions) ([]byte, error) {
+	strs := append(append([]string{options.Cwd}, options.Argv...), options.Env...)
+	size := 9
+	for _, s := range strs {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, &RunnerError{Code: "invalid_request",
+				Message: "The command, its environment and working directory cannot contain NUL bytes"}
+		}
+		size += len(s) + 1
+	}
+	payload := make([]byte, 9, size)
+	var flags byte
+	if options.EnterCPUGroup {
+		flags |= 1
+	}
+	if options.Stdin {
+		flags |= 2
+	}
+	payload[0] = flags
+	binary.LittleEndian.PutUint32(payload[1:], uint32(len(options.Argv)))
+	binary.LittleEndian.PutUint32(payload[5:], uint32(len(options.Env)))
+	for _, s := range strs {
+		payload = append(payload, s...)
+		payload = append(payload, 0)
+	}
+	return payload, nil
+}
+
+// frameWriter sends frames to the helper from a goroutine of its own, so that no caller (the
+// reader above least of all) ever waits for the helper to read.
+type frameWriter struct {
+	mu     sync.Mutex
+	wake   *sync.Cond
+	queued []byte
+	closed bool
+}
+
+func newFrameWriter(w io.WriteCloser) *frameWriter {
+	f := &frameWriter{}
+	f.wake = sync.NewCond(&f.mu)
+	go f.loop(w)
+	return f
+}
+
+func (f *frameWriter) send(kind byte, id uint32, payload []byte) {
+	var header [spawnHeaderBytes]byte
+	binary.LittleEndian.PutUint32(header[:], uint32(5+len(payload)))
+	header[4] = kind
+	binary.LittleEndian.PutUint32(header[5:], id)
+	f.mu.Lock()
+	if !f.closed {
+		f.queued = append(append(f.queued, header[:]...), payload...)
+		f.wake.Signal()
+	}
+	f.mu.Unlock()
+}
+
+func (f *frameWriter) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.wake.Signal()
+	f.mu.Unlock()
+}
+
+func (f *frameWriter) loop(w io.WriteCloser) {
+	for {
+		f.mu.Lock()
+		for len(f.queued) == 0 && !f.closed {
+			f.wake.Wait()
+		}
+		batch := f.queued
+		f.queued = nil
+		closed := f.closed
+		f.mu.Unlock()
+		if len(batch) > 0 {
+			if _, err := w.Write(batch); err != nil {
+				closed = true // the helper is gone: its reader fails what it ran
+			}
+		}
+		// Nothing is queued after close: the last batch is out.
+		if closed {
+			_ = w.Close()
+			return
+		}
+	}
+}
