@@ -77,12 +77,17 @@ describeSplit('CPU split', () => {
     );
     expect(background.body.stdout.trim()).toBe(group);
 
-    // The runner and the waiting zygote are in Docker's group of the container.
+    // The runner's front, its Node, their spawners and the waiting zygote are in Docker's
+    // group of the container.
     const runner = await command(
       t.sessionId,
-      `for p in $(pgrep -f 'sandbox/runner/(main|zygote)'); do ${cpuGroupOf('$p')}; done | sort -u`,
+      `pgrep -cf 'sandbox/runner/(front|main|run-spawner|zygote)'; ` +
+        `for p in $(pgrep -f 'sandbox/runner/(front|main|run-spawner|zygote)'); do ${cpuGroupOf('$p')}; done | sort -u`,
     );
-    expect(runner.body.stdout.trim()).toMatch(/^\/docker\/[0-9a-f]{64}$/);
+    const [count, ...groups] = runner.body.stdout.trim().split('\n');
+    expect(Number(count)).toBeGreaterThanOrEqual(5);
+    expect(groups).toHaveLength(1);
+    expect(groups[0]).toMatch(/^\/docker\/[0-9a-f]{64}$/);
   });
 
   it('keeps moves into a CPU group from waiting on the kernel (favordynmods on a hierarchy)', async () => {

@@ -106,13 +106,16 @@ describe('exhaustion stays in its session', () => {
     const kill = await t.api.kill<{ killed: number }>(attacker);
     expect(kill.status).toBe(200);
     expect(kill.body.killed).toBeGreaterThan(0);
+    // The user's live processes (real uid 1000) outside this run's own process group.
     const after = await execute(attacker, {
-      command: 'echo recovered; ps -e --no-headers | wc -l',
+      command:
+        'echo recovered; ps -U 1000 -o pgid=,stat= | ' +
+        "awk -v own=$(ps -o pgid= -p $$) '$1 != own && $2 !~ /^Z/' | wc -l",
     });
     if (after.body.stdout === undefined) throw new Error(after.text);
     const [word, count] = after.body.stdout.trim().split('\n');
     expect(word).toBe('recovered');
-    expect(Number(count)).toBeLessThan(10);
+    expect(Number(count)).toBe(0);
     expect(await limitEvent(attacker, 'processes')).toEqual({
       type: 'resource_limit.exceeded',
       timestamp: expect.any(String),

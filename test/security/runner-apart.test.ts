@@ -7,7 +7,7 @@ import { containerProcesses, docker, onGvisor, sessionContainer } from '../suppo
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
- * The runner is out of reach of the code it runs (ADR 28): its front (ADR 35), the front's
+ * The runner is out of reach of the code it runs (ADR 28): its front (ADR 34), the front's
  * spawner, the runner, its spawner, the zygote waiting for the next code run and the
  * container's keep-alive keep root as their real and saved uid,
  * so no process of the user's can signal, trace or read them, or move them into its CPU group;
@@ -237,7 +237,7 @@ async function linkDirOf(sessionId: string): Promise<string> {
 
   it("carries the runner's requests: its front's socket is connected to the agent's", async () => {
     await exec('true');
-    // The front holds the link and hands the runner's Node its requests (ADR 35).
+    // The front holds the link and hands the runner's Node its requests (ADR 34).
     const runner = (await containerProcesses(t.stack.agentConfig.nodeId, t.sessionId)).find(
       (p) => p.args === RUNNER_FRONT_PATH,
     );

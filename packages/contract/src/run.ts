@@ -38,7 +38,7 @@ export const RUNNER_LINK_ENV = {
 } as const;
 
 /**
- * The runner's front (packages/runner/front, ADR 35): what the agent starts in a sandbox of an
+ * The runner's front (packages/runner/front, ADR 34): what the agent starts in a sandbox of an
  * image that has it. It starts the runner's Node as its child: the front and its helpers are
  * the runner's, never the user's.
  */

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 )
@@ -52,8 +53,32 @@ func (f *Front) runEnv(overrides map[string]string, runID string) []string {
 	return envList(f.baseEnv, overrides, runID)
 }
 
+// The ops the front may serve; every other request goes to the Node unread.
+var servedOps = map[string]bool{"exec": true, "cancel": true, "pause": true, "resume": true, "input": true}
+
+// opPrefix is how the agent's requests begin: their op first (`{"op":"writeFiles",...`).
+var opPrefix = []byte(`{"op":"`)
+
+// leadingOp is the op a request line names first, if it begins so; "" if it does not.
+func leadingOp(line []byte) string {
+	if !bytes.HasPrefix(line, opPrefix) {
+		return ""
+	}
+	rest := line[len(opPrefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return ""
+	}
+	return string(rest[:end])
+}
+
 // Handle takes one request line: served here or handed on, in the order they came.
 func (f *Front) Handle(line []byte) {
+	// A request the front never serves (a file write of many megabytes) is not even parsed.
+	if op := leadingOp(line); op != "" && !servedOps[op] {
+		f.forward(line)
+		return
+	}
 	var req request
 	if json.Unmarshal(line, &req) != nil || req.ID == nil {
 		f.forward(line)

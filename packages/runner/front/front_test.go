@@ -389,3 +389,17 @@ func TestSpawnerLost(t *testing.T) {
 		t.Errorf("after a new helper: %q", got)
 	}
 }
+
+func TestLeadingOp(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"op":"writeFiles","files":[]}`: "writeFiles",
+		`{"op":"exec","id":1}`:           "exec",
+		`{"id":1,"op":"ping"}`:           "",
+		`{"op":"ex\"ec","id":1}`:         "",
+		`{"op":"unterminated`:            "",
+	} {
+		if got := leadingOp([]byte(line)); got != want {
+			t.Errorf("leadingOp(%s) = %q; want %q", line, got, want)
+		}
+	}
+}

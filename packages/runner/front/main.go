@@ -1,4 +1,4 @@
-// The runner's front (ADR 35): the process the agent starts in a sandbox. It serves command
+// The runner's front (ADR 34): the process the agent starts in a sandbox. It serves command
 // runs itself, compiled, and hands every other request to the runner's Node (its child, over
 // stdio), whose answers it passes back: a short command then costs no work of Node's.
 package main

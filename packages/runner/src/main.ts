@@ -23,7 +23,7 @@ async function channel(): Promise<{ input: Readable; output: Writable }> {
   }
 }
 
-/** Started by the runner's front (ADR 35): the front holds the agent's link. */
+/** Started by the runner's front (ADR 34): the front holds the agent's link. */
 const front = frontParent();
 
 channel()

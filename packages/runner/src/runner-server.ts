@@ -39,7 +39,7 @@ export interface RunnerServerOptions {
   infrastructure: ReadonlySet<number>;
   /** How runs start; exec.ts's startRun unless a test passes its own. */
   startRun?: RunnerContext['startRun'];
-  /** The pid of the runner's front, when the front started this runner (ADR 35). */
+  /** The pid of the runner's front, when the front started this runner (ADR 34). */
   front?: number;
 }
 

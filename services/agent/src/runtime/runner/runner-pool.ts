@@ -8,7 +8,7 @@ import { RunnerClient } from './runner-client';
 import { linkRunner, type RunnerStream } from './runner-link';
 
 /**
- * The runner's front (ADR 35), which starts the runner's Node; the Node alone in a sandbox of
+ * The runner's front (ADR 34), which starts the runner's Node; the Node alone in a sandbox of
  * an image made before the front (a session kept across an upgrade).
  */
 const RUNNER_COMMAND = [
