@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -401,5 +402,33 @@ func TestLeadingOp(t *testing.T) {
 		if got := leadingOp([]byte(line)); got != want {
 			t.Errorf("leadingOp(%s) = %q; want %q", line, got, want)
 		}
+	}
+}
+
+// The Node's answer to the front's own ping says it is ready, and goes no further.
+func TestRelayLinesTakesTheReadyPong(t *testing.T) {
+	reader, writer := io.Pipe()
+	var sink bytes.Buffer
+	out := NewOutput(&sink)
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		relayLines(reader, out, ready)
+		close(done)
+	}()
+	fmt.Fprint(writer, `{"id":3,"ev":"pong","pid":9}`+"\n")
+	fmt.Fprint(writer, `{"id":-1,"ev":"pong","pid":9}`+"\n")
+	select {
+	case <-ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not ready")
+	}
+	fmt.Fprint(writer, `{"id":-1,"ev":"pong","pid":9}`+"\n") // only the first is the front's
+	writer.Close()
+	<-done
+	out.Close()
+	want := `{"id":3,"ev":"pong","pid":9}` + "\n" + `{"id":-1,"ev":"pong","pid":9}` + "\n"
+	if sink.String() != want {
+		t.Errorf("relayed %q", sink.String())
 	}
 }

@@ -87,12 +87,22 @@ func main() {
 		_ = spawner.Prepare()
 	}
 
+	// The Node's first answer, to the front's own ping: it has started its helpers (its
+	// spawner, esbuild, the zygote) and taken its identity.
+	nodeReady := make(chan struct{})
+	forwardTo(toNode)(readyPing)
 	nodeDone := make(chan struct{})
 	go func() {
-		relayLines(fromNode, out)
+		relayLines(fromNode, out, nodeReady)
 		close(nodeDone)
 	}()
 	go func() {
+		// Requests wait for the Node: a sandbox whose first run the front served at once would
+		// differ, while its Node starts, from one whose runner the agent warmed up.
+		select {
+		case <-nodeReady:
+		case <-nodeDone:
+		}
 		readRequests(input, front, serving)
 		// The agent went away: foreground runs stop; background processes live on.
 		front.CancelRuns()
@@ -127,11 +137,24 @@ func readRequests(input io.Reader, front *Front, serving bool) {
 	}
 }
 
-// relayLines passes Node's events on, at the pace the agent reads them.
-func relayLines(from io.Reader, out *Output) {
+// The front's own ping to the Node (no request of the agent's has a negative id) and the
+// beginning of its answer.
+var (
+	readyPing = []byte(`{"id":-1,"op":"ping"}`)
+	readyPong = []byte(`{"id":-1,"ev":"pong"`)
+)
+
+// relayLines passes Node's events on, at the pace the agent reads them; the answer to the
+// front's own ping closes ready instead.
+func relayLines(from io.Reader, out *Output, ready chan struct{}) {
 	reader := bufio.NewReaderSize(from, 64*1024)
 	for {
 		line, err := reader.ReadBytes('\n')
+		if ready != nil && bytes.HasPrefix(line, readyPong) {
+			close(ready)
+			ready = nil
+			continue
+		}
 		if len(line) > 1 {
 			if !out.EmitLine(bytes.TrimRight(line, "\n")) {
 				room := make(chan struct{})
