@@ -172,7 +172,3 @@ func (f *Front) CancelRuns() {
 		run.cancel()
 	}
 }
-
-func jsonLine(event any) ([]byte, error) {
-	return json.Marshal(event)
-}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -70,4 +71,32 @@ func TestOnDrainNeverCallsBack(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the drain callback never came")
 	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// Once the reader is gone, the writer stops: its end runs, a producer waiting for room is let
+// go, and what comes after is dropped rather than queued without end.
+func TestBatchWriterStopsWhenItsReaderIsGone(t *testing.T) {
+	ended := make(chan struct{})
+	writer := newBatchWriter(failingWriter{}, 16, func() { close(ended) })
+	writer.queue([]byte(strings.Repeat("x", 32)))
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer did not stop")
+	}
+	released := make(chan struct{})
+	writer.onDrain(func() { close(released) })
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a producer still waits for room")
+	}
+	if !writer.queue([]byte(strings.Repeat("y", 32))) {
+		t.Error("a write after the failure says the writer is full")
+	}
+	writer.wait()
 }

@@ -218,8 +218,7 @@ func (r *commandRun) Output(stream int, data []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.announced {
-		line, _ := jsonLine(event)
-		r.early = append(r.early, line)
+		r.early = append(r.early, eventLine(event))
 		return
 	}
 	if r.front.out.Emit(event) || r.sinkFull {

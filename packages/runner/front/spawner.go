@@ -68,7 +68,6 @@ type spawnedRun struct {
 }
 
 type pendingStart struct {
-	run    *spawnedRun
 	result chan int32
 }
 
@@ -132,7 +131,7 @@ func (s *Spawner) Spawn(options SpawnOptions, handler SpawnHandler) (uint32, int
 	s.nextID++
 	// Known before the start is sent: its output may come in the same read as its pid.
 	run := &spawnedRun{handler: handler}
-	start := &pendingStart{run: run, result: make(chan int32, 1)}
+	start := &pendingStart{result: make(chan int32, 1)}
 	s.starting[id] = start
 	s.runs[id] = run
 	helper.frames.send('S', id, request)
@@ -369,20 +368,14 @@ func startRequest(options SpawnOptions) ([]byte, error) {
 	return payload, nil
 }
 
-// frameWriter sends frames to the helper from a goroutine of its own, so that no caller (the
-// reader above least of all) ever waits for the helper to read.
+// frameWriter sends frames to the helper, so that no caller (the reader above least of all)
+// ever waits for the helper to read. Its stdin is closed once the last frame is out.
 type frameWriter struct {
-	mu     sync.Mutex
-	wake   *sync.Cond
-	queued []byte
-	closed bool
+	writer *batchWriter
 }
 
 func newFrameWriter(w io.WriteCloser) *frameWriter {
-	f := &frameWriter{}
-	f.wake = sync.NewCond(&f.mu)
-	go f.loop(w)
-	return f
+	return &frameWriter{writer: newUnboundedBatchWriter(w, func() { _ = w.Close() })}
 }
 
 func (f *frameWriter) send(kind byte, id uint32, payload []byte) {
@@ -390,40 +383,11 @@ func (f *frameWriter) send(kind byte, id uint32, payload []byte) {
 	binary.LittleEndian.PutUint32(header[:], uint32(5+len(payload)))
 	header[4] = kind
 	binary.LittleEndian.PutUint32(header[5:], id)
-	f.mu.Lock()
-	if !f.closed {
-		f.queued = append(append(f.queued, header[:]...), payload...)
-		f.wake.Signal()
-	}
-	f.mu.Unlock()
+	f.writer.queue(header[:], payload)
 }
 
+// close stops the writer once what is queued is out (the helper is gone, or asked to go: its
+// reader fails what it ran).
 func (f *frameWriter) close() {
-	f.mu.Lock()
-	f.closed = true
-	f.wake.Signal()
-	f.mu.Unlock()
-}
-
-func (f *frameWriter) loop(w io.WriteCloser) {
-	for {
-		f.mu.Lock()
-		for len(f.queued) == 0 && !f.closed {
-			f.wake.Wait()
-		}
-		batch := f.queued
-		f.queued = nil
-		closed := f.closed
-		f.mu.Unlock()
-		if len(batch) > 0 {
-			if _, err := w.Write(batch); err != nil {
-				closed = true // the helper is gone: its reader fails what it ran
-			}
-		}
-		// Nothing is queued after close: the last batch is out.
-		if closed {
-			_ = w.Close()
-			return
-		}
-	}
+	f.writer.close()
 }
