@@ -28,6 +28,38 @@ async function concurrently(name, count, concurrency, fn, extra = {}) {
   return row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), ...extra });
 }
 
+/**
+ * `concurrency` clients, each making one call of `fn` and then the next once it is answered (a
+ * closed loop), until `count` calls were made after each client's first. The first calls all
+ * start at once: each waits for all the others to pass every stage before the pipeline runs
+ * full, so they are a row of their own (`burstName`), and the steady row (`name`) times the
+ * `count` calls after them. Its rate runs from the first of those calls to the last answer.
+ */
+async function closedLoop(name, burstName, count, concurrency, fn, note) {
+  const burst = [];
+  const times = [];
+  let next = 0;
+  let started;
+  const client = async (k) => {
+    const first = process.hrtime.bigint();
+    await fn(k);
+    burst.push(elapsedMs(first));
+    started ??= process.hrtime.bigint();
+    while (next < count) {
+      const i = next;
+      next += 1;
+      const begun = process.hrtime.bigint();
+      await fn(concurrency + i);
+      times.push(elapsedMs(begun));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, k) => client(k)));
+  return [
+    row(burstName, concurrency, burst, { note: 'the last of them answered at the p99' }),
+    row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), note }),
+  ];
+}
+
 const create = (stack, ids) => async () => {
   ids.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
 };
@@ -76,29 +108,31 @@ async function main() {
         { note: `the pool of ${SESSIONS} filled in ${fillS.toFixed(1)} s` },
       ),
     );
-    const echoes = (name, note) =>
-      concurrently(
-        name,
+    const echo = (i) => stack.api('/execute', { sessionId: ids[i % SESSIONS], command: 'echo hi' });
+    const echoes = (what, note) =>
+      closedLoop(
+        `${SESSIONS} sessions running echo at once (${EXECS_PER_SESSION} each after the first)${what}`,
+        `${SESSIONS} runs arriving at once, one per session${what}`,
         SESSIONS * EXECS_PER_SESSION,
         SESSIONS,
-        (i) => stack.api('/execute', { sessionId: ids[i % SESSIONS], command: 'echo hi' }),
-        { note },
+        echo,
+        note,
       );
     // Right after the creates the pool makes the 60 members they took, on the same two cores.
     rows.push(
-      await echoes(
-        `${SESSIONS} sessions running echo at once (${EXECS_PER_SESSION} each), pool refilling`,
+      ...(await echoes(
+        ', pool refilling',
         'the pool making the members the creates took, meanwhile',
-      ),
+      )),
     );
     // The row itself: the node doing only the runs.
     const refilling = process.hrtime.bigint();
     await stack.poolReady(SESSIONS, 300_000);
     rows.push(
-      await echoes(
-        `${SESSIONS} sessions running echo at once (${EXECS_PER_SESSION} each)`,
+      ...(await echoes(
+        '',
         `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
-      ),
+      )),
     );
     for (const id of ids.splice(0)) await stack.deleteSession(id);
   } finally {

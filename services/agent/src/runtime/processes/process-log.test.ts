@@ -298,6 +298,29 @@ describe('ProcessLog', () => {
     expect(logs.list(SESSION)).toEqual([]);
   });
 
+  it('drops the oldest first after a restart, whatever order the files are read in', async () => {
+    const settings = { maxPerSession: 8, keepAfterExitMs: 60_000 };
+    const logs = new ProcessLogs(root, logger, settings);
+    const made: string[] = [];
+    for (let i = 0; i < 8; i += 1) {
+      const log = start(logs, 1024, i + 1);
+      log.exited({ failure: { code: 'x', message: String(i) } });
+      log.closeOutput();
+      made.push(log.meta.id);
+      await new Promise((resolve) => setTimeout(resolve, 3)); // each started in its own ms
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const again = new ProcessLogs(root, logger, settings);
+    expect(again.list(SESSION).map((log) => log.meta.id)).toEqual(made);
+    start(again);
+    start(again);
+    expect(again.list(SESSION).map((log) => log.meta.id)).toEqual(
+      expect.arrayContaining(made.slice(2)),
+    );
+    expect(again.list(SESSION).map((log) => log.meta.id)).not.toContain(made[0]);
+    expect(again.list(SESSION).map((log) => log.meta.id)).not.toContain(made[1]);
+  });
+
   it("gives a pruned process's file to the next one, emptied, unless someone reads it", async () => {
     const logs = new ProcessLogs(root, logger, { maxPerSession: 2, keepAfterExitMs: 60_000 });
     const dir = join(root, SESSION);

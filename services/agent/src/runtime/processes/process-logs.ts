@@ -117,7 +117,7 @@ export class ProcessLogs {
    */
   loadSession(sessionId: string): void {
     const dir = this.dirOf(sessionId);
-    const logs = new Map<string, ProcessLog>();
+    const loadedLogs: ProcessLog[] = [];
     const names = readdirSync(dir);
     const legacy = numberedFiles(names, META_FILE);
     const segments = numberedFiles(names, SEGMENT_FILE);
@@ -136,9 +136,11 @@ export class ProcessLogs {
         for (const [, name] of legacy.get(id) ?? []) rmSync(join(dir, name), { force: true });
       }
       loaded.closeOutput(); // a process still running then is lost
-      logs.set(id, loaded);
+      loadedLogs.push(loaded);
     }
-    this.sessions.set(sessionId, logs);
+    // In the order they started, as the logs of a running node are (see prune).
+    loadedLogs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+    this.sessions.set(sessionId, new Map(loadedLogs.map((log) => [log.meta.id, log])));
   }
 
   /**
@@ -182,14 +184,19 @@ export class ProcessLogs {
   /** A new process's log. */
   start(start: ProcessStart): ProcessLog {
     const dir = join(this.root, start.sessionId);
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (err) {
-      // The run goes on unlogged (its log marks itself broken on its first write).
-      this.logger.warn({ err, sessionId: start.sessionId }, "cannot keep a run's output");
+    let logs = this.sessions.get(start.sessionId);
+    if (logs === undefined) {
+      // A session's directory is made with its first log, read at start, or unpacked (see
+      // loadSession), and removed with the session (see forget).
+      try {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+      } catch (err) {
+        // The run goes on unlogged (its log marks itself broken on its first write).
+        this.logger.warn({ err, sessionId: start.sessionId }, "cannot keep a run's output");
+      }
+      logs = new Map<string, ProcessLog>();
+      this.sessions.set(start.sessionId, logs);
     }
-    const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
-    this.sessions.set(start.sessionId, logs);
     this.prune(logs, 1);
     const log = ProcessLog.create(
       dir,
@@ -216,7 +223,7 @@ export class ProcessLogs {
     const logs = this.sessions.get(sessionId);
     if (logs === undefined) return [];
     this.prune(logs, 0);
-    return [...logs.values()].sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+    return [...logs.values()];
   }
 
   /**
@@ -244,20 +251,22 @@ export class ProcessLogs {
     rmSync(join(this.root, sessionId), { recursive: true, force: true });
   }
 
-  /** Drops ended logs past their keep time, and the oldest ended past the count (room for `adding`). */
+  /**
+   * Drops ended logs past their keep time, and the oldest ended past the count (room for
+   * `adding`). A session's logs are kept in the order they started (see loadSession).
+   */
   private prune(logs: Map<string, ProcessLog>, adding: number): void {
     const now = Date.now();
-    const ended = [...logs.values()]
-      .filter((log) => log.settled)
-      .sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
-    const excess = logs.size + adding - this.settings.maxPerSession;
-    ended.forEach((log, index) => {
+    let excess = logs.size + adding - this.settings.maxPerSession;
+    for (const log of logs.values()) {
+      if (!log.settled) continue;
       const endedAt = Date.parse(log.meta.exitedAt ?? log.meta.startedAt);
-      if (index < excess || now - endedAt > this.settings.keepAfterExitMs) {
+      if (excess > 0 || now - endedAt > this.settings.keepAfterExitMs) {
+        excess -= 1;
         this.release(log);
         logs.delete(log.meta.id);
       }
-    });
+    }
   }
 
   /** Removes a log, its newest file emptied and kept for a new log when it can be. */
