@@ -1,6 +1,7 @@
 // pnpm bench:load: the concurrent rows and the node's density, each bounded in count and time,
 // loopback only. Rows: creates 8 at a time (from a full warm pool, and without a pool), many
-// sessions running `echo` at once, and the memory an idle session holds.
+// sessions running `echo` at once (and the burst of their first runs), and the memory an idle
+// session holds.
 import { readFile } from 'node:fs/promises';
 import { elapsedMs, machine, printTable, row, sleep, startBenchStack, writeJson } from './lib.mjs';
 
