@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"math"
 	"sync"
 )
 
@@ -28,11 +27,6 @@ func newBatchWriter(w io.Writer, highWater int, end func()) *batchWriter {
 	b.wake = sync.NewCond(&b.mu)
 	go b.loop(w, end)
 	return b
-}
-
-// newUnboundedBatchWriter is a batchWriter that never says it is full.
-func newUnboundedBatchWriter(w io.Writer, end func()) *batchWriter {
-	return newBatchWriter(w, math.MaxInt, end)
 }
 
 // queue appends parts as one piece; false means the writer is full: wait for onDrain before

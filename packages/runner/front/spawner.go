@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -375,7 +376,7 @@ type frameWriter struct {
 }
 
 func newFrameWriter(w io.WriteCloser) *frameWriter {
-	return &frameWriter{writer: newUnboundedBatchWriter(w, func() { _ = w.Close() })}
+	return &frameWriter{writer: newBatchWriter(w, math.MaxInt, func() { _ = w.Close() })}
 }
 
 func (f *frameWriter) send(kind byte, id uint32, payload []byte) {

@@ -298,6 +298,18 @@ describe('ProcessLog', () => {
     expect(logs.list(SESSION)).toEqual([]);
   });
 
+  it("makes a session's directory again for the next run when making it failed", async () => {
+    const logs = new ProcessLogs(root, logger);
+    writeFileSync(join(root, SESSION), 'in the way');
+    const unkept = start(logs);
+    unkept.append('stdout', Buffer.from('lost'));
+    expect((await readAll(unkept)).items).toEqual([]);
+    rmSync(join(root, SESSION));
+    const kept = start(logs);
+    kept.append('stdout', Buffer.from('kept'));
+    expect((await readAll(kept)).items).toEqual(['stdout:kept']);
+  });
+
   it('drops the oldest first after a restart, whatever order the files are read in', async () => {
     const settings = { maxPerSession: 8, keepAfterExitMs: 60_000 };
     const logs = new ProcessLogs(root, logger, settings);

@@ -51,6 +51,11 @@ function labelOf(source: string): string {
  */
 export class ProcessLogs {
   private readonly sessions = new Map<string, Map<string, ProcessLog>>();
+  /**
+   * Sessions whose directory is there: made for a first log, read at start or unpacked (see
+   * loadSession), and removed with the session (see forget). Not made again on every run.
+   */
+  private readonly dirsMade = new Set<string>();
   /** Emptied files of removed logs, for new logs to take (no file made per run). */
   private readonly spares: SpareFiles;
 
@@ -141,6 +146,7 @@ export class ProcessLogs {
     // In the order they started, as the logs of a running node are (see prune).
     loadedLogs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
     this.sessions.set(sessionId, new Map(loadedLogs.map((log) => [log.meta.id, log])));
+    this.dirsMade.add(sessionId);
   }
 
   /**
@@ -184,19 +190,18 @@ export class ProcessLogs {
   /** A new process's log. */
   start(start: ProcessStart): ProcessLog {
     const dir = join(this.root, start.sessionId);
-    let logs = this.sessions.get(start.sessionId);
-    if (logs === undefined) {
-      // A session's directory is made with its first log, read at start, or unpacked (see
-      // loadSession), and removed with the session (see forget).
+    if (!this.dirsMade.has(start.sessionId)) {
       try {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
+        this.dirsMade.add(start.sessionId);
       } catch (err) {
-        // The run goes on unlogged (its log marks itself broken on its first write).
+        // The run goes on unlogged (its log marks itself broken on its first write); the
+        // next run tries again.
         this.logger.warn({ err, sessionId: start.sessionId }, "cannot keep a run's output");
       }
-      logs = new Map<string, ProcessLog>();
-      this.sessions.set(start.sessionId, logs);
     }
+    const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
+    this.sessions.set(start.sessionId, logs);
     this.prune(logs, 1);
     const log = ProcessLog.create(
       dir,
@@ -247,6 +252,7 @@ export class ProcessLogs {
   forget(sessionId: string): void {
     const logs = this.sessions.get(sessionId);
     this.sessions.delete(sessionId);
+    this.dirsMade.delete(sessionId);
     for (const log of logs?.values() ?? []) this.release(log);
     rmSync(join(this.root, sessionId), { recursive: true, force: true });
   }
