@@ -41,7 +41,7 @@ const logger = createLogger({ name: 'bench', level: process.env.BENCH_LOG_LEVEL 
 const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
 const BENCH_DIR = '/var/lib/sandbox-agent/bench';
 
-export { elapsedMs, measure, percentile, row, sleep } from './timing.mjs';
+export { elapsedMs, measure, openLoop, percentile, row, sleep } from './timing.mjs';
 
 /**
  * One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key.

@@ -1,15 +1,27 @@
 // pnpm bench:load: the concurrent rows and the node's density, each bounded in count and time,
 // loopback only. Rows: creates 8 at a time (from a full warm pool, and without a pool), many
-// sessions running `echo` at once (and the burst of their first runs), and the memory an idle
-// session holds.
+// sessions running `echo` at once (a closed loop, the burst of its first runs, and an open loop
+// at a set rate), and the memory an idle session holds.
 import { readFile } from 'node:fs/promises';
-import { elapsedMs, machine, printTable, row, sleep, startBenchStack, writeJson } from './lib.mjs';
+import {
+  elapsedMs,
+  machine,
+  openLoop,
+  printTable,
+  row,
+  sleep,
+  startBenchStack,
+  writeJson,
+} from './lib.mjs';
 
 const SESSIONS = Number(process.env.BENCH_LOAD_SESSIONS ?? 60);
 const CREATE_CONCURRENCY = 8;
 const EXECS_PER_SESSION = Number(process.env.BENCH_LOAD_EXECS ?? 10);
 const DENSITY_SESSIONS = Number(process.env.BENCH_DENSITY_SESSIONS ?? 500);
 const WAKE_SAMPLES = 20;
+// The open-loop rows: runs offered at each of these rates (a row each), whatever the node answers.
+const OPEN_RATES = (process.env.BENCH_LOAD_RATES ?? '200,300').split(',').map(Number);
+const OPEN_RUNS = Number(process.env.BENCH_LOAD_OPEN_RUNS ?? 1200);
 
 /** `count` calls of `fn`, `concurrency` at a time; latencies and the rate. */
 async function concurrently(name, count, concurrency, fn, extra = {}) {
@@ -135,6 +147,18 @@ async function main() {
         `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
       )),
     );
+    // The same sessions, the runs arriving at a set rate instead of 60 clients each waiting
+    // for its last answer: whether the node keeps up with that rate, and at what latency.
+    for (const rate of OPEN_RATES) {
+      rows.push(
+        await openLoop(
+          `${SESSIONS} sessions running echo, ${rate} runs/s offered (open loop)`,
+          OPEN_RUNS,
+          rate,
+          echo,
+        ),
+      );
+    }
     for (const id of ids.splice(0)) await stack.deleteSession(id);
   } finally {
     for (const id of ids) await stack.deleteSession(id);

@@ -30,3 +30,71 @@ export async function measure(name, rounds, fn, { before, warmup = 5, ...extra }
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Numbers in [0, 1) from a fixed seed (mulberry32). */
+function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * When `count` calls arrive, in ms from the first moment, at `ratePerSecond`: the gaps are drawn
+ * from an exponential distribution (Poisson arrivals, which bunch as independent clients' calls
+ * do), from a fixed `seed` so that every run of a bench offers the same load, then scaled so
+ * that the last arrives at `count / ratePerSecond` s: a draw's own mean is never the rate asked.
+ */
+export function poissonArrivals(count, ratePerSecond, seed) {
+  const random = seededRandom(seed);
+  const arrivals = [];
+  let at = 0;
+  for (let i = 0; i < count; i += 1) {
+    at -= Math.log(1 - random());
+    arrivals.push(at);
+  }
+  const scale = (count * 1000) / ratePerSecond / at;
+  return arrivals.map((arrival) => arrival * scale);
+}
+
+/**
+ * `count` calls of `fn` arriving at `ratePerSecond` on average, each sent at its time whether or
+ * not the earlier ones were answered (an open loop: many independent clients, as a service
+ * meets them), at the times `poissonArrivals` draws. Each latency runs from the
+ * call's scheduled arrival, not from when the generator got round to sending it, so a generator
+ * or gateway falling behind counts against the row. The rate is the calls answered over the
+ * time from the first arrival to the last answer: under the offered rate when the node cannot
+ * keep up, its latencies then growing with the queue.
+ */
+export async function openLoop(name, count, ratePerSecond, fn) {
+  const arrivals = poissonArrivals(count, ratePerSecond, 300);
+  const times = [];
+  const calls = [];
+  let inFlight = 0;
+  let mostInFlight = 0;
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < count;) {
+    while (i < count && arrivals[i] <= elapsedMs(started)) {
+      const due = arrivals[i];
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      calls.push(
+        fn(i).then(() => {
+          inFlight -= 1;
+          times.push(elapsedMs(started) - due);
+        }),
+      );
+      i += 1;
+    }
+    if (i < count) await sleep(arrivals[i] - elapsedMs(started));
+  }
+  await Promise.all(calls);
+  const seconds = (elapsedMs(started) - arrivals[0]) / 1000;
+  return row(name, count, times, {
+    perSecond: count / seconds,
+    note: `offered ${ratePerSecond}/s, Poisson arrivals; at most ${mostInFlight} in flight`,
+  });
+}

@@ -1,0 +1,55 @@
+// The benchmarks' own measures, checked with Node's test runner (`pnpm test:bench`): a figure
+// is only as good as the way it was taken.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { openLoop, poissonArrivals } from './timing.mjs';
+
+test('Poisson arrivals come at the rate asked, bunched, the same for the same seed', () => {
+  const arrivals = poissonArrivals(20_000, 300, 7);
+  const gaps = arrivals.map((at, i) => at - (arrivals[i - 1] ?? 0));
+  const mean = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
+  assert.ok(Math.abs(mean - 1000 / 300) < 1e-9, `mean gap ${mean} ms`);
+  assert.ok(Math.abs(poissonArrivals(1200, 300, 1).at(-1) - 4000) < 1e-9, 'the last at 4 s');
+  assert.ok(
+    gaps.every((gap) => gap >= 0),
+    'in order',
+  );
+  // An exponential distribution's standard deviation is its mean: evenly spaced arrivals
+  // would have none.
+  const sd = Math.sqrt(gaps.reduce((sum, gap) => sum + (gap - mean) ** 2, 0) / gaps.length);
+  assert.ok(Math.abs(sd / mean - 1) < 0.05, `standard deviation ${sd} ms`);
+  assert.deepEqual(poissonArrivals(20_000, 300, 7), arrivals);
+  assert.notDeepEqual(poissonArrivals(20_000, 300, 8), arrivals);
+});
+
+test('an open loop sends calls without waiting for answers, and reports the rate answered', async () => {
+  let inFlight = 0;
+  let most = 0;
+  const result = await openLoop('slow answers', 40, 400, async () => {
+    inFlight += 1;
+    most = Math.max(most, inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    inFlight -= 1;
+  });
+  // 40 calls over about 100 ms, each answered after 50 ms: many at once, as a closed loop of
+  // one client would never have.
+  assert.ok(most >= 5, `at most ${most} in flight`);
+  assert.match(result.note, new RegExp(`at most ${most} in flight`));
+  assert.equal(result.rounds, 40);
+  assert.ok(result.p50 >= 50, `p50 ${result.p50} ms`);
+  assert.ok(result.perSecond > 0 && result.perSecond < 400, `${result.perSecond}/s`);
+});
+
+test('an open loop times each call from its arrival, not from when it was sent', async () => {
+  // The first call holds the event loop for 120 ms; the calls due meanwhile are sent late,
+  // and answered at once. Their lateness is part of their latency (no coordinated omission).
+  let first = true;
+  const result = await openLoop('a stalled sender', 20, 1000, async () => {
+    if (!first) return;
+    first = false;
+    const until = Date.now() + 120;
+    while (Date.now() < until);
+  });
+  assert.ok(result.p50 >= 40, `p50 ${result.p50} ms`);
+  assert.ok(result.p99 >= 100, `p99 ${result.p99} ms`);
+});
