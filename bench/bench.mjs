@@ -27,13 +27,16 @@ import {
   writeJson,
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
+import { idleRows } from './idle.mjs';
 import { keptDiskWakeRows, wakeRows } from './wake.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const CREATE_ROUNDS = Math.min(ROUNDS, 20);
 const CODE_ROUNDS = Math.min(ROUNDS, 40);
 const WAKE_ROUNDS = Number(process.env.BENCH_WAKE_ROUNDS ?? 8);
-const POOL_SIZE = 4;
+// Creates one after another: back to back, then this far apart (issue 39's rows).
+const CREATES_IN_A_ROW = 15;
+const CREATE_GAP_MS = 1000;
 const PACE_MS = 500;
 // Load for the throughput rows: this many keep-alive clients, until either bound is reached.
 const LOAD = { clients: 16, maxRequests: 3000, maxMs: 3000 };
@@ -43,7 +46,17 @@ const PREVIEW_WARMUP = 300;
 const TYPED_CODE =
   'interface Point { x: number; y: number }\nconst p: Point = { x: 1, y: 2 };\nconst sum = (a: Point): number => a.x + a.y;\nconsole.log(sum(p));';
 
-const GROUPS = ['create', 'exec', 'code', 'stream', 'files', 'preview', 'wake', 'deadlines'];
+const GROUPS = [
+  'create',
+  'exec',
+  'code',
+  'idle',
+  'stream',
+  'files',
+  'preview',
+  'wake',
+  'deadlines',
+];
 const ONLY = process.env.BENCH_ONLY?.split(',').map((group) => group.trim());
 for (const group of ONLY ?? []) {
   if (!GROUPS.includes(group)) throw new Error(`BENCH_ONLY: unknown group ${group} (${GROUPS})`);
@@ -195,7 +208,7 @@ async function previewRows(stack, sessionId, containerId) {
   const ip = inspected.NetworkSettings.Networks[stack.agentConfig.sandboxNetwork]?.IPAddress;
   if (!ip) throw new Error(`no address on ${stack.agentConfig.sandboxNetwork}`);
   // The warm pool refills after a claim; its container starts are not the previews' to pay.
-  await stack.poolReady(POOL_SIZE);
+  await stack.poolReady(stack.poolSize);
   const edge = await startEdgeProcess(stack);
   const load = startHttpLoad();
   try {
@@ -231,19 +244,32 @@ async function previewRows(stack, sessionId, containerId) {
 async function main() {
   const results = [];
   const loads = [];
-  const stack = await startBenchStack({ pool: `${POOL_SIZE}:1024:0.25:1024`, agentProcess: true });
+  // The agent's own warm pool, as ./scripts/up starts it.
+  const stack = await startBenchStack({ agentProcess: true });
   const image = stack.agentConfig.sandboxImage;
   const created = [];
   try {
     if (runs('create')) {
       const dockerRun = await bareDockerRun(image);
       results.push(dockerRun);
+      const create = async () =>
+        created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
+      // From a pool that has had time to fill once, as a node that has been up a while.
+      await stack.poolReady(stack.poolSize, 120_000);
       results.push(
         await measure(
-          'session create (warm pool)',
-          CREATE_ROUNDS,
-          async () => created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId),
-          { before: () => stack.poolReady(POOL_SIZE), baseline: dockerRun },
+          `session create, ${CREATES_IN_A_ROW} back to back (default pool)`,
+          CREATES_IN_A_ROW,
+          create,
+          { warmup: 0, baseline: dockerRun },
+        ),
+      );
+      results.push(
+        await measure(
+          `session create, ${CREATES_IN_A_ROW} ${CREATE_GAP_MS} ms apart (default pool)`,
+          CREATES_IN_A_ROW,
+          create,
+          { warmup: 0, before: () => sleep(CREATE_GAP_MS), baseline: dockerRun },
         ),
       );
       // Creates without a pool, as before it: a stack of its own.
@@ -294,6 +320,7 @@ async function main() {
       }
       if (runs('code')) results.push(...(await codeRows(stack, sessionId, spawnNode)));
     }
+    if (runs('idle')) results.push(...(await idleRows(stack, sessionId, container.Id)));
     if (runs('stream')) results.push(...(await firstByte(stack, sessionId)));
     if (runs('files')) {
       const oneMb = 'x'.repeat(1024 * 1024);
@@ -316,19 +343,17 @@ async function main() {
     if (runs('wake')) {
       // A stack of its own, where sessions are due within seconds: only the measured one is.
       const driven = await startBenchStack({
-        pool: `${POOL_SIZE}:1024:0.25:1024`,
         name: 'bench-wake',
         agentProcess: true,
         drivenLifecycle: true,
       });
       try {
-        await wakeRows(driven, results, { poolSize: POOL_SIZE, rounds: WAKE_ROUNDS });
+        await wakeRows(driven, results, { poolSize: driven.poolSize, rounds: WAKE_ROUNDS });
       } finally {
         await driven.stop();
       }
       // Deep sleep keeping the disk (./scripts/up's setting), against the archive rows above.
       const keeping = await startBenchStack({
-        pool: `${POOL_SIZE}:1024:0.25:1024`,
         name: 'bench-wake-disk',
         agentProcess: true,
         drivenLifecycle: true,
@@ -336,7 +361,7 @@ async function main() {
       });
       try {
         await keptDiskWakeRows(keeping, results, {
-          poolSize: POOL_SIZE,
+          poolSize: keeping.poolSize,
           rounds: WAKE_ROUNDS,
           archived: [...results],
         });

@@ -44,7 +44,8 @@ const BENCH_DIR = '/var/lib/sandbox-agent/bench';
 export { elapsedMs, measure, openLoop, percentile, row, sleep } from './timing.mjs';
 
 /**
- * One stack: agent (SANDBOX_POOL `pool`), gateway, edge proxy, an enterprise account's key.
+ * One stack: agent (SANDBOX_POOL `pool`; unset: the agent's default, as ./scripts/up runs
+ * it), gateway, edge proxy, an enterprise account's key.
  * Sessions go idle after the service's default delay, as users' do (activity is then written
  * in batches), unless `drivenLifecycle`: idle after 1 s, deep sleep after 2 s, for rows that
  * sweep sessions themselves. Transitions only happen when a row sweeps.
@@ -77,7 +78,7 @@ export async function startBenchStack({
     PACKAGE_CACHE_DIR: `${BENCH_DIR}/${nodeId}-packages`,
     BLOB_STORE_DIR: `${BENCH_DIR}/${nodeId}-blobs`,
     SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
-    SANDBOX_POOL: pool,
+    ...(pool === undefined ? {} : { SANDBOX_POOL: pool }),
     // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
     ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
     ...extraAgentEnv,
@@ -142,6 +143,8 @@ export async function startBenchStack({
     gateway,
     runtime,
     agentConfig,
+    /** Members the pool keeps at least (the sizes of its shapes). */
+    poolSize: agentConfig.pool.reduce((n, shape) => n + shape.size, 0),
     agentAddress: agent.address,
     api: (path, body) => api(url, key, path, body),
     /** Resolves when the warm pool holds `size` ready members (`timeoutMs` at most). */
@@ -155,6 +158,11 @@ export async function startBenchStack({
         if (Date.now() > deadline) throw new Error('the warm pool did not fill');
         await sleep(20);
       }
+    },
+    /** How many members the pool keeps now (it grows with demand). */
+    async poolTarget() {
+      const pool = runtime !== undefined ? runtime.poolStatus() : (await agent.nodeInfo()).pool;
+      return pool.reduce((n, s) => n + (s.target || s.size), 0);
     },
     async deleteSession(id) {
       await fetch(`${url}/v1/sessions/${id}`, {

@@ -4,6 +4,7 @@
 // at a set rate), and the memory an idle session holds.
 import { readFile } from 'node:fs/promises';
 import {
+  docker,
   elapsedMs,
   machine,
   openLoop,
@@ -77,6 +78,28 @@ const create = (stack, ids) => async () => {
   ids.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
 };
 
+/** A create that may be refused (503 with Retry-After): refusals are counted, not errors. */
+const admitted = (stack, ids, refused) => async () => {
+  const response = await fetch(`${stack.url}/v1/sessions/create`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  const body = await response.json();
+  if (response.status === 200) ids.push(body.sessionId);
+  else if (response.status === 503) refused.push(Number(response.headers.get('retry-after')));
+  else throw new Error(`create: ${response.status} ${JSON.stringify(body)}`);
+};
+
+const refusalNote = (refused) =>
+  refused.length === 0 ? 'none' : `Retry-After ${Math.min(...refused)}–${Math.max(...refused)} s`;
+
+/** Session sandboxes (not pool members) of the node that still run. */
+async function sessionSandboxes(nodeId) {
+  const all = await docker.listContainers({ filters: { label: [`io.sandbox.node=${nodeId}`] } });
+  return all.filter((c) => c.Names.some((n) => n.startsWith('/sbx-ses_'))).length;
+}
+
 async function memAvailableBytes() {
   const text = await readFile('/proc/meminfo', 'utf8');
   return Number(/MemAvailable:\s+(\d+) kB/.exec(text)[1]) * 1024;
@@ -102,25 +125,67 @@ async function main() {
     await cold.stop();
   }
 
-  const stack = await startBenchStack({
-    pool: `${SESSIONS}:1024:0.25:1024`,
-    name: 'load',
-    agentProcess: true,
-  });
+  // The agent's own pool, as ./scripts/up runs it: it grows with the creates it sees.
+  const stack = await startBenchStack({ name: 'load', agentProcess: true });
   const ids = [];
   try {
-    const filling = process.hrtime.bigint();
-    await stack.poolReady(SESSIONS, 300_000);
-    const fillS = elapsedMs(filling) / 1000;
+    await stack.poolReady(stack.poolSize, 120_000);
+    // A first burst finds the pool at its size: the rest start cold, a few at a time, and
+    // those that could not start in time are refused at once (503 with Retry-After).
+    const first = [];
+    const refused = [];
     rows.push(
       await concurrently(
-        `session create, ${CREATE_CONCURRENCY} at a time (${SESSIONS} sessions, warm pool)`,
+        `session create, ${CREATE_CONCURRENCY} at a time, ${SESSIONS} sessions, a first burst (pool of ${stack.poolSize})`,
         SESSIONS,
         CREATE_CONCURRENCY,
-        create(stack, ids),
-        { note: `the pool of ${SESSIONS} filled in ${fillS.toFixed(1)} s` },
+        admitted(stack, first, refused),
       ),
     );
+    rows.at(-1).note =
+      `${first.length} made, ${refused.length} answered 503 (${refusalNote(refused)})`;
+    // The create that comes right after the burst: answered at once, made or refused.
+    const after = [];
+    const afterRefused = [];
+    rows.push(
+      await concurrently(
+        'a create right after the burst',
+        1,
+        1,
+        admitted(stack, after, afterRefused),
+      ),
+    );
+    rows.at(-1).note = after.length === 1 ? 'made' : `503 (${refusalNote(afterRefused)})`;
+    first.push(...after);
+    // Every sandbox of the burst goes: none may be left running.
+    await concurrently('burst deletes', first.length, CREATE_CONCURRENCY, (i) =>
+      stack.deleteSession(first[i]),
+    );
+    const left = await sessionSandboxes(stack.nodeId);
+    rows.push({
+      name: 'sandboxes left running after the burst was deleted',
+      rounds: first.length,
+      p50: left,
+      p99: left,
+      note: 'count',
+    });
+    // The pool has grown towards the burst (within SANDBOX_POOL_MAX): a second burst.
+    const target = await stack.poolTarget();
+    const growing = process.hrtime.bigint();
+    await stack.poolReady(Math.min(target, SESSIONS), 300_000);
+    const grownS = elapsedMs(growing) / 1000;
+    const secondRefused = [];
+    rows.push(
+      await concurrently(
+        `session create, ${CREATE_CONCURRENCY} at a time, ${SESSIONS} sessions, the next burst (the pool grown to ${target})`,
+        SESSIONS,
+        CREATE_CONCURRENCY,
+        admitted(stack, ids, secondRefused),
+      ),
+    );
+    rows.at(-1).note =
+      `${ids.length} made, ${secondRefused.length} answered 503; the pool grew in ${grownS.toFixed(1)} s`;
+    if (ids.length < SESSIONS) throw new Error(`only ${ids.length} sessions for the echo rows`);
     const echo = (i) => stack.api('/execute', { sessionId: ids[i % SESSIONS], command: 'echo hi' });
     const echoes = (what, note) =>
       closedLoop(
@@ -131,7 +196,7 @@ async function main() {
         echo,
         note,
       );
-    // Right after the creates the pool makes the 60 members they took, on the same two cores.
+    // Right after the creates the pool makes the members they took, on the same two cores.
     rows.push(
       ...(await echoes(
         ', pool refilling',
@@ -140,7 +205,7 @@ async function main() {
     );
     // The row itself: the node doing only the runs.
     const refilling = process.hrtime.bigint();
-    await stack.poolReady(SESSIONS, 300_000);
+    await stack.poolReady(Math.min(await stack.poolTarget(), SESSIONS), 300_000);
     rows.push(
       ...(await echoes(
         '',

@@ -96,6 +96,14 @@ it("serves the agent's metrics behind its token: calls by method and status, san
   expect(text).toMatch(/agent_grpc_call_duration_seconds_count\{method="Exec"\} 1/);
   expect(sample(text, 'agent_sandboxes')).toBeGreaterThanOrEqual(1);
   expect(sample(text, 'agent_pool_ready{shape="1024:0.25:1024"}')).toBeGreaterThanOrEqual(0);
+  expect(sample(text, 'agent_pool_target{shape="1024:0.25:1024"}')).toBeGreaterThanOrEqual(2);
+  // The one create of this file: served by the pool, or not.
+  const hits = sample(text, 'agent_pool_claims_total{shape="1024:0.25:1024",result="hit"}');
+  const misses = sample(text, 'agent_pool_claims_total{shape="1024:0.25:1024",result="miss"}');
+  expect((hits ?? 0) + (misses ?? 0)).toBe(1);
+  expect(sample(text, 'agent_pool_members_made_total')).toBeGreaterThanOrEqual(1);
+  expect(sample(text, 'agent_cold_starts{state="queued"}')).toBe(0);
+  expect(sample(text, 'agent_cold_starts_refused_total')).toBe(0);
   expect(sample(text, 'agent_memory_available_bytes')).toBeGreaterThan(0);
 });
 

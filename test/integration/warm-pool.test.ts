@@ -18,15 +18,30 @@ import { useStackWithAccount } from '../support/use-stack';
  */
 
 const POOL_SIZE = 2;
+/** What the pool may grow to with demand (its budget, `SANDBOX_POOL_MAX`). */
+const POOL_MAX = 4;
 let runtime: DockerRuntime | undefined;
 const t = useStackWithAccount('free', {
   stack: {
-    agentEnv: { SANDBOX_POOL: `${POOL_SIZE}:1024:0.25:1024` },
+    agentEnv: {
+      SANDBOX_POOL: `${POOL_SIZE}:1024:0.25:1024`,
+      SANDBOX_POOL_MAX: String(POOL_MAX),
+    },
     runtime: (config, logger) => (runtime = createDockerRuntime({ config, logger })),
   },
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** CPU time a container's cgroup has used (cgroup v2 `cpu.stat`), in microseconds. */
+async function cpuUsageUsec(containerId: string): Promise<number> {
+  const { State } = await docker.getContainer(containerId).inspect();
+  const line = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8'))
+    .split('\n')
+    .find((l) => l.startsWith('0::'));
+  const stat = await readFile(`/sys/fs/cgroup${line!.slice(3)}/cpu.stat`, 'utf8');
+  return Number(/^usage_usec (\d+)$/m.exec(stat)![1]);
+}
 
 async function poolReady(rt: DockerRuntime, size = POOL_SIZE): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -124,7 +139,7 @@ describe('the warm pool', () => {
     }
   });
 
-  it('refills after a burst that drained it, and every session of the burst works', async () => {
+  it('grows after a burst that drained it, within its budget, and every session of the burst works', async () => {
     await poolReady(runtime!);
     const burst = await Promise.all(
       Array.from({ length: POOL_SIZE + 3 }, () => t.api.createSession()),
@@ -133,9 +148,33 @@ describe('the warm pool', () => {
       const run = await t.api.execute<{ stdout: string }>(id, { command: 'echo $PWD' });
       expect(run.body.stdout).toBe('/workspace\n');
     }
-    await poolReady(runtime!);
-    expect(await poolContainers(t.stack.nodeId)).toHaveLength(POOL_SIZE);
+    // Five creates within the minute: the pool keeps as many, up to its budget of four.
+    expect(runtime!.poolStatus()[0]).toMatchObject({ size: POOL_SIZE, target: POOL_MAX });
+    await poolReady(runtime!, POOL_MAX);
+    expect(await poolContainers(t.stack.nodeId)).toHaveLength(POOL_MAX);
     for (const id of burst) await t.api.deleteSession(id);
+  });
+
+  it('keeps its members frozen while they wait: they use no CPU', async () => {
+    await poolReady(runtime!);
+    const members = (
+      await docker.listContainers({ filters: nodeLabelFilter(t.stack.nodeId) })
+    ).filter((c) => c.Names.some((name) => name.startsWith('/sbx-pool-')));
+    expect(members.length).toBeGreaterThanOrEqual(POOL_SIZE);
+    for (const member of members) {
+      const info = await docker.getContainer(member.Id).inspect();
+      expect(info.State.Paused).toBe(true);
+    }
+    const usage = () => Promise.all(members.map((m) => cpuUsageUsec(m.Id)));
+    const before = await usage();
+    await sleep(2000);
+    const after = await usage();
+    expect(after).toEqual(before);
+    // A claimed member runs at once: the first run finds it thawed.
+    const id = await t.api.createSession();
+    const run = await t.api.execute<{ stdout: string }>(id, { command: 'echo thawed' });
+    expect(run.body.stdout).toBe('thawed\n');
+    await t.api.deleteSession(id);
   });
 
   it('after an agent restart, removes the members of the old run (containers and disks) and keeps claimed sessions', async () => {
@@ -197,6 +236,7 @@ function restartEnv(stackConfig: { nodeId: string }): Record<string, string> {
     PACKAGE_CACHE_DIR: `${testWorkspaceDir(nodeId)}-packages`,
     BLOB_STORE_DIR: `${testWorkspaceDir(nodeId)}-blobs`,
     SANDBOX_POOL: `${POOL_SIZE}:1024:0.25:1024`,
+    SANDBOX_POOL_MAX: '0',
     SANDBOX_IMAGE: t.stack.agentConfig.sandboxImage,
     ...(process.env.NODE_EXTRA_CA_CERTS
       ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }

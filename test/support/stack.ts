@@ -258,8 +258,10 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
 
   const agentConfig = loadAgentConfig({
     ...testAgentEnv(nodeId, internalToken),
-    // A small warm pool, so that the tests' sessions come from it as in production.
+    // A small warm pool, so that the tests' sessions come from it as in production. It keeps
+    // its size: growing with each file's creates would make members no test asked for.
     SANDBOX_POOL: '2:1024:0.25:1024',
+    SANDBOX_POOL_MAX: '0',
     ...options.agentEnv,
   });
   const agent = await startAgent({

@@ -1,4 +1,4 @@
-import { hostname, totalmem } from 'node:os';
+import { availableParallelism, hostname, totalmem } from 'node:os';
 import { z } from 'zod';
 import {
   intVar,
@@ -67,7 +67,7 @@ const POOL_SHAPE = /^(\d{1,3}):(\d{1,6}):(\d{1,3}(?:\.\d{1,3})?):(\d{1,7})$/;
 /** `SANDBOX_POOL`: comma-separated shapes; empty or `0` for no pool. */
 const poolSetting = z
   .string()
-  .default('4:1024:0.25:1024')
+  .default('16:1024:0.25:1024')
   .transform((text, ctx): PoolShapeSetting[] => {
     const trimmed = text.trim();
     if (trimmed === '' || trimmed === '0') return [];
@@ -117,6 +117,9 @@ const agentSchema = z
     SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
     SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
     SANDBOX_POOL: poolSetting,
+    SANDBOX_POOL_MAX: intVar(64, 0, 10_000),
+    SANDBOX_COLD_STARTS: intVar(0, 0, 64),
+    SANDBOX_COLD_START_QUEUE: intVar(32, 0, 10_000),
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
     BLOB_STORE: z.enum(['local', 's3']).default('local'),
     SANDBOX_DEEP_SLEEP: z.enum(['archive', 'disk']).default('archive'),
@@ -214,6 +217,23 @@ const agentSchema = z
       .filter((server) => server !== ''),
     /** The warm pool: sandboxes of these shapes made ahead of demand (needs `loop` disks). */
     pool: env.SANDBOX_POOL,
+    /**
+     * Pool members held at most, all shapes together: each shape grows past its size towards
+     * the creates of its last minute, within this (never below the shapes' sizes).
+     */
+    poolMax: Math.max(
+      env.SANDBOX_POOL_MAX,
+      env.SANDBOX_POOL.reduce((sum, shape) => sum + shape.size, 0),
+    ),
+    /**
+     * Creates the pool cannot serve: how many start at once (0: one per CPU of the host) and
+     * how many may wait; a create that could not finish before its caller's deadline is
+     * refused at once (503, Retry-After) rather than half-made and cancelled.
+     */
+    coldStarts: {
+      concurrency: env.SANDBOX_COLD_STARTS || availableParallelism(),
+      maxQueued: env.SANDBOX_COLD_START_QUEUE,
+    },
     /** How often the agent brings its sandboxes back to the state they should be in. */
     reconcileIntervalS: env.AGENT_RECONCILE_INTERVAL_S,
     /** Sandboxes the node takes at most (0: one per 32 MiB of the host's memory). */

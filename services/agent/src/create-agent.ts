@@ -41,6 +41,8 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
   const metrics = new AgentMetrics({
     sandboxes: () => runtime.count(),
     pool: () => runtime.poolStatus?.() ?? [],
+    poolRefill: () => runtime.poolRefill?.(),
+    coldStarts: () => runtime.coldStartStats?.(),
     maxSandboxes: config.maxSandboxes,
   });
   addAgentService(

@@ -28,6 +28,7 @@ import type {
   SandboxSpec,
 } from '../runtime/sandbox-runtime';
 import type { AgentMetrics } from '../node/agent-metrics';
+import { LastKnown } from '../node/last-known';
 import { readNodeLoad } from '../node/node-load';
 import { streaming, unary } from './call-handlers';
 import { processHandlers } from './process-calls';
@@ -144,12 +145,27 @@ type DataMethods =
   | 'ReadOutput'
   | 'WriteStdin';
 
+/** The caller's deadline of a call, in epoch ms (undefined: none). */
+function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): number | undefined {
+  const deadline = call.getDeadline();
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Number.isFinite(at) && at > 0 ? at : undefined;
+}
+
+/**
+ * How old the sandbox count a heartbeat answers with may be. It is Docker's container list:
+ * the heartbeat answers from the last one and never waits for dockerd (a busy node is not a
+ * dead one, issue 39).
+ */
+const COUNT_FRESH_MS = 2000;
+
 /** The calls that make, inspect, idle, put to sleep and remove sandboxes. */
 function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, LifecycleMethods> {
   const { runtime, logger } = deps;
+  const sandboxCount = new LastKnown(() => runtime.count(), COUNT_FRESH_MS);
   return {
     GetNodeInfo: unary(deps, 'GetNodeInfo', async () => {
-      const [sandboxes, load] = await Promise.all([runtime.count(), readNodeLoad()]);
+      const [sandboxes, load] = await Promise.all([sandboxCount.get(), readNodeLoad()]);
       return {
         nodeId: deps.nodeId,
         version: deps.version,
@@ -164,7 +180,7 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
     }),
 
     CreateSandbox: unary(deps, 'CreateSandbox', async (request, call) => {
-      const info = await runtime.create(sandboxSpec(request));
+      const info = await runtime.create(sandboxSpec(request), { deadlineAt: deadlineOf(call) });
       if (call.cancelled) {
         // The caller gave up (deadline passed) and has ended the session: leave nothing behind.
         logger.warn({ sessionId: request.sessionId }, 'create cancelled by caller; removing');

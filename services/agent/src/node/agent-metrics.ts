@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ColdStartStats } from '../runtime/lifecycle/cold-starts';
 import type { PoolStatus } from '../runtime/sandbox-runtime';
 import { readNodeLoad } from './node-load';
 
@@ -7,8 +8,12 @@ import { readNodeLoad } from './node-load';
 export interface AgentGaugeSources {
   sandboxes(): Promise<number>;
   pool(): PoolStatus[];
+  poolRefill(): { lastMs: number; totalMs: number; made: number } | undefined;
+  coldStarts(): ColdStartStats | undefined;
   maxSandboxes: number;
 }
+
+const shapeLabel = (shape: PoolStatus): string => `${shape.memoryMb}:${shape.cpu}:${shape.diskMb}`;
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 300];
 
@@ -82,17 +87,94 @@ export class AgentMetrics {
       registers,
       collect() {
         this.reset();
-        for (const shape of sources.pool()) {
-          this.set({ shape: `${shape.memoryMb}:${shape.cpu}:${shape.diskMb}` }, shape.ready);
-        }
+        for (const shape of sources.pool()) this.set({ shape: shapeLabel(shape) }, shape.ready);
       },
     });
+    this.poolMetrics(sources, registers);
+    this.admissionMetrics(sources, registers);
     new Gauge({
       name: 'agent_memory_available_bytes',
       help: 'Memory available on the host (MemAvailable)',
       registers,
       async collect() {
         this.set((await readNodeLoad()).memoryAvailableBytes);
+      },
+    });
+  }
+
+  /** The warm pool: its size now, its hits and misses, how long refills take (issue 39). */
+  private poolMetrics(sources: AgentGaugeSources, registers: Registry[]): void {
+    new Gauge({
+      name: 'agent_pool_target',
+      help: 'Warm sandboxes the pool keeps now, by shape (its size, or more while creates come faster)',
+      labelNames: ['shape'],
+      registers,
+      collect() {
+        this.reset();
+        for (const shape of sources.pool()) this.set({ shape: shapeLabel(shape) }, shape.target);
+      },
+    });
+    new Counter({
+      name: 'agent_pool_claims_total',
+      help: 'Creates by shape: served by the pool (hit) or not (miss)',
+      labelNames: ['shape', 'result'],
+      registers,
+      collect() {
+        this.reset();
+        for (const shape of sources.pool()) {
+          this.inc({ shape: shapeLabel(shape), result: 'hit' }, shape.hits);
+          this.inc({ shape: shapeLabel(shape), result: 'miss' }, shape.misses);
+        }
+      },
+    });
+    new Gauge({
+      name: 'agent_pool_refill_last_seconds',
+      help: 'How long the last pool member took to make',
+      registers,
+      collect() {
+        this.set((sources.poolRefill()?.lastMs ?? 0) / 1000);
+      },
+    });
+    new Counter({
+      name: 'agent_pool_refill_seconds_total',
+      help: 'Time spent making pool members (with agent_pool_members_made_total: the mean)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc((sources.poolRefill()?.totalMs ?? 0) / 1000);
+      },
+    });
+    new Counter({
+      name: 'agent_pool_members_made_total',
+      help: 'Pool members made',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.poolRefill()?.made ?? 0);
+      },
+    });
+  }
+
+  /** Creates the pool could not serve: under way, waiting, refused (503). */
+  private admissionMetrics(sources: AgentGaugeSources, registers: Registry[]): void {
+    new Gauge({
+      name: 'agent_cold_starts',
+      help: 'Creates the pool could not serve, by state (running, queued)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const stats = sources.coldStarts();
+        this.set({ state: 'running' }, stats?.running ?? 0);
+        this.set({ state: 'queued' }, stats?.queued ?? 0);
+      },
+    });
+    new Counter({
+      name: 'agent_cold_starts_refused_total',
+      help: 'Creates refused at once (503 with Retry-After): they could not start in time',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.coldStarts()?.refused ?? 0);
       },
     });
   }

@@ -25,6 +25,7 @@ import { EgressProxy, nodeResolver } from './network/egress-proxy';
 import { SessionEgress } from './network/session-egress';
 import { ContainerInstaller } from './packages/installer-container';
 import { PackageInstaller } from './packages/package-installer';
+import { ColdStarts } from './lifecycle/cold-starts';
 import { WarmPool } from './pool/warm-pool';
 import { RequestLoad } from './request-load';
 import { RunnerPool } from './runner/runner-pool';
@@ -138,6 +139,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       config,
       logger,
       shapes: config.pool,
+      maxMembers: config.poolMax,
       busy: () => load.busy(),
       mapping: () => `${ids.rootUid}:${ids.rootGid}`,
     });
@@ -148,12 +150,13 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     config,
     logger,
     containers,
+    coldStarts: new ColdStarts(config.coldStarts),
     prepareHost: async () => {
       ids.learn((await docker.info()) as EngineIdentity);
       if (ids.remapped) {
         logger.info({ sandboxRootUid: ids.rootUid }, 'the engine remaps user ids');
         // Every sandbox's root is one host uid, its user another: their quotas bound the node.
-        const pooled = config.pool.reduce((sum, shape) => sum + shape.size, 0);
+        const pooled = config.pool.length > 0 ? config.poolMax : 0;
         await ensureHostQuotas(config.maxSandboxes + pooled + OTHER_CONTAINERS, logger);
       }
       await openToSandboxRoot(config.workspaceDir, ids);

@@ -7,6 +7,7 @@ import type { CpuSplitContainers } from './docker/cpu-split-containers';
 import { sandboxLabelKeys } from './docker/docker-names';
 import type { HostNetwork } from './docker/host-setup';
 import { killAllInContainer } from './docker/kill-all';
+import type { ColdStartStats } from './lifecycle/cold-starts';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
 import { enforceEgress } from './lifecycle/egress';
@@ -141,14 +142,26 @@ export class DockerRuntime implements SandboxRuntime {
     return this.parts.pool?.status() ?? [];
   }
 
+  poolRefill(): { lastMs: number; totalMs: number; made: number } {
+    return this.parts.pool?.refillTimes() ?? { lastMs: 0, totalMs: 0, made: 0 };
+  }
+
   /** A claim from the pool answers first; the rest of it holds the session's lock (ADR 16). */
-  create(spec: SandboxSpec): Promise<SandboxInfo> {
+  create(
+    spec: SandboxSpec,
+    { deadlineAt }: { deadlineAt?: number | undefined } = {},
+  ): Promise<SandboxInfo> {
     // A create counts as a request: the pool refills in the quiet moments of a burst of them.
     return this.counted(() =>
       this.parts.locks.withLockAnsweringFirst(spec.sessionId, (lock, later) =>
-        createSandbox(this.parts, lock, spec, true, later),
+        createSandbox(this.parts, lock, spec, true, later, deadlineAt),
       ),
     );
+  }
+
+  /** The admission of cold creates, as `/metrics` shows it. */
+  coldStartStats(): ColdStartStats | undefined {
+    return this.parts.coldStarts?.stats();
   }
 
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {

@@ -1,3 +1,4 @@
+import type { ColdStartStats } from './lifecycle/cold-starts';
 import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
 import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-log';
@@ -7,6 +8,11 @@ import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-l
 /** One shape of sandbox the node keeps ready (`SANDBOX_POOL`), and how many are ready now. */
 export interface PoolStatus extends PoolShapeSetting {
   ready: number;
+  /** How many it keeps now: `size` at least, more while creates come faster (issue 39). */
+  target: number;
+  /** Creates of this shape served from the pool, and those it had no member for. */
+  hits: number;
+  misses: number;
 }
 
 export interface SandboxLimits {
@@ -120,8 +126,11 @@ export interface TerminalHandle {
 export interface SandboxRuntime {
   /** Makes sure the image and network exist; throws service_unavailable when they cannot. */
   prepare(): Promise<void>;
-  /** Creates and starts the sandbox; returns the existing one for a known session. */
-  create(spec: SandboxSpec): Promise<SandboxInfo>;
+  /**
+   * Creates and starts the sandbox; returns the existing one for a known session. Refuses at
+   * once (503, Retry-After) a create that could not be done by `deadlineAt` (epoch ms).
+   */
+  create(spec: SandboxSpec, options?: { deadlineAt?: number | undefined }): Promise<SandboxInfo>;
   inspect(sessionId: string): Promise<SandboxInfo>;
   /** Removes the container and its workspace; false when nothing was there. */
   destroy(sessionId: string): Promise<boolean>;
@@ -195,6 +204,10 @@ export interface SandboxRuntime {
   reconcile?(): Promise<{ started: string[]; rebuilt: string[] }>;
   /** The warm pool's shapes and how many of each are ready. */
   poolStatus?(): PoolStatus[];
+  /** How long making pool members took: the last one, and all of them (`/metrics`). */
+  poolRefill?(): { lastMs: number; totalMs: number; made: number };
+  /** The admission of cold creates: under way, waiting, refused (`/metrics`). */
+  coldStartStats?(): ColdStartStats | undefined;
   /** Releases what the runtime keeps for later (the warm pool's members). */
   stop?(): Promise<void>;
 }

@@ -219,6 +219,11 @@ export class AgentClient {
     return state === grpc.connectivityState.READY || state === grpc.connectivityState.IDLE;
   }
 
+  /** Whether the connection to the node is open now (a call would be sent at once). */
+  connectionReady(): boolean {
+    return this.client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
+  }
+
   /** The node's heartbeat: who it is, its capacity and load (the `timeoutMs` deadline). */
   async nodeStatus(
     timeoutMs: number,

@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream';
+import * as grpc from '@grpc/grpc-js';
 import { createLogger } from '@sandbox/logger';
+import { loadAgentProto } from '@sandbox/proto';
 import type { NodeState, NodeStore } from '../nodes/node-store';
-import { AgentPool } from './agent-pool';
+import { AgentPool, BUSY_GRACE, nodeHealth } from './agent-pool';
 
 type Entry = { id: string; address: string; state: NodeState };
 
@@ -83,5 +85,84 @@ describe('AgentPool.tick', () => {
     registry.release();
     await Promise.all([inFlight, queued, pool.tick()]);
     expect(reads).toBe(1);
+  });
+});
+
+describe('nodeHealth', () => {
+  const downAfterMs = 1000;
+  it.each([
+    ['answered within downAfterMs', { lastOkAt: 9_500, checked: true, slow: false }, 'up'],
+    [
+      'silent past downAfterMs, connection lost',
+      { lastOkAt: 8_000, checked: true, slow: false },
+      'down',
+    ],
+    [
+      'silent past downAfterMs, connected but late',
+      { lastOkAt: 8_000, checked: true, slow: true },
+      'up',
+    ],
+    [
+      'late past the busy grace',
+      { lastOkAt: 10_000 - downAfterMs * BUSY_GRACE - 1, checked: true, slow: true },
+      'down',
+    ],
+    ['never answered, asked', { checked: true, slow: true }, 'down'],
+    ['not asked yet', { checked: false, slow: false }, 'unknown'],
+  ] as const)('%s', (_name, record, health) => {
+    expect(nodeHealth(record, 10_000, downAfterMs)).toBe(health);
+  });
+});
+
+describe('AgentPool heartbeats', () => {
+  /** An agent's gRPC server that answers GetNodeInfo while `answering`, then holds every call. */
+  async function slowAgent(nodeId: string) {
+    const state = { answering: true };
+    const held: Array<() => void> = [];
+    const server = new grpc.Server();
+    server.addService(loadAgentProto().agent.v1.Agent.service, {
+      GetNodeInfo: (_call: unknown, callback: grpc.sendUnaryData<unknown>) => {
+        const answer = () => callback(null, { nodeId, version: 't', sandboxes: 0, pool: [] });
+        if (state.answering) answer();
+        else held.push(answer);
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) =>
+        err ? reject(err) : resolve(bound),
+      ),
+    );
+    return {
+      address: `127.0.0.1:${port}`,
+      state,
+      stop: () => {
+        for (const answer of held) answer();
+        server.forceShutdown();
+      },
+    };
+  }
+
+  it('keeps a node whose connection is open but whose answers are late up; a closed port goes down', async () => {
+    const busy = await slowAgent('busy');
+    const entries: Entry[] = [
+      { id: 'busy', address: busy.address, state: 'active' },
+      { id: 'gone', address: '127.0.0.1:1', state: 'active' },
+    ];
+    const registry = heldRegistry(entries);
+    const pool = new AgentPool(registry.store, { ...settings, downAfterMs: 300 }, quiet);
+    try {
+      await pool.tick();
+      expect(pool.live('busy')?.health).toBe('up');
+      busy.state.answering = false;
+      // Past downAfterMs, with every heartbeat timing out on the open connection.
+      const until = Date.now() + 700;
+      while (Date.now() < until) await pool.tick();
+      expect(pool.live('busy')?.health).toBe('up');
+      expect(pool.live('gone')?.health).toBe('down');
+      expect(() => pool.forNode('busy')).not.toThrow();
+    } finally {
+      pool.close();
+      busy.stop();
+    }
   });
 });

@@ -11,7 +11,11 @@ export interface FleetSettings {
   fileTimeoutMs: number;
   /** How often each node is asked for its status (the heartbeat) and the registry re-read. */
   heartbeatMs: number;
-  /** A node whose heartbeats failed this long is down: no placement, its sessions 503. */
+  /**
+   * A node whose heartbeats failed this long is down: no placement, its sessions 503. A node
+   * whose connection stays open while its heartbeats time out is busy, not gone: it is down
+   * only after BUSY_GRACE times this long.
+   */
   downAfterMs: number;
 }
 
@@ -31,6 +35,11 @@ interface Member {
   client: AgentClient;
   status?: NodeStatus;
   lastOkAt?: number;
+  /**
+   * The last heartbeat's failure was a timeout while the connection stayed open: the node is
+   * there but slow to answer (dockerd or its own event loop under load).
+   */
+  slow: boolean;
   /** A heartbeat has come back, answered or not. */
   checked: boolean;
   /** When the heartbeat whose answer is `status` was sent. */
@@ -56,8 +65,41 @@ export interface WakeTarget {
  */
 const PROBE_MS = 1500;
 
+/**
+ * How many times `downAfterMs` a node whose connection stays open may go without answering
+ * before it is down: a burst of creates must not take the only node out of service (issue
+ * 39), while an agent that hangs with its port open is still found out.
+ */
+export const BUSY_GRACE = 6;
+
+/** What a node's health is judged on. */
+export interface HeartbeatRecord {
+  /** When a heartbeat was last answered. */
+  lastOkAt?: number | undefined;
+  /** Whether a heartbeat has come back, answered or not. */
+  checked: boolean;
+  /** Whether the last failure was a timeout on an open connection. */
+  slow: boolean;
+}
+
+/**
+ * up: answered within `downAfterMs`, or within BUSY_GRACE times that while its connection
+ * stays open and only its answers are late; down: otherwise, once asked; unknown: not yet.
+ */
+export function nodeHealth(record: HeartbeatRecord, now: number, downAfterMs: number): NodeHealth {
+  const { lastOkAt, checked, slow } = record;
+  const silentFor = lastOkAt === undefined ? Infinity : now - lastOkAt;
+  if (silentFor <= downAfterMs) return 'up';
+  if (slow && silentFor <= downAfterMs * BUSY_GRACE) return 'up';
+  return checked ? 'down' : 'unknown';
+}
+
 /** Every status is written to the registry at most this often per node and replica. */
 const RECORD_EVERY_MS = 10_000;
+
+/** A heartbeat that got no answer in time (not one the node refused or could not take). */
+const isDeadline = (err: unknown): boolean =>
+  err instanceof AppError && err.code === 'request_timeout';
 
 const unavailable = (message: string, retryAfter: number): AppError =>
   new AppError('service_unavailable', message, { retryAfter });
@@ -156,6 +198,7 @@ export class AgentPool {
           fileTimeoutMs: this.settings.fileTimeoutMs,
         }),
         checked: false,
+        slow: false,
         statusAskedAt: 0,
         placements: [],
         lastRecordedAt: 0,
@@ -190,6 +233,7 @@ export class AgentPool {
       if (member.failure !== undefined)
         this.logger.info({ nodeId: member.id }, 'node answers again');
       member.failure = undefined;
+      member.slow = false;
       if (member.lastOkAt - member.lastRecordedAt >= RECORD_EVERY_MS) {
         member.lastRecordedAt = member.lastOkAt;
         await this.store.recordSeen(member.id, status).catch((err: unknown) => {
@@ -198,6 +242,8 @@ export class AgentPool {
       }
     } catch (err) {
       const failure = err instanceof Error ? err.message : String(err);
+      // Still connected, only late: evidence of a busy node, not of a dead one.
+      member.slow = isDeadline(err) && member.client.connectionReady();
       if (member.failure === undefined) {
         this.logger.warn({ nodeId: member.id, failure }, 'node heartbeat failed');
       }
@@ -211,13 +257,7 @@ export class AgentPool {
   }
 
   private health(member: Member): NodeHealth {
-    if (
-      member.lastOkAt !== undefined &&
-      Date.now() - member.lastOkAt <= this.settings.downAfterMs
-    ) {
-      return 'up';
-    }
-    return member.checked ? 'down' : 'unknown';
+    return nodeHealth(member, Date.now(), this.settings.downAfterMs);
   }
 
   /**

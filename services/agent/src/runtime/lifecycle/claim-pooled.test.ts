@@ -45,6 +45,8 @@ describe('a create served by the warm pool', () => {
     expect(steps(d, slot)).toEqual([
       'spec.write ses_1',
       `workspace.adopt ${slot} ses_1`,
+      // It waited frozen: the claim thaws it before it takes the session's name.
+      `container.unpause ${slot}`,
       `container.rename ${slot} ses_1`,
       `runner.adopt ${slot} ses_1`,
     ]);
@@ -119,10 +121,11 @@ describe('a create served by the warm pool', () => {
     d.journal.length = 0;
     const info = await restoreSandbox(d, spec('ses_1'));
     expect(info.status).toBe('running');
-    expect(steps(d, slot).slice(0, 4)).toEqual([
+    expect(steps(d, slot).slice(0, 5)).toEqual([
       'blob.restore ses_1',
       'spec.write ses_1',
       `workspace.adopt ${slot} ses_1`,
+      `container.unpause ${slot}`,
       `container.rename ${slot} ses_1`,
     ]);
     expect(d.journal).toContain('blob.forget ses_1');

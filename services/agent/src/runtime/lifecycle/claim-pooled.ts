@@ -19,10 +19,11 @@ function sameLimits(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec):
 }
 
 /**
- * The member's container takes the session's limits when they differ and its egress policy,
- * then its name: found by that name, it has them.
+ * The member's container thaws (members wait frozen), takes the session's limits when they
+ * differ and its egress policy, then its name: found by that name, it runs and has them.
  */
 async function takeName(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec): Promise<void> {
+  if (member.frozen === true) await deps.containers.unpause(member.containerId);
   if (!sameLimits(deps, member, spec)) {
     await deps.containers.updateLimits(
       member.containerId,

@@ -23,6 +23,7 @@ async function provision(
   cleanup: Cleanup,
   pooled: boolean,
   later?: Later,
+  deadlineAt?: number,
 ): Promise<SandboxInfo> {
   const { sessionId } = spec;
   lock.check(sessionId);
@@ -35,7 +36,11 @@ async function provision(
     });
   }
 
-  const work = () => startCold(deps, lock, spec, cleanup);
+  const { coldStarts } = deps;
+  const work = () =>
+    coldStarts === undefined
+      ? startCold(deps, lock, spec, cleanup)
+      : coldStarts.run(() => startCold(deps, lock, spec, cleanup), deadlineAt);
   if (pooled) {
     const deferred = later === undefined ? undefined : { later, startCold: work };
     const claimed = await claimPooled(deps, lock, spec, undefined, deferred);
@@ -83,6 +88,7 @@ async function startCold(
  * A new sandbox, from the warm pool when it can (not when `pooled` is false: its workspace is
  * already made); a failed start removes what it made, workspace included. With `later`, a
  * claim from the pool answers before its disk move and rename, which run under the lock after.
+ * A cold start that could not end by `deadlineAt` (the caller's) is refused before it begins.
  */
 export function createSandbox(
   deps: LifecycleDeps,
@@ -90,8 +96,9 @@ export function createSandbox(
   spec: SandboxSpec,
   pooled = true,
   later?: Later,
+  deadlineAt?: number,
 ): Promise<SandboxInfo> {
-  return provision(deps, lock, spec, removeSandbox, pooled, later);
+  return provision(deps, lock, spec, removeSandbox, pooled, later, deadlineAt);
 }
 
 /** A sandbox rebuilt on its kept disk, which holds the session's only copy: never removed. */

@@ -6,6 +6,7 @@ import type { ContainerConfig } from '../docker/container-spec';
 import type { SessionLocks } from '../locks/session-locks';
 import type { SandboxLimits, SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
+import type { ColdStarts } from './cold-starts';
 import type { WorkspaceStore } from '../storage/workspaces';
 
 /** Saved workspaces of deep-sleeping sessions (`BlobStore`). */
@@ -66,6 +67,8 @@ export interface PoolMember {
   containerId: string;
   /** What it was started with (a claim may change memory, CPU and processes). */
   limits: SandboxLimits;
+  /** Frozen while it waited (it costs no CPU then): the claim thaws it. */
+  frozen?: boolean;
 }
 
 /** Sandboxes made ahead of demand (`WarmPool`). */
@@ -111,6 +114,8 @@ export interface LifecycleDeps {
   runners: Runners;
   /** Absent when the node keeps no warm pool. */
   pool?: SandboxPool | undefined;
+  /** Admission of the creates the pool cannot serve; absent: every one starts at once. */
+  coldStarts?: ColdStarts | undefined;
   locks: SessionLocks;
   egress: EgressRules;
   logger: Logger;

@@ -49,8 +49,12 @@ describe('WarmPool', () => {
     expect(pool.take(LIMITS)?.limits).toMatchObject({ memoryMb: 512, cpu: 1 });
     expect(pool.take(LIMITS)).toBeUndefined();
     await pool.settled();
-    expect(pool.status().map((s) => s.ready)).toEqual([1, 1]);
-    expect(made(d)).toHaveLength(4);
+    // Three creates of the second shape within the minute: it grows to three.
+    expect(pool.status().map((s) => [s.ready, s.target])).toEqual([
+      [1, 1],
+      [3, 3],
+    ]);
+    expect(made(d)).toHaveLength(6);
   });
 
   it('hands out only members of exactly the limits asked for on gVisor (no update there)', async () => {
@@ -239,6 +243,51 @@ describe('WarmPool', () => {
     expect(d.journal).toContain(`workspace.destroy ${first}`);
     expect(d.workspaces.disks.has(first!)).toBe(false);
     expect(pool.take(LIMITS)?.slot).toBe(second);
+  });
+
+  it('keeps its members frozen while they wait, and hands them out marked so', async () => {
+    const { d, pool } = pooled();
+    await pool.start();
+    await pool.settled();
+    const slot = d.journal[0]!.split(' ')[1]!;
+    expect(d.journal.slice(0, 4)).toEqual([
+      `workspace.create ${slot}`,
+      `container.create ${slot}`,
+      `runner.warmUp ${slot}`,
+      `container.pause ${slot}`,
+    ]);
+    expect([...d.containers.byName.values()].every((c) => c.state.paused)).toBe(true);
+    expect(pool.take(LIMITS)).toMatchObject({ frozen: true });
+    await pool.settled();
+    // A frozen member is a healthy one: the reconcile's prune keeps it.
+    await pool.prune();
+    await pool.settled();
+    expect(pool.status()[0]!.ready).toBe(2);
+  });
+
+  it('grows with the creates of the last window, within its budget, and shrinks back after', async () => {
+    let now = 0;
+    const d = doubles();
+    const pool = new WarmPool({
+      ...d,
+      shapes: [SHAPE],
+      retryDelayMs: 5,
+      maxMembers: 5,
+      demandWindowMs: 1000,
+      now: () => now,
+    });
+    await pool.start();
+    await pool.settled();
+    const served = Array.from({ length: 8 }, () => pool.take(LIMITS));
+    expect(served.filter((m) => m !== undefined)).toHaveLength(2);
+    await pool.settled();
+    // Eight creates in the window, but a budget of five.
+    expect(pool.status()[0]).toMatchObject({ size: 2, target: 5, ready: 5, hits: 2, misses: 6 });
+    now = 5000; // the window has passed without a create: back to its size
+    await pool.prune();
+    expect(pool.status()[0]).toMatchObject({ target: 2, ready: 2 });
+    // The two sessions' sandboxes and two members: the three above the size went.
+    expect(d.containers.byName.size).toBe(4);
   });
 
   it('removes its ready members when stopped, and makes no more', async () => {

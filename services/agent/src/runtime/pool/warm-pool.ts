@@ -37,10 +37,32 @@ export interface WarmPoolDeps {
    * before the agent learned it) is never handed out.
    */
   mapping?: () => string;
+  /**
+   * Members it holds at most, all shapes together (`SANDBOX_POOL_MAX`): the node's budget. A
+   * shape keeps its `size` always, and grows towards the creates of its last `demandWindowMs`
+   * within this budget.
+   */
+  maxMembers?: number;
+  /** How far back creates count as demand (default 60 s). */
+  demandWindowMs?: number;
+  /** Members wait frozen (default): no CPU until a claim thaws them. */
+  freeze?: boolean;
+  now?: () => number;
 }
+
+/** What a shape has seen: its creates (for the demand), served or not. */
+interface ShapeUse {
+  takes: number[];
+  hits: number;
+  misses: number;
+}
+
+const DEMAND_WINDOW_MS = 60_000;
 
 /** A ready member, and the user mapping its disk was made for. */
 type Member = PoolMember & { mapping: string | undefined };
+
+const shapeKey = (shape: PoolShape): string => `${shape.memoryMb}:${shape.cpu}:${shape.diskMb}`;
 
 /** How often a deferred refill looks again for a quiet moment. */
 const QUIET_POLL_MS = 25;
@@ -54,12 +76,14 @@ function sameShape(limits: SandboxLimits, shape: SandboxLimits): boolean {
 }
 
 /**
- * Sandboxes made ahead of demand: each a running container with its workspace, network and
- * warmed runner, named by a pool slot until a session claims it. Refills in the background,
- * one member at a time, only while no create the pool could not serve is running (the pool
- * never competes with a caller waiting for a sandbox), and at a slower pace while the node
- * serves requests. Members are never reused: a session's sandbox is never anyone else's,
- * before or after.
+ * Sandboxes made ahead of demand: each a container with its workspace, network and warmed
+ * runner, named by a pool slot until a session claims it, and frozen while it waits (no CPU).
+ * Each shape keeps its `size`, and grows to as many as the creates of its last minute, within
+ * the node's budget (`maxMembers`); members above that go at the next `prune`. Refills in the
+ * background, one member at a time, only while no create the pool could not serve is running
+ * (the pool never competes with a caller waiting for a sandbox), and at a slower pace while
+ * the node serves requests. Members are never reused: a session's sandbox is never anyone
+ * else's, before or after.
  */
 export class WarmPool implements SandboxPool {
   private readonly ready: Member[] = [];
@@ -73,8 +97,17 @@ export class WarmPool implements SandboxPool {
 
   /** Members serve only their own shape: gVisor cannot change a running sandbox's limits. */
   private exactShapes = false;
+  private readonly uses = new Map<string, ShapeUse>();
+  /** How long the last member took to make (ms), and all of them together. */
+  private refill = { lastMs: 0, totalMs: 0, made: 0 };
+  private readonly now: () => number;
 
-  constructor(private readonly deps: WarmPoolDeps) {}
+  constructor(private readonly deps: WarmPoolDeps) {
+    this.now = deps.now ?? Date.now;
+    for (const shape of deps.shapes) {
+      this.uses.set(shapeKey(shape), { takes: [], hits: 0, misses: 0 });
+    }
+  }
 
   /** Removes what an earlier run of the agent left in the pool, then starts filling it. */
   async start(): Promise<void> {
@@ -96,12 +129,21 @@ export class WarmPool implements SandboxPool {
   }
 
   status(): PoolStatus[] {
-    return this.deps.shapes.map((shape) => ({
-      ...shape,
-      ready: this.ready.filter(
-        (m) => m.limits.diskMb === shape.diskMb && sameShape(m.limits, limitsOf(shape)),
-      ).length,
-    }));
+    return this.deps.shapes.map((shape) => {
+      const use = this.useOf(shape);
+      return {
+        ...shape,
+        ready: this.readyOf(shape).length,
+        target: this.target(shape),
+        hits: use.hits,
+        misses: use.misses,
+      };
+    });
+  }
+
+  /** How long making members took: the last one, and all of them (`/metrics`). */
+  refillTimes(): { lastMs: number; totalMs: number; made: number } {
+    return { ...this.refill };
   }
 
   take(limits: SandboxLimits): PoolMember | undefined {
@@ -109,10 +151,21 @@ export class WarmPool implements SandboxPool {
     const fits = (m: PoolMember) => m.limits.diskMb === limits.diskMb;
     let index = this.ready.findIndex((m) => fits(m) && sameShape(m.limits, limits));
     if (index < 0 && !this.exactShapes) index = this.ready.findIndex(fits);
-    if (index < 0) return undefined;
+    const use = this.demandFor(limits);
+    if (index < 0) {
+      if (use !== undefined) use.misses += 1;
+      this.fill();
+      return undefined;
+    }
+    if (use !== undefined) use.hits += 1;
     const [member] = this.ready.splice(index, 1) as [Member];
     this.fill();
-    return { slot: member.slot, containerId: member.containerId, limits: member.limits };
+    return {
+      slot: member.slot,
+      containerId: member.containerId,
+      limits: member.limits,
+      ...(member.frozen === true ? { frozen: true } : {}),
+    };
   }
 
   adoptWorkspace(member: PoolMember, sessionId: string): Promise<void> {
@@ -154,9 +207,10 @@ export class WarmPool implements SandboxPool {
   async prune(): Promise<void> {
     await this.removeStrays();
     this.dropStale();
+    await this.trim();
     for (const member of [...this.ready]) {
       const state = await this.deps.containers.find(member.containerId);
-      if (state?.running === true && !state.paused) continue;
+      if (state?.running === true && state.paused === (member.frozen === true)) continue;
       const index = this.ready.indexOf(member);
       if (index < 0) continue; // claimed meanwhile
       this.ready.splice(index, 1);
@@ -181,11 +235,71 @@ export class WarmPool implements SandboxPool {
     if (stale.length > 0) this.fill();
   }
 
+  private useOf(shape: PoolShape): ShapeUse {
+    const key = shapeKey(shape);
+    let use = this.uses.get(key);
+    if (use === undefined) this.uses.set(key, (use = { takes: [], hits: 0, misses: 0 }));
+    return use;
+  }
+
+  private readyOf(shape: PoolShape): Member[] {
+    return this.ready.filter(
+      (m) => m.limits.diskMb === shape.diskMb && sameShape(m.limits, limitsOf(shape)),
+    );
+  }
+
+  /** Records a create asking for `limits` against the shape that serves it, if one does. */
+  private demandFor(limits: SandboxLimits): ShapeUse | undefined {
+    const { shapes } = this.deps;
+    const shape =
+      shapes.find((s) => s.diskMb === limits.diskMb && sameShape(limitsOf(s), limits)) ??
+      (this.exactShapes ? undefined : shapes.find((s) => s.diskMb === limits.diskMb));
+    if (shape === undefined) return undefined;
+    const use = this.useOf(shape);
+    use.takes.push(this.now());
+    return use;
+  }
+
+  /** Creates of the shape in the demand window (older ones are forgotten). */
+  private recentDemand(shape: PoolShape): number {
+    const { takes } = this.useOf(shape);
+    const since = this.now() - (this.deps.demandWindowMs ?? DEMAND_WINDOW_MS);
+    while (takes.length > 0 && (takes[0] as number) < since) takes.shift();
+    return takes.length;
+  }
+
+  /**
+   * How many members of `shape` the pool keeps now: its size, or the creates of the last
+   * window when more, within the budget left by the other shapes' sizes.
+   */
+  private target(shape: PoolShape): number {
+    const { shapes, maxMembers = Infinity } = this.deps;
+    const othersBase = shapes.reduce((sum, s) => (s === shape ? sum : sum + s.size), 0);
+    const room = Math.max(shape.size, maxMembers - othersBase);
+    return Math.max(shape.size, Math.min(this.recentDemand(shape), room));
+  }
+
+  /** Removes the members above each shape's target (demand has fallen since they were made). */
+  private async trim(): Promise<void> {
+    for (const shape of this.deps.shapes) {
+      const extra = this.readyOf(shape).slice(this.target(shape));
+      for (const member of extra) {
+        const index = this.ready.indexOf(member);
+        if (index < 0) continue;
+        this.ready.splice(index, 1);
+        await this.discardQuietly(member);
+      }
+      if (extra.length > 0) {
+        this.deps.logger.info({ shape: shapeKey(shape), removed: extra.length }, 'pool shrunk');
+      }
+    }
+  }
+
   /** The shape that lacks members most (counting the one being made), if any does. */
   private nextShape(): PoolShape | undefined {
     let best: { shape: PoolShape; missing: number } | undefined;
     for (const status of this.status()) {
-      const missing = status.size - status.ready;
+      const missing = status.target - status.ready;
       if (missing > 0 && (best === undefined || missing > best.missing)) {
         best = { shape: status, missing };
       }
@@ -246,6 +360,7 @@ export class WarmPool implements SandboxPool {
     const slot = `${POOL_SLOT_PREFIX}${randomBytes(6).toString('hex')}`;
     const limits = limitsOf(shape);
     const labels = poolLabels(config);
+    const startedAt = this.now();
     try {
       const bind = await workspaces.create(slot, shape.diskMb, labels);
       const spec = { sessionId: slot, accountId: '', limits };
@@ -253,9 +368,18 @@ export class WarmPool implements SandboxPool {
         containerSpec(spec, config, bind, labels),
       );
       await runners.warmUp(slot, containerId);
+      // Waiting costs it no CPU: a claim thaws it (claimPooled).
+      const frozen = this.deps.freeze ?? true;
+      if (frozen) await containers.pause(containerId);
       // Learned anew while it was made: its disk may have either mapping.
       if (mapping?.() !== madeFor) throw new Error("the engine's user mapping changed");
-      return { slot, containerId, limits, mapping: madeFor };
+      const tookMs = this.now() - startedAt;
+      this.refill = {
+        lastMs: tookMs,
+        totalMs: this.refill.totalMs + tookMs,
+        made: this.refill.made + 1,
+      };
+      return { slot, containerId, limits, mapping: madeFor, ...(frozen ? { frozen } : {}) };
     } catch (err) {
       // Docker going away in the middle (a restart) can fail the clean-up too: then it is a
       // stray, removed before the next member is made.

@@ -7,6 +7,7 @@ export interface PoolShape {
   'memoryMb'?: (number);
   'cpu'?: (number | string);
   'diskMb'?: (number);
+  'target'?: (number);
 }
 
 export interface PoolShape__Output {
@@ -15,4 +16,5 @@ export interface PoolShape__Output {
   'memoryMb': (number);
   'cpu': (number);
   'diskMb': (number);
+  'target': (number);
 }

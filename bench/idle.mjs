@@ -1,0 +1,66 @@
+// What a sandbox costs while it waits: the CPU of the warm pool's members (frozen while they
+// wait) and of an idle active session, read from their cgroups' cpu.stat over a window.
+import { readFile } from 'node:fs/promises';
+import { docker, sleep } from './lib.mjs';
+
+const WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? 10_000);
+
+/** The container's cgroup directory, from its first process's /proc entry. */
+async function cgroupOf(containerId) {
+  const { State } = await docker.getContainer(containerId).inspect();
+  const line = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8'))
+    .split('\n')
+    .find((l) => l.startsWith('0::'));
+  if (line === undefined) throw new Error(`no cgroup v2 entry for ${containerId}`);
+  return `/sys/fs/cgroup${line.slice(3)}`;
+}
+
+async function cpuUsec(dir) {
+  const stat = await readFile(`${dir}/cpu.stat`, 'utf8');
+  return Number(/^usage_usec (\d+)$/m.exec(stat)?.[1] ?? 0);
+}
+
+/** Per container: the share of one core it used over WINDOW_MS (in %). */
+async function idleShares(containerIds) {
+  const dirs = await Promise.all(containerIds.map(cgroupOf));
+  const before = await Promise.all(dirs.map(cpuUsec));
+  const started = process.hrtime.bigint();
+  await sleep(WINDOW_MS);
+  const after = await Promise.all(dirs.map(cpuUsec));
+  const elapsedUs = Number(process.hrtime.bigint() - started) / 1e3;
+  return after.map((usec, i) => ((usec - (before[i] ?? 0)) / elapsedUs) * 100);
+}
+
+function shareRow(name, shares) {
+  const sorted = [...shares].sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+  const round = (n) => Math.round(n * 1000) / 1000;
+  return {
+    name,
+    unit: '% of a core',
+    rounds: shares.length,
+    p50: round(at(0.5)),
+    p99: round(at(0.99)),
+    windowMs: WINDOW_MS,
+  };
+}
+
+/**
+ * Two rows: every ready pool member of `stack` (waiting to be claimed), and the session
+ * `sessionId` left alone after a run (active, not yet idle by the service's delay).
+ */
+export async function idleRows(stack, sessionId, sessionContainerId) {
+  await stack.poolReady(stack.poolSize, 120_000);
+  const members = (
+    await docker.listContainers({ filters: { label: [`io.sandbox.node=${stack.nodeId}`] } })
+  ).filter((c) => c.Names.some((n) => n.startsWith('/sbx-pool-')));
+  await stack.api('/execute', { sessionId, command: 'true' });
+  const [poolShares, sessionShares] = await Promise.all([
+    idleShares(members.map((c) => c.Id)),
+    idleShares([sessionContainerId]),
+  ]);
+  return [
+    shareRow('CPU of a waiting pool member', poolShares),
+    shareRow('CPU of an idle active session (after one run)', sessionShares),
+  ];
+}

@@ -1,0 +1,106 @@
+import { AppError } from '@sandbox/errors';
+import { ColdStarts } from './cold-starts';
+
+/** Work that ends when the test says so. */
+function heldWork() {
+  const releases: Array<() => void> = [];
+  let started = 0;
+  const work = () => {
+    started += 1;
+    return new Promise<string>((resolve) => releases.push(() => resolve('made')));
+  };
+  return { work, releases, started: () => started };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('ColdStarts', () => {
+  it('runs `concurrency` at once and the rest in turn', async () => {
+    const held = heldWork();
+    const starts = new ColdStarts({ concurrency: 2, maxQueued: 10 });
+    const runs = [1, 2, 3, 4].map(() => starts.run(held.work));
+    await tick();
+    expect(held.started()).toBe(2);
+    expect(starts.stats()).toMatchObject({ running: 2, queued: 2 });
+    held.releases.shift()?.();
+    await tick();
+    expect(held.started()).toBe(3);
+    // A newcomer while one waits does not jump the queue or exceed the concurrency.
+    const late = starts.run(held.work);
+    await tick();
+    expect(held.started()).toBe(3);
+    for (let i = 0; i < 4; i += 1) {
+      held.releases.shift()?.();
+      await tick();
+    }
+    await expect(Promise.all([...runs, late])).resolves.toEqual(Array(5).fill('made'));
+  });
+
+  it('refuses at once, with Retry-After, a start that could not finish before its deadline', async () => {
+    let now = 0;
+    const held = heldWork();
+    const starts = new ColdStarts({
+      concurrency: 1,
+      maxQueued: 10,
+      initialMs: 2000,
+      now: () => now,
+    });
+    const first = starts.run(held.work, 10_000);
+    // One ahead: this one would end at about 4 s, past a deadline at 3 s.
+    const refused = starts.run(held.work, 3000);
+    await expect(refused).rejects.toMatchObject({ code: 'service_unavailable', retryAfter: 4 });
+    await tick();
+    expect(held.started()).toBe(1);
+    expect(starts.stats().refused).toBe(1);
+    now = 1000;
+    held.releases.shift()?.();
+    await first;
+  });
+
+  it('refuses a waiter whose turn comes too late, before its work starts', async () => {
+    let now = 0;
+    const held = heldWork();
+    const starts = new ColdStarts({
+      concurrency: 1,
+      maxQueued: 10,
+      initialMs: 1000,
+      now: () => now,
+    });
+    const first = starts.run(held.work);
+    const waiter = starts.run(held.work, 2500);
+    await tick();
+    now = 2000; // the first took 2 s: the waiter's deadline cannot be met any more
+    held.releases.shift()?.();
+    await first;
+    await expect(waiter).rejects.toBeInstanceOf(AppError);
+    expect(held.started()).toBe(1);
+  });
+
+  it('refuses past its bounded queue', async () => {
+    const held = heldWork();
+    const starts = new ColdStarts({ concurrency: 1, maxQueued: 1 });
+    const running = starts.run(held.work);
+    const queued = starts.run(held.work);
+    await expect(starts.run(held.work)).rejects.toMatchObject({ code: 'service_unavailable' });
+    held.releases.shift()?.();
+    await running;
+    await tick();
+    held.releases.shift()?.();
+    await queued;
+  });
+
+  it('learns how long a start takes', async () => {
+    let now = 0;
+    const starts = new ColdStarts({
+      concurrency: 1,
+      maxQueued: 1,
+      initialMs: 2000,
+      now: () => now,
+    });
+    await starts.run(() => {
+      now += 500;
+      return Promise.resolve();
+    });
+    expect(starts.stats().typicalMs).toBe(1550);
+  });
+});
