@@ -11,7 +11,9 @@
 // (ADR 31), into bench-<groups>-gvisor.json.
 import {
   docker,
+  dockerExec,
   elapsedMs,
+  inSessionCpu,
   machine,
   measure,
   PREVIEW_DOMAIN,
@@ -62,33 +64,6 @@ for (const group of ONLY ?? []) {
   if (!GROUPS.includes(group)) throw new Error(`BENCH_ONLY: unknown group ${group} (${GROUPS})`);
 }
 const runs = (group) => ONLY === undefined || ONLY.includes(group);
-
-/** Runs `cmd` in the container through the Engine API and waits for it to end. */
-async function dockerExec(containerId, cmd) {
-  const exec = await docker
-    .getContainer(containerId)
-    .exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, User: '1000:1000' });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  const chunks = [];
-  stream.on('data', (c) => chunks.push(c));
-  await new Promise((resolve) => {
-    stream.on('end', resolve);
-    stream.on('close', resolve);
-  });
-  return Buffer.concat(chunks).toString('latin1');
-}
-
-/**
- * `argv` run in the session's CPU group (ADR 20), as the session's own processes run, where
- * the sandbox has one: a `docker exec` alone would run it with the runner's CPU allowance.
- */
-const inSessionCpu = (argv) => [
-  '/bin/sh',
-  '-c',
-  'if [ -e /run/sandbox/cpu.procs ]; then echo 0 >/run/sandbox/cpu.procs || exit 125; fi; exec "$@"',
-  'sh',
-  ...argv,
-];
 
 /**
  * `argv` spawned `rounds` times by a Node inside the container, in the session's CPU group,

@@ -50,9 +50,12 @@ function shareRow(name, shares) {
  * `sessionId` left alone after a run (active, not yet idle by the service's delay).
  */
 export async function idleRows(stack, sessionId, sessionContainerId) {
-  await stack.poolReady(stack.poolSize, 120_000);
+  // The rows before may have grown the pool: the members it makes meanwhile are not waiting.
+  await stack.poolReady(await stack.poolTarget(), 300_000);
   const members = (
-    await docker.listContainers({ filters: { label: [`io.sandbox.node=${stack.nodeId}`] } })
+    await docker.listContainers({
+      filters: { label: [`io.sandbox.node=${stack.nodeId}`], status: ['paused'] },
+    })
   ).filter((c) => c.Names.some((n) => n.startsWith('/sbx-pool-')));
   await stack.api('/execute', { sessionId, command: 'true' });
   const [poolShares, sessionShares] = await Promise.all([

@@ -43,6 +43,33 @@ const BENCH_DIR = '/var/lib/sandbox-agent/bench';
 
 export { elapsedMs, measure, openLoop, percentile, row, sleep } from './timing.mjs';
 
+/** Runs `cmd` in the container through the Engine API and waits for it to end. */
+export async function dockerExec(containerId, cmd) {
+  const exec = await docker
+    .getContainer(containerId)
+    .exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, User: '1000:1000' });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const chunks = [];
+  stream.on('data', (c) => chunks.push(c));
+  await new Promise((resolve) => {
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+  });
+  return Buffer.concat(chunks).toString('latin1');
+}
+
+/**
+ * `argv` run in the session's CPU group (ADR 20), as the session's own processes run, where
+ * the sandbox has one: a `docker exec` alone would run it with the runner's CPU allowance.
+ */
+export const inSessionCpu = (argv) => [
+  '/bin/sh',
+  '-c',
+  'if [ -e /run/sandbox/cpu.procs ]; then echo 0 >/run/sandbox/cpu.procs || exit 125; fi; exec "$@"',
+  'sh',
+  ...argv,
+];
+
 /**
  * One stack: agent (SANDBOX_POOL `pool`; unset: the agent's default, as ./scripts/up runs
  * it), gateway, edge proxy, an enterprise account's key.

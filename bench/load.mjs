@@ -5,7 +5,9 @@
 import { readFile } from 'node:fs/promises';
 import {
   docker,
+  dockerExec,
   elapsedMs,
+  inSessionCpu,
   machine,
   openLoop,
   printTable,
@@ -93,6 +95,42 @@ const admitted = (stack, ids, refused) => async () => {
 
 const refusalNote = (refused) =>
   refused.length === 0 ? 'none' : `Retry-After ${Math.min(...refused)}–${Math.max(...refused)} s`;
+
+/** How many `/bin/true` each sandbox spawns in the floor row. */
+const FLOOR_SPAWNS = Number(process.env.BENCH_LOAD_FLOOR_SPAWNS ?? 40);
+
+/**
+ * The floor of the `echo` rows: every session's sandbox spawning `/bin/true` in a loop inside
+ * itself (in its CPU group), all at once. The rate is every spawn over the time from the
+ * first loop's start to the last one's end, as the sandboxes' own clocks (the host's) read it.
+ */
+async function spawnFloor(ids) {
+  const script = `s=$EPOCHREALTIME; for ((i = 0; i < ${FLOOR_SPAWNS}; i++)); do /bin/true; done; echo "$s $EPOCHREALTIME"`;
+  const spans = await Promise.all(
+    ids.map(async (id) => {
+      const [container] = await docker.listContainers({ filters: { name: [`^/sbx-${id}$`] } });
+      const out = await dockerExec(container.Id, inSessionCpu(['bash', '-c', script]));
+      // The output comes in Docker's frames: the two times are found by their shape.
+      const [, start, end] = /(\d+\.\d+) (\d+\.\d+)/.exec(out) ?? [];
+      return { start: Number(start), end: Number(end) };
+    }),
+  );
+  const first = Math.min(...spans.map((span) => span.start));
+  const last = Math.max(...spans.map((span) => span.end));
+  const perSecond = (ids.length * FLOOR_SPAWNS) / (last - first);
+  const each = spans
+    .map((span) => ((span.end - span.start) * 1000) / FLOOR_SPAWNS)
+    .sort((a, b) => a - b);
+  return {
+    ...row(
+      `baseline: ${ids.length} sandboxes spawning /bin/true in a loop inside, at once`,
+      ids.length,
+      each,
+    ),
+    perSecond,
+    note: 'per-spawn ms in each sandbox; the rate is the floor of the echo rows',
+  };
+}
 
 /** Session sandboxes (not pool members) of the node that still run. */
 async function sessionSandboxes(nodeId) {
@@ -224,6 +262,7 @@ async function main() {
         ),
       );
     }
+    rows.push(await spawnFloor(ids));
     for (const id of ids.splice(0)) await stack.deleteSession(id);
   } finally {
     for (const id of ids) await stack.deleteSession(id);

@@ -94,6 +94,12 @@ export function nodeHealth(record: HeartbeatRecord, now: number, downAfterMs: nu
   return checked ? 'down' : 'unknown';
 }
 
+/**
+ * How old a node's sandbox count may be when its heartbeat answers (the agent reads Docker's
+ * list at most every 2 s, and answers from the last reading), with a margin.
+ */
+const COUNT_AGE_MS = 3000;
+
 /** Every status is written to the registry at most this often per node and replica. */
 const RECORD_EVERY_MS = 10_000;
 
@@ -229,7 +235,9 @@ export class AgentPool {
       member.status = status;
       member.statusAskedAt = askedAt;
       member.lastOkAt = Date.now();
-      member.placements = member.placements.filter((at) => at >= askedAt);
+      // The node's count may be a little older than the heartbeat (it answers from its last
+      // reading of Docker): placements that recent are kept as pending.
+      member.placements = member.placements.filter((at) => at >= askedAt - COUNT_AGE_MS);
       if (member.failure !== undefined)
         this.logger.info({ nodeId: member.id }, 'node answers again');
       member.failure = undefined;

@@ -76,6 +76,23 @@ describe('ColdStarts', () => {
     expect(held.started()).toBe(1);
   });
 
+  it('starts at once when a slot is free, however slow starts have been', async () => {
+    let now = 0;
+    const held = heldWork();
+    const starts = new ColdStarts({
+      concurrency: 1,
+      maxQueued: 0,
+      initialMs: 60_000,
+      now: () => now,
+    });
+    const run = starts.run(held.work, 1000);
+    await tick();
+    expect(held.started()).toBe(1);
+    now = 200;
+    held.releases.shift()?.();
+    await expect(run).resolves.toBe('made');
+  });
+
   it('refuses past its bounded queue', async () => {
     const held = heldWork();
     const starts = new ColdStarts({ concurrency: 1, maxQueued: 1 });

@@ -32,9 +32,9 @@ const NEWEST = 0.3;
 
 /**
  * Admission of the creates the warm pool cannot serve (issue 39): a few start at once, the
- * others wait in a bounded queue, and one that could not finish before its caller's deadline
- * (judged from how long cold starts take now) is refused at once with 503 and Retry-After,
- * before anything is made. A start whose turn comes too late is refused then, still before
+ * others wait in a bounded queue, and one that would wait and could not finish before its
+ * caller's deadline (judged from how long cold starts take now) is refused at once with 503
+ * and Retry-After, before anything is made. A start whose turn comes too late is refused then, still before
  * anything is made. So a create is never half-built and then cancelled.
  */
 export class ColdStarts {
@@ -67,15 +67,20 @@ export class ColdStarts {
 
   /** Runs `work` in its turn; refuses it (503) when it cannot finish by `deadlineAt`. */
   async run<T>(work: () => Promise<T>, deadlineAt?: number): Promise<T> {
-    if (this.waiting.length >= this.options.maxQueued) {
-      throw this.refusal('Too many sandboxes are being started on this node');
+    if (this.running < this.options.concurrency) {
+      // A free slot starts at once, whatever the estimate: the estimate is only ever judged
+      // against others ahead, and a start that runs teaches it how long starts take now.
+      this.running += 1;
+    } else {
+      if (this.waiting.length >= this.options.maxQueued) {
+        throw this.refusal('Too many sandboxes are being started on this node');
+      }
+      if (this.late(deadlineAt, this.expectedMs())) {
+        throw this.refusal('This node cannot start a sandbox before the request times out');
+      }
+      // A turn comes with its slot counted (by `next`), so no newcomer takes it meanwhile.
+      await this.turn(deadlineAt);
     }
-    if (this.late(deadlineAt, this.expectedMs())) {
-      throw this.refusal('This node cannot start a sandbox before the request times out');
-    }
-    // A turn comes with its slot counted (by `next`), so no newcomer takes it meanwhile.
-    if (this.running >= this.options.concurrency) await this.turn(deadlineAt);
-    else this.running += 1;
     const startedAt = this.now();
     try {
       return await work();

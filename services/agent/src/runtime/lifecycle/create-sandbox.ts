@@ -37,12 +37,14 @@ async function provision(
   }
 
   const { coldStarts } = deps;
-  const work = () =>
+  const cold = (deadline: number | undefined) => () =>
     coldStarts === undefined
       ? startCold(deps, lock, spec, cleanup)
-      : coldStarts.run(() => startCold(deps, lock, spec, cleanup), deadlineAt);
+      : coldStarts.run(() => startCold(deps, lock, spec, cleanup), deadline);
+  const work = cold(deadlineAt);
   if (pooled) {
-    const deferred = later === undefined ? undefined : { later, startCold: work };
+    // After a claim already answered, the sandbox must be made whatever the caller's deadline.
+    const deferred = later === undefined ? undefined : { later, startCold: cold(undefined) };
     const claimed = await claimPooled(deps, lock, spec, undefined, deferred);
     if (claimed !== undefined) return claimed;
   }

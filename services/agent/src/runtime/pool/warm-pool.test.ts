@@ -274,6 +274,7 @@ describe('WarmPool', () => {
       retryDelayMs: 5,
       maxMembers: 5,
       demandWindowMs: 1000,
+      demandHoldMs: 3000,
       now: () => now,
     });
     await pool.start();
@@ -283,7 +284,10 @@ describe('WarmPool', () => {
     await pool.settled();
     // Eight creates in the window, but a budget of five.
     expect(pool.status()[0]).toMatchObject({ size: 2, target: 5, ready: 5, hits: 2, misses: 6 });
-    now = 5000; // the window has passed without a create: back to its size
+    now = 2000; // the window has passed, but the burst's demand holds the pool up a while
+    await pool.prune();
+    expect(pool.status()[0]).toMatchObject({ target: 5, ready: 5 });
+    now = 5000; // past the hold without a create: back to its size
     await pool.prune();
     expect(pool.status()[0]).toMatchObject({ target: 2, ready: 2 });
     // The two sessions' sandboxes and two members: the three above the size went.

@@ -45,6 +45,11 @@ export interface WarmPoolDeps {
   maxMembers?: number;
   /** How far back creates count as demand (default 60 s). */
   demandWindowMs?: number;
+  /**
+   * How long the highest demand seen holds the target up (default 5 min): long enough for the
+   * members it asked for to be made, one at a time, and for the next burst to find them.
+   */
+  demandHoldMs?: number;
   /** Members wait frozen (default): no CPU until a claim thaws them. */
   freeze?: boolean;
   now?: () => number;
@@ -55,9 +60,15 @@ interface ShapeUse {
   takes: number[];
   hits: number;
   misses: number;
+  /** The highest demand seen, and when: it holds the target up for `demandHoldMs`. */
+  peak: number;
+  peakAt: number;
 }
 
 const DEMAND_WINDOW_MS = 60_000;
+const DEMAND_HOLD_MS = 5 * 60_000;
+
+const newUse = (): ShapeUse => ({ takes: [], hits: 0, misses: 0, peak: 0, peakAt: 0 });
 
 /** A ready member, and the user mapping its disk was made for. */
 type Member = PoolMember & { mapping: string | undefined };
@@ -105,7 +116,7 @@ export class WarmPool implements SandboxPool {
   constructor(private readonly deps: WarmPoolDeps) {
     this.now = deps.now ?? Date.now;
     for (const shape of deps.shapes) {
-      this.uses.set(shapeKey(shape), { takes: [], hits: 0, misses: 0 });
+      this.uses.set(shapeKey(shape), newUse());
     }
   }
 
@@ -238,7 +249,7 @@ export class WarmPool implements SandboxPool {
   private useOf(shape: PoolShape): ShapeUse {
     const key = shapeKey(shape);
     let use = this.uses.get(key);
-    if (use === undefined) this.uses.set(key, (use = { takes: [], hits: 0, misses: 0 }));
+    if (use === undefined) this.uses.set(key, (use = newUse()));
     return use;
   }
 
@@ -260,23 +271,35 @@ export class WarmPool implements SandboxPool {
     return use;
   }
 
-  /** Creates of the shape in the demand window (older ones are forgotten). */
-  private recentDemand(shape: PoolShape): number {
-    const { takes } = this.useOf(shape);
-    const since = this.now() - (this.deps.demandWindowMs ?? DEMAND_WINDOW_MS);
-    while (takes.length > 0 && (takes[0] as number) < since) takes.shift();
-    return takes.length;
+  /**
+   * The demand of the shape: its creates in the demand window, or the highest such count of
+   * the last `demandHoldMs` when more.
+   */
+  private demand(shape: PoolShape): number {
+    const use = this.useOf(shape);
+    const now = this.now();
+    const since = now - (this.deps.demandWindowMs ?? DEMAND_WINDOW_MS);
+    while (use.takes.length > 0 && (use.takes[0] as number) < since) use.takes.shift();
+    const recent = use.takes.length;
+    if (recent >= use.peak || now - use.peakAt > (this.deps.demandHoldMs ?? DEMAND_HOLD_MS)) {
+      use.peak = recent;
+      use.peakAt = now;
+    }
+    return use.peak;
   }
 
   /**
-   * How many members of `shape` the pool keeps now: its size, or the creates of the last
-   * window when more, within the budget left by the other shapes' sizes.
+   * How many members of `shape` the pool keeps now: its size, or its demand when more, within
+   * the budget the other shapes leave (each holding its size, or what it has ready if more).
    */
   private target(shape: PoolShape): number {
     const { shapes, maxMembers = Infinity } = this.deps;
-    const othersBase = shapes.reduce((sum, s) => (s === shape ? sum : sum + s.size), 0);
-    const room = Math.max(shape.size, maxMembers - othersBase);
-    return Math.max(shape.size, Math.min(this.recentDemand(shape), room));
+    const others = shapes.reduce(
+      (sum, s) => (s === shape ? sum : sum + Math.max(s.size, this.readyOf(s).length)),
+      0,
+    );
+    const room = Math.max(shape.size, maxMembers - others);
+    return Math.max(shape.size, Math.min(this.demand(shape), room));
   }
 
   /** Removes the members above each shape's target (demand has fallen since they were made). */
