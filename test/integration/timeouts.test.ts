@@ -12,7 +12,7 @@ let stack: TestStack;
 /** The gateway's timeout for session operations: a cold create on gVisor takes over a second. */
 const OP_TIMEOUT_MS = onGvisor ? 2500 : 800;
 /** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
-const { slowness, runtime } = slowRuntime();
+const { slowness, runtime, poolFull } = slowRuntime();
 
 beforeAll(async () => {
   stack = await startStack({
@@ -52,6 +52,9 @@ it('answers 408 when the node is slower than the session-operation timeout, and 
   expect(left).toHaveLength(0);
 
   slowness.delayMs = 0;
+  // From the pool, as a create on a node that is not overloaded: a cold start may itself take
+  // longer than this test's short timeout on a busy machine (a flaky 408 in a CI run).
+  await poolFull();
   const fine = await call(`${stack.url}/v1/sessions/create`, {
     method: 'POST',
     key: account.key,
