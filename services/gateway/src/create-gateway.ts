@@ -31,6 +31,7 @@ import { SessionService } from './sessions/session-service';
 import { SessionStore } from './sessions/session-store';
 import { SessionSweeper } from './sessions/session-sweeper';
 import { SecretBox } from './secrets/secret-box';
+import { disableRefusedEndpoints } from './webhooks/refused-endpoints';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
 import { WebhookService } from './webhooks/webhook-service';
 import { WebhookStore } from './webhooks/webhook-store';
@@ -156,9 +157,14 @@ interface Webhooks {
   /** Absent when no SECRETS_KEY is configured. */
   dispatcher: WebhookDispatcher | undefined;
   box: SecretBox | undefined;
+  /** Stops the check of the stored endpoints' URLs (`disableRefusedEndpoints`) and waits for it. */
+  stopChecking: () => Promise<void>;
 }
 
-/** Webhooks, with every stored secret sealed under the current key (and the lost ones told). */
+/**
+ * Webhooks, with every stored secret sealed under the current key (and the lost ones told),
+ * and the endpoints whose URLs are refused now disabled, in the background.
+ */
 async function openWebhooks(
   config: GatewayConfig,
   logger: Logger,
@@ -178,6 +184,10 @@ async function openWebhooks(
       logger.error({ webhooks: lost }, 'webhook secrets sealed with a key no longer configured');
     }
   }
+  const checking = new AbortController();
+  const checked = config.webhooks.allowPrivateUrls
+    ? Promise.resolve(0)
+    : disableRefusedEndpoints({ store, logger, signal: checking.signal });
   return {
     store,
     service: new WebhookService(store, box, config.webhooks.allowPrivateUrls),
@@ -186,6 +196,10 @@ async function openWebhooks(
         ? undefined
         : new WebhookDispatcher({ store, box, logger, ...config.webhooks }),
     box,
+    async stopChecking() {
+      checking.abort();
+      await checked;
+    },
   };
 }
 
@@ -323,6 +337,7 @@ export async function startGateway({
       await draining.stop();
       await sweeper.stop();
       await webhooks.dispatcher?.stop();
+      await webhooks.stopChecking();
       closeTerminals();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

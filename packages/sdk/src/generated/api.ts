@@ -4131,8 +4131,10 @@ export interface operations {
                             events: ("execution.completed" | "session.expired" | "session.lost" | "resource_limit.exceeded")[];
                             /** Format: date-time */
                             createdAt: string;
-                            /** @description true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S: register it again */
+                            /** @description true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S, or its URL is refused */
                             disabled: boolean;
+                            /** @description only when disabled: "every delivery failed for too long" (register it again), or "url refused: …" (the address and why; register a public URL) */
+                            disabledReason?: string;
                         }[];
                     };
                 };
@@ -4293,8 +4295,10 @@ export interface operations {
                         events: ("execution.completed" | "session.expired" | "session.lost" | "resource_limit.exceeded")[];
                         /** Format: date-time */
                         createdAt: string;
-                        /** @description true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S: register it again */
+                        /** @description true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S, or its URL is refused */
                         disabled: boolean;
+                        /** @description only when disabled: "every delivery failed for too long" (register it again), or "url refused: …" (the address and why; register a public URL) */
+                        disabledReason?: string;
                         /** @description Standard Webhooks signing secret (whsec_…), shown only here */
                         secret: string;
                     };

@@ -178,7 +178,16 @@ export const webhookSchema = z.strictObject({
   createdAt: isoTimestamp,
   disabled: z
     .boolean()
-    .describe('true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S: register it again'),
+    .describe(
+      'true once it failed every delivery for WEBHOOK_DISABLE_AFTER_S, or its URL is refused',
+    ),
+  disabledReason: z
+    .string()
+    .optional()
+    .describe(
+      'only when disabled: "every delivery failed for too long" (register it again), or ' +
+        '"url refused: …" (the address and why; register a public URL)',
+    ),
 });
 
 export const createdWebhookSchema = webhookSchema.extend({

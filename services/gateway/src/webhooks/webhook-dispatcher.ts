@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import type { Logger } from '@sandbox/logger';
 import type { SecretBox } from '../secrets/secret-box';
 import { Periodic } from '@sandbox/contract';
-import { guardedLookup, isForbiddenAddress } from './destination';
+import { addressRefusal, guardedLookup } from './destination';
 import { signedHeaders } from './signing';
 import type { DueDelivery, WebhookStore } from './webhook-store';
 
@@ -128,8 +128,11 @@ export class WebhookDispatcher {
   private send(delivery: DueDelivery): Promise<number> {
     const url = new URL(delivery.url);
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.options.allowPrivateUrls && isIP(host) !== 0 && isForbiddenAddress(host)) {
-      return Promise.reject(new Error('the webhook URL names a forbidden address'));
+    // A literal address is connected to without a lookup: `guardedLookup` never sees it.
+    const refused =
+      this.options.allowPrivateUrls || isIP(host) === 0 ? undefined : addressRefusal(host);
+    if (refused !== undefined) {
+      return Promise.reject(new Error(`${host} is not a public address (${refused})`));
     }
     const secret = this.options.box.open(delivery.sealedSecret);
     const body = Buffer.from(delivery.payload, 'utf8');
@@ -149,6 +152,8 @@ export class WebhookDispatcher {
     );
     const stop = () => abort.abort(new Error('the dispatcher stopped'));
     this.stopping.signal.addEventListener('abort', stop, { once: true });
+    // http.request follows no redirect: a 3xx is an answer like any other (a failure), so a
+    // receiver cannot send the gateway on to an address refused here.
     return new Promise<number>((resolve, reject) => {
       const req = send(
         url,

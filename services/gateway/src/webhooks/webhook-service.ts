@@ -2,10 +2,15 @@ import { AppError } from '@sandbox/errors';
 import { randomString } from '../auth/api-keys';
 import type { Principal } from '../auth/principal';
 import type { SecretBox } from '../secrets/secret-box';
-import { parseWebhookUrl } from './destination';
+import { checkWebhookUrl } from './destination';
 import { WEBHOOK_ID_PATTERN, type WebhookEvent } from './events';
 import { newWebhookSecret } from './signing';
-import { webhookNotFound, type WebhookEndpoint, type WebhookStore } from './webhook-store';
+import {
+  FAILED_TOO_LONG,
+  webhookNotFound,
+  type WebhookEndpoint,
+  type WebhookStore,
+} from './webhook-store';
 
 export interface WebhookView {
   id: string;
@@ -13,6 +18,8 @@ export interface WebhookView {
   events: WebhookEvent[];
   createdAt: string;
   disabled: boolean;
+  /** Present only when disabled. */
+  disabledReason?: string;
 }
 
 const view = (endpoint: WebhookEndpoint): WebhookView => ({
@@ -21,6 +28,10 @@ const view = (endpoint: WebhookEndpoint): WebhookView => ({
   events: endpoint.events,
   createdAt: endpoint.createdAt.toISOString(),
   disabled: endpoint.disabledAt !== null,
+  // Without a reason, a replica of the release before disabled it, for its failures.
+  ...(endpoint.disabledAt === null
+    ? {}
+    : { disabledReason: endpoint.disabledReason ?? FAILED_TOO_LONG }),
 });
 
 /** Registration of webhook endpoints; the signing secret is shown once, stored sealed. */
@@ -36,7 +47,8 @@ export class WebhookService {
     principal: Principal,
     input: { url: string; events: WebhookEvent[] },
   ): Promise<WebhookView & { secret: string }> {
-    const url = parseWebhookUrl(input.url, this.allowPrivateUrls);
+    // Its literal address, or every address its name resolves to now (delivery checks again).
+    const url = await checkWebhookUrl(input.url, this.allowPrivateUrls);
     if (this.box === undefined) {
       throw new AppError('service_unavailable', 'Webhooks are not configured on this service', {
         retryAfter: 60,

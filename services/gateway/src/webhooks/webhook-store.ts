@@ -14,8 +14,17 @@ export interface WebhookEndpoint {
   url: string;
   events: WebhookEvent[];
   createdAt: Date;
-  /** Set when it failed every delivery for too long: it receives nothing any more. */
+  /** Set when it failed every delivery for too long, or its URL is refused: it receives nothing. */
   disabledAt: Date | null;
+  /** Why it was disabled; null when it is not (or a replica of the release before disabled it). */
+  disabledReason: string | null;
+}
+
+/** Where an endpoint sends, and whose it is. */
+export interface EndpointTarget {
+  id: string;
+  url: string;
+  accountId: string;
 }
 
 export interface DueDelivery {
@@ -40,9 +49,10 @@ interface EndpointRow {
   events: WebhookEvent[];
   created_at: Date;
   disabled_at: Date | null;
+  disabled_reason: string | null;
 }
 
-const ENDPOINT_COLUMNS = 'id, url, events, created_at, disabled_at';
+const ENDPOINT_COLUMNS = 'id, url, events, created_at, disabled_at, disabled_reason';
 
 const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
   id: row.id,
@@ -50,7 +60,20 @@ const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
   events: row.events,
   createdAt: row.created_at,
   disabledAt: row.disabled_at,
+  disabledReason: row.disabled_reason,
 });
+
+/** The reason of an endpoint disabled for failures (migration 0013 gives the older ones it too). */
+export const FAILED_TOO_LONG = 'every delivery failed for too long';
+
+/** Fails the pending deliveries of an endpoint just disabled. */
+async function failPending(tx: Queryable, endpointId: string): Promise<void> {
+  await tx.query(
+    `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled'
+      WHERE endpoint_id = $1 AND status = 'pending'`,
+    [endpointId],
+  );
+}
 
 export function webhookNotFound(webhookId: string): AppError {
   return new AppError('not_found', 'Webhook not found', { details: { webhookId } });
@@ -289,19 +312,41 @@ export class WebhookStore {
             SET failing_since = coalesce(failing_since, now()),
                 disabled_at = CASE
                   WHEN failing_since < now() - make_interval(secs => $2) THEN now()
-                  ELSE disabled_at END
+                  ELSE disabled_at END,
+                disabled_reason = CASE
+                  WHEN failing_since < now() - make_interval(secs => $2) THEN $3
+                  ELSE disabled_reason END
           WHERE id = $1 AND disabled_at IS NULL
           RETURNING disabled_at IS NOT NULL AS disabled`,
-        [delivery.endpointId, disableAfterS],
+        [delivery.endpointId, disableAfterS, FAILED_TOO_LONG],
       );
       const disabled = rows[0]?.disabled === true;
-      if (disabled) {
-        await tx.query(
-          `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint disabled'
-            WHERE endpoint_id = $1 AND status = 'pending'`,
-          [delivery.endpointId],
-        );
-      }
+      if (disabled) await failPending(tx, delivery.endpointId);
+      return disabled;
+    });
+  }
+
+  /** Every endpoint not disabled, of every account (to check them all again at start-up). */
+  async listEnabled(): Promise<EndpointTarget[]> {
+    const { rows } = await this.db.query<{ id: string; url: string; account_id: string }>(
+      'SELECT id, url, account_id FROM webhook_endpoints WHERE disabled_at IS NULL ORDER BY id',
+    );
+    return rows.map((row) => ({ id: row.id, url: row.url, accountId: row.account_id }));
+  }
+
+  /**
+   * Disables an endpoint for `reason` and fails its pending deliveries, as a failing one is.
+   * Returns false when it was already disabled (or is gone).
+   */
+  async disable(endpointId: string, reason: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const { rowCount } = await tx.query(
+        `UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2
+          WHERE id = $1 AND disabled_at IS NULL`,
+        [endpointId, reason],
+      );
+      const disabled = (rowCount ?? 0) > 0;
+      if (disabled) await failPending(tx, endpointId);
       return disabled;
     });
   }
