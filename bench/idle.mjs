@@ -1,32 +1,35 @@
 // What a sandbox costs while it waits: the CPU of the warm pool's members (frozen while they
 // wait) and of an idle active session, read from their cgroups' cpu.stat over a window.
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { docker, sleep } from './lib.mjs';
 
 const WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? 10_000);
 
-/** The container's cgroup directory, from its first process's /proc entry. */
-async function cgroupOf(containerId) {
+/** Reads a container's CPU time in microseconds: cgroup v1's `cpuacct`, or v2's `cpu.stat`. */
+async function cpuReader(containerId) {
   const { State } = await docker.getContainer(containerId).inspect();
-  const line = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8'))
-    .split('\n')
-    .find((l) => l.startsWith('0::'));
-  if (line === undefined) throw new Error(`no cgroup v2 entry for ${containerId}`);
-  return `/sys/fs/cgroup${line.slice(3)}`;
-}
-
-async function cpuUsec(dir) {
-  const stat = await readFile(`${dir}/cpu.stat`, 'utf8');
-  return Number(/^usage_usec (\d+)$/m.exec(stat)?.[1] ?? 0);
+  const lines = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8')).split('\n');
+  const v1 = lines
+    .map((l) => /^\d+:(?:[\w,]*,)?cpuacct(?:,[\w,]*)?:(.*)$/.exec(l)?.[1])
+    .find(Boolean);
+  if (v1 !== undefined) {
+    const dir = (await readdir('/sys/fs/cgroup')).find((d) => d.split(',').includes('cpuacct'));
+    const file = `/sys/fs/cgroup/${dir}${v1}/cpuacct.usage`;
+    return async () => Number(await readFile(file, 'utf8')) / 1000;
+  }
+  const v2 = lines.find((l) => l.startsWith('0::'));
+  if (v2 === undefined) throw new Error(`no cgroup of ${containerId}`);
+  const file = `/sys/fs/cgroup${v2.slice(3)}/cpu.stat`;
+  return async () => Number(/^usage_usec (\d+)$/m.exec(await readFile(file, 'utf8'))?.[1] ?? 0);
 }
 
 /** Per container: the share of one core it used over WINDOW_MS (in %). */
 async function idleShares(containerIds) {
-  const dirs = await Promise.all(containerIds.map(cgroupOf));
-  const before = await Promise.all(dirs.map(cpuUsec));
+  const readers = await Promise.all(containerIds.map(cpuReader));
+  const before = await Promise.all(readers.map((read) => read()));
   const started = process.hrtime.bigint();
   await sleep(WINDOW_MS);
-  const after = await Promise.all(dirs.map(cpuUsec));
+  const after = await Promise.all(readers.map((read) => read()));
   const elapsedUs = Number(process.hrtime.bigint() - started) / 1e3;
   return after.map((usec, i) => ((usec - (before[i] ?? 0)) / elapsedUs) * 100);
 }

@@ -33,13 +33,20 @@ const t = useStackWithAccount('free', {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** CPU time a container's cgroup has used (cgroup v2 `cpu.stat`), in microseconds. */
+/** CPU time a container's cgroup has used, in microseconds (cgroup v1 `cpuacct`, or v2). */
 async function cpuUsageUsec(containerId: string): Promise<number> {
   const { State } = await docker.getContainer(containerId).inspect();
-  const line = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8'))
-    .split('\n')
-    .find((l) => l.startsWith('0::'));
-  const stat = await readFile(`/sys/fs/cgroup${line!.slice(3)}/cpu.stat`, 'utf8');
+  const lines = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8')).split('\n');
+  const v1 = lines
+    .map((l) => /^\d+:(?:[\w,]*,)?cpuacct(?:,[\w,]*)?:(.*)$/.exec(l)?.[1])
+    .find(Boolean);
+  if (v1 !== undefined) {
+    const dir = (await readdir('/sys/fs/cgroup')).find((d) => d.split(',').includes('cpuacct'))!;
+    const ns = await readFile(`/sys/fs/cgroup/${dir}${v1}/cpuacct.usage`, 'utf8');
+    return Number(ns) / 1000;
+  }
+  const v2 = lines.find((l) => l.startsWith('0::'))!.slice(3);
+  const stat = await readFile(`/sys/fs/cgroup${v2}/cpu.stat`, 'utf8');
   return Number(/^usage_usec (\d+)$/m.exec(stat)![1]);
 }
 
