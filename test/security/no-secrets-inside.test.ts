@@ -156,7 +156,7 @@ function scanScript(needles: readonly string[]): string {
     'echo "files $(timeout 60 find -H $places -type f -readable 2>/dev/null | wc -l)"',
     'found=$(timeout 90 grep -rIlsF -D skip -f "$needles" --exclude=".needles-$$" $places 2>/dev/null)',
     '[ $? = 124 ] && echo "timed out: the file search"',
-    'printf "%s\\n" "$found" | sed "/^$/d; s/^/found in file: /"',
+    'printf "%s\\n" "$found" | sort -u | sed "/^$/d; s/^/found in file: /"',
     'rm -f "$needles"',
     'echo "scan: complete"',
   ].join('\n');
