@@ -81,6 +81,28 @@ export default tseslint.config(
     },
   },
   {
+    // The gateway's gRPC edge owns the types it converts into (NodeStatus, TerminalSpec, …):
+    // nodes/, terminals/ and the rest import agents/, never the other way.
+    files: ['services/gateway/src/agents/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@sandbox/agent', '@sandbox/edge-proxy', '@sandbox/runner'],
+              message: 'Services talk over their APIs, not imports.',
+            },
+            {
+              regex: '^\\.\\./',
+              message: 'agents/ imports no other gateway folder: declare the type here instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['services/agent/src/**/*.ts'],
     ignores: ['services/agent/src/grpc/**'],
     rules: {

@@ -14,7 +14,7 @@ import type { ProcessesService } from './processes/processes-service';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestContext } from './http/request-context';
 import type { IdempotencyOptions } from './idempotency/idempotent';
-import { rateLimit } from './limits/rate-limit-middleware';
+import { rateLimit } from './http/rate-limit-middleware';
 import type { RateLimiter } from './limits/rate-limiter';
 import { adminRouter } from './routes/admin/accounts';
 import { executeRoute } from './routes/execute/execute';

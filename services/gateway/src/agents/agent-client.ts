@@ -23,8 +23,6 @@ import {
   type Sandbox__Output,
 } from '@sandbox/proto';
 import type { EgressPolicy, FileListing } from '@sandbox/contract';
-import type { NodeStatus } from '../nodes/placement';
-import type { TerminalSpec } from '../terminals/terminal-store';
 import {
   toExecEvent,
   toFileListing,
@@ -33,10 +31,12 @@ import {
   toProcessRecord,
   toSandboxInfo,
   type ExecEvent,
+  type NodeStatus,
   type OutputEvent,
   type OutputPosition,
   type ProcessRecord,
   type SandboxInfo,
+  type TerminalSpec,
 } from './agent-messages';
 
 export interface AgentClientOptions {

@@ -18,12 +18,22 @@ import type {
   RunResult__Output,
   Sandbox__Output,
 } from '@sandbox/proto';
-import type { NodeStatus } from '../nodes/placement';
 
 /*
- * The gateway's view of the agent's answers. Generated gRPC types stop in agents/: the client
- * converts each message into one of these, so that a change of the wire format is met here.
+ * The gateway's view of the agent's messages. Generated gRPC types stop in agents/: the client
+ * converts each message to or from one of these, so that a change of the wire format is met
+ * here. The rest of the gateway imports these types from here (nodes/, terminals/, …).
  */
+
+/** What a terminal runs, where, and on a screen of what size. */
+export interface TerminalSpec {
+  argv: string[];
+  env: Record<string, string>;
+  /** Absolute, under /workspace. */
+  workingDir: string;
+  cols: number;
+  rows: number;
+}
 
 /** A run as the session's process list knows it. */
 export interface ProcessRef {
@@ -176,6 +186,31 @@ export function toFileListing(listing: ListFilesResponse__Output): FileListing {
     total: listing.total,
     truncated: listing.truncated,
   };
+}
+
+/** A warm-pool shape a node reports: how many it keeps ready of sandboxes of this size. */
+export interface PoolStock {
+  size: number;
+  ready: number;
+  memoryMb: number;
+  cpu: number;
+  diskMb: number;
+}
+
+/** What a node said at its last heartbeat (agent NodeInfo). */
+export interface NodeStatus {
+  version: string;
+  previewAddress: string;
+  sandboxes: number;
+  maxSandboxes: number;
+  memoryTotalBytes: number;
+  memoryAvailableBytes: number;
+  memoryReserveBytes: number;
+  cpus: number;
+  loadAverage: number;
+  pool: PoolStock[];
+  /** Where its deep-sleeping sessions' workspaces go (see `isSharedStore`). */
+  blobStore: string;
 }
 
 /** A heartbeat's answer, as placement reads it (64-bit sizes as numbers). */

@@ -3,7 +3,11 @@ import type { z } from 'zod';
 import { principalOf } from '../auth/authenticate';
 import { validate } from '../http/validate';
 import { idempotent, type IdempotencyOptions } from '../idempotency/idempotent';
-import type { IdempotentHandler, OperationHandler, OperationInput } from './operation-handler';
+import type {
+  IdempotentHandler,
+  OperationHandler,
+  OperationInput,
+} from '../routes/operation-handler';
 import type { ApiOperation, OperationName, operations } from './operations';
 
 type Parsed<Op, Part extends 'body' | 'query'> = Op extends {

@@ -1,12 +1,19 @@
 import type { NextFunction, Request, Response } from 'express';
 import { bearerToken } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
-import type { AccountStore } from '../accounts/account-store';
 import { looksLikeApiKey } from './api-keys';
 import type { Principal, Scope } from './principal';
 
+/** What `authenticate` asks of the account store. */
+export interface PrincipalLookup {
+  /** The principal of an unrevoked key; undefined for any other value. */
+  findPrincipal(key: string): Promise<Principal | undefined>;
+  /** Records the key's use. */
+  touchKey(keyId: string): Promise<void>;
+}
+
 /** Resolves `Authorization: Bearer <API_KEY>` to a principal; 401 otherwise. */
-export function authenticate(accounts: AccountStore) {
+export function authenticate(accounts: PrincipalLookup) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const key = bearerToken(req.header('authorization'));
     if (key === undefined) {

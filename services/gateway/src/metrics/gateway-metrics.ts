@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { NodeHealth } from '../agents/agent-pool';
+import type { NodeStatus } from '../agents/agent-messages';
+import type { NodeHealth } from '../nodes/agent-pool';
 import type { NodeState } from '../nodes/node-store';
-import type { NodeStatus } from '../nodes/placement';
 
 /** What the gauges read at each scrape. */
 export interface GatewayGaugeSources {

@@ -1,6 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Database } from '../db/database';
-import type { NodeStatus } from './placement';
+import type { NodeStatus } from '../agents/agent-messages';
 
 export type NodeState = 'active' | 'cordoned' | 'draining';
 export type NodeSource = 'config' | 'operator' | 'agent';

@@ -1,5 +1,4 @@
-import type { AgentPool } from '../agents/agent-pool';
-import type { SessionStore } from '../sessions/session-store';
+import type { AgentPool } from './agent-pool';
 import type { NodeRecord, NodeStore } from './node-store';
 import { isSharedStore } from './placement';
 
@@ -33,8 +32,8 @@ export class NodeViews {
   constructor(
     readonly store: NodeStore,
     readonly agents: AgentPool,
-    /** Ends the sessions of a node lost for good. */
-    readonly sessions: Pick<SessionStore, 'forgetLostNode'>,
+    /** Ends the sessions of a node lost for good (the session store); their ids. */
+    readonly sessions: { forgetLostNode(nodeId: string): Promise<string[]> },
   ) {}
 
   view(record: NodeRecord): NodeView {

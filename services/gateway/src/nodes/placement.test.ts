@@ -1,11 +1,5 @@
-import {
-  canTake,
-  isSharedStore,
-  loadScore,
-  pickNode,
-  type Candidate,
-  type NodeStatus,
-} from './placement';
+import type { NodeStatus } from '../agents/agent-messages';
+import { canTake, isSharedStore, loadScore, pickNode, type Candidate } from './placement';
 
 const GB = 1024 ** 3;
 const shape = { memoryMb: 1024, cpu: 0.25, diskMb: 1024 };

@@ -1,27 +1,4 @@
-/** A warm-pool shape a node reports: how many it keeps ready of sandboxes of this size. */
-export interface PoolStock {
-  size: number;
-  ready: number;
-  memoryMb: number;
-  cpu: number;
-  diskMb: number;
-}
-
-/** What a node said at its last heartbeat (agent NodeInfo). */
-export interface NodeStatus {
-  version: string;
-  previewAddress: string;
-  sandboxes: number;
-  maxSandboxes: number;
-  memoryTotalBytes: number;
-  memoryAvailableBytes: number;
-  memoryReserveBytes: number;
-  cpus: number;
-  loadAverage: number;
-  pool: PoolStock[];
-  /** Where its deep-sleeping sessions' workspaces go (see `isSharedStore`). */
-  blobStore: string;
-}
+import type { NodeStatus, PoolStock } from '../agents/agent-messages';
 
 /** The size of sandbox a session asks for. */
 export interface Shape {

@@ -1,6 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { AgentClient } from '../agents/agent-client';
-import type { AgentPool } from '../agents/agent-pool';
+import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
 import { SessionAccess } from './session-access';
 import type { SessionLifecycle } from './session-lifecycle';

@@ -1,5 +1,5 @@
 import type { AgentClient } from '../agents/agent-client';
-import type { AgentPool } from '../agents/agent-pool';
+import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
 import type { SessionActivity } from './session-activity';
 import type { SessionLifecycle } from './session-lifecycle';

@@ -1,5 +1,5 @@
 import { createLogger } from '@sandbox/logger';
-import type { AgentPool } from '../agents/agent-pool';
+import type { AgentPool } from '../nodes/agent-pool';
 import { SessionLifecycle, unusedForMs } from './session-lifecycle';
 import type { SessionStore } from './session-store';
 

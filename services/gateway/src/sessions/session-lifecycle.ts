@@ -1,6 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { AgentPool } from '../agents/agent-pool';
+import type { AgentPool } from '../nodes/agent-pool';
 import type { SessionRecord, SessionStore } from './session-store';
 
 /** Sees how long each wake took (the metrics). */

@@ -1,5 +1,5 @@
 import type { Logger } from '@sandbox/logger';
-import type { AgentPool } from '../agents/agent-pool';
+import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
 import { hashPreviewToken, newPreviewToken } from './preview-token';
 import { newSessionId, previewUrl } from './session-id';

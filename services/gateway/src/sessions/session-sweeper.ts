@@ -1,6 +1,5 @@
 import type { Logger } from '@sandbox/logger';
 import type { IdempotencyStore } from '../idempotency/idempotency-store';
-import type { TerminalStore } from '../terminals/terminal-store';
 import type { SessionLifecycle } from './session-lifecycle';
 import type { SessionService } from './session-service';
 import type { SessionStore } from './session-store';
@@ -9,7 +8,8 @@ export interface SessionSweeperDeps {
   store: SessionStore;
   sessions: SessionService;
   idempotency: IdempotencyStore;
-  terminals: Pick<TerminalStore, 'purgeExpired'>;
+  /** Forgets terminals made more than a day ago (the terminal store); how many. */
+  terminals: { purgeExpired(): Promise<number> };
   lifecycle: SessionLifecycle;
   logger: Logger;
   /** The longest between two sweeps (retries of failed removals and transitions). */

@@ -1,15 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { TerminalSpec } from '../agents/agent-messages';
 import type { Database } from '../db/database';
-
-/** What a terminal runs, where, and on a screen of what size. */
-export interface TerminalSpec {
-  argv: string[];
-  env: Record<string, string>;
-  /** Absolute, under /workspace. */
-  workingDir: string;
-  cols: number;
-  rows: number;
-}
 
 export interface TerminalRecord {
   id: string;

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import { AppError } from '@sandbox/errors';
 import type { ProcessRef } from '../../agents/agent-messages';
-import type { OperationHandler, OperationInput } from '../../api/operation-handler';
+import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import type { executeBody } from '../../execute/execute-request';
 import {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OperationHandler, OperationInput } from '../../api/operation-handler';
+import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { MAX_LIST_ENTRIES, type FilesService } from '../../files/files-service';
 import { queryInt } from '../../http/validate';

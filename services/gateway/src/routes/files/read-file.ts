@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import type { OperationHandler, OperationInput } from '../../api/operation-handler';
+import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { contentTypeFor } from '../../files/content-type';
 import type { FilesService } from '../../files/files-service';

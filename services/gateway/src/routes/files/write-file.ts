@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OperationHandler, OperationInput } from '../../api/operation-handler';
+import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { fileInput } from '../../files/file-content';
 import type { FilesService } from '../../files/files-service';

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { AppError } from '@sandbox/errors';
-import type { OperationHandler, OperationInput } from '../../api/operation-handler';
+import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { pathParam } from '../../http/validate';
 import { sendReplay, type ReplayFrom } from '../../processes/output-replay';

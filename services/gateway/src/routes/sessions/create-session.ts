@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OperationInput, IdempotentHandler } from '../../api/operation-handler';
+import type { OperationInput, IdempotentHandler } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import type { Principal } from '../../auth/principal';
 import { ABSOLUTE_MAX_TTL_S, resolveTtl, resourceLimitsInput } from '../../sessions/session-limits';

@@ -1,4 +1,4 @@
-import type { OperationHandler, OperationInput } from '../../api/operation-handler';
+import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { pathParam } from '../../http/validate';
 import type { SessionService } from '../../sessions/session-service';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OperationHandler, OperationInput } from '../../api/operation-handler';
+import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { pathParam } from '../../http/validate';
 import type { TerminalService } from '../../terminals/terminal-service';

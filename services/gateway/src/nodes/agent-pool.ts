@@ -1,9 +1,10 @@
 import type { AgentNode } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { NodeState, NodeStore } from '../nodes/node-store';
-import { isSharedStore, pickNode, type NodeStatus, type Shape } from '../nodes/placement';
-import { AgentClient } from './agent-client';
+import { AgentClient } from '../agents/agent-client';
+import type { NodeStatus } from '../agents/agent-messages';
+import type { NodeState, NodeStore } from './node-store';
+import { isSharedStore, pickNode, type Shape } from './placement';
 
 export interface FleetSettings {
   token: string | undefined;

@@ -1,8 +1,9 @@
 import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { createLogger } from '@sandbox/logger';
+// eslint-disable-next-line no-restricted-imports -- the fake agent below answers over the wire
 import { loadAgentProto } from '@sandbox/proto';
-import type { NodeState, NodeStore } from '../nodes/node-store';
+import type { NodeState, NodeStore } from './node-store';
 import { AgentPool, BUSY_GRACE, nodeHealth } from './agent-pool';
 
 type Entry = { id: string; address: string; state: NodeState };

@@ -1,6 +1,6 @@
 import type { Logger } from '@sandbox/logger';
-import type { AgentPool } from '../agents/agent-pool';
-import type { SessionStore } from '../sessions/session-store';
+import type { AgentPool } from '../nodes/agent-pool';
+import type { SessionStore } from './session-store';
 
 /** How long one replica may spend moving a session off a draining node before another retries. */
 const EVACUATION_LEASE_S = 600;

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '@sandbox/errors';
 import { principalOf } from '../auth/authenticate';
-import type { RateLimiter } from './rate-limiter';
+import type { RateLimiter } from '../limits/rate-limiter';
 
 const WINDOW_MS = 60_000;
 
