@@ -76,10 +76,6 @@ async function closedLoop(name, burstName, count, concurrency, fn, note) {
   ];
 }
 
-const create = (stack, ids) => async () => {
-  ids.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
-};
-
 /** A create that may be refused (503 with Retry-After): refusals are counted, not errors. */
 const admitted = (stack, ids, refused) => async () => {
   const response = await fetch(`${stack.url}/v1/sessions/create`, {
@@ -150,14 +146,16 @@ async function main() {
   const coldIds = [];
   try {
     const count = Math.min(SESSIONS, 24);
+    const refused = [];
     rows.push(
       await concurrently(
         `session create, ${CREATE_CONCURRENCY} at a time (no pool)`,
         count,
         CREATE_CONCURRENCY,
-        create(cold, coldIds),
+        admitted(cold, coldIds, refused),
       ),
     );
+    rows.at(-1).note = `${coldIds.length} made, ${refused.length} answered 503`;
   } finally {
     for (const id of coldIds) await cold.deleteSession(id);
     await cold.stop();
