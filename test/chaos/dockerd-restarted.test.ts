@@ -117,8 +117,9 @@ it('brings sessions back after the Docker engine restarts', async () => {
       all: true,
       filters: nodeLabelFilter(t.stack.nodeId),
     });
-    const stopped = containers.filter((c) => c.State !== 'running');
     const pool = containers.filter((c) => c.Names.some((n) => !n.startsWith('/sbx-ses_')));
+    // Sessions run; pool members wait frozen (ADR 36). Anything else was left stopped.
+    const stopped = containers.filter((c) => c.State !== (pool.includes(c) ? 'paused' : 'running'));
     if (stopped.length === 0 && pool.length === 2) break;
     if (Date.now() > deadline) {
       throw new Error(
