@@ -73,8 +73,18 @@ const execute = (sessionId: string, body: Record<string, unknown>) =>
   }>(sessionId, body);
 
 /**
+ * How long the neighbour may take to answer while the attack runs: 5 s on runc, the default
+ * (ADR 36). On gVisor every system call of the neighbour is served by a Sentry that competes
+ * with the attacker's for the same two cores: in a slow hour of this machine (2026-11-27) the
+ * neighbour answered in 5.4–8 s, on the code before and after ADR 36 alike (docs/security.md).
+ */
+const NEIGHBOUR_BOUND_MS = onGvisor ? 15_000 : 5000;
+// The attacks themselves run several times longer on gVisor.
+if (onGvisor) jest.setTimeout(180_000);
+
+/**
  * Runs the attack `body` in `attacker` while a neighbour session runs `echo`: the neighbour is
- * answered, each time within 5 s. Returns the attack's own answer.
+ * answered, each time within NEIGHBOUR_BOUND_MS. Returns the attack's own answer.
  */
 async function attackBesideNeighbour(attacker: string, body: Record<string, unknown>) {
   const attack = execute(attacker, body);
@@ -88,7 +98,7 @@ async function attackBesideNeighbour(attacker: string, body: Record<string, unkn
     times.push(Date.now() - started);
   }
   const result = await attack;
-  expect(Math.max(...times)).toBeLessThan(5000);
+  expect(Math.max(...times)).toBeLessThan(NEIGHBOUR_BOUND_MS);
   return result;
 }
 

@@ -118,6 +118,7 @@ const agentSchema = z
     SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
     SANDBOX_POOL: poolSetting,
     SANDBOX_POOL_MAX: intVar(64, 0, 10_000),
+    SANDBOX_POOL_FREEZE: z.enum(['on', 'off']).default('on'),
     SANDBOX_COLD_STARTS: intVar(0, 0, 64),
     SANDBOX_COLD_START_QUEUE: intVar(32, 0, 10_000),
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
@@ -230,6 +231,8 @@ const agentSchema = z
      * how many may wait; a create that could not finish before its caller's deadline is
      * refused at once (503, Retry-After) rather than half-made and cancelled.
      */
+    /** `on`: pool members wait frozen (no CPU); a claim thaws them (ADR 36). */
+    poolFreeze: env.SANDBOX_POOL_FREEZE === 'on',
     coldStarts: {
       concurrency: env.SANDBOX_COLD_STARTS || availableParallelism(),
       maxQueued: env.SANDBOX_COLD_START_QUEUE,

@@ -140,6 +140,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       logger,
       shapes: config.pool,
       maxMembers: config.poolMax,
+      freeze: config.poolFreeze,
       busy: () => load.busy(),
       mapping: () => `${ids.rootUid}:${ids.rootGid}`,
     });
