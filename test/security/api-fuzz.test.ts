@@ -1,11 +1,15 @@
 import fc from 'fast-check';
 import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import { startStack, type TestStack } from '../support/stack';
+import { onGvisor, startStack, type TestStack } from '../support/stack';
 
 /**
  * Property: whatever JSON a client sends to any endpoint, the answer is a success or a 4xx in
  * the spec's error shape, within seconds: never a 500, never a hang.
  */
+
+// A fuzzed create that is valid makes a sandbox: on gVisor each takes seconds (a cold start,
+// past the test pool's two members), and the 40 of a property outlasted a minute.
+if (onGvisor) jest.setTimeout(240_000);
 
 let stack: TestStack;
 let account: TestAccount;
