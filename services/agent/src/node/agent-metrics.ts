@@ -1,14 +1,14 @@
 import type * as grpc from '@grpc/grpc-js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ColdStartStats } from '../runtime/lifecycle/cold-starts';
-import type { PoolStatus } from '../runtime/sandbox-runtime';
+import type { PoolRefill, PoolStatus } from '../runtime/sandbox-runtime';
 import { readNodeLoad } from './node-load';
 
 /** What the gauges read at each scrape. */
 export interface AgentGaugeSources {
   sandboxes(): Promise<number>;
   pool(): PoolStatus[];
-  poolRefill(): { lastMs: number; totalMs: number; made: number } | undefined;
+  poolRefill(): PoolRefill | undefined;
   coldStarts(): ColdStartStats | undefined;
   maxSandboxes: number;
 }

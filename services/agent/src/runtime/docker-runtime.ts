@@ -34,6 +34,7 @@ import type {
   ExecSpec,
   FileContent,
   ListPage,
+  PoolRefill,
   PoolStatus,
   ProcessSummary,
   SandboxInfo,
@@ -142,7 +143,7 @@ export class DockerRuntime implements SandboxRuntime {
     return this.parts.pool?.status() ?? [];
   }
 
-  poolRefill(): { lastMs: number; totalMs: number; made: number } {
+  poolRefill(): PoolRefill {
     return this.parts.pool?.refillTimes() ?? { lastMs: 0, totalMs: 0, made: 0 };
   }
 

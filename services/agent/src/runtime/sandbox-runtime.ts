@@ -15,6 +15,13 @@ export interface PoolStatus extends PoolShapeSetting {
   misses: number;
 }
 
+/** How long making warm pool members took: the last one, and all of them together. */
+export interface PoolRefill {
+  lastMs: number;
+  totalMs: number;
+  made: number;
+}
+
 export interface SandboxLimits {
   memoryMb: number;
   cpu: number;
@@ -205,7 +212,7 @@ export interface SandboxRuntime {
   /** The warm pool's shapes and how many of each are ready. */
   poolStatus?(): PoolStatus[];
   /** How long making pool members took: the last one, and all of them (`/metrics`). */
-  poolRefill?(): { lastMs: number; totalMs: number; made: number };
+  poolRefill?(): PoolRefill;
   /** The admission of cold creates: under way, waiting, refused (`/metrics`). */
   coldStartStats?(): ColdStartStats | undefined;
   /** Releases what the runtime keeps for later (the warm pool's members). */

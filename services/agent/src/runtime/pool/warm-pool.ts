@@ -12,7 +12,7 @@ import {
 } from '../docker/docker-names';
 import type { PoolMember, Runners, SandboxPool } from '../lifecycle/lifecycle-deps';
 import type { PoolShapeSetting } from '@sandbox/config';
-import type { PoolStatus, SandboxLimits } from '../sandbox-runtime';
+import type { PoolRefill, PoolStatus, SandboxLimits } from '../sandbox-runtime';
 import type { AdoptableWorkspaces } from '../storage/workspaces';
 
 /** One kind of sandbox the pool keeps ready, and how many of it (`SANDBOX_POOL`). */
@@ -110,7 +110,7 @@ export class WarmPool implements SandboxPool {
   private exactShapes = false;
   private readonly uses = new Map<string, ShapeUse>();
   /** How long the last member took to make (ms), and all of them together. */
-  private refill = { lastMs: 0, totalMs: 0, made: 0 };
+  private refill: PoolRefill = { lastMs: 0, totalMs: 0, made: 0 };
   private readonly now: () => number;
 
   constructor(private readonly deps: WarmPoolDeps) {
@@ -153,7 +153,7 @@ export class WarmPool implements SandboxPool {
   }
 
   /** How long making members took: the last one, and all of them (`/metrics`). */
-  refillTimes(): { lastMs: number; totalMs: number; made: number } {
+  refillTimes(): PoolRefill {
     return { ...this.refill };
   }
 
