@@ -176,12 +176,24 @@ describe('domain rules', () => {
     expect(await get(id, 'http://allowed.test/', A)).toBe(`reached ${A}`);
     expect(await get(id, 'https://api.allowed.test/', A)).toBe(`reached ${A}`);
     expect(await get(id, 'https://denied.test/', B)).toMatch(/^(refused|.*403.*|)$/);
-    // The sandbox's DNS works, for its own container and for names outside, which Docker's
-    // resolver asks the host's resolvers from the sandbox's namespace (as network.test's
-    // registry check does): an app resolves a name before it connects.
+    // The sandbox's DNS works for its own container, and for the names it allows, which the
+    // node's DNS filter asks of the node's resolver: an app resolves a name before it
+    // connects. Any other name is NXDOMAIN, and never asked outside (issue 40).
     expect((await execute(id, DNS(id))).stdout).toBe('dns\n');
-    const outside = await execute(id, 'getent hosts registry.npmjs.org >/dev/null && echo dns');
-    expect(outside.stdout).toBe('dns\n');
+    const leak = `leak-${id.slice(-8)}.example.org`;
+    const names = await execute(
+      id,
+      `for name in api.allowed.test denied.test ${leak}; do getent hosts $name || echo "$name none"; done`,
+    );
+    expect(names.stdout.split('\n').map((line) => line.trim().split(/\s+/).join(' '))).toEqual([
+      `${A} api.allowed.test`,
+      'denied.test none',
+      `${leak} none`,
+      '',
+    ]);
+    expect(resolver.queries).toContain('api.allowed.test');
+    expect(resolver.queries).not.toContain('denied.test');
+    expect(resolver.queries).not.toContain(leak);
   });
 
   it('cannot be bypassed by resolving otherwise, by address, or by another port', async () => {
@@ -198,6 +210,17 @@ describe('domain rules', () => {
 
   it('refuses the names a deny list gives under allow, and what has no name', async () => {
     const id = await create({ deny: ['denied.test'] });
+    // Its DNS answers every name but the denied ones, which it never asks outside.
+    const names = await execute(
+      id,
+      'getent hosts allowed.test; getent hosts denied.test || echo none',
+    );
+    expect(names.stdout.split('\n').map((line) => line.trim().split(/\s+/).join(' '))).toEqual([
+      `${A} allowed.test`,
+      'none',
+      '',
+    ]);
+    expect(resolver.queries).not.toContain('denied.test');
     expect(await get(id, 'https://allowed.test/', A)).toBe(`reached ${A}`);
     expect(await get(id, 'https://denied.test/', B)).toBe('refused');
     // denied.test under another name's SNI still reaches what that name resolves to, not B.

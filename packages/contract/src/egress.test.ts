@@ -7,6 +7,7 @@ import {
   parseDomain,
   parseEgressPolicy,
   formatCidr,
+  nameDecision,
   type EgressPolicy,
 } from './egress';
 
@@ -94,5 +95,21 @@ describe('egress rules', () => {
     expect(egressDecision(open, ip('203.0.113.1'), 'anything.org')).toBe(false);
     const cidrsOnly: EgressPolicy = { default: 'deny', allow: ['203.0.113.0/24'], deny: [] };
     expect(egressDecision(cidrsOnly, ip('203.0.113.1'), undefined)).toBe(true);
+  });
+
+  it('decides names by the domain rules alone: deny beats allow beats the default', () => {
+    const allowList: EgressPolicy = {
+      default: 'deny',
+      allow: ['203.0.113.0/24', '*.example.com', 'api.other.org'],
+      deny: ['bad.example.com'],
+    };
+    expect(nameDecision(allowList, 'cdn.example.com')).toBe(true);
+    expect(nameDecision(allowList, 'API.Other.org.')).toBe(true);
+    expect(nameDecision(allowList, 'bad.example.com')).toBe(false);
+    expect(nameDecision(allowList, 'example.com')).toBe(false); // *.x is x's subdomains
+    expect(nameDecision(allowList, 'c2VjcmV0.attacker.example')).toBe(false);
+    const denyList: EgressPolicy = { default: 'allow', allow: [], deny: ['*.attacker.example'] };
+    expect(nameDecision(denyList, 'c2VjcmV0.attacker.example')).toBe(false);
+    expect(nameDecision(denyList, 'registry.npmjs.org')).toBe(true);
   });
 });

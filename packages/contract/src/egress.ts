@@ -192,3 +192,14 @@ export function egressDecision(
   if (name !== undefined && allow.domains.some((d) => domainMatches(d, name))) return true;
   return policy.default === 'allow';
 }
+
+/**
+ * Whether a session under `policy` may resolve `name` (its DNS goes through the node's filter
+ * when its policy has domain rules): a denied domain never, an allowed one always, any other
+ * as the default says. Address rules do not decide names.
+ */
+export function nameDecision(policy: EgressPolicy, name: string): boolean {
+  if (rulesOf(policy.deny).domains.some((d) => domainMatches(d, name))) return false;
+  if (rulesOf(policy.allow).domains.some((d) => domainMatches(d, name))) return true;
+  return policy.default === 'allow';
+}

@@ -21,6 +21,7 @@ import { prepareHost } from './docker/host-setup';
 import { DockerRuntime } from './docker-runtime';
 import { SessionLocks } from './locks/session-locks';
 import { closedByNode } from './network/closed-by-node';
+import { DnsFilter, parseUpstreams } from './network/dns-filter';
 import { EgressProxy, nodeResolver } from './network/egress-proxy';
 import { SessionEgress } from './network/session-egress';
 import { ContainerInstaller } from './packages/installer-container';
@@ -130,6 +131,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
   const load = new RequestLoad();
   const egress = new SessionEgress(logger, config.nodeId, config.egressFirewall);
   let egressProxy: EgressProxy | undefined;
+  let dnsFilter: DnsFilter | undefined;
   let pool: WarmPool | undefined;
   if (config.pool.length > 0 && workspaces instanceof LoopWorkspaces) {
     pool = new WarmPool({
@@ -184,9 +186,19 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
         closedByNode: closedByNode(config.egressAllow),
         logger,
       });
-      egress.useProxy({ gateway, ports: await egressProxy.listen(gateway), dnsServers });
+      // The names a policy allows are resolved where the proxy resolves them.
+      dnsFilter = new DnsFilter({
+        policyFor: (ip) => egress.policyAt(ip),
+        upstreams: parseUpstreams(config.egressDns.length > 0 ? config.egressDns : dnsServers),
+        logger,
+      });
+      const ports = await egressProxy.listen(gateway);
+      egress.useProxy({ gateway, ports, dns: await dnsFilter.listen(gateway) });
     },
-    stopEgressProxy: () => egressProxy?.close(),
+    stopEgressProxy: () => {
+      egressProxy?.close();
+      dnsFilter?.close();
+    },
     hostCpus: availableParallelism(),
     installer: new PackageInstaller({
       cacheDir: config.packageCacheDir,

@@ -64,7 +64,10 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   logs: ProcessLogs;
   /** Makes sure the image, the network and its firewall are there. */
   prepareHost(): Promise<HostNetwork>;
-  /** Starts the egress proxy of domain rules on the host's side of the sandbox network. */
+  /**
+   * Starts the egress proxy and DNS filter of domain rules on the host's side of the sandbox
+   * network (`dnsServers`: the host's resolvers, where allowed names are asked by default).
+   */
   startEgressProxy?(gateway: string, dnsServers: readonly string[]): Promise<void>;
   stopEgressProxy?(): void;
   config: LifecycleDeps['config'] & Pick<AgentConfig, 'diskQuota' | 'maxRunsPerSession'>;

@@ -279,10 +279,34 @@ export class AgentPool {
     const member = this.members.get(nodeId);
     if (member === undefined) return;
     if (this.health(member) !== 'down' && member.client.connectionSettled()) return;
+    await this.probe(member);
+  }
+
+  /** Asks a node once, now; requests meanwhile share the probe. */
+  private probe(member: Member): Promise<void> {
     member.probing ??= this.beat(member, true).finally(() => {
       member.probing = undefined;
     });
-    await member.probing;
+    return member.probing;
+  }
+
+  /**
+   * `place`, and when no node is up to take the sandbox, each active node not up is asked once
+   * more first (at most PROBE_MS, probes shared): a node back since its last heartbeat takes
+   * this create at once, as it serves its sessions' requests (`recheck`), rather than after
+   * the next heartbeat.
+   */
+  async placeNow(shape: Shape, store?: string): Promise<AgentClient> {
+    try {
+      return this.place(shape, store);
+    } catch (err) {
+      const notUp = [...this.members.values()].filter(
+        (member) => member.state === 'active' && this.health(member) !== 'up',
+      );
+      if (notUp.length === 0) throw err;
+      await Promise.all(notUp.map((member) => this.probe(member)));
+      return this.place(shape, store);
+    }
   }
 
   /** The client of the node that holds a session; 503 while the node is down or unknown. */
@@ -304,7 +328,7 @@ export class AgentPool {
    * A node for a new sandbox of `shape`: the least loaded active, healthy node that can take
    * it (and, for a wake, that names the store holding the workspace); 503 when none can.
    */
-  place(shape: Shape, store?: string): AgentClient {
+  private place(shape: Shape, store?: string): AgentClient {
     const now = Date.now();
     const candidates = [...this.members.values()]
       .filter(
@@ -339,16 +363,19 @@ export class AgentPool {
    * naming that store. Otherwise 503 (it is on its way off a draining node, or its node is
    * down and only that node has its workspace).
    */
-  wakeTarget(
+  async wakeTarget(
     session: { nodeId: string; savedIn: string | null; sleepConfirmed: boolean },
     shape: Shape,
-  ): WakeTarget {
+  ): Promise<WakeTarget> {
     const member = this.members.get(session.nodeId);
     if (member !== undefined && member.state !== 'draining' && this.health(member) !== 'down') {
       return { agent: member.client };
     }
     if (session.sleepConfirmed && isSharedStore(session.savedIn)) {
-      return { agent: this.place(shape, session.savedIn ?? undefined), movedFrom: session.nodeId };
+      return {
+        agent: await this.placeNow(shape, session.savedIn ?? undefined),
+        movedFrom: session.nodeId,
+      };
     }
     if (member?.state === 'draining' && this.health(member) !== 'down') {
       throw unavailable('The session is moving to another node; try again in a moment', 2);

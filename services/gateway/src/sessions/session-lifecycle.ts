@@ -81,7 +81,7 @@ export class SessionLifecycle {
       this.woken(session);
       this.wakes?.observeWake('idle', (Date.now() - started) / 1000, false);
     } else if (session.state === 'deep-sleep') {
-      const { agent, movedFrom } = this.agents.wakeTarget(session, {
+      const { agent, movedFrom } = await this.agents.wakeTarget(session, {
         memoryMb: session.resourceLimits.memory,
         cpu: session.resourceLimits.cpu,
         diskMb: session.resourceLimits.disk,

@@ -87,7 +87,7 @@ export class SessionService {
     const egress = resolveEgress(input.egress, principal.limits.egressDefault);
 
     const previewToken = input.preview?.private ? newPreviewToken() : undefined;
-    const agent = this.deps.agents.place({
+    const agent = await this.deps.agents.placeNow({
       memoryMb: resourceLimits.memory,
       cpu: resourceLimits.cpu,
       diskMb: resourceLimits.disk,

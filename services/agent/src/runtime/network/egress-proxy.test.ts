@@ -52,10 +52,10 @@ describe('the nat rules of a proxied session', () => {
   const proxy = {
     gateway: '172.18.0.1',
     ports: { http: 41001, tls: 41002 },
-    dnsServers: ['10.0.0.53'],
+    dns: { udp: 41003, tcp: 41004 },
   };
 
-  it('keep the destinations its CIDRs name, and take the rest of its web traffic', () => {
+  it('take its DNS first, keep the destinations its CIDRs name, take the rest of its web traffic', () => {
     const policy: EgressPolicy = {
       default: 'deny',
       allow: ['203.0.113.0/24', 'example.com'],
@@ -63,6 +63,9 @@ describe('the nat rules of a proxied session', () => {
     };
     expect(needsProxy(policy)).toBe(true);
     expect(natRules('SBXc', policy, proxy)).toEqual([
+      // To any address, an allowed CIDR's included: only the node's filter answers its names.
+      '-A SBXc -p udp --dport 53 -j DNAT --to-destination 172.18.0.1:41003',
+      '-A SBXc -p tcp --dport 53 -j DNAT --to-destination 172.18.0.1:41004',
       '-A SBXc -d 203.0.113.0/24 -j RETURN',
       '-A SBXc -d 198.51.100.7/32 -j RETURN',
       '-A SBXc -p tcp --dport 80 -j DNAT --to-destination 172.18.0.1:41001',
@@ -88,12 +91,13 @@ describe('the nat rules of a proxied session', () => {
     const nat = input.slice(input.indexOf('*nat'));
     expect(nat).toContain('-s 172.18.0.5/32');
     expect(nat).not.toContain('-s 172.18.0.6/32');
-    expect(input).toContain('-d 172.18.0.1/32 -p tcp -m multiport --dports 41001,41002 -j ACCEPT');
-    // Names resolve for the session that may reach some (Docker's DNS asks the host's
-    // resolvers through its chain), and only at port 53 of those; not for deny-all.
+    expect(input).toContain(
+      '-d 172.18.0.1/32 -p tcp -m multiport --dports 41001,41002,41004 -j ACCEPT',
+    );
+    expect(input).toContain('-d 172.18.0.1/32 -p udp --dport 41003 -j ACCEPT');
+    // No resolver is open in the filter table: a session's DNS is the filter's (nat), or none.
     const filter = input.slice(0, input.indexOf('*nat'));
-    expect(filter).toContain('-d 10.0.0.53/32 -p udp --dport 53 -j RETURN');
-    expect(filter.match(/--dport 53/g)).toHaveLength(2);
+    expect(filter).not.toContain('--dport 53');
   });
 });
 
@@ -113,6 +117,8 @@ describe('EgressProxy', () => {
   let upstream: Server;
   let upstreamPort = 0;
   const heard: string[] = [];
+  /** The names the proxy asked its resolver. */
+  const resolved: string[] = [];
   const policies = new Map<string, EgressPolicy>();
   let proxy: EgressProxy | undefined;
   let ports = { http: 0, tls: 0 };
@@ -129,10 +135,12 @@ describe('EgressProxy', () => {
     upstreamPort = (upstream.address() as AddressInfo).port;
     proxy = new EgressProxy({
       policyFor: (ip) => policies.get(ip),
-      resolve: (name) =>
-        Promise.resolve(
+      resolve: (name) => {
+        resolved.push(name);
+        return Promise.resolve(
           name === 'gone.example' ? [] : name === 'private.example' ? ['10.0.0.1'] : ['127.0.0.1'],
-        ),
+        );
+      },
       closedByNode: (ip) => ip !== '127.0.0.1',
       logger: createLogger({ name: 'test', level: 'silent' }),
       upstreamPorts: { http: upstreamPort, tls: upstreamPort },
@@ -156,8 +164,14 @@ describe('EgressProxy', () => {
   }
 
   it("forwards a name the source's policy allows, to what the node resolves, and refuses the rest", async () => {
-    policies.set('127.0.0.1', { default: 'deny', allow: ['allowed.example'], deny: [] });
+    policies.set('127.0.0.1', {
+      default: 'deny',
+      allow: ['allowed.example', 'private.example', 'gone.example'],
+      deny: [],
+    });
     expect(await through('denied.example')).toContain('403 Forbidden');
+    // A name the policy does not allow is never looked up: the lookup would carry it out.
+    expect(resolved).toEqual([]);
     expect(await through('private.example')).toContain('403 Forbidden');
     expect(await through('gone.example')).toContain('403 Forbidden');
     expect(await through('127.0.0.1')).toContain('403 Forbidden');

@@ -7,7 +7,7 @@ import {
   type Server,
   type Socket,
 } from 'node:net';
-import { egressDecision, ipv4, type EgressPolicy } from '@sandbox/contract';
+import { egressDecision, ipv4, nameDecision, type EgressPolicy } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import { httpHost, MAX_FIRST_BYTES, tlsServerName, type FirstBytes } from './sni';
 
@@ -126,6 +126,9 @@ export class EgressProxy {
     };
     // A name that is an address is no name: the rules on addresses were the firewall's.
     if (name === undefined || isIPv4(name) || !name.includes('.')) return refuse('no name');
+    // Before any lookup: a name the policy does not allow is never asked of a resolver, where
+    // it would carry data out (issue 40), as the node's DNS filter keeps it home.
+    if (!nameDecision(policy, name)) return refuse('name not allowed');
     let addresses: string[];
     try {
       addresses = await withTimeout(this.deps.resolve(name), RESOLVE_MS);

@@ -166,9 +166,14 @@ describe('SessionEgress', () => {
     await expect(egress.apply('ses_a', { ip: '172.18.0.5', pid: 1 }, domains)).rejects.toThrow(
       /egress proxy/,
     );
-    egress.useProxy({ gateway: '172.18.0.1', ports: { http: 41001, tls: 41002 }, dnsServers: [] });
+    egress.useProxy({
+      gateway: '172.18.0.1',
+      ports: { http: 41001, tls: 41002 },
+      dns: { udp: 41003, tcp: 41004 },
+    });
     await egress.apply('ses_a', { ip: '172.18.0.5', pid: 1 }, domains);
     expect(ipt.restores.at(-1)).toContain('--to-destination 172.18.0.1:41002');
+    expect(ipt.restores.at(-1)).toContain('--to-destination 172.18.0.1:41003');
     expect(egress.policyAt('172.18.0.5')).toEqual(domains);
     const calls = ipt.calls.map((c) => c.args.join(' '));
     expect(calls).toContain(`-t nat -A SANDBOX-SESSIONS -j ${chains.node}`);

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { formatCidr, isAllowAll, rulesOf, samePolicy, type EgressPolicy } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import { PROXY_CHAIN, SESSIONS_CHAIN } from '../docker/egress-firewall';
+import type { DnsFilterPorts } from './dns-filter';
 import type { ProxyPorts } from './egress-proxy';
 
 const exec = promisify(execFile);
@@ -44,15 +45,12 @@ export function nodeChains(nodeId: string): {
   };
 }
 
-/** Where the node's egress proxy listens: the sandbox network's gateway, two ports. */
+/** Where the node's egress proxy and DNS filter listen: the sandbox network's gateway. */
 export interface ProxyTarget {
   gateway: string;
   ports: ProxyPorts;
-  /**
-   * The host's resolvers, which Docker's DNS forwards a sandbox's queries to from the
-   * sandbox's own namespace: open to a sandbox whose policy allows some name.
-   */
-  dnsServers: readonly string[];
+  /** The DNS filter's ports (network/dns-filter.ts). */
+  dns: DnsFilterPorts;
 }
 
 /**
@@ -67,12 +65,17 @@ export function needsProxy(policy: EgressPolicy): boolean {
 }
 
 /**
- * The nat lines of a proxied session's chain: destinations its CIDR rules name keep their way
- * (the forward chain decides them), the rest of its web traffic goes to the proxy.
+ * The nat lines of a proxied session's chain: its DNS, to any address on port 53 over UDP or
+ * TCP, goes to the node's DNS filter (which answers only the names its policy allows: no data
+ * out by DNS, issue 40), before anything else, an allowed CIDR included; destinations its CIDR
+ * rules name keep their way (the forward chain decides them); the rest of its web traffic goes
+ * to the proxy.
  */
 export function natRules(chain: string, policy: EgressPolicy, proxy: ProxyTarget): string[] {
   const named = [...rulesOf(policy.allow).cidrs, ...rulesOf(policy.deny).cidrs];
   return [
+    `-A ${chain} -p udp --dport 53 -j DNAT --to-destination ${proxy.gateway}:${proxy.dns.udp}`,
+    `-A ${chain} -p tcp --dport 53 -j DNAT --to-destination ${proxy.gateway}:${proxy.dns.tcp}`,
     ...named.map((c) => `-A ${chain} -d ${formatCidr(c)} -j RETURN`),
     `-A ${chain} -p tcp --dport 80 -j DNAT --to-destination ${proxy.gateway}:${proxy.ports.http}`,
     `-A ${chain} -p tcp --dport 443 -j DNAT --to-destination ${proxy.gateway}:${proxy.ports.tls}`,
@@ -82,27 +85,13 @@ export function natRules(chain: string, policy: EgressPolicy, proxy: ProxyTarget
 /**
  * The lines of a session's chain: its denied CIDRs refused, its allowed ones let on (to the
  * node's rules), then its default. Domain rules are not here: a policy with domains has its
- * web traffic taken to the node's egress proxy before it gets here.
+ * web traffic and its DNS taken to the node's egress proxy and DNS filter before it gets here.
  */
-export function sessionRules(
-  chain: string,
-  policy: EgressPolicy,
-  dnsServers: readonly string[] = [],
-): string[] {
+export function sessionRules(chain: string, policy: EgressPolicy): string[] {
   const deny = rulesOf(policy.deny).cidrs.map((c) => `-A ${chain} -d ${formatCidr(c)} ${REJECT}`);
   const allow = rulesOf(policy.allow).cidrs.map((c) => `-A ${chain} -d ${formatCidr(c)} -j RETURN`);
-  // Names must resolve where some are allowed: Docker's DNS asks the host's resolvers from
-  // the sandbox's namespace, through this chain. Port 53 of those resolvers only.
-  const dns =
-    policy.default === 'deny' && allowsDns(policy)
-      ? dnsServers.flatMap((server) =>
-          ['udp', 'tcp'].map(
-            (proto) => `-A ${chain} -d ${server}/32 -p ${proto} --dport 53 -j RETURN`,
-          ),
-        )
-      : [];
   const last = policy.default === 'allow' ? `-A ${chain} -j RETURN` : `-A ${chain} ${REJECT}`;
-  return [...deny, ...allow, ...dns, last];
+  return [...deny, ...allow, last];
 }
 
 /** Whether a sandbox under `policy` may use Docker's DNS: when it may reach some name at all. */
@@ -129,7 +118,7 @@ export function restoreInput(
     if (isAllowAll(policy)) continue;
     const chain = chains.session(sessionId);
     filter.push(`:${chain} - [0:0]`);
-    filterRules.push(...sessionRules(chain, policy, proxy?.dnsServers));
+    filterRules.push(...sessionRules(chain, policy));
     filterRules.push(`-A ${chains.node} -s ${ip}/32 -j ${chain}`);
     if (proxy !== undefined && needsProxy(policy)) {
       nat.push(`:${chain} - [0:0]`);
@@ -140,7 +129,8 @@ export function restoreInput(
   if (proxy === undefined) return [...filter, ...filterRules, 'COMMIT', ''].join('\n');
   filter.push(`:${chains.proxy} - [0:0]`);
   filterRules.push(
-    `-A ${chains.proxy} -d ${proxy.gateway}/32 -p tcp -m multiport --dports ${proxy.ports.http},${proxy.ports.tls} -j ACCEPT`,
+    `-A ${chains.proxy} -d ${proxy.gateway}/32 -p tcp -m multiport --dports ${proxy.ports.http},${proxy.ports.tls},${proxy.dns.tcp} -j ACCEPT`,
+    `-A ${chains.proxy} -d ${proxy.gateway}/32 -p udp --dport ${proxy.dns.udp} -j ACCEPT`,
   );
   return [...filter, ...filterRules, 'COMMIT', ...nat, ...natLines, 'COMMIT', ''].join('\n');
 }
