@@ -182,19 +182,23 @@ async function removeCpuGroups(root: string): Promise<void> {
 /** Removes every container, volume, disk and CPU group a test agent made. */
 export async function removeNodeSandboxes(nodeId: string): Promise<void> {
   const filters = nodeLabelFilter(nodeId);
-  for (const info of await docker.listContainers({ all: true, filters })) {
-    // A frozen gVisor sandbox cannot be killed: Docker would give up on it after 10 s.
-    if (info.State === 'paused') {
+  // All at once: the engine removes them in parallel, and every test file ends here.
+  const containers = await docker.listContainers({ all: true, filters });
+  await Promise.all(
+    containers.map(async (info) => {
+      // A frozen gVisor sandbox cannot be killed: Docker would give up on it after 10 s.
+      if (info.State === 'paused') {
+        await docker
+          .getContainer(info.Id)
+          .unpause()
+          .catch(() => undefined);
+      }
       await docker
         .getContainer(info.Id)
-        .unpause()
+        .remove({ force: true, v: true })
         .catch(() => undefined);
-    }
-    await docker
-      .getContainer(info.Id)
-      .remove({ force: true, v: true })
-      .catch(() => undefined);
-  }
+    }),
+  );
   const { Volumes } = await docker.listVolumes({ filters });
   for (const volume of Volumes ?? []) {
     await docker

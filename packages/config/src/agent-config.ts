@@ -121,6 +121,8 @@ const agentSchema = z
     SANDBOX_POOL_FREEZE: z.enum(['on', 'off']).default('on'),
     SANDBOX_COLD_STARTS: intVar(0, 0, 64),
     SANDBOX_COLD_START_QUEUE: intVar(32, 0, 10_000),
+    SANDBOX_RUN_STARTS: intVar(0, 0, 10_000),
+    SANDBOX_RUN_START_QUEUE: intVar(512, 0, 100_000),
     PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
     BLOB_STORE: z.enum(['local', 's3']).default('local'),
     SANDBOX_DEEP_SLEEP: z.enum(['archive', 'disk']).default('archive'),
@@ -236,6 +238,16 @@ const agentSchema = z
     coldStarts: {
       concurrency: env.SANDBOX_COLD_STARTS || availableParallelism(),
       maxQueued: env.SANDBOX_COLD_START_QUEUE,
+    },
+    /**
+     * Runs being started (files written, packages installed, process spawned): how many at
+     * once (0: eight per CPU of the host) and how many may wait; a run that could not start
+     * before its timeout is refused at once (503, Retry-After), before anything is written.
+     */
+    runStarts: {
+      concurrency: env.SANDBOX_RUN_STARTS || 8 * availableParallelism(),
+      maxQueued: env.SANDBOX_RUN_START_QUEUE,
+      initialMs: 100,
     },
     /** How often the agent brings its sandboxes back to the state they should be in. */
     reconcileIntervalS: env.AGENT_RECONCILE_INTERVAL_S,

@@ -43,6 +43,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     pool: () => runtime.poolStatus?.() ?? [],
     poolRefill: () => runtime.poolRefill?.(),
     coldStarts: () => runtime.coldStartStats?.(),
+    runStarts: () => runtime.runStartStats?.(),
     maxSandboxes: config.maxSandboxes,
   });
   addAgentService(

@@ -1,6 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ColdStartStats } from '../runtime/lifecycle/cold-starts';
+import type { AdmissionStats } from '../runtime/admission';
 import type { PoolRefill, PoolStatus } from '../runtime/sandbox-runtime';
 import { readNodeLoad } from './node-load';
 
@@ -9,7 +9,8 @@ export interface AgentGaugeSources {
   sandboxes(): Promise<number>;
   pool(): PoolStatus[];
   poolRefill(): PoolRefill | undefined;
-  coldStarts(): ColdStartStats | undefined;
+  coldStarts(): AdmissionStats | undefined;
+  runStarts(): AdmissionStats | undefined;
   maxSandboxes: number;
 }
 
@@ -155,28 +156,38 @@ export class AgentMetrics {
     });
   }
 
-  /** Creates the pool could not serve: under way, waiting, refused (503). */
+  /** Creates the pool could not serve, and runs being started: under way, waiting, refused (503). */
   private admissionMetrics(sources: AgentGaugeSources, registers: Registry[]): void {
-    new Gauge({
-      name: 'agent_cold_starts',
-      help: 'Creates the pool could not serve, by state (running, queued)',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const stats = sources.coldStarts();
-        this.set({ state: 'running' }, stats?.running ?? 0);
-        this.set({ state: 'queued' }, stats?.queued ?? 0);
+    const admissions = [
+      {
+        name: 'agent_cold_starts',
+        what: 'Creates the pool could not serve',
+        of: () => sources.coldStarts(),
       },
-    });
-    new Counter({
-      name: 'agent_cold_starts_refused_total',
-      help: 'Creates refused at once (503 with Retry-After): they could not start in time',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(sources.coldStarts()?.refused ?? 0);
-      },
-    });
+      { name: 'agent_run_starts', what: 'Runs being started', of: () => sources.runStarts() },
+    ];
+    for (const { name, what, of } of admissions) {
+      new Gauge({
+        name,
+        help: `${what}, by state (running, queued)`,
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const stats = of();
+          this.set({ state: 'running' }, stats?.running ?? 0);
+          this.set({ state: 'queued' }, stats?.queued ?? 0);
+        },
+      });
+      new Counter({
+        name: `${name}_refused_total`,
+        help: `${what}: refused at once (503 with Retry-After), they could not start in time`,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(of()?.refused ?? 0);
+        },
+      });
+    }
   }
 
   /** Times one call of `method`; the returned function ends it with its status code. */

@@ -26,7 +26,7 @@ import { EgressProxy, nodeResolver } from './network/egress-proxy';
 import { SessionEgress } from './network/session-egress';
 import { ContainerInstaller } from './packages/installer-container';
 import { PackageInstaller } from './packages/package-installer';
-import { ColdStarts } from './lifecycle/cold-starts';
+import { Admission, RUN_START_WORDS } from './admission';
 import { WarmPool } from './pool/warm-pool';
 import { RequestLoad } from './request-load';
 import { RunnerPool } from './runner/runner-pool';
@@ -153,7 +153,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     config,
     logger,
     containers,
-    coldStarts: new ColdStarts(config.coldStarts),
+    coldStarts: new Admission(config.coldStarts),
+    runStarts: new Admission(config.runStarts, RUN_START_WORDS),
     prepareHost: async () => {
       ids.learn((await docker.info()) as EngineIdentity);
       if (ids.remapped) {

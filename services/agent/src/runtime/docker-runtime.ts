@@ -7,7 +7,7 @@ import type { CpuSplitContainers } from './docker/cpu-split-containers';
 import { sandboxLabelKeys } from './docker/docker-names';
 import type { HostNetwork } from './docker/host-setup';
 import { killAllInContainer } from './docker/kill-all';
-import type { ColdStartStats } from './lifecycle/cold-starts';
+import type { AdmissionStats } from './admission';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
 import { enforceEgress } from './lifecycle/egress';
@@ -164,8 +164,13 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   /** The admission of cold creates, as `/metrics` shows it. */
-  coldStartStats(): ColdStartStats | undefined {
+  coldStartStats(): AdmissionStats | undefined {
     return this.parts.coldStarts?.stats();
+  }
+
+  /** The admission of run starts, as `/metrics` shows it. */
+  runStartStats(): AdmissionStats | undefined {
+    return this.parts.runStarts?.stats();
   }
 
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
@@ -351,7 +356,12 @@ export class DockerRuntime implements SandboxRuntime {
     const info = await requireRunning(this.parts, spec.sessionId);
     const runner = runners.get(spec.sessionId, info.id);
     const deps = { runner, installer, workspaces, logger, logs, diskQuota: config.diskQuota };
-    return meteredExec({ ...deps, ledger: this.ledger }, info, spec, sink);
+    return meteredExec(
+      { ...deps, ledger: this.ledger, starts: this.parts.runStarts },
+      info,
+      spec,
+      sink,
+    );
   }
 
   async terminal(spec: TerminalSpec, sink: ByteSink, signal: AbortSignal): Promise<TerminalHandle> {

@@ -1,4 +1,4 @@
-import type { ColdStartStats } from './lifecycle/cold-starts';
+import type { AdmissionStats } from './admission';
 import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
 import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-log';
@@ -214,7 +214,9 @@ export interface SandboxRuntime {
   /** How long making pool members took: the last one, and all of them (`/metrics`). */
   poolRefill?(): PoolRefill;
   /** The admission of cold creates: under way, waiting, refused (`/metrics`). */
-  coldStartStats?(): ColdStartStats | undefined;
+  coldStartStats?(): AdmissionStats | undefined;
+  /** The admission of run starts: under way, waiting, refused (`/metrics`). */
+  runStartStats?(): AdmissionStats | undefined;
   /** Releases what the runtime keeps for later (the warm pool's members). */
   stop?(): Promise<void>;
 }

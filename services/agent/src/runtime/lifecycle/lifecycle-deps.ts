@@ -6,7 +6,7 @@ import type { ContainerConfig } from '../docker/container-spec';
 import type { SessionLocks } from '../locks/session-locks';
 import type { SandboxLimits, SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
-import type { ColdStarts } from './cold-starts';
+import type { Admission } from '../admission';
 import type { WorkspaceStore } from '../storage/workspaces';
 
 /** Saved workspaces of deep-sleeping sessions (`BlobStore`). */
@@ -115,7 +115,9 @@ export interface LifecycleDeps {
   /** Absent when the node keeps no warm pool. */
   pool?: SandboxPool | undefined;
   /** Admission of the creates the pool cannot serve; absent: every one starts at once. */
-  coldStarts?: ColdStarts | undefined;
+  coldStarts?: Admission | undefined;
+  /** Admission of run starts; absent: every run starts at once. */
+  runStarts?: Admission | undefined;
   locks: SessionLocks;
   egress: EgressRules;
   logger: Logger;

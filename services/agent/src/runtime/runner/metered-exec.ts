@@ -5,6 +5,7 @@ import type { ContainerState } from '../docker/container-client';
 import type { ByteSink, ExecSpec } from '../sandbox-runtime';
 import type { WorkspaceStore } from '../storage/workspaces';
 import { isFull, limitsExceeded, type LimitLedger } from './limit-watch';
+import type { Admission } from '../admission';
 import type { ProcessLogs } from '../processes/process-logs';
 import type { PackageInstaller } from '../packages/package-installer';
 import type { RunnerClient } from './runner-client';
@@ -19,6 +20,8 @@ export interface MeteredExecDeps {
   /** Only a loop disk can be full on its own. */
   diskQuota: AgentConfig['diskQuota'];
   ledger: LimitLedger;
+  /** The node's admission of run starts. */
+  starts?: Admission | undefined;
 }
 
 /**
@@ -35,7 +38,13 @@ export async function meteredExec(
   const { runner, installer, workspaces, logger, logs } = deps;
   const before = deps.ledger.baseline(container);
   const outcome = await exec(
-    { runner, installer, logs, logger: logger.child({ sessionId: spec.sessionId }) },
+    {
+      runner,
+      installer,
+      logs,
+      logger: logger.child({ sessionId: spec.sessionId }),
+      starts: deps.starts,
+    },
     spec,
     sink,
   );

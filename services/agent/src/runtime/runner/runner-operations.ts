@@ -7,6 +7,7 @@ import {
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
+import type { Admission } from '../admission';
 import { InstallFailed, type PackageInstaller } from '../packages/package-installer';
 import type { RunnerEvent } from '@sandbox/runner';
 import type { ProcessLog } from '../processes/process-log';
@@ -44,6 +45,8 @@ export interface ExecDeps {
   logger: Logger;
   /** Where each run's output is kept. */
   logs: ProcessLogs;
+  /** The node's admission of run starts (issue 39); none: every run starts at once. */
+  starts?: Admission | undefined;
 }
 
 /** Writes the request's files (all or none); the paths written. */
@@ -106,8 +109,25 @@ async function installMissing(
  * output to `sink` and its log. Installing counts toward the run's timeout.
  */
 export async function exec(deps: ExecDeps, spec: ExecSpec, sink: ByteSink): Promise<RunResult> {
-  const { runner, logger } = deps;
   const started = Date.now();
+  // Before anything is written: a run refused on a saturated node (503) leaves nothing. Its
+  // turn ends when its process has started (or it ended before).
+  const admitted = (await deps.starts?.enter(started + spec.timeoutMs)) ?? (() => undefined);
+  try {
+    return await execAdmitted(deps, spec, sink, started, admitted);
+  } finally {
+    admitted();
+  }
+}
+
+async function execAdmitted(
+  deps: ExecDeps,
+  spec: ExecSpec,
+  sink: ByteSink,
+  started: number,
+  onProcessStarted: () => void,
+): Promise<RunResult> {
+  const { runner, logger } = deps;
   const written = await writeRequestFiles(runner, spec.files);
   if (spec.code !== undefined) {
     const failed = await installMissing(deps, { ...spec, code: spec.code }, sink, {
@@ -123,7 +143,7 @@ export async function exec(deps: ExecDeps, spec: ExecSpec, sink: ByteSink): Prom
     logger.error('the runner missed a run timeout; restarting it');
     runner.close();
   }, runDeadlines(remainingMs).agentGuardMs);
-  const log = new RunLog(deps.logs, spec);
+  const log = new RunLog(deps.logs, spec, onProcessStarted);
   try {
     const result = await runToResult(runner, spec, remainingMs, sink, log);
     const outcome: RunResult = {
@@ -152,10 +172,12 @@ class RunLog {
   constructor(
     private readonly logs: ProcessLogs,
     private readonly spec: ExecSpec,
+    private readonly onBegin: () => void = () => undefined,
   ) {}
 
   begin(pid: number): ProcessLog {
     const { spec } = this;
+    this.onBegin();
     this.current = this.logs.start({
       sessionId: spec.sessionId,
       pid,

@@ -1,5 +1,5 @@
 import { AppError } from '@sandbox/errors';
-import { ColdStarts } from './cold-starts';
+import { Admission } from './admission';
 
 /** Work that ends when the test says so. */
 function heldWork() {
@@ -14,10 +14,10 @@ function heldWork() {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('ColdStarts', () => {
+describe('Admission', () => {
   it('runs `concurrency` at once and the rest in turn', async () => {
     const held = heldWork();
-    const starts = new ColdStarts({ concurrency: 2, maxQueued: 10 });
+    const starts = new Admission({ concurrency: 2, maxQueued: 10 });
     const runs = [1, 2, 3, 4].map(() => starts.run(held.work));
     await tick();
     expect(held.started()).toBe(2);
@@ -39,7 +39,7 @@ describe('ColdStarts', () => {
   it('refuses at once, with Retry-After, a start that could not finish before its deadline', async () => {
     let now = 0;
     const held = heldWork();
-    const starts = new ColdStarts({
+    const starts = new Admission({
       concurrency: 1,
       maxQueued: 10,
       initialMs: 2000,
@@ -60,7 +60,7 @@ describe('ColdStarts', () => {
   it('refuses a waiter whose turn comes too late, before its work starts', async () => {
     let now = 0;
     const held = heldWork();
-    const starts = new ColdStarts({
+    const starts = new Admission({
       concurrency: 1,
       maxQueued: 10,
       initialMs: 1000,
@@ -79,7 +79,7 @@ describe('ColdStarts', () => {
   it('starts at once when a slot is free, however slow starts have been', async () => {
     let now = 0;
     const held = heldWork();
-    const starts = new ColdStarts({
+    const starts = new Admission({
       concurrency: 1,
       maxQueued: 0,
       initialMs: 60_000,
@@ -95,7 +95,7 @@ describe('ColdStarts', () => {
 
   it('refuses past its bounded queue', async () => {
     const held = heldWork();
-    const starts = new ColdStarts({ concurrency: 1, maxQueued: 1 });
+    const starts = new Admission({ concurrency: 1, maxQueued: 1 });
     const running = starts.run(held.work);
     const queued = starts.run(held.work);
     await expect(starts.run(held.work)).rejects.toMatchObject({ code: 'service_unavailable' });
@@ -108,7 +108,7 @@ describe('ColdStarts', () => {
 
   it('learns how long a start takes', async () => {
     let now = 0;
-    const starts = new ColdStarts({
+    const starts = new Admission({
       concurrency: 1,
       maxQueued: 1,
       initialMs: 2000,
@@ -119,5 +119,20 @@ describe('ColdStarts', () => {
       return Promise.resolve();
     });
     expect(starts.stats().typicalMs).toBe(1550);
+  });
+
+  it('holds a turn from `enter` until its end is called, once however many times', async () => {
+    const starts = new Admission({ concurrency: 1, maxQueued: 1 });
+    const first = await starts.enter();
+    let second: (() => void) | undefined;
+    const waiting = starts.enter().then((done) => (second = done));
+    await tick();
+    expect(starts.stats()).toMatchObject({ running: 1, queued: 1 });
+    first();
+    first(); // a second call frees nothing more
+    await waiting;
+    expect(starts.stats()).toMatchObject({ running: 1, queued: 0 });
+    second?.();
+    expect(starts.stats()).toMatchObject({ running: 0, queued: 0 });
   });
 });

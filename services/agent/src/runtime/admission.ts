@@ -1,20 +1,30 @@
 import { AppError } from '@sandbox/errors';
 
-export interface ColdStartsOptions {
-  /** Cold starts under way at once; the others wait their turn. */
+export interface AdmissionOptions {
+  /** Starts under way at once; the others wait their turn. */
   concurrency: number;
-  /** Cold starts waiting at most; one more is refused at once. */
+  /** Starts waiting at most; one more is refused at once. */
   maxQueued: number;
-  /** What a cold start is taken to last before one has been timed. */
+  /** What a start is taken to last before one has been timed. */
   initialMs?: number;
   now?: () => number;
 }
 
-/** What the admission of cold starts shows (`/metrics`). */
-export interface ColdStartStats {
+/** What the node says when it refuses a start (a sandbox's, a run's). */
+export interface AdmissionWords {
+  /** The queue is full. */
+  busy: string;
+  /** The start could not finish before its deadline, were it to wait. */
+  late: string;
+  /** Its turn came too late. */
+  missed: string;
+}
+
+/** What an admission shows (`/metrics`). */
+export interface AdmissionStats {
   running: number;
   queued: number;
-  /** How long a cold start takes now (a moving average of the last ones). */
+  /** How long a start takes now (a moving average of the last ones). */
   typicalMs: number;
   refused: number;
 }
@@ -30,26 +40,42 @@ const MARGIN_MS = 300;
 /** Weight of the newest duration in the moving average. */
 const NEWEST = 0.3;
 
+export const COLD_START_WORDS: AdmissionWords = {
+  busy: 'Too many sandboxes are being started on this node',
+  late: 'This node cannot start a sandbox before the request times out',
+  missed: 'This node could not start the sandbox in time',
+};
+
+export const RUN_START_WORDS: AdmissionWords = {
+  busy: 'Too many runs are being started on this node',
+  late: 'This node cannot start the run before its timeout',
+  missed: 'This node could not start the run in time',
+};
+
 /**
- * Admission of the creates the warm pool cannot serve (issue 39): a few start at once, the
- * others wait in a bounded queue, and one that would wait and could not finish before its
- * caller's deadline (judged from how long cold starts take now) is refused at once with 503
- * and Retry-After, before anything is made. A start whose turn comes too late is refused then, still before
- * anything is made. So a create is never half-built and then cancelled.
+ * Admission of the starts a saturated node would otherwise pile up (issue 39): the creates
+ * the warm pool cannot serve, and the starts of runs. A few start at once, the others wait in
+ * a bounded queue, and one that would wait and could not finish before its deadline (judged
+ * from how long starts take now) is refused at once with 503 and Retry-After, before anything
+ * is made. A start whose turn comes too late is refused then, still before anything is made.
+ * So nothing is half-built and then cancelled.
  */
-export class ColdStarts {
+export class Admission {
   private running = 0;
   private readonly waiting: Waiter[] = [];
   private typicalMs: number;
   private refused = 0;
   private readonly now: () => number;
 
-  constructor(private readonly options: ColdStartsOptions) {
+  constructor(
+    private readonly options: AdmissionOptions,
+    private readonly words: AdmissionWords = COLD_START_WORDS,
+  ) {
     this.typicalMs = options.initialMs ?? 2000;
     this.now = options.now ?? Date.now;
   }
 
-  stats(): ColdStartStats {
+  stats(): AdmissionStats {
     return {
       running: this.running,
       queued: this.waiting.length,
@@ -58,7 +84,7 @@ export class ColdStarts {
     };
   }
 
-  /** How long a cold start asked for now would take to finish, its wait included. */
+  /** How long a start asked for now would take to finish, its wait included. */
   expectedMs(): number {
     const ahead = this.running + this.waiting.length;
     const rounds = Math.floor(ahead / this.options.concurrency) + 1;
@@ -67,28 +93,38 @@ export class ColdStarts {
 
   /** Runs `work` in its turn; refuses it (503) when it cannot finish by `deadlineAt`. */
   async run<T>(work: () => Promise<T>, deadlineAt?: number): Promise<T> {
+    const done = await this.enter(deadlineAt);
+    try {
+      return await work();
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * Waits for a turn (refused as `run` is); the start has ended, and its slot is free, at the
+   * first call of what it resolves to.
+   */
+  async enter(deadlineAt?: number): Promise<() => void> {
     if (this.running < this.options.concurrency) {
       // A free slot starts at once, whatever the estimate: the estimate is only ever judged
       // against others ahead, and a start that runs teaches it how long starts take now.
       this.running += 1;
     } else {
-      if (this.waiting.length >= this.options.maxQueued) {
-        throw this.refusal('Too many sandboxes are being started on this node');
-      }
-      if (this.late(deadlineAt, this.expectedMs())) {
-        throw this.refusal('This node cannot start a sandbox before the request times out');
-      }
+      if (this.waiting.length >= this.options.maxQueued) throw this.refusal(this.words.busy);
+      if (this.late(deadlineAt, this.expectedMs())) throw this.refusal(this.words.late);
       // A turn comes with its slot counted (by `next`), so no newcomer takes it meanwhile.
       await this.turn(deadlineAt);
     }
     const startedAt = this.now();
-    try {
-      return await work();
-    } finally {
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
       this.typicalMs += NEWEST * (this.now() - startedAt - this.typicalMs);
       this.running -= 1;
       this.next();
-    }
+    };
   }
 
   private late(deadlineAt: number | undefined, ms: number): boolean {
@@ -107,7 +143,7 @@ export class ColdStarts {
       const waiter = this.waiting.shift();
       if (waiter === undefined) return;
       if (this.late(waiter.deadlineAt, this.typicalMs)) {
-        waiter.refuse(this.refusal('This node could not start the sandbox in time'));
+        waiter.refuse(this.refusal(this.words.missed));
         continue;
       }
       this.running += 1;
