@@ -29,6 +29,7 @@ import {
   writeJson,
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
+import { forkBombRows } from './forkbomb.mjs';
 import { idleRows } from './idle.mjs';
 import { keptDiskWakeRows, wakeRows } from './wake.mjs';
 
@@ -58,6 +59,7 @@ const GROUPS = [
   'preview',
   'wake',
   'deadlines',
+  'forkbomb',
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').map((group) => group.trim());
 for (const group of ONLY ?? []) {
@@ -345,6 +347,7 @@ async function main() {
       }
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));
+    if (runs('forkbomb')) results.push(...(await forkBombRows(stack)));
 
     console.log(`\nMachine: ${machine()}`);
     printTable('One request at a time', results);

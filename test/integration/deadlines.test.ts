@@ -10,10 +10,13 @@ import { useStack } from '../support/use-stack';
 const IDLE_MS = 2000;
 const DEEP_SLEEP_MS = 4000;
 /**
- * How late a transition may be seen: the issue's 1 s, plus this test's polling; on gVisor,
- * plus its slower freeze (and the runner's process count before it, ADR 31).
+ * How late a transition may be seen: the deadline timer's lateness, plus this test's polling,
+ * plus the transition's own work (a freeze; the workspace saved before `deep-sleep` shows),
+ * which a loaded machine stretched past 1.5 s (2026-11-27); on gVisor, plus its slower freeze
+ * (ADR 31). Far less than the periodic sweep's hour: only the deadline timers meet it. How late
+ * the timers are is the benchmark's row (`BENCH_ONLY=deadlines`), not this test's.
  */
-const LATE_MS = onGvisor ? 2500 : 1500;
+const LATE_MS = onGvisor ? 4000 : 3000;
 
 const t = useStack({
   replicas: 2,

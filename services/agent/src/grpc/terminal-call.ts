@@ -29,8 +29,18 @@ export function openTerminal(
       if (!call.cancelled) call.emit('error', fail(context, 'OpenTerminal', err));
     };
     const drainWaiters: (() => void)[] = [];
+    // The program's first output can come before its start is told: it is held until then,
+    // so that `started` (with the pid) is always the first message.
+    let beforeStart: Buffer[] | undefined = [];
     const sink: ByteSink = {
-      write: (_stream, data) => (call.cancelled ? true : call.write({ data })),
+      write: (_stream, data) => {
+        if (call.cancelled) return true;
+        if (beforeStart !== undefined) {
+          beforeStart.push(data);
+          return true;
+        }
+        return call.write({ data });
+      },
       onDrain: (resume) => {
         drainWaiters.push(resume);
         if (drainWaiters.length === 1) {
@@ -43,7 +53,13 @@ export function openTerminal(
     call.on('data', (message: TerminalInput__Output) => {
       if (terminal === undefined) {
         terminal = start(context, runtime, call, message, sink, abort.signal);
-        terminal.catch(failed);
+        terminal.then((handle) => {
+          if (call.cancelled) return;
+          call.write({ started: { pid: handle.pid } });
+          for (const data of beforeStart ?? []) call.write({ data });
+          beforeStart = undefined;
+          watchExit(context, call, handle);
+        }, failed);
         return;
       }
       // One input at a time: the next message waits until the terminal took this one.
@@ -91,7 +107,11 @@ async function start(
     sink,
     signal,
   );
-  call.write({ started: { pid: handle.pid } });
+  return handle;
+}
+
+/** Tells the client the program's exit, then ends the call (after everything it wrote). */
+function watchExit(context: CallContext, call: TerminalCall, handle: TerminalHandle): void {
   handle.exited.then(
     (exitCode) => {
       if (call.cancelled) return;
@@ -102,5 +122,4 @@ async function start(
       if (!call.cancelled) call.emit('error', fail(context, 'OpenTerminal', err));
     },
   );
-  return handle;
 }
