@@ -128,7 +128,19 @@ describe('runs', () => {
     for await (const event of sandbox.stream({ command: 'echo out; echo err >&2; exit 2' })) {
       events.push(event);
     }
-    expect(events.map((e) => e.type).sort()).toEqual(['exit', 'result', 'stderr', 'stdout']);
+    // `started` first for every run (not only one with stdin), naming its pid and process id.
+    expect(events[0]).toEqual({
+      type: 'started',
+      pid: expect.any(Number),
+      processId: expect.stringMatching(/^proc_[a-f0-9]{16}$/),
+    });
+    expect(events.map((e) => e.type).sort()).toEqual([
+      'exit',
+      'result',
+      'started',
+      'stderr',
+      'stdout',
+    ]);
     expect(events.slice(-2)).toEqual([
       { type: 'exit', code: 2 },
       { type: 'result', result: expect.objectContaining({ exitCode: 2, stdout: 'out\n' }) },
