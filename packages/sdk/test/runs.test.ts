@@ -2,6 +2,7 @@ import {
   AbortedError,
   ExecutionTimeoutError,
   InvalidRequestError,
+  NetworkError,
   RunNotStartedError,
   Sandbox,
 } from '../src';
@@ -141,6 +142,23 @@ describe('runs in the background', () => {
     expect(opened).toBe(1);
   });
 
+  it('stops feeding callbacks on disconnect, leaving the run going; wait still ends', async () => {
+    const { sandbox, kills, runs } = await sandboxWith(runThenResume());
+    const seen: string[] = [];
+    const handle = await sandbox.exec('sleep 9', {
+      background: true,
+      onStdout: (data) => seen.push(data),
+    });
+    const waiting = handle.wait();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    handle.disconnect();
+    expect(await waiting).toMatchObject({ stdout: 'going\n' });
+    expect(seen).toEqual(['going\n']);
+    expect(runs()[0]?.closed).toBe(true);
+    expect(runs()[1]?.headers['last-event-id']).toBe(`${PROC}:0:0`);
+    expect(kills()).toEqual([]);
+  });
+
   it('throws RunNotStartedError with the result when the run never had a process', async () => {
     const { sandbox } = await sandboxWith((call) =>
       sse(call, [
@@ -179,6 +197,20 @@ describe('runs in the background', () => {
     expect(kills()).toHaveLength(1);
     const paths = calls.map((c) => c.path).filter((p) => p.includes('/processes/'));
     expect(paths.every((p) => p.includes(`/processes/${PROC}`))).toBe(true);
+  });
+
+  it('throws a NetworkError when following keeps dropping', async () => {
+    const { sandbox, calls } = await sandboxWith((call) =>
+      sse(call, [{ event: 'stdout', data: { type: 'stdout', data: 'x' }, id: `${PROC}:1:0` }]),
+    );
+    const seen: string[] = [];
+    const failure = await (async () => {
+      for await (const event of sandbox.processes.follow(PROC)) seen.push(event.type);
+    })().catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect(failure).toMatchObject({ code: 'network_error' });
+    expect(calls.filter((c) => c.path.endsWith('/output'))).toHaveLength(6); // 5 resumes
+    expect(calls.at(-1)?.headers['last-event-id']).toBe(`${PROC}:1:0`);
   });
 
   it('connects to a run by its pid or proc_ id', async () => {
