@@ -41,7 +41,7 @@ try {
   for (let turn = 0; turn < TURNS.length; turn += 1) {
     const code = nextCode(turn, answer);
     try {
-      const result = await sandbox.run(code, { timeout: 5 });
+      const result = await sandbox.run(code, { timeoutMs: 5_000 });
       answer =
         result.exitCode === 0
           ? `ok: ${result.stdout.trim()}`

@@ -22,7 +22,7 @@ try {
       while (next < jobs.length) {
         const index = next++;
         try {
-          const run = await sandbox.run(jobs[index], { timeout: 10 });
+          const run = await sandbox.run(jobs[index], { timeoutMs: 10_000 });
           results[index] = run.exitCode === 0 ? run.stdout.trim() : `failed (exit ${run.exitCode})`;
         } catch (err) {
           results[index] = `error: ${err.message}`;

@@ -64,7 +64,9 @@ it('times a run out within a second of its timeout while background loops eat th
   });
   const elapsed = Date.now() - started;
   expect(events.at(-1)).toMatchObject({ event: 'result', data: { timedOut: true, exitCode: 124 } });
-  expect(events[0]).toMatchObject({ event: 'stdout', data: { data: 'started\n' } });
+  // Every streamed run says `started` (its pid) first, then its output.
+  expect(events[0]).toMatchObject({ event: 'started', data: { type: 'started' } });
+  expect(events[1]).toMatchObject({ event: 'stdout', data: { data: 'started\n' } });
   expect(elapsed).toBeLessThan(3000);
   // The loops are the session's own: still running, never stopped, and a kill-all ends them.
   const left = await processes(sessionId);

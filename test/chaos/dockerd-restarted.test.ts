@@ -74,7 +74,7 @@ it('brings sessions back after the Docker engine restarts', async () => {
 
   const running = await t.api.executeStream(fresh, { command: 'echo started; sleep 120' });
   const stream = new StreamedRun(running);
-  await stream.until('started');
+  await stream.untilStdout('started');
 
   await restartDockerd();
 

@@ -72,7 +72,7 @@ it('keeps the run going when the gateway dies mid-stream; the stream resumes thr
     command: 'nohup sleep 300 >/dev/null 2>&1 & echo started; sleep 2; echo finished; exit 6',
   });
   const stream = new StreamedRun(response);
-  await stream.until('started');
+  await stream.untilStdout('started');
   gateway?.kill('SIGKILL');
   await stream.rest(); // the connection is cut
   const lastId = stream.events().at(-1)?.id ?? '';

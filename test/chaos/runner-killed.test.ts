@@ -26,7 +26,7 @@ it('ends the run with an error event when its runner is killed, hangs up its com
   });
   expect(response.status).toBe(200);
   const stream = new StreamedRun(response);
-  await stream.until('started');
+  await stream.untilStdout('started');
   process.kill(await runnerHostPid(sessionId), 'SIGKILL');
   await stream.rest();
   expect(stream.events().at(-1)?.event).toBe('error');

@@ -46,3 +46,10 @@ it('parallel-batch: every job answered in order, the failing one marked', async 
   expect(out).toContain('7: failed (exit 1)');
   expect(out).toContain('23 ok, 1 failed, 3 at a time');
 });
+
+it('background-process: followed live, still running after the loop, then killed', async () => {
+  const out = await example('background-process.mjs');
+  expect(out).toMatch(/started: pid \d+, proc_[a-f0-9]{16}/);
+  expect(out).toContain('after 3 ticks it is running');
+  expect(out).toContain('killed: yes, now exited');
+});

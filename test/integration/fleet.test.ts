@@ -212,7 +212,7 @@ it('drains a node: every session moves with every byte, its runs end with a clea
   const run = new StreamedRun(
     await api.executeStream(ids[0]!, { command: 'echo started; sleep 60', timeout: 120 }),
   );
-  await run.until('started');
+  await run.untilStdout('started');
 
   const drained = await admin<NodeView>('POST', `/nodes/${b.nodeId}/drain`);
   expect(drained.status).toBe(200);

@@ -34,7 +34,7 @@ async function longRun(sessionId: string, seconds: number): Promise<StreamedRun>
     command: `echo started; sleep ${seconds}; cat kept.txt`,
   });
   const run = new StreamedRun(response);
-  await run.until('started');
+  await run.untilStdout('started');
   return run;
 }
 

@@ -8,10 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  AbortedError,
+  ClientTimeoutError,
   ExecutionTimeoutError,
   FileNotFoundError,
   ForbiddenError,
   InvalidPathError,
+  InvalidRequestError,
   ProcessNotFoundError,
   RateLimitedError,
   Sandbox,
@@ -66,6 +69,23 @@ describe('sessions', () => {
     expect(gone).toBeInstanceOf(SessionNotFoundError);
     expect(gone).toMatchObject({ code: 'session_not_found', status: 404 });
     expect((gone as SessionNotFoundError).requestId).toEqual(expect.any(String));
+  });
+
+  it('lists every session past one page, and deletes one by its id (issue 42)', async () => {
+    const own = await createAccount(t.stack, 'paid');
+    const mine = { ...client(), apiKey: own.key };
+    const made = await Promise.all([1, 2, 3].map(() => Sandbox.create(mine)));
+    const ids: string[] = [];
+    for await (const session of Sandbox.list({ ...mine, limit: 1 })) ids.push(session.sessionId);
+    expect(ids.sort()).toEqual(made.map((s) => s.id).sort());
+    const page = await Sandbox.listPage({ ...mine, limit: 1 });
+    expect(page.data).toHaveLength(1);
+    expect(page.pagination).toMatchObject({ total: 3, hasMore: true });
+
+    for (const sandbox of made) await Sandbox.delete(sandbox.id, mine);
+    await Sandbox.delete(made[0]!.id, mine); // already gone: done, not an error
+    expect(await Sandbox.list(mine).toArray()).toEqual([]);
+    await expect(Sandbox.connect(made[1]!.id, mine)).rejects.toBeInstanceOf(SessionNotFoundError);
   });
 
   it("reads and replaces a session's egress policy", async () => {
@@ -128,7 +148,19 @@ describe('runs', () => {
     for await (const event of sandbox.stream({ command: 'echo out; echo err >&2; exit 2' })) {
       events.push(event);
     }
-    expect(events.map((e) => e.type).sort()).toEqual(['exit', 'result', 'stderr', 'stdout']);
+    // `started` first for every run (not only one with stdin), naming its pid and process id.
+    expect(events[0]).toEqual({
+      type: 'started',
+      pid: expect.any(Number),
+      processId: expect.stringMatching(/^proc_[a-f0-9]{16}$/),
+    });
+    expect(events.map((e) => e.type).sort()).toEqual([
+      'exit',
+      'result',
+      'started',
+      'stderr',
+      'stdout',
+    ]);
     expect(events.slice(-2)).toEqual([
       { type: 'exit', code: 2 },
       { type: 'result', result: expect.objectContaining({ exitCode: 2, stdout: 'out\n' }) },
@@ -142,16 +174,17 @@ describe('runs', () => {
     expect(result.stdout).toBe('a\n');
   });
 
-  it('kills the run when the loop leaves early or the signal aborts (a run outlives its connection)', async () => {
-    for await (const event of sandbox.stream({ command: 'echo go; sleep 2; touch broke.txt' })) {
+  it('leaves the run going when the loop leaves early, and kills it when the signal aborts', async () => {
+    for await (const event of sandbox.stream({ command: 'echo go; sleep 2; touch left.txt' })) {
       if (event.type === 'stdout') break;
     }
     const controller = new AbortController();
     const cancelled = sandbox.exec('sleep 2; touch aborted.txt', { signal: controller.signal });
     setTimeout(() => controller.abort(), 300);
-    await expect(cancelled).rejects.toThrow();
+    await expect(cancelled).rejects.toBeInstanceOf(AbortedError);
     await sleep(3000);
-    expect(await exists(sandbox, 'broke.txt')).toBe(false);
+    // Leaving the loop only closed the connection: the run outlived it (issue 42).
+    expect(await exists(sandbox, 'left.txt')).toBe(true);
     expect(await exists(sandbox, 'aborted.txt')).toBe(false);
   });
 
@@ -168,11 +201,88 @@ describe('runs', () => {
     expect(streamed).toMatchObject({ stdout: 'started\n' });
   });
 
-  it('kills background processes, and names an unknown pid', async () => {
+  it('kills every process only when asked to by killAll, and names an unknown pid', async () => {
     await sandbox.exec('nohup sleep 100 >/dev/null 2>&1 &');
-    const killed = await sandbox.processes.kill();
+    // A missing pid no longer means "everything" (issue 42).
+    const kill = sandbox.processes.kill.bind(sandbox.processes) as (pid?: number) => unknown;
+    await expect(kill(undefined)).rejects.toBeInstanceOf(InvalidRequestError);
+    expect((await sandbox.exec("pgrep -f 'sleep 100' >/dev/null && echo alive")).stdout).toBe(
+      'alive\n',
+    );
+    const killed = await sandbox.processes.killAll();
     expect(killed.killed).toBeGreaterThanOrEqual(1);
     await expect(sandbox.processes.kill(999_999)).rejects.toBeInstanceOf(ProcessNotFoundError);
+  });
+});
+
+describe('runs in the background (issue 42)', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await Sandbox.create(client());
+  });
+  afterAll(() => sandbox.delete());
+
+  it('gives a handle at once, and its result when it ends', async () => {
+    const handle = await sandbox.exec('echo one; sleep 1; echo two >&2; exit 3', {
+      background: true,
+    });
+    expect(handle.pid).toEqual(expect.any(Number));
+    expect(handle.id).toMatch(/^proc_[a-f0-9]{16}$/);
+    expect(await handle.info()).toMatchObject({ id: handle.id, pid: handle.pid, state: 'running' });
+    const result = await handle.wait();
+    expect(result).toMatchObject({ stdout: 'one\n', stderr: 'two\n', exitCode: 3 });
+    expect(await handle.wait()).toMatchObject({ exitCode: 3 }); // again, once it has ended
+    // A run that says nothing and ends at once has a handle too (its started event).
+    const silent = await sandbox.exec('true', { background: true });
+    expect((await silent.wait()).exitCode).toBe(0);
+  });
+
+  it('keeps running without its client, and its output can be followed and read', async () => {
+    const handle = await sandbox.exec(
+      'for i in 1 2 3; do echo $i; sleep 0.5; done; touch background-done.txt',
+      { background: true },
+    );
+    // Leaving a follow loop ends the read only.
+    for await (const event of handle.follow()) {
+      if (event.type === 'stdout') break;
+    }
+    const followed: string[] = [];
+    for await (const event of handle.follow()) {
+      if (event.type === 'stdout') followed.push(event.data);
+      if (event.type === 'end') followed.push(`end:${String(event.process.exitCode)}`);
+    }
+    expect(followed.join('')).toBe('1\n2\n3\nend:0');
+    expect(await exists(sandbox, 'background-done.txt')).toBe(true);
+    expect((await handle.output()).stdout).toBe('1\n2\n3\n');
+  });
+
+  it('feeds output callbacks, writes stdin, and connects by pid', async () => {
+    const seen: string[] = [];
+    const handle = await sandbox.run(
+      'process.stdin.on("data", (d) => console.log("got " + String(d).trim()));',
+      { background: true, stdin: true, onStdout: (data) => seen.push(data) },
+    );
+    await handle.writeStdin('a\n');
+    const again = await sandbox.processes.connect(handle.pid);
+    expect(again.id).toBe(handle.id);
+    await again.closeStdin();
+    expect((await handle.wait()).stdout).toBe('got a\n');
+    expect(seen.join('')).toBe('got a\n');
+  });
+
+  it("kills its run by the handle or by the run's proc_ id, and killAll kills them all", async () => {
+    const one = await sandbox.exec('sleep 30', { background: true });
+    expect((await one.kill()).killed).toBeGreaterThanOrEqual(1);
+    expect((await one.wait()).exitCode).not.toBe(0);
+    expect(await one.kill()).toEqual({ killed: 0, pids: [] }); // ended: nothing killed
+    const two = await sandbox.exec('sleep 30', { background: true });
+    expect((await sandbox.processes.kill(two.id)).pids).toContain(two.pid);
+    expect((await two.wait()).exitCode).not.toBe(0);
+    const many = await Promise.all(
+      [1, 2].map(() => sandbox.exec('sleep 30', { background: true })),
+    );
+    expect((await sandbox.processes.killAll()).killed).toBeGreaterThanOrEqual(2);
+    for (const handle of many) expect((await handle.wait()).exitCode).not.toBe(0);
   });
 });
 
@@ -342,9 +452,10 @@ async function scriptedProxy(
 
 /**
  * A proxy in front of the gateway that streams each answer through, but cuts the connection
- * of the first streamed execute after `cutAfter` bytes of its body.
+ * of the first streamed execute after `cutAfter` bytes of its body (`stall`: keeps it open
+ * and sends nothing more, as a connection that hangs).
  */
-async function cuttingProxy(cutAfter: number) {
+async function cuttingProxy(cutAfter: number, mode: 'cut' | 'stall' = 'cut') {
   let cut = false;
   const seen: string[] = [];
   const server: Server = createServer((req: IncomingMessage, res) => {
@@ -365,7 +476,7 @@ async function cuttingProxy(cutAfter: number) {
           if (cutting && sent + value.length > cutAfter) {
             res.write(value.subarray(0, Math.max(0, cutAfter - sent)));
             await reader.cancel();
-            res.socket?.destroy();
+            if (mode === 'cut') res.socket?.destroy();
             return;
           }
           sent += value.length;
@@ -377,7 +488,28 @@ async function cuttingProxy(cutAfter: number) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  return { url, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url,
+    seen,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A server that accepts connections and never answers. */
+async function silentServer() {
+  const server: Server = createServer(() => undefined);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return {
+    url,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 describe('runs that outlive their connection', () => {
@@ -396,6 +528,42 @@ describe('runs that outlive their connection', () => {
       }
       expect(stdout).toBe(whole.stdout);
       expect(result).toMatchObject({ stdout: whole.stdout, exitCode: 4 });
+      expect(proxy.seen.filter((r) => r.includes('/execute') && /proc_/.test(r))).toHaveLength(1);
+    } finally {
+      await proxy.close();
+      await sandbox.delete();
+    }
+  });
+
+  it('gives up a stalled request after requestTimeoutMs, and resumes a stalled stream', async () => {
+    const silent = await silentServer();
+    try {
+      const started = Date.now();
+      const stalled = await Sandbox.connect('ses_whatever', {
+        ...client(),
+        apiUrl: silent.url,
+        requestTimeoutMs: 500,
+        maxRetries: 0,
+      }).catch((e: unknown) => e);
+      expect(stalled).toBeInstanceOf(ClientTimeoutError);
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await silent.close();
+    }
+    const sandbox = await Sandbox.create(client());
+    const command = 'for i in $(seq 1 20); do echo "line $i"; sleep 0.1; done';
+    const proxy = await cuttingProxy(400, 'stall');
+    try {
+      const remote = await Sandbox.connect(sandbox.id, {
+        ...client(),
+        apiUrl: proxy.url,
+        requestTimeoutMs: 1000,
+      });
+      let stdout = '';
+      for await (const event of remote.stream({ command })) {
+        if (event.type === 'stdout') stdout += event.data;
+      }
+      expect(stdout).toBe(Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join(''));
       expect(proxy.seen.filter((r) => r.includes('/execute') && /proc_/.test(r))).toHaveLength(1);
     } finally {
       await proxy.close();

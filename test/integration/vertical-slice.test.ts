@@ -7,6 +7,7 @@ import {
   sessionProcessLimit,
 } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
+import { parseEvents } from '../support/streamed-run';
 
 interface SessionBody {
   sessionId: string;
@@ -178,10 +179,30 @@ describe('execute', () => {
     expect(events.filter((e) => e.event === 'stderr').map((e) => e.data)).toEqual([
       { type: 'stderr', data: 'err\n' },
     ]);
+    expect(events[0]?.event).toBe('started');
     const tail = events.slice(-2);
     expect(tail[0]).toEqual({ event: 'exit', data: { type: 'exit', code: 2 } });
     expect(tail[1]?.event).toBe('result');
     expect(tail[1]?.data).toMatchObject({ exitCode: 2, stdout: 'out\n', stderr: 'err\n' });
+  });
+
+  it('says started with the pid and process id first for every streamed run (issue 42)', async () => {
+    // Silent and at once (named only by its result on the node), silent for a while (named
+    // after 100 ms), and printing at once (named by its first output): each says `started`.
+    for (const command of ['true', 'sleep 0.3', 'echo at once']) {
+      const text = await (await t.api.executeStream(sessionId, { command })).text();
+      const events = parseEvents(text);
+      expect([command, events.map((e) => e.event).filter((e) => e !== 'stdout')]).toEqual([
+        command,
+        ['started', 'exit', 'result'],
+      ]);
+      expect(events[0]?.data).toEqual({
+        type: 'started',
+        pid: expect.any(Number),
+        processId: expect.stringMatching(/^proc_[a-f0-9]{16}$/),
+      });
+      expect(events[0]?.id).toBe(`${String(events[0]?.data['processId'])}:0:0`);
+    }
   });
 
   it('rejects bad requests with the spec error shape', async () => {

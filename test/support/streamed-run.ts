@@ -33,6 +33,23 @@ export class StreamedRun {
     }
   }
 
+  /**
+   * Reads until the run's stdout so far holds `text` (not the raw body: an event's name, such
+   * as `started`, would match a marker the run prints); throws if the stream ends first.
+   */
+  async untilStdout(text: string): Promise<void> {
+    const stdout = (): string =>
+      this.events()
+        .filter((e) => e.event === 'stdout')
+        .map((e) => String(e.data['data']))
+        .join('');
+    while (!stdout().includes(text)) {
+      const { value, done } = await this.reader.read();
+      if (done) throw new Error(`the stream ended before ${JSON.stringify(text)}: ${this.text}`);
+      this.text += this.decoder.decode(value, { stream: true });
+    }
+  }
+
   /** Reads to the end (a cut connection counts as one) and returns the whole body. */
   async rest(): Promise<string> {
     for (;;) {

@@ -1,3 +1,5 @@
+import type { ExecutionResult } from './types.js';
+
 /**
  * The API's errors as classes, one per code of its error table (spec part 7 and the codes the
  * service added). Every one carries what the response said: `code`, `status`, `details`, the
@@ -102,6 +104,33 @@ export class ServiceUnavailableError extends SandboxError {}
 export class DiskFullError extends SandboxError {}
 /** No response: the connection failed or was cut (code `network_error`, status 0). */
 export class NetworkError extends SandboxError {}
+
+/*
+ * Failures of this side, never answered by the API (status 0), as classes too: whatever a
+ * method of the SDK throws is a SandboxError.
+ */
+
+/**
+ * No answer, or no byte of a streamed answer, within the client's `requestTimeoutMs` (code
+ * `client_timeout`): a stalled connection. A NetworkError, since it is one: reads are sent
+ * again like any request cut off.
+ */
+export class ClientTimeoutError extends NetworkError {}
+/** The call's `signal` aborted it (code `aborted`); `cause` is the signal's reason. */
+export class AbortedError extends SandboxError {}
+
+/**
+ * A run started in the background ended before it had a process (code `run_not_started`): a
+ * code run whose packages failed to install. `result` is how it ended.
+ */
+export class RunNotStartedError extends SandboxError {
+  readonly result: ExecutionResult;
+
+  constructor(init: SandboxErrorInit & { result: ExecutionResult }) {
+    super(init);
+    this.result = init.result;
+  }
+}
 
 /** The class of each code; a code the SDK does not know yet is a plain SandboxError. */
 export const ERROR_CLASSES = {

@@ -185,6 +185,7 @@ export class Files {
       query: { sessionId: this.sessionId, path },
       signal: options.signal,
       retry: 'safe',
+      stream: true,
     });
   }
 }

@@ -1,4 +1,5 @@
 import { errorFromResponse, NetworkError, SandboxError } from './errors.js';
+import { abortedError, Watchdog } from './watchdog.js';
 
 /** How the SDK reaches the API. Every field has a default; see `resolveOptions`. */
 export interface ClientOptions {
@@ -10,6 +11,14 @@ export interface ClientOptions {
   maxRetries?: number;
   /** A wait longer than this (a Retry-After far away) is not waited for: the error is thrown. */
   maxRetryDelayMs?: number;
+  /**
+   * How long a request may go without a sign of life before it fails with a
+   * ClientTimeoutError (a NetworkError): its answer's headers not come yet, or no byte of a
+   * body being read or sent. Default 60 000; 0: no limit. A run (`run`, `exec`, `stream`)
+   * gets its own timeout on top of it for its answer; a stream's keep-alives (every 15 s)
+   * count as life. A body sent whole (text or bytes, not a stream) must be sent within it.
+   */
+  requestTimeoutMs?: number;
   /** The fetch to use; default: the global one. */
   fetch?: typeof fetch;
 }
@@ -19,8 +28,11 @@ export interface ResolvedOptions {
   apiUrl: string;
   maxRetries: number;
   maxRetryDelayMs: number;
+  requestTimeoutMs: number;
   fetch: typeof fetch;
 }
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:8080/v1';
 const BASE_DELAY_MS = 250;
@@ -55,6 +67,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     apiUrl: (options.apiUrl ?? env.SANDBOX_API_URL ?? DEFAULT_API_URL).replace(/\/+$/, ''),
     maxRetries: options.maxRetries ?? 4,
     maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     fetch: fetchImpl,
   };
 }
@@ -79,6 +92,13 @@ export interface RequestSpec {
   headers?: Record<string, string>;
   signal?: AbortSignal | undefined;
   retry: RetryPolicy;
+  /** How long the answer may take to come (default: the client's `requestTimeoutMs`). */
+  timeoutMs?: number;
+  /**
+   * The caller reads the body as a stream (`send`): it may take as long as it needs, but may
+   * not go quiet for longer than `requestTimeoutMs`. Else the watch ends with the headers.
+   */
+  stream?: boolean;
 }
 
 /** Seconds of a Retry-After header (delta-seconds or an HTTP date), if it has a usable one. */
@@ -114,12 +134,12 @@ export function retryDelayMs(
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(signal.reason as Error);
+      reject(abortedError(signal.reason));
       return;
     }
     const onAbort = (): void => {
       clearTimeout(timer);
-      reject(signal?.reason as Error);
+      reject(abortedError(signal?.reason));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
@@ -131,31 +151,77 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 const SDK_VERSION = '0.1.0';
 
-/** Sends the API's requests: authentication, retries, and errors as classes. */
+/** Sends the API's requests: authentication, retries, timeouts, and errors as classes. */
 export class HttpClient {
   constructor(readonly options: ResolvedOptions) {}
 
-  /** The successful response (its body unread), or throws the API's error. */
-  async send(spec: RequestSpec): Promise<Response> {
-    for (let attempt = 0; ; attempt += 1) {
-      const retriesLeft = spec.retry !== 'never' && attempt < this.options.maxRetries;
-      let response: Response;
+  /**
+   * The successful response, or throws the API's error. Its body is unread: with
+   * `spec.stream` it is watched for stalls as it is read; else it is not watched.
+   */
+  send(spec: RequestSpec): Promise<Response> {
+    return this.request(spec, (response, watchdog) => {
+      if (spec.stream !== true || response.body === null || response.status === 204) {
+        watchdog.stop();
+        return response;
+      }
+      const body = watchdog.watchBody(response.body, this.options.requestTimeoutMs);
+      return new Response(body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    });
+  }
+
+  /** `send`, then the body as JSON (read within the request's timeout). */
+  json<T>(spec: RequestSpec): Promise<T> {
+    return this.request(spec, async (response, watchdog) => {
+      const text = await response.text();
+      watchdog.stop();
       try {
-        response = await this.attempt(spec);
+        return JSON.parse(text) as T;
       } catch (err) {
-        if (spec.signal?.aborted) throw err;
-        const failure = new NetworkError({
-          code: 'network_error',
-          status: 0,
-          message: `No answer from ${this.options.apiUrl}: ${(err as Error).message}`,
+        throw new SandboxError({
+          code: 'invalid_response',
+          status: response.status,
+          message: `The answer of ${spec.method} ${spec.path} is not JSON`,
+          requestId: response.headers.get('x-request-id') ?? undefined,
           cause: err,
         });
-        if (!retriesLeft || spec.retry !== 'safe') throw failure;
+      }
+    });
+  }
+
+  /**
+   * Attempts of the request, each under its own watch, until one is answered with success
+   * and `read` took it; retried as `spec.retry` allows. Every failure is a SandboxError.
+   */
+  private async request<T>(
+    spec: RequestSpec,
+    read: (response: Response, watchdog: Watchdog) => T | Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
+      const retriesLeft = spec.retry !== 'never' && attempt < this.options.maxRetries;
+      const watchdog = new Watchdog(
+        spec.timeoutMs ?? this.options.requestTimeoutMs,
+        spec.signal,
+        this.options.apiUrl,
+      );
+      let response: Response;
+      try {
+        response = await this.attempt(spec, watchdog);
+        if (response.ok) return await read(response, watchdog);
+      } catch (err) {
+        watchdog.stop();
+        const failure = watchdog.failure(err);
+        if (!(failure instanceof NetworkError) || !retriesLeft || spec.retry !== 'safe') {
+          throw failure;
+        }
         await sleep(retryDelayMs(attempt), spec.signal);
         continue;
       }
-      if (response.ok) return response;
-      const error = await this.errorOf(response);
+      const error = await this.errorOf(response).finally(() => watchdog.stop());
       const retryable =
         response.status === 429 || (response.status === 503 && spec.retry === 'safe');
       // A 429 for the concurrent-session limit lasts until a session ends: not a wait.
@@ -169,13 +235,7 @@ export class HttpClient {
     }
   }
 
-  /** `send`, then the body as JSON. */
-  async json<T>(spec: RequestSpec): Promise<T> {
-    const response = await this.send(spec);
-    return (await response.json()) as T;
-  }
-
-  private attempt(spec: RequestSpec): Promise<Response> {
+  private attempt(spec: RequestSpec, watchdog: Watchdog): Promise<Response> {
     const url = new URL(`${this.options.apiUrl}${spec.path}`);
     for (const [name, value] of Object.entries(spec.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
@@ -185,7 +245,11 @@ export class HttpClient {
       'user-agent': `sandbox-sdk/${SDK_VERSION}`,
       ...spec.headers,
     };
-    const init: RequestInit & { duplex?: 'half' } = { method: spec.method, headers };
+    const init: RequestInit & { duplex?: 'half' } = {
+      method: spec.method,
+      headers,
+      signal: watchdog.signal,
+    };
     if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(spec.json);
@@ -193,10 +257,12 @@ export class HttpClient {
       const { body, contentType } = spec.body();
       headers['content-type'] = contentType;
       init.body = body;
-      // A streamed body (fetch needs to be told it will not wait for the answer first).
-      if (body instanceof ReadableStream) init.duplex = 'half';
+      if (body instanceof ReadableStream) {
+        init.body = watchdog.watchUpload(body as ReadableStream<Uint8Array>);
+        // A streamed body (fetch needs to be told it will not wait for the answer first).
+        init.duplex = 'half';
+      }
     }
-    if (spec.signal !== undefined) init.signal = spec.signal;
     return this.options.fetch(url, init);
   }
 

@@ -3,13 +3,16 @@ export type {
   ConnectOptions,
   CreateOptions,
   KillOptions,
-  RunInput,
-  RunOptions,
+  ListOptions,
   Terminal,
 } from './sandbox.js';
+export type { BackgroundRunOptions, RunFileInput, RunInput, RunOptions } from './run-options.js';
+export { ProcessHandle } from './process-handle.js';
+export { SessionList } from './session-list.js';
+export type { SessionSummary } from './session-list.js';
 export { Files } from './files.js';
 export { Processes } from './processes.js';
-export type { ProcessCallOptions, ProcessRef } from './processes.js';
+export type { OutputOptions, ProcessCallOptions, ProcessRef } from './processes.js';
 export type { FileCallOptions, FileContent, WriteOptions } from './files.js';
 export { DEFAULT_API_URL } from './http.js';
 export type { ClientOptions } from './http.js';

@@ -1,14 +1,18 @@
+import { InvalidRequestError, NetworkError, ProcessNotFoundError } from './errors.js';
 import { base64 } from './files.js';
 import type { HttpClient } from './http.js';
+import {
+  ProcessHandle,
+  type OutputOptions,
+  type ProcessCallOptions,
+  type ProcessCalls,
+  type ProcessRef,
+} from './process-handle.js';
+import { eventData, RunStream } from './run-stream.js';
 import { resumingEvents } from './sse.js';
 import type { KillResult, OutputEvent, ProcessInfo, ProcessOutput, StdinResult } from './types.js';
 
-export interface ProcessCallOptions {
-  signal?: AbortSignal;
-}
-
-/** A pid (the newest run with it) or a process id (`proc_…`, never used again). */
-export type ProcessRef = number | string;
+export type { OutputOptions, ProcessCallOptions, ProcessRef } from './process-handle.js';
 
 /** How often a dropped follow is resumed before the failure is thrown. */
 const MAX_RESUMES = 5;
@@ -17,7 +21,8 @@ const MAX_RESUMES = 5;
  * A session's runs: their list and state, their kept output (after the connection that
  * streamed it dropped, after idle and deep sleep), their stdin, and killing them.
  */
-export class Processes {
+export class Processes implements ProcessCalls {
+  /** @internal Made by `Sandbox`; use `sandbox.processes`. */
   constructor(
     private readonly http: HttpClient,
     private readonly sessionId: string,
@@ -48,11 +53,20 @@ export class Processes {
     });
   }
 
+  /**
+   * A handle on a run of the session, running or ended (by its pid or `proc_` id): wait for
+   * it, follow its output, write to its stdin, kill it. Throws ProcessNotFoundError.
+   */
+  async connect(ref: ProcessRef, options: ProcessCallOptions = {}): Promise<ProcessHandle> {
+    const info = await this.get(ref, options);
+    return new ProcessHandle(info, {
+      calls: this,
+      newStream: () => new RunStream(this.http, this.sessionId),
+    });
+  }
+
   /** A run's kept output from the given offsets (default: all that is kept), as text. */
-  output(
-    ref: ProcessRef,
-    options: ProcessCallOptions & { stdoutOffset?: number; stderrOffset?: number } = {},
-  ): Promise<ProcessOutput> {
+  output(ref: ProcessRef, options: OutputOptions = {}): Promise<ProcessOutput> {
     return this.http.json<ProcessOutput>({
       method: 'GET',
       path: this.path(ref, '/output'),
@@ -65,15 +79,16 @@ export class Processes {
   /**
    * A run's output as it comes, from its start (or the given offsets), until the run and what
    * it left running let go of its pipes (`end`). A dropped connection is resumed where it
-   * stopped. Leaving the loop early ends the read (not the run).
+   * stopped. Leaving the loop early ends the read (never the run).
    */
   async *follow(
     ref: ProcessRef,
-    options: ProcessCallOptions & { stdoutOffset?: number; stderrOffset?: number } = {},
+    options: OutputOptions = {},
   ): AsyncGenerator<OutputEvent, void, undefined> {
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted === true) onAbort();
     const open = async (lastEventId: string | undefined): Promise<Response | undefined> => {
       const response = await this.http.send({
         method: 'GET',
@@ -88,16 +103,23 @@ export class Processes {
         },
         signal: controller.signal,
         retry: 'safe',
+        stream: true,
       });
       return response.status === 204 ? undefined : response;
     };
+    const exhausted = (): NetworkError =>
+      new NetworkError({
+        code: 'network_error',
+        status: 0,
+        message: `The output stream kept dropping (${MAX_RESUMES} reconnects)`,
+      });
     try {
       for await (const message of resumingEvents(open, {
         maxResumes: MAX_RESUMES,
         aborted: () => controller.signal.aborted,
-        exhausted: () => new Error('The output stream kept dropping'),
+        exhausted,
       })) {
-        const data = JSON.parse(message.data) as Record<string, unknown>;
+        const data = eventData(message);
         if (message.event === 'stdout' || message.event === 'stderr') {
           yield { type: message.event, data: data.data as string };
         } else if (message.event === 'gap') {
@@ -145,12 +167,57 @@ export class Processes {
     });
   }
 
-  /** Kills one process (and its children), or every process of the session. */
-  kill(pid?: number, options: ProcessCallOptions = {}): Promise<KillResult> {
+  /**
+   * Kills one process and its descendants: a pid (any process of the session; one that is
+   * not: ProcessNotFoundError), or a run's `proc_` id (a run that has ended: `killed: 0`).
+   * To kill every process of the session, `killAll()`.
+   */
+  kill(pidOrId: ProcessRef, options?: ProcessCallOptions): Promise<KillResult>;
+  /**
+   * @deprecated `kill()` without a pid killed every process of the session; it now throws
+   * InvalidRequestError. Use `killAll()`.
+   */
+  kill(pid?: number, options?: ProcessCallOptions): Promise<KillResult>;
+  async kill(pidOrId: ProcessRef | undefined, options: ProcessCallOptions = {}) {
+    if (typeof pidOrId === 'number') return this.killPid(pidOrId, options);
+    if (typeof pidOrId !== 'string' || !/^proc_[a-f0-9]+$/.test(pidOrId)) {
+      throw new InvalidRequestError({
+        code: 'invalid_request',
+        status: 0,
+        message:
+          pidOrId === undefined
+            ? 'kill() takes a pid or a proc_ id; to kill every process, killAll()'
+            : `Not a pid or a proc_ id: ${String(pidOrId)}`,
+        details: { field: 'pid' },
+      });
+    }
+    const run = await this.get(pidOrId, options);
+    // Its pid names another process once it ended (a deep sleep numbers them again).
+    if (run.state !== 'running') return { killed: 0, pids: [] };
+    try {
+      return await this.killPid(run.pid, options);
+    } catch (err) {
+      if (err instanceof ProcessNotFoundError) return { killed: 0, pids: [] }; // just ended
+      throw err;
+    }
+  }
+
+  /** Kills every process of the session (runs and what they left in the background). */
+  killAll(options: ProcessCallOptions = {}): Promise<KillResult> {
     return this.http.json<KillResult>({
       method: 'POST',
       path: '/execution/kill',
-      json: pid === undefined ? { sessionId: this.sessionId } : { sessionId: this.sessionId, pid },
+      json: { sessionId: this.sessionId },
+      signal: options.signal,
+      retry: 'safe',
+    });
+  }
+
+  private killPid(pid: number, options: ProcessCallOptions): Promise<KillResult> {
+    return this.http.json<KillResult>({
+      method: 'POST',
+      path: '/execution/kill',
+      json: { sessionId: this.sessionId, pid },
       signal: options.signal,
       retry: 'safe',
     });

@@ -1,23 +1,28 @@
-import { errorFromResponse, ExecutionTimeoutError, SandboxError, statusOf } from './errors.js';
+import { NetworkError } from './errors.js';
 import { Files } from './files.js';
+import { HttpClient, resolveOptions, type ClientOptions } from './http.js';
+import { startInBackground, type ProcessHandle } from './process-handle.js';
 import { Processes } from './processes.js';
-import type { EventSourceMessage } from 'eventsource-parser';
 import {
-  HttpClient,
-  resolveOptions,
-  retryDelayMs,
-  type ClientOptions,
-  type RequestSpec,
-} from './http.js';
-import { resumingEvents } from './sse.js';
+  answerTimeoutMs,
+  executeBody,
+  programOf,
+  runTimeoutS,
+  secondsOf,
+  type BackgroundRunOptions,
+  type RunInput,
+  type RunOptions,
+} from './run-options.js';
+import { resultOrTimeout, RunStream } from './run-stream.js';
+import { deleteSession, getInfo, listPage } from './session-calls.js';
+import { SessionList } from './session-list.js';
 import type {
   CreateSessionBody,
+  CreateTerminalBody,
   EgressInfo,
   EgressPolicy,
-  ExecuteBody,
   ExecutionEvent,
   ExecutionResult,
-  CreateTerminalBody,
   Session,
   SessionInfo,
   SessionPage,
@@ -30,7 +35,14 @@ export interface Terminal extends TerminalMade {
   url: string;
 }
 
-export interface CreateOptions extends ClientOptions, CreateSessionBody {
+export interface CreateOptions extends ClientOptions, Omit<CreateSessionBody, 'ttl'> {
+  /**
+   * How long the session lives, in milliseconds (rounded up to whole seconds): default 24 h,
+   * at most the plan's (free 24 h, paid 7 days).
+   */
+  ttlMs?: number;
+  /** @deprecated Seconds: use `ttlMs`. */
+  ttl?: number;
   /**
    * Makes retries of this create return the same session (24 h). One is made for every
    * create when none is given, so that a retry after a lost answer never makes two sessions.
@@ -45,28 +57,13 @@ export interface ConnectOptions extends ClientOptions {
   signal?: AbortSignal;
 }
 
-/** What a run takes besides its code or command (see the API's execute). */
-export interface RunOptions {
-  /** Seconds; default the session's (30), at most 300 and the plan's cap. */
-  timeout?: number;
-  env?: Record<string, string>;
-  /** Relative to /workspace. */
-  workingDir?: string;
-  /** Files written (atomically) before the run starts. */
-  files?: ExecuteBody['files'];
-  /** Aborting it ends the request and kills the run (a run outlives a dropped connection). */
+/** Which page of the account's sessions `Sandbox.list` starts at, and how large pages are. */
+export interface ListOptions extends ClientOptions {
+  /** Sessions a page, 1…100 (default: 50 for one page, 100 when iterating). */
+  limit?: number;
+  offset?: number;
   signal?: AbortSignal;
-  /**
-   * The run reads its stdin from `processes.writeStdin(pid, …)` (a streamed run's `started`
-   * event gives the pid); else it reads nothing.
-   */
-  stdin?: boolean;
-  /** Output as it comes (the run is then streamed); the result still holds all of it. */
-  onStdout?: (data: string) => void;
-  onStderr?: (data: string) => void;
 }
-
-export type RunInput = { code: string } | { command: string };
 
 export interface KillOptions {
   signal?: AbortSignal;
@@ -126,10 +123,25 @@ export class Sandbox {
 
   /** Creates a session (with an Idempotency-Key, so that retries never make two). */
   static async create(options: CreateOptions = {}): Promise<Sandbox> {
-    const { idempotencyKey, signal, ttl, metadata, resourceLimits, preview, egress, ...client } =
-      options;
+    const {
+      idempotencyKey,
+      signal,
+      ttl,
+      ttlMs,
+      metadata,
+      resourceLimits,
+      preview,
+      egress,
+      ...client
+    } = options;
     const http = new HttpClient(resolveOptions(client));
-    const body: CreateSessionBody = { ttl, metadata, resourceLimits, preview, egress };
+    const body: CreateSessionBody = {
+      ttl: secondsOf(ttlMs, ttl, ['ttlMs', 'ttl']),
+      metadata,
+      resourceLimits,
+      preview,
+      egress,
+    };
     const session = await http.json<Session>({
       method: 'POST',
       path: '/sessions/create',
@@ -141,7 +153,11 @@ export class Sandbox {
     return new Sandbox(http, session.sessionId, session.previewUrl, session.previewToken);
   }
 
-  /** A session made before (by this process or another); throws SessionNotFoundError. */
+  /**
+   * A session made before (by this process or another); throws SessionNotFoundError. The
+   * preview token of a private preview is shown only at creation (the service keeps only its
+   * hash): pass it as `previewToken` for `previewHeaders()`.
+   */
   static async connect(sessionId: string, options: ConnectOptions = {}): Promise<Sandbox> {
     const { previewToken, signal, ...client } = options;
     const http = new HttpClient(resolveOptions(client));
@@ -149,18 +165,33 @@ export class Sandbox {
     return new Sandbox(http, sessionId, info.previewUrl, previewToken);
   }
 
-  /** One page of the account's sessions, newest first. */
-  static list(
-    options: ClientOptions & { limit?: number; offset?: number; signal?: AbortSignal } = {},
-  ): Promise<SessionPage> {
+  /**
+   * The account's sessions, newest first: `for await (const s of Sandbox.list())` reads every
+   * page; `await Sandbox.list({ limit, offset })` gives one page (as `listPage`).
+   */
+  static list(options: ListOptions = {}): SessionList {
     const { limit, offset, signal, ...client } = options;
-    return new HttpClient(resolveOptions(client)).json<SessionPage>({
-      method: 'GET',
-      path: '/sessions',
-      query: { limit, offset },
-      signal,
-      retry: 'safe',
-    });
+    const http = new HttpClient(resolveOptions(client));
+    return new SessionList(
+      (pageLimit, pageOffset) => listPage(http, pageLimit, pageOffset, signal),
+      limit,
+      offset ?? 0,
+    );
+  }
+
+  /** One page of the account's sessions, newest first (`limit` default 50, at most 100). */
+  static listPage(options: ListOptions = {}): Promise<SessionPage> {
+    const { limit, offset, signal, ...client } = options;
+    return listPage(new HttpClient(resolveOptions(client)), limit, offset, signal);
+  }
+
+  /** Deletes a session by its id, without connecting to it; one already gone is no error. */
+  static delete(
+    sessionId: string,
+    options: ClientOptions & { signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const { signal, ...client } = options;
+    return deleteSession(new HttpClient(resolveOptions(client)), sessionId, signal);
   }
 
   /** State, counts and metadata; reading does not wake the session. */
@@ -193,76 +224,71 @@ export class Sandbox {
   }
 
   /** Deletes the session and everything in it. A session already gone is not an error. */
-  async delete(options: { signal?: AbortSignal } = {}): Promise<void> {
-    try {
-      await this.http.send({
-        method: 'DELETE',
-        path: `/sessions/${encodeURIComponent(this.id)}`,
-        signal: options.signal,
-        retry: 'safe',
-      });
-    } catch (err) {
-      // A retry after a lost answer finds it deleted: what was asked is done.
-      if (!(err instanceof SandboxError && err.code === 'session_not_found')) throw err;
-    }
-  }
-
-  /** Runs JavaScript or TypeScript; resolves when it ends (a timeout throws). */
-  run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
-    return this.execute({ code }, options);
-  }
-
-  /** Runs a shell command; resolves when it ends (a timeout throws). */
-  exec(command: string, options: RunOptions = {}): Promise<ExecutionResult> {
-    return this.execute({ command }, options);
+  delete(options: { signal?: AbortSignal } = {}): Promise<void> {
+    return deleteSession(this.http, this.id, options.signal);
   }
 
   /**
-   * A run's events as they come: `for await (const event of sandbox.stream({ code }))`.
-   * Events are read as fast as the loop takes them, and the service slows the run's output
-   * down to that pace. A connection that drops mid-run is resumed where it stopped (each
-   * event's id says where; `Last-Event-ID`), so no output is lost or repeated. Leaving the loop
-   * early (break, throw) or aborting `signal` kills the run on the service. A fault after the
-   * run started is thrown.
+   * Runs JavaScript or TypeScript (a string is code; `{ command }` runs a command instead)
+   * and resolves with its result when it ends (a timeout throws ExecutionTimeoutError). With
+   * `background: true`, resolves at once with a handle on the running process.
+   */
+  run(code: string | RunInput, options: BackgroundRunOptions): Promise<ProcessHandle>;
+  run(
+    code: string | RunInput,
+    options?: RunOptions & { background?: false },
+  ): Promise<ExecutionResult>;
+  async run(
+    code: string | RunInput,
+    options: RunOptions & { background?: boolean } = {},
+  ): Promise<ExecutionResult | ProcessHandle> {
+    const program = programOf(code, 'code');
+    return options.background === true
+      ? this.start(program, options)
+      : this.execute(program, options);
+  }
+
+  /**
+   * Runs a shell command with bash (a string is a command; `{ code }` runs code instead), as
+   * `run` does: its result, or with `background: true` a handle on the running process.
+   */
+  exec(command: string | RunInput, options: BackgroundRunOptions): Promise<ProcessHandle>;
+  exec(
+    command: string | RunInput,
+    options?: RunOptions & { background?: false },
+  ): Promise<ExecutionResult>;
+  async exec(
+    command: string | RunInput,
+    options: RunOptions & { background?: boolean } = {},
+  ): Promise<ExecutionResult | ProcessHandle> {
+    const program = programOf(command, 'command');
+    return options.background === true
+      ? this.start(program, options)
+      : this.execute(program, options);
+  }
+
+  /**
+   * A run's events as they come: `for await (const event of sandbox.stream({ command }))` (a
+   * string is code). `started` comes first, with the run's pid and process id. Events are
+   * read as fast as the loop takes them, and the service slows the run's output down to that
+   * pace. A connection that drops mid-run is resumed where it stopped (each event's id says
+   * where; `Last-Event-ID`), so no output is lost or repeated. Leaving the loop early (break,
+   * throw) only closes the connection: the run goes on (kill it with `processes.kill`).
+   * Aborting `signal` kills the run. A fault after the run started is thrown.
    */
   async *stream(
-    input: RunInput,
+    input: string | RunInput,
     options: Omit<RunOptions, 'onStdout' | 'onStderr'> = {},
   ): AsyncGenerator<ExecutionEvent, void, undefined> {
+    const body = executeBody(this.id, programOf(input, 'code'), options, true);
     const run = new RunStream(this.http, this.id);
     const onAbort = (): void => run.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (options.signal?.aborted) onAbort();
-    let finished = false;
+    if (options.signal?.aborted === true) onAbort();
     try {
-      for await (const message of run.messages(this.executeBody(input, options, true))) {
-        const data = JSON.parse(message.data) as Record<string, unknown>;
-        switch (message.event) {
-          case 'started':
-            yield { type: 'started', pid: data.pid as number, processId: data.processId as string };
-            break;
-          case 'stdout':
-          case 'stderr':
-            yield { type: message.event, data: data.data as string };
-            break;
-          case 'exit':
-            yield { type: 'exit', code: data.code as number };
-            break;
-          case 'result':
-            finished = true;
-            yield { type: 'result', result: data as unknown as ExecutionResult };
-            return;
-          case 'error':
-            finished = true;
-            throw errorFromResponse(statusOf(data.code), { error: data }, run.context());
-          default:
-            break; // an event a newer service added
-        }
-      }
+      yield* run.events({ body, timeoutMs: this.answerTimeoutMs(options) });
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
-      // Left early, or given up on: the run is killed, not left to run to its timeout.
-      await run.close(!finished);
     }
   }
 
@@ -282,199 +308,49 @@ export class Sandbox {
     return this.previewToken === undefined ? {} : { 'x-preview-token': this.previewToken };
   }
 
-  private async execute(input: RunInput, options: RunOptions): Promise<ExecutionResult> {
+  private async execute(
+    program: { code: string } | { command: string },
+    options: RunOptions,
+  ): Promise<ExecutionResult> {
     const { onStdout, onStderr, ...rest } = options;
     // An abortable run is streamed: its pid comes at its start, so that an abort can kill it.
     if (onStdout === undefined && onStderr === undefined && options.signal === undefined) {
       return this.http.json<ExecutionResult>({
         method: 'POST',
         path: '/execute',
-        json: this.executeBody(input, rest, false),
-        signal: options.signal,
+        json: executeBody(this.id, program, rest, false),
         retry: 'refused',
+        timeoutMs: this.answerTimeoutMs(options),
       });
     }
-    for await (const event of this.stream(input, rest)) {
+    for await (const event of this.stream(program, rest)) {
       if (event.type === 'stdout') onStdout?.(event.data);
       else if (event.type === 'stderr') onStderr?.(event.data);
-      else if (event.type === 'result') return resultOrTimeout(event.result, options.timeout);
+      else if (event.type === 'result') return resultOrTimeout(event.result, runTimeoutS(options));
     }
-    throw new SandboxError({ code: 'network_error', status: 0, message: 'No result' });
+    throw new NetworkError({ code: 'network_error', status: 0, message: 'No result' });
   }
 
-  private executeBody(input: RunInput, options: RunOptions, stream: boolean): ExecuteBody {
-    return {
-      sessionId: this.id,
-      ...input,
-      files: options.files,
-      env: options.env,
-      timeout: options.timeout,
-      workingDir: options.workingDir,
-      ...(options.stdin === true ? { stdin: true } : {}),
-      stream,
-    };
-  }
-}
-
-/** How often a dropped run stream is resumed before the failure is thrown. */
-const MAX_RESUMES = 5;
-
-/** How long an aborted run gets to start (and name its pid, to be killed). */
-const ABORT_WAIT_MS = 5_000;
-
-/**
- * One streamed run's connection(s): the first request, then, if the connection drops before
- * the run's last event, reconnects with `Last-Event-ID` (the last event's id, or the run's
- * process id from the headers when no event came yet). Knows the run's pid, to kill it.
- */
-class RunStream {
-  private readonly controller = new AbortController();
-  private pid: number | undefined;
-  private processId: string | undefined;
-  private requestId: string | undefined;
-  private abortReason: unknown;
-  private aborted = false;
-  /** The first request is under way: its headers will name the run, to kill it. */
-  private opening = false;
-
-  constructor(
-    private readonly http: HttpClient,
-    private readonly sessionId: string,
-  ) {}
-
-  context(): { requestId?: string } {
-    return this.requestId === undefined ? {} : { requestId: this.requestId };
+  /** A run in the background: its handle once its process started. */
+  private start(
+    program: { code: string } | { command: string },
+    options: RunOptions,
+  ): Promise<ProcessHandle> {
+    const body = executeBody(this.id, program, options, true);
+    return startInBackground(
+      new RunStream(this.http, this.id),
+      { body, timeoutMs: this.answerTimeoutMs(options) },
+      {
+        calls: this.processes,
+        newStream: () => new RunStream(this.http, this.id),
+        timeoutS: runTimeoutS(options),
+      },
+      options,
+    );
   }
 
-  /**
-   * The caller gave up: the stream ends (and `close` kills the run). A run not yet started
-   * gets ABORT_WAIT_MS to start, so that its pid is known and it can be killed.
-   */
-  abort(reason: unknown): void {
-    this.aborted = true;
-    this.abortReason = reason;
-    if (this.opening) {
-      setTimeout(() => this.controller.abort(reason), ABORT_WAIT_MS);
-    } else this.controller.abort(reason);
+  /** How long a run's answer may take: its own timeout and the request's. */
+  private answerTimeoutMs(options: RunOptions): number {
+    return answerTimeoutMs(options, this.http.options.requestTimeoutMs);
   }
-
-  async *messages(body: ExecuteBody): AsyncGenerator<EventSourceMessage> {
-    const ended = () =>
-      new SandboxError({
-        code: 'network_error',
-        status: 0,
-        message: 'The run stream ended before its result',
-        ...this.context(),
-      });
-    try {
-      yield* resumingEvents((lastEventId, resumes) => this.reopen(body, lastEventId, resumes), {
-        maxResumes: MAX_RESUMES,
-        aborted: () => this.aborted,
-        exhausted: ended,
-      });
-    } catch (err) {
-      throw this.aborted ? this.abortError() : err;
-    }
-    throw ended();
-  }
-
-  /**
-   * The run's first request, or a reconnect after the last event received (the process id
-   * from the headers when no event came yet); undefined when there is nothing to resume.
-   */
-  private async reopen(
-    body: ExecuteBody,
-    lastEventId: string | undefined,
-    resumes: number,
-  ): Promise<Response | undefined> {
-    if (resumes === 0) return this.open({ json: body, retry: 'refused' });
-    if (this.aborted) throw this.abortError();
-    const resumeAt =
-      lastEventId ?? (this.processId === undefined ? undefined : `${this.processId}:0:0`);
-    if (resumeAt === undefined || !/^proc_/.test(resumeAt)) return undefined;
-    await sleepFor(retryDelayMs(resumes - 1));
-    const response = await this.open({
-      json: { sessionId: this.sessionId, stream: true },
-      headers: { 'last-event-id': resumeAt },
-      retry: 'safe',
-    });
-    return response.status === 204 ? undefined : response; // 204: its result was sent
-  }
-
-  /** The caller's abort reason, as an error to throw. */
-  private abortError(): Error {
-    const reason = this.abortReason;
-    return reason instanceof Error ? reason : new Error('The run was aborted', { cause: reason });
-  }
-
-  /** Ends the stream; `kill`: the run is killed on the service if it still runs. */
-  async close(kill: boolean): Promise<void> {
-    this.controller.abort();
-    if (!kill || this.pid === undefined) return;
-    await this.http
-      .send({
-        method: 'POST',
-        path: '/execution/kill',
-        json: { sessionId: this.sessionId, pid: this.pid },
-        retry: 'safe',
-      })
-      .catch(() => undefined); // already gone
-  }
-
-  private async open(spec: Pick<RequestSpec, 'json' | 'headers' | 'retry'>): Promise<Response> {
-    this.opening = true;
-    let response: Response;
-    try {
-      response = await this.http.send({
-        method: 'POST',
-        path: '/execute',
-        signal: this.controller.signal,
-        ...spec,
-      });
-    } finally {
-      this.opening = false;
-    }
-    this.requestId = response.headers.get('x-request-id') ?? this.requestId;
-    this.processId = response.headers.get('x-process-id') ?? this.processId;
-    const pid = Number(response.headers.get('x-process-pid'));
-    if (Number.isInteger(pid) && pid > 0) this.pid = pid;
-    if (this.aborted) {
-      this.controller.abort(this.abortReason);
-      throw this.abortError();
-    }
-    return response;
-  }
-}
-
-function sleepFor(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/**
- * A streamed run reports its timeout in its result; `run` and `exec` throw it either way, as
- * the API does for a run that is not streamed.
- */
-function resultOrTimeout(result: ExecutionResult, timeoutS: number | undefined): ExecutionResult {
-  if (!result.timedOut) return result;
-  throw new ExecutionTimeoutError({
-    code: 'execution_timeout',
-    status: 408,
-    message: 'The run exceeded its timeout and was killed',
-    details: { timeout: timeoutS, executionTime: result.executionTime },
-    stdout: result.stdout,
-    stderr: result.stderr,
-  });
-}
-
-function getInfo(
-  http: HttpClient,
-  sessionId: string,
-  signal: AbortSignal | undefined,
-): Promise<SessionInfo> {
-  return http.json<SessionInfo>({
-    method: 'GET',
-    path: `/sessions/${encodeURIComponent(sessionId)}`,
-    signal,
-    retry: 'safe',
-  });
 }

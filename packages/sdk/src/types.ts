@@ -51,6 +51,10 @@ export type StdinResult = Ok<'writeStdin'>;
 
 /** One event of a streamed run, in the order the service sends them. */
 export type ExecutionEvent =
+  /**
+   * First, for every run whose process started (not a code run whose package install
+   * failed): its pid and process id (`proc_…`), for `processes` and a handle.
+   */
   | { type: 'started'; pid: number; processId: string }
   | { type: 'stdout'; data: string }
   | { type: 'stderr'; data: string }

@@ -1665,7 +1665,7 @@ export interface operations {
                     timeout?: number;
                     /** @description relative to /workspace; default /workspace */
                     workingDir?: string;
-                    /** @description Server-Sent Events instead of one JSON result */
+                    /** @description Server-Sent Events instead of one JSON result: started (pid, processId) for every run whose process started, stdout and stderr, exit, result */
                     stream?: boolean;
                     /** @description the run reads its stdin from POST /v1/sessions/{id}/processes/{pid}/stdin (else it reads nothing) */
                     stdin?: boolean;

@@ -22,7 +22,9 @@ import type {
   Sandbox,
 } from '@sandbox/proto';
 import type {
+  ByteSink,
   ExecSpec,
+  ProcessRef,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
@@ -233,7 +235,18 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
       'Exec',
       (stream, data, mark) => ({ [stream]: { data, ...mark } }),
       async (request: ExecRequest__Output, sink, signal) => {
-        const result = await runtime.exec(execSpec(request), sink, signal);
+        // The run's process, said again with its result: a run that prints nothing and ends
+        // within START_UNLESS_OUTPUT_MS was never announced with it.
+        let process: ProcessRef | undefined;
+        const remembering: ByteSink = {
+          write: (stream, chunk, mark) => sink.write(stream, chunk, mark),
+          onDrain: (resume) => sink.onDrain(resume),
+          started: (size, ref) => {
+            process = ref ?? process;
+            sink.started(size, ref);
+          },
+        };
+        const result = await runtime.exec(execSpec(request), remembering, signal);
         context.logger.info(
           {
             sessionId: request.sessionId,
@@ -243,7 +256,7 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
           },
           'run ended',
         );
-        return { result };
+        return { result: process === undefined ? result : { ...result, process } };
       },
       {
         message: (_size, process) => ({ started: process === undefined ? {} : { process } }),

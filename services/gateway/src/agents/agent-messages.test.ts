@@ -26,7 +26,15 @@ describe('agent messages', () => {
       filesWritten: ['a'],
       limitsExceeded: [{ limit: 'memory', max: 512 }],
     };
-    expect(toExecEvent({ result })).toEqual({ kind: 'result', result });
+    expect(toExecEvent({ result: { ...result, process: null } })).toEqual({
+      kind: 'result',
+      result,
+    });
+    expect(toExecEvent({ result: { ...result, process } })).toEqual({
+      kind: 'result',
+      result,
+      process,
+    });
   });
 
   it('passes listed entries on with the type the node gave them', () => {

@@ -58,7 +58,8 @@ export type ExecEvent =
   | { kind: 'started'; process?: ProcessRef }
   | { kind: 'stdout'; data: Buffer; mark?: OutputMark }
   | { kind: 'stderr'; data: Buffer; mark?: OutputMark }
-  | { kind: 'result'; result: RunResult };
+  /** `process`: the run's process, when it started (also said here: see `ExecStarted`). */
+  | { kind: 'result'; result: RunResult; process?: ProcessRef };
 
 /** A run of the session, as the node keeps it. */
 export interface ProcessRecord {
@@ -125,7 +126,13 @@ export function toExecEvent(event: ExecEvent__Output): ExecEvent | undefined {
       return { kind, data: chunk.data, ...(mark === undefined ? {} : { mark }) };
     }
   }
-  if (event.result) return { kind: 'result', result: toRunResult(event.result) };
+  if (event.result) {
+    const result = toRunResult(event.result);
+    const process = event.result.process;
+    return process === null
+      ? { kind: 'result', result }
+      : { kind: 'result', result, process: { id: process.id, pid: process.pid } };
+  }
   if (event.started) {
     const process = event.started.process;
     return process === null

@@ -27,7 +27,12 @@ export const executeBody = z.object({
     .optional()
     .describe('seconds, 1 to 300 and the plan cap; default the session timeout (30)'),
   workingDir: z.string().optional().describe('relative to /workspace; default /workspace'),
-  stream: z.boolean().optional().describe('Server-Sent Events instead of one JSON result'),
+  stream: z
+    .boolean()
+    .optional()
+    .describe(
+      'Server-Sent Events instead of one JSON result: started (pid, processId) for every run whose process started, stdout and stderr, exit, result',
+    ),
   stdin: z
     .boolean()
     .optional()

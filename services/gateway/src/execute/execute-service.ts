@@ -37,7 +37,8 @@ export type StreamEvent =
 export interface RunObserver {
   /**
    * The run began (its files are written; then, with `process`, its process runs): errors
-   * before this are the request's, not the run's.
+   * before this are the request's, not the run's. Called again with `process` when it is
+   * learnt later (after a package install, or with the result of a run that said nothing).
    */
   started(process?: ProcessRef): void;
   /**
@@ -202,6 +203,8 @@ export class ExecuteService {
             (event.kind === 'stdout' ? stdout : stderr).push(event.data);
             observer?.output(event.kind, event.data, flow, event.mark);
           } else if (event.kind === 'result') {
+            // A run that printed nothing and ended at once is named only here.
+            if (event.process !== undefined) observer?.started(event.process);
             onResult(event.result);
           } else {
             observer?.started(event.process);

@@ -10,18 +10,19 @@ import {
   type ExecuteService,
   type PreparedExecution,
 } from '../../execute/execute-service';
+import { RunEvents } from '../../execute/run-events';
 import { clientGone, SseStream } from '../../http/sse';
 import { sendReplay } from '../../processes/output-replay';
-import { OutputText, outputEventId, parseOutputEventId } from '../../processes/output-text';
+import { parseOutputEventId } from '../../processes/output-text';
 import type { ProcessesService } from '../../processes/processes-service';
 
 /**
  * Server-Sent Events exactly as decisions.md describes, each event's id saying where the run's
  * output stands after it (`<processId>:<stdout bytes>:<stderr bytes>`), so that a client
  * whose connection dropped resumes with `Last-Event-ID`. The run's process is named in the
- * headers (X-Process-Id, X-Process-Pid) when the stream opens with it running, and a run with
- * stdin is announced by a `started` event with its pid first. The client going away does not
- * stop the run.
+ * headers (X-Process-Id, X-Process-Pid) when the stream opens with it running, and by a
+ * `started` event (pid and process id) before anything else it sends, for every run whose
+ * process started. The client going away does not stop the run.
  */
 async function stream(
   execute: ExecuteService,
@@ -32,14 +33,7 @@ async function stream(
   // The 200 and the stream begin once the run started: a request the agent refuses first (a
   // bad path in `files`, a full disk, a gone session) gets an ordinary JSON error.
   const sse = new SseStream(req, res);
-  const text = new OutputText();
-  let process: ProcessRef | undefined;
-  /** Events before the run's process exists (an install that failed) are counted instead. */
-  let counter = 0;
-  const idNow = (mark?: 'exit' | 'end'): string => {
-    counter += 1;
-    return process === undefined ? String(counter) : outputEventId(process.id, text.at, mark);
-  };
+  const events = new RunEvents((event, data, id) => sse.send(event, data, id));
   /** The run's process, in the stream's headers when it is known as the stream opens. */
   const announce = (ref: ProcessRef): void => {
     sse.header('X-Process-Id', ref.id);
@@ -50,34 +44,19 @@ async function stream(
       started: (started) => {
         if (started !== undefined) announce(started);
         sse.open();
-        if (started === undefined || process !== undefined) return;
-        process = started;
-        if (prepared.plan.stdin) {
-          sse.send(
-            'started',
-            { type: 'started', pid: started.pid, processId: started.id },
-            idNow(),
-          );
-        }
+        if (started !== undefined) events.started(started);
       },
       output: (type, data, flow, mark) => {
         if (mark !== undefined) announce(mark.process);
-        process ??= mark?.process;
-        const chunk = text.push(type, data);
-        if (chunk === '' || sse.send(type, { type, data: chunk }, idNow())) return;
+        if (events.output(type, data, mark)) return;
         // A slow reader: stop taking output (back to the process) until the client catches up.
         flow.pause();
         sse.onDrain(() => flow.resume());
       },
     });
-    for (const type of ['stdout', 'stderr'] as const) {
-      const rest = text.flush(type);
-      if (rest !== '') sse.send(type, { type, data: rest }, idNow());
-    }
-    sse.send('exit', { type: 'exit', code: result.exitCode }, idNow('exit'));
-    sse.send('result', result, idNow('end'));
+    events.finish(result);
   } catch (err) {
-    sse.fail(err, idNow('end'));
+    sse.fail(err, events.lastId());
   } finally {
     sse.end();
   }

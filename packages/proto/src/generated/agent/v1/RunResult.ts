@@ -1,6 +1,7 @@
 // Original file: proto/agent/v1/agent.proto
 
 import type { LimitExceeded as _agent_v1_LimitExceeded, LimitExceeded__Output as _agent_v1_LimitExceeded__Output } from '../../agent/v1/LimitExceeded';
+import type { ProcessRef as _agent_v1_ProcessRef, ProcessRef__Output as _agent_v1_ProcessRef__Output } from '../../agent/v1/ProcessRef';
 import type { Long } from '@grpc/proto-loader';
 
 export interface RunResult {
@@ -11,6 +12,7 @@ export interface RunResult {
   'timedOut'?: (boolean);
   'filesWritten'?: (string)[];
   'limitsExceeded'?: (_agent_v1_LimitExceeded)[];
+  'process'?: (_agent_v1_ProcessRef | null);
 }
 
 export interface RunResult__Output {
@@ -21,4 +23,5 @@ export interface RunResult__Output {
   'timedOut': (boolean);
   'filesWritten': (string)[];
   'limitsExceeded': (_agent_v1_LimitExceeded__Output)[];
+  'process': (_agent_v1_ProcessRef__Output | null);
 }
