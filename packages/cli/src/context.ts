@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { Sandbox, type ClientOptions, type CreateOptions, type SessionPage } from '@sandbox/sdk';
+import { OUTCOMES } from './exit-codes';
 
 /** Where the CLI reads and writes, and how it hears Ctrl-C; main.ts passes the process's own. */
 export interface CliIo {
@@ -55,7 +56,10 @@ export function action<A extends unknown[]>(
       ctx.setExitCode(await fn(...args));
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
-      (args.at(-1) as Command).error(err.message, { exitCode: 2, code: 'sandbox.usage' });
+      (args.at(-1) as Command).error(err.message, {
+        exitCode: OUTCOMES.usage.code,
+        code: 'sandbox.usage',
+      });
     }
   };
 }

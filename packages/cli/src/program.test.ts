@@ -19,7 +19,7 @@ const COMMANDS = [
   'rm',
 ];
 
-describe('sandbox (the program)', () => {
+describe('sandbox (its version and help)', () => {
   it('prints the package version', async () => {
     const packageJson = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
       version: string;
@@ -50,7 +50,9 @@ describe('sandbox (the program)', () => {
     expect(await viaHelp.run('help', name)).toBe(0);
     expect(viaHelp.stdout()).toBe(cli.stdout());
   });
+});
 
+describe('sandbox (its command line)', () => {
   it('exits 2 with the usage on stderr without a command, or with an unknown one', async () => {
     const none = fakeCli();
     expect(await none.run()).toBe(2);
@@ -66,7 +68,9 @@ describe('sandbox (the program)', () => {
     expect(await cli.run('--json', 'ls')).toBe(2);
     expect(cli.stderr()).toContain("unknown option '--json'");
   });
+});
 
+describe('sandbox (its API and output)', () => {
   it("shows a command's usage line after its usage error", async () => {
     const cli = fakeCli();
     expect(await cli.run('info')).toBe(2);

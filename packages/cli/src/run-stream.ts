@@ -55,7 +55,7 @@ export async function streamRun(
   }
   if (interrupt.aborted) return OUTCOMES.interrupted.code;
   if (result === undefined) throw new Error('The run ended without a result');
-  out.print(result, () => []);
+  out.print(result, () => []); // for people, the output streamed above was the answer
   if (!result.timedOut) return result.exitCode;
   if (!out.json) out.note('sandbox: the run timed out and was killed');
   return OUTCOMES.timedOut.code;

@@ -55,7 +55,9 @@ describe('sandbox exec', () => {
       env: { A: '1', B: 'x=y' },
     });
   });
+});
 
+describe('sandbox exec (its ends)', () => {
   it('exits 124 when the run timed out', async () => {
     const cli = execCli(
       streamOf([{ type: 'result', result: result({ timedOut: true, exitCode: 124 }) }]),
