@@ -8,7 +8,8 @@ import { useStack } from '../support/use-stack';
 
 /**
  * The `sandbox` command-line client (packages/cli), run as a user runs it (its built bin, in
- * a process of its own, not on a terminal) against the real stack.
+ * a process of its own, not on a terminal: output is for people unless --json) against the
+ * real stack.
  */
 const t = useStack();
 let account: TestAccount;
@@ -22,44 +23,98 @@ beforeAll(async () => {
 
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
-/** Runs the CLI with `args` (and `input` on its standard input). */
-function sandbox(
-  args: string[],
-  input = '',
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: {
-        PATH: process.env.PATH,
-        SANDBOX_API_URL: `${t.stack.url}/v1`,
-        SANDBOX_API_KEY: account.key,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI started with `args` (`input` on its standard input, `env` over the account's). */
+function start(args: string[], input = '', env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: {
+      PATH: process.env.PATH,
+      SANDBOX_API_URL: `${t.stack.url}/v1`,
+      SANDBOX_API_KEY: account.key,
+      ...env,
+    },
   });
+  const ran: Ran = { code: null, stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (ran.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (ran.stderr += chunk.toString()));
+  const done = new Promise<Ran>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ ...ran, code }));
+  });
+  child.stdin.end(input);
+  return { child, ran, done };
+}
+
+/** Runs the CLI with `args` to its end. */
+function sandbox(args: string[], input = '', env: Record<string, string> = {}): Promise<Ran> {
+  return start(args, input, env).done;
 }
 
 const json = <T>(text: string) => JSON.parse(text) as T;
 
+/** `read()`'s first value that is not undefined, read again every 100 ms for `ms`. */
+async function until<T>(what: string, read: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+interface Run {
+  pid: number;
+  id: string;
+  state: string;
+  exitCode: number | null;
+  command: string;
+}
+
+const runs = async (sessionId: string) =>
+  json<Run[]>((await sandbox(['ps', sessionId, '--json'])).stdout);
+
+/** The session's run of `command` once it runs. */
+const running = (sessionId: string, command: string) =>
+  until(`${command} to run`, async () =>
+    (await runs(sessionId)).find((r) => r.command === command && r.state === 'running'),
+  );
+
+async function newSession(): Promise<string> {
+  const created = await sandbox(['create']);
+  expect(created.code).toBe(0);
+  return created.stdout.trim();
+}
+
+const sessionCount = async () => json<unknown[]>((await sandbox(['ls', '--json'])).stdout).length;
+
 it('creates, lists, runs, execs, copies, opens, kills and removes', async () => {
-  const created = await sandbox(['create', '--metadata', '{"from":"cli"}']);
+  const created = await sandbox(['create', '--metadata', '{"from":"cli"}', '--json']);
   expect(created.code).toBe(0);
   const { sessionId, previewUrl } = json<{ sessionId: string; previewUrl: string }>(created.stdout);
   expect(sessionId).toMatch(/^ses_/);
 
+  // For people (a pipe is no reason for JSON): one line per session, its id first.
   const listed = await sandbox(['ls']);
-  expect(
-    json<{ data: { sessionId: string }[] }>(listed.stdout).data.map((s) => s.sessionId),
-  ).toContain(sessionId);
+  expect(listed.stdout.split('\n')).toContainEqual(expect.stringMatching(`^${sessionId}  `));
+  const listedJson = json<{ sessionId: string }[]>((await sandbox(['ls', '--json'])).stdout);
+  expect(listedJson.map((s) => s.sessionId)).toContain(sessionId);
 
-  // exec streams the command's own output and exits with its code.
-  const exec = await sandbox(['exec', sessionId, '--', 'echo out; echo err >&2; exit 7']);
+  // exec runs exactly its argv (quoted for the shell), streams its output, exits with its code.
+  const printf = await sandbox(['exec', sessionId, '--', 'printf', '[%s]\n', 'a b', "it's", '']);
+  expect([printf.code, printf.stdout]).toEqual([0, "[a b]\n[it's]\n[]\n"]);
+  const exec = await sandbox([
+    'exec',
+    sessionId,
+    '--',
+    'sh',
+    '-c',
+    'echo out; echo err >&2; exit 7',
+  ]);
   expect([exec.code, exec.stdout, exec.stderr]).toEqual([7, 'out\n', 'err\n']);
 
   // run: code from standard input, in the session; --json prints the whole result.
@@ -68,7 +123,7 @@ it('creates, lists, runs, execs, copies, opens, kills and removes', async () => 
     'const n: number = 2; console.log(n * 21, process.env.WHO); process.exitCode = 3',
   );
   expect([run.code, run.stdout]).toEqual([3, '42 cli\n']);
-  const asJson = await sandbox(['--json', 'exec', sessionId, '--', 'echo hi']);
+  const asJson = await sandbox(['exec', '--json', sessionId, '--', 'echo', 'hi']);
   expect(json<{ stdout: string; exitCode: number }>(asJson.stdout)).toMatchObject({
     stdout: 'hi\n',
     exitCode: 0,
@@ -77,17 +132,18 @@ it('creates, lists, runs, execs, copies, opens, kills and removes', async () => 
   // cp: up and down again, by hash; ls of the session's files.
   const bytes = randomBytes(3_000_000);
   await writeFile(join(scratch, 'up.bin'), bytes);
-  const up = await sandbox(['cp', join(scratch, 'up.bin'), `${sessionId}:data/up.bin`]);
+  const up = await sandbox(['cp', '--json', join(scratch, 'up.bin'), `${sessionId}:data/up.bin`]);
   expect(up.code).toBe(0);
   expect(json<{ size: number }>(up.stdout).size).toBe(3_000_000);
   const down = await sandbox(['cp', `${sessionId}:data/up.bin`, join(scratch, 'down.bin')]);
-  expect(down.code).toBe(0);
+  expect([down.code, down.stdout]).toEqual([0, `${join(scratch, 'down.bin')}: 3000000 bytes\n`]);
   const hash = (b: Buffer) => createHash('sha256').update(b).digest('hex');
   expect(hash(await readFile(join(scratch, 'down.bin')))).toBe(hash(bytes));
-  const files = await sandbox(['ls', `${sessionId}:data`]);
+  const files = await sandbox(['ls', `${sessionId}:data`, '--json']);
   expect(json<{ files: { path: string }[] }>(files.stdout).files.map((f) => f.path)).toEqual([
     'data/up.bin',
   ]);
+  expect((await sandbox(['ls', `${sessionId}:data`])).stdout).toMatch(/ data\/up\.bin\n$/);
   const cat = await sandbox(['cp', '-', `${sessionId}:note.txt`], 'from stdin');
   expect(cat.code).toBe(0);
   expect((await sandbox(['cp', `${sessionId}:note.txt`, '-'])).stdout).toBe('from stdin');
@@ -97,54 +153,85 @@ it('creates, lists, runs, execs, copies, opens, kills and removes', async () => 
     `${previewUrl.replace('://', '://8080-')}\n`,
   );
 
-  await sandbox(['exec', sessionId, '--', 'nohup sleep 100 >/dev/null 2>&1 &']);
-  const killed = await sandbox(['kill', sessionId]);
+  // kill needs a process or --all.
+  await sandbox(['exec', sessionId, '--', 'sh', '-c', 'nohup sleep 100 >/dev/null 2>&1 &']);
+  const bare = await sandbox(['kill', sessionId]);
+  expect(bare.code).toBe(2);
+  expect(bare.stderr).toContain('kill needs a process');
+  const killed = await sandbox(['kill', sessionId, '--all', '--json']);
+  expect(killed.code).toBe(0);
   expect(json<{ killed: number }>(killed.stdout).killed).toBeGreaterThanOrEqual(1);
 
-  expect((await sandbox(['rm', sessionId])).code).toBe(0);
+  const removed = await sandbox(['rm', sessionId]);
+  expect([removed.code, removed.stdout]).toEqual([0, `deleted ${sessionId}\n`]);
   const gone = await sandbox(['info', sessionId]);
-  expect(gone.code).toBe(1);
+  expect(gone.code).toBe(66);
   expect(gone.stderr).toMatch(/session_not_found, request /);
 });
 
+it("gives create's session lifetime (--ttl) and its runs' timeout (--run-timeout)", async () => {
+  const created = await sandbox(['create', '--ttl', '600', '--run-timeout', '20', '--json']);
+  expect(created.code).toBe(0);
+  const { sessionId } = json<{ sessionId: string }>(created.stdout);
+  const listed = json<
+    {
+      sessionId: string;
+      createdAt: string;
+      expiresAt: string;
+      resourceLimits: { timeout: number };
+    }[]
+  >((await sandbox(['ls', '--json'])).stdout).find((s) => s.sessionId === sessionId);
+  expect(listed?.resourceLimits.timeout).toBe(20);
+  const lifetime = Date.parse(listed?.expiresAt ?? '') - Date.parse(listed?.createdAt ?? '');
+  expect(Math.abs(lifetime - 600_000)).toBeLessThan(5_000);
+  expect((await sandbox(['create', '--timeout', '20'])).code).toBe(2); // renamed
+  await sandbox(['rm', sessionId]);
+});
+
 it("lists a session's runs and prints one's output, or follows it live", async () => {
-  const { sessionId } = json<{ sessionId: string }>((await sandbox(['create'])).stdout);
-  await sandbox(['exec', sessionId, '--', 'echo kept; echo also >&2; exit 5']);
-  const ps = json<{ pid: number; id: string; exitCode: number; command: string }[]>(
-    (await sandbox(['ps', sessionId])).stdout,
-  );
+  const sessionId = await newSession();
+  await sandbox(['exec', sessionId, '--', 'sh', '-c', 'echo kept; echo also >&2; exit 5']);
+  const ps = await runs(sessionId);
   expect(ps).toEqual([
     expect.objectContaining({ exitCode: 5, command: expect.stringContaining('echo kept') }),
   ]);
   const [run] = ps;
   const logs = await sandbox(['logs', sessionId, String(run?.pid)]);
   expect([logs.code, logs.stdout, logs.stderr]).toEqual([0, 'kept\n', 'also\n']);
+  expect((await sandbox(['ps', sessionId])).stdout).toContain(`${run?.id}  exited 5`);
 
   // -f: a run still going, followed to its end.
-  const slow = sandbox([
-    'exec',
-    sessionId,
-    '--',
-    'for i in 1 2 3; do echo tick $i; sleep 0.3; done',
-  ]);
-  await new Promise((resolve) => setTimeout(resolve, 400));
-  const running = json<{ id: string; state: string }[]>(
-    (await sandbox(['ps', sessionId])).stdout,
-  ).at(-1);
-  expect(running?.state).toBe('running');
-  const followed = await sandbox(['logs', '-f', sessionId, running?.id ?? '']);
+  const ticks = 'for i in 1 2 3; do echo tick $i; sleep 0.3; done';
+  const slow = sandbox(['exec', sessionId, '--', 'sh', '-c', ticks]);
+  const going = await running(sessionId, `sh -c '${ticks}'`);
+  const followed = await sandbox(['logs', '-f', sessionId, going.id]);
   expect([followed.code, followed.stdout]).toEqual([0, 'tick 1\ntick 2\ntick 3\n']);
   await slow;
   await sandbox(['rm', sessionId]);
 });
 
+it('kills one process by its pid or its process id', async () => {
+  const sessionId = await newSession();
+  const byPid = start(['exec', sessionId, '--', 'sleep', '31']);
+  const first = await running(sessionId, 'sleep 31');
+  const killed = await sandbox(['kill', sessionId, String(first.pid), '--json']);
+  expect(killed.code).toBe(0);
+  expect(json<{ pids: number[] }>(killed.stdout).pids).toContain(first.pid);
+  expect((await byPid.done).code).not.toBe(0);
+
+  const byId = start(['exec', sessionId, '--', 'sleep', '32']);
+  const second = await running(sessionId, 'sleep 32');
+  expect((await sandbox(['kill', sessionId, second.id])).code).toBe(0);
+  expect((await byId.done).code).not.toBe(0);
+  await sandbox(['rm', sessionId]);
+});
+
 it('runs a file in a throwaway session, and exits 124 on a timeout', async () => {
   await writeFile(join(scratch, 'hello.ts'), 'const s: string = "hello"; console.log(s)');
-  const before = json<{ pagination: { total: number } }>((await sandbox(['ls'])).stdout);
+  const before = await sessionCount();
   const run = await sandbox(['run', join(scratch, 'hello.ts')]);
   expect([run.code, run.stdout]).toEqual([0, 'hello\n']);
-  const after = json<{ pagination: { total: number } }>((await sandbox(['ls'])).stdout);
-  expect(after.pagination.total).toBe(before.pagination.total); // removed afterwards
+  expect(await sessionCount()).toBe(before); // removed afterwards
 
   const slow = await sandbox(
     ['run', '--timeout', '1', '-'],
@@ -154,19 +241,80 @@ it('runs a file in a throwaway session, and exits 124 on a timeout', async () =>
   expect(slow.stderr).toContain('timed out');
 });
 
+it('at Ctrl-C kills the run of exec, and of run, whose session is deleted; exits 130', async () => {
+  const sessionId = await newSession();
+  const exec = start(['exec', sessionId, '--', 'sleep', '33']);
+  const sleeping = await running(sessionId, 'sleep 33');
+  exec.child.kill('SIGINT');
+  expect((await exec.done).code).toBe(130);
+  const ended = await until('the run to be killed', async () =>
+    (await runs(sessionId)).find((r) => r.id === sleeping.id && r.state !== 'running'),
+  );
+  expect(ended.state).toBe('exited');
+  await sandbox(['rm', sessionId]);
+
+  const before = await sessionCount();
+  const run = start(['run', '-'], 'console.log("started"); setTimeout(() => {}, 60_000)');
+  await until(
+    'the run to start',
+    () => Promise.resolve(run.ran.stdout.includes('started') ? true : undefined),
+    60_000,
+  );
+  run.child.kill('SIGINT');
+  const interrupted = await run.done;
+  expect([interrupted.code, interrupted.stdout]).toEqual([130, 'started\n']);
+  expect(await sessionCount()).toBe(before); // the throwaway session is gone
+}, 120_000);
+
+it('goes on past sessions already gone in rm, and exits 0 when all are gone', async () => {
+  const [first, second] = [await newSession(), await newSession()];
+  expect((await sandbox(['rm', first])).code).toBe(0);
+  const again = await sandbox(['rm', first, second]);
+  expect([again.code, again.stdout]).toEqual([0, `deleted ${second}\n`]);
+  expect(again.stderr).toBe(`sandbox: ${first} was already gone\n`);
+  const none = await sandbox(['rm', first, second, '--json']);
+  expect(none.code).toBe(0);
+  expect(json(none.stdout)).toEqual({ deleted: [], missing: [first, second], failed: [] });
+});
+
 it('runs a terminal of the session: typed input, its output, the shell exit code', async () => {
-  const { sessionId } = json<{ sessionId: string }>((await sandbox(['create'])).stdout);
+  const sessionId = await newSession();
   const term = await sandbox(['terminal', sessionId], 'echo "from the $TERM terminal"\nexit 6\n');
   expect(term.code).toBe(6);
   expect(term.stdout).toContain('from the xterm-256color terminal');
   await sandbox(['rm', sessionId]);
 });
 
-it('says how to use it, with exit code 2, on a bad command line', async () => {
+it('exits 77 for a key the API does not know', async () => {
+  const denied = await sandbox(['ls'], '', { SANDBOX_API_KEY: 'sk_live_not_a_key' });
+  expect(denied.code).toBe(77);
+  expect(denied.stderr).toMatch(/^sandbox: .*\(unauthorized/);
+});
+
+it('says how to use it, with exit code 2, on a bad command line; its version; each help', async () => {
   const bad = await sandbox(['frobnicate']);
   expect(bad.code).toBe(2);
-  expect(bad.stderr).toContain('unknown command frobnicate');
-  expect(bad.stderr).toContain('Usage: sandbox');
+  expect(bad.stderr).toContain("unknown command 'frobnicate'");
   expect((await sandbox(['exec', 'ses_x'])).code).toBe(2);
-  expect((await sandbox(['--help'])).code).toBe(0);
+  expect((await sandbox(['--json', 'ls'])).code).toBe(2); // --json belongs to the commands
+  const help = await sandbox(['--help']);
+  expect(help.code).toBe(0);
+  expect(help.stdout).toContain('Usage: sandbox');
+  expect(help.stdout).toContain('Exit codes:');
+
+  const { version } = json<{ version: string }>(
+    await readFile(join(__dirname, '../../packages/cli/package.json'), 'utf8'),
+  );
+  expect(await sandbox(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  for (const command of ['create', 'ls', 'info', 'run', 'exec', 'cp', 'terminal', 'open']) {
+    const own = await sandbox([command, '--help']);
+    expect([own.code, own.stdout]).toEqual([
+      0,
+      expect.stringContaining(`Usage: sandbox ${command}`),
+    ]);
+    expect(own.stdout).toContain(`$ sandbox ${command}`);
+  }
+  for (const command of ['ps', 'logs', 'kill', 'rm']) {
+    expect((await sandbox([command, '--help'])).stdout).toContain(`$ sandbox ${command}`);
+  }
 });

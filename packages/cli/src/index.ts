@@ -1,2 +1,5 @@
-export { runCli, USAGE } from './cli';
-export type { CliIo } from './cli';
+export { runCli } from './run-cli';
+export type { CliDeps } from './run-cli';
+export type { Api, CliIo } from './context';
+export { OUTCOMES, exitCodeOf } from './exit-codes';
+export { shellQuote } from './shell-quote';
