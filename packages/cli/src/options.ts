@@ -69,3 +69,8 @@ export function jsonOption(what: string): Option {
 export function examples(...lines: string[]): string {
   return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
 }
+
+/** The flags are in seconds, as the API's; the SDK takes milliseconds. */
+export function secondsToMs(seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : seconds * 1000;
+}

@@ -22,7 +22,7 @@ describe('sandbox create', () => {
     const argv = ['--ttl', '3600', '--run-timeout', '20', '--memory', '512', '--json'];
     expect(await cli.run('create', ...argv, '--metadata', '{"job":1}')).toBe(0);
     expect(create).toHaveBeenCalledWith({
-      ttl: 3600,
+      ttlMs: 3_600_000,
       metadata: { job: 1 },
       resourceLimits: { memory: 512, cpu: undefined, timeout: 20 },
       preview: undefined,

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { action, UsageError, type Context } from '../context';
-import { examples, jsonObject, jsonOption, positiveNumber } from '../options';
+import { examples, jsonObject, jsonOption, positiveNumber, secondsToMs } from '../options';
 import { outputOf } from '../output';
 
 interface CreateFlags {
@@ -54,7 +54,7 @@ export function createCommand(ctx: Context): Command {
           const { memory, cpu, runTimeout } = flags;
           const limited = memory !== undefined || cpu !== undefined || runTimeout !== undefined;
           const sandbox = await ctx.api().create({
-            ttl: flags.ttl,
+            ttlMs: secondsToMs(flags.ttl),
             metadata: flags.metadata,
             resourceLimits: limited ? { memory, cpu, timeout: runTimeout } : undefined,
             preview: flags.privatePreview === true ? { private: true } : undefined,

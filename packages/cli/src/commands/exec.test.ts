@@ -50,7 +50,7 @@ describe('sandbox exec', () => {
     expect(await cli.run(...argv, SID, '--', 'echo', 'hi')).toBe(0);
     expect(JSON.parse(cli.stdout())).toEqual(done);
     expect(stream.mock.calls[0]?.[1]).toMatchObject({
-      timeout: 5,
+      timeoutMs: 5000,
       workingDir: 'app',
       env: { A: '1', B: 'x=y' },
     });

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { action, type Context } from '../context';
-import { envPair, examples, jsonOption, positiveNumber } from '../options';
+import { envPair, examples, jsonOption, positiveNumber, secondsToMs } from '../options';
 import { outputOf } from '../output';
 import { interruptSignal, streamRun } from '../run-stream';
 import { shellQuote } from '../shell-quote';
@@ -46,7 +46,11 @@ export function execCommand(ctx: Context): Command {
         const interrupt = interruptSignal(ctx.io);
         try {
           const sandbox = await ctx.api().connect(sessionId);
-          const options = { timeout: flags.timeout, env: flags.env, workingDir: flags.cwd };
+          const options = {
+            timeoutMs: secondsToMs(flags.timeout),
+            env: flags.env,
+            workingDir: flags.cwd,
+          };
           const input = { command: shellQuote(command) };
           return await streamRun(sandbox, input, options, ctx.io, out, interrupt.signal);
         } finally {

@@ -3,12 +3,11 @@ import { fakeCli, fakeSandbox } from '../testing/fake-cli';
 const SID = 'ses_aaaaaaaaaaaaaaaaaaaaaaaa';
 
 function killCli(state: 'running' | 'exited' = 'running') {
-  const kill = jest.fn((pid?: number) =>
-    Promise.resolve(pid === undefined ? { killed: 2, pids: [10, 11] } : { killed: 1, pids: [pid] }),
-  );
+  const kill = jest.fn((pid: number) => Promise.resolve({ killed: 1, pids: [pid] }));
+  const killAll = jest.fn(() => Promise.resolve({ killed: 2, pids: [10, 11] }));
   const get = jest.fn((id: string) => Promise.resolve({ id, pid: 77, state }));
-  const sandbox = fakeSandbox({ processes: { kill, get } });
-  return { cli: fakeCli({ connect: () => Promise.resolve(sandbox) }), kill, get };
+  const sandbox = fakeSandbox({ processes: { kill, killAll, get } });
+  return { cli: fakeCli({ connect: () => Promise.resolve(sandbox) }), kill, killAll, get };
 }
 
 describe('sandbox kill', () => {
@@ -36,9 +35,10 @@ describe('sandbox kill', () => {
   });
 
   it('kills every process with --all', async () => {
-    const { cli, kill } = killCli();
+    const { cli, kill, killAll } = killCli();
     expect(await cli.run('kill', SID, '--all')).toBe(0);
-    expect(kill).toHaveBeenCalledWith();
+    expect(killAll).toHaveBeenCalledWith();
+    expect(kill).not.toHaveBeenCalled();
     expect(cli.stdout()).toBe('killed 2: 10 11\n');
   });
 

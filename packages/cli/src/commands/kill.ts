@@ -49,7 +49,9 @@ export function killCommand(ctx: Context): Command {
           const sandbox = await ctx.api().connect(sessionId);
           const out = outputOf(ctx.io, flags.json);
           const killed =
-            ref === undefined ? await sandbox.processes.kill() : await killOne(sandbox, ref, out);
+            ref === undefined
+              ? await sandbox.processes.killAll()
+              : await killOne(sandbox, ref, out);
           out.print(killed, () =>
             killed.pids.length === 0
               ? `killed ${killed.killed}`

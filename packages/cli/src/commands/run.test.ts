@@ -38,7 +38,7 @@ describe('sandbox run', () => {
       await given.run('run', '--session', 'ses_bbbbbbbbbbbbbbbbbbbbbbbb', '--timeout', '9', '-'),
     ).toBe(0);
     expect(connect).toHaveBeenCalledWith('ses_bbbbbbbbbbbbbbbbbbbbbbbb');
-    expect(stream.mock.calls[1]?.[1]).toMatchObject({ timeout: 9 });
+    expect(stream.mock.calls[1]?.[1]).toMatchObject({ timeoutMs: 9000 });
     expect(remove).not.toHaveBeenCalled();
   });
 

@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import type { Sandbox } from '@sandbox/sdk';
 import { action, type Context } from '../context';
 import { OUTCOMES } from '../exit-codes';
-import { envPair, examples, jsonOption, positiveNumber } from '../options';
+import { envPair, examples, jsonOption, positiveNumber, secondsToMs } from '../options';
 import { outputOf, type Output } from '../output';
 import { interruptSignal, streamRun, type StreamOptions } from '../run-stream';
 
@@ -51,7 +51,7 @@ export function runCommand(ctx: Context): Command {
     .action(
       action(ctx, async (file: string, flags: RunFlags) => {
         const code = await readAll(file === '-' ? ctx.io.stdin : createReadStream(file));
-        const options = { timeout: flags.timeout, env: flags.env };
+        const options = { timeoutMs: secondsToMs(flags.timeout), env: flags.env };
         const out = outputOf(ctx.io, flags.json);
         const interrupt = interruptSignal(ctx.io);
         try {
