@@ -167,12 +167,13 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
   const sandboxCount = new LastKnown(() => runtime.count(), COUNT_FRESH_MS);
   return {
     GetNodeInfo: unary(deps, 'GetNodeInfo', async () => {
-      const [sandboxes, load] = await Promise.all([sandboxCount.get(), readNodeLoad()]);
+      const [counted, load] = await Promise.all([sandboxCount.getAged(), readNodeLoad()]);
       return {
         nodeId: deps.nodeId,
         version: deps.version,
         previewAddress: deps.previewAddress,
-        sandboxes,
+        sandboxes: counted.value,
+        sandboxesAgeMs: Math.round(counted.ageMs),
         pool: runtime.poolStatus?.() ?? [],
         maxSandboxes: deps.capacity.maxSandboxes,
         memoryReserveBytes: deps.capacity.memoryReserveBytes,

@@ -68,4 +68,16 @@ describe('LastKnown', () => {
     await new Promise((resolve) => setImmediate(resolve));
     await expect(known.get()).resolves.toBe(4);
   });
+
+  it('says how old its answer is: from when that reading began', async () => {
+    const reads = controlledReads();
+    let now = 100;
+    const known = new LastKnown(reads.read, 1000, () => now);
+    const first = known.getAged();
+    now = 400; // the reading took 300 ms
+    reads.pending.shift()?.(3);
+    await expect(first).resolves.toEqual({ value: 3, ageMs: 300 });
+    now = 4100; // a busy dockerd: the next reading has not come back
+    await expect(known.getAged()).resolves.toEqual({ value: 3, ageMs: 4000 });
+  });
 });

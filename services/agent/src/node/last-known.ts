@@ -18,10 +18,19 @@ export class LastKnown<T> {
   ) {}
 
   get(): Promise<T> {
+    return this.getAged().then(({ value }) => value);
+  }
+
+  /** The value, and how long ago its reading began (what it counts may have changed since). */
+  async getAged(): Promise<{ value: T; ageMs: number }> {
     const known = this.value;
-    if (known === undefined) return this.refresh();
+    if (known === undefined) {
+      const startedAt = this.now();
+      const value = await this.refresh();
+      return { value, ageMs: this.now() - (this.value?.at ?? startedAt) };
+    }
     if (this.now() - known.at >= this.freshMs) void this.refresh().catch(() => undefined);
-    return Promise.resolve(known.value);
+    return { value: known.value, ageMs: this.now() - known.at };
   }
 
   private refresh(): Promise<T> {

@@ -209,6 +209,8 @@ export interface NodeStatus {
   version: string;
   previewAddress: string;
   sandboxes: number;
+  /** How long before its answer the node counted `sandboxes`. */
+  sandboxesAgeMs: number;
   maxSandboxes: number;
   memoryTotalBytes: number;
   memoryAvailableBytes: number;
@@ -226,6 +228,7 @@ export function toNodeStatus(info: NodeInfo__Output): NodeStatus {
     version: info.version,
     previewAddress: info.previewAddress,
     sandboxes: info.sandboxes,
+    sandboxesAgeMs: info.sandboxesAgeMs,
     maxSandboxes: info.maxSandboxes,
     memoryTotalBytes: Number(info.memoryTotalBytes),
     memoryAvailableBytes: Number(info.memoryAvailableBytes),

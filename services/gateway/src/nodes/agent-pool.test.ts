@@ -167,3 +167,54 @@ describe('AgentPool heartbeats', () => {
     }
   });
 });
+
+describe('AgentPool placements', () => {
+  /** An agent whose heartbeat counts `sandboxes`, read `ageMs` before it answers. */
+  async function countingAgent(nodeId: string, ageMs: number) {
+    const server = new grpc.Server();
+    server.addService(loadAgentProto().agent.v1.Agent.service, {
+      GetNodeInfo: (_call: unknown, callback: grpc.sendUnaryData<unknown>) =>
+        callback(null, {
+          nodeId,
+          version: 't',
+          sandboxes: 0,
+          sandboxesAgeMs: ageMs,
+          maxSandboxes: 2,
+          memoryTotalBytes: 4 * 1024 ** 3,
+          memoryAvailableBytes: 2 * 1024 ** 3,
+          memoryReserveBytes: 0,
+          cpus: 2,
+          pool: [],
+        }),
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) =>
+        err ? reject(err) : resolve(bound),
+      ),
+    );
+    return { address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+  }
+
+  it('keeps as pending the placements a stale count cannot show yet', async () => {
+    // The node counted 10 s before it answered (a busy dockerd): it shows none of the two
+    // sessions placed 3.5 s ago, and must still be seen full.
+    const agent = await countingAgent('stale', 10_000);
+    const registry = heldRegistry([{ id: 'stale', address: agent.address, state: 'active' }]);
+    const pool = new AgentPool(registry.store, { ...settings, downAfterMs: 10_000 }, quiet);
+    const shape = { memoryMb: 256, cpu: 0.25, diskMb: 256 };
+    try {
+      await pool.tick();
+      await pool.placeNow(shape);
+      await pool.placeNow(shape);
+      await new Promise((resolve) => setTimeout(resolve, 3500));
+      await pool.tick();
+      await expect(pool.placeNow(shape)).rejects.toMatchObject({
+        code: 'service_unavailable',
+        message: 'Every execution node is full',
+      });
+    } finally {
+      pool.close();
+      agent.stop();
+    }
+  }, 15_000);
+});

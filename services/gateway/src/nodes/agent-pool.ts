@@ -96,8 +96,8 @@ export function nodeHealth(record: HeartbeatRecord, now: number, downAfterMs: nu
 }
 
 /**
- * How old a node's sandbox count may be when its heartbeat answers (the agent reads Docker's
- * list at most every 2 s, and answers from the last reading), with a margin.
+ * How long before a node counted its sandboxes a placement there may still be missing from the
+ * count: the create it starts takes that long to show in Docker's list.
  */
 const COUNT_AGE_MS = 3000;
 
@@ -236,9 +236,10 @@ export class AgentPool {
       member.status = status;
       member.statusAskedAt = askedAt;
       member.lastOkAt = Date.now();
-      // The node's count may be a little older than the heartbeat (it answers from its last
-      // reading of Docker): placements that recent are kept as pending.
-      member.placements = member.placements.filter((at) => at >= askedAt - COUNT_AGE_MS);
+      // The node answers from its last reading of Docker, which says how old it is (a busy
+      // dockerd makes it older): placements since a little before it are kept as pending.
+      const countedAt = askedAt - status.sandboxesAgeMs;
+      member.placements = member.placements.filter((at) => at >= countedAt - COUNT_AGE_MS);
       if (member.failure !== undefined)
         this.logger.info({ nodeId: member.id }, 'node answers again');
       member.failure = undefined;

@@ -9,6 +9,7 @@ function status(overrides: Partial<NodeStatus> = {}): NodeStatus {
     version: '0.1.0',
     previewAddress: '127.0.0.1:1',
     sandboxes: 0,
+    sandboxesAgeMs: 0,
     maxSandboxes: 100,
     memoryTotalBytes: 16 * GB,
     memoryAvailableBytes: 12 * GB,

@@ -16,6 +16,7 @@ export interface NodeInfo {
   'cpus'?: (number | string);
   'loadAverage'?: (number | string);
   'blobStore'?: (string);
+  'sandboxesAgeMs'?: (number);
 }
 
 export interface NodeInfo__Output {
@@ -31,4 +32,5 @@ export interface NodeInfo__Output {
   'cpus': (number);
   'loadAverage': (number);
   'blobStore': (string);
+  'sandboxesAgeMs': (number);
 }
