@@ -1,5 +1,5 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import * as packet from 'dns-packet';
 import type { EgressPolicy } from '@sandbox/contract';
 import { createLogger } from '@sandbox/logger';
@@ -10,25 +10,51 @@ const allowList: EgressPolicy = { default: 'deny', allow: ['*.allowed.test'], de
 const NXDOMAIN = 3;
 const REFUSED = 5;
 
-/** An upstream resolver on loopback: every A question gets 192.0.2.7; `asked` lists names. */
-async function upstream(): Promise<{ port: number; asked: string[]; socket: UdpSocket }> {
+/**
+ * An upstream resolver on loopback: every A question gets 192.0.2.7; `asked` lists names. Over
+ * UDP, `big.allowed.test` comes back truncated (TC), and whole over TCP (192.0.2.8).
+ */
+async function upstream(): Promise<{
+  port: number;
+  asked: string[];
+  socket: UdpSocket;
+  tcp: Server;
+}> {
   const asked: string[] = [];
-  const socket = createSocket('udp4');
-  socket.on('message', (message, remote) => {
+  const answerTo = (message: Buffer, over: 'udp' | 'tcp') => {
     const query = packet.decode(message);
     const name = query.questions?.[0]?.name ?? '';
     asked.push(name);
-    const answer = packet.encode({
+    const truncated = over === 'udp' && name === 'big.allowed.test';
+    return packet.encode({
       type: 'response',
       id: query.id ?? 0,
-      flags: packet.RECURSION_AVAILABLE,
+      flags: packet.RECURSION_AVAILABLE | (truncated ? packet.TRUNCATED_RESPONSE : 0),
       questions: query.questions ?? [],
-      answers: [{ type: 'A', class: 'IN', name, ttl: 5, data: '192.0.2.7' }],
+      answers: truncated
+        ? []
+        : [
+            {
+              type: 'A',
+              class: 'IN',
+              name,
+              ttl: 5,
+              data: over === 'tcp' ? '192.0.2.8' : '192.0.2.7',
+            },
+          ],
     });
-    socket.send(answer, remote.port, remote.address);
+  };
+  const tcp = createServer((client) =>
+    client.once('data', (data: Buffer) => client.end(framed(answerTo(data.subarray(2), 'tcp')))),
+  );
+  await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+  const port = (tcp.address() as AddressInfo).port;
+  const socket = createSocket('udp4');
+  socket.on('message', (message, remote) => {
+    socket.send(answerTo(message, 'udp'), remote.port, remote.address);
   });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return { port: socket.address().port, asked, socket };
+  await new Promise<void>((resolve) => socket.bind(port, '127.0.0.1', resolve));
+  return { port, asked, socket, tcp };
 }
 
 const query = (name: string, id = 7) =>
@@ -100,6 +126,7 @@ describe('DnsFilter', () => {
   afterAll(() => {
     filter.close();
     up.socket.close();
+    up.tcp.close();
   });
   beforeEach(() => {
     up.asked.length = 0;
@@ -128,6 +155,13 @@ describe('DnsFilter', () => {
     expect(allowed).toMatchObject({ id: 1, answers: [{ data: '192.0.2.7' }] });
     expect(secret && rcodeOf(secret)).toBe(NXDOMAIN);
     expect(up.asked).toEqual(['a.allowed.test']);
+  });
+
+  it('asks over TCP again for a TCP client whose answer came truncated', async () => {
+    const viaUdp = await askUdp(ports.udp, 'big.allowed.test');
+    expect((viaUdp.flags ?? 0) & packet.TRUNCATED_RESPONSE).toBe(packet.TRUNCATED_RESPONSE);
+    const [viaTcp] = await askTcp(ports.tcp, ['big.allowed.test']);
+    expect(viaTcp).toMatchObject({ answers: [{ data: '192.0.2.8' }] });
   });
 
   it('refuses a source it holds no policy for', async () => {

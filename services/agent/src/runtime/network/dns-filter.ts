@@ -84,7 +84,7 @@ const RCODE = { NXDOMAIN: 3, REFUSED: 5 } as const;
 export class DnsFilter {
   private udp: UdpSocket | undefined;
   private tcp: Server | undefined;
-  private readonly sockets = new Set<Socket | UdpSocket>();
+  private readonly sockets = new Set<AnySocket>();
 
   constructor(private readonly deps: DnsFilterDeps) {}
 
@@ -119,10 +119,7 @@ export class DnsFilter {
   close(): void {
     this.udp?.close();
     this.tcp?.close();
-    for (const socket of this.sockets) {
-      if ('destroy' in socket) socket.destroy();
-      else socket.close();
-    }
+    for (const socket of this.sockets) closeSocket(socket);
   }
 
   /** The reply to one message from `source` (undefined: none, e.g. not DNS at all). */
@@ -199,69 +196,62 @@ function framed(message: Buffer): Buffer {
   return Buffer.concat([length, message]);
 }
 
-/** One query to an upstream over UDP: its answer, or a rejection after UPSTREAM_MS. */
-function askUdp(
-  upstream: Upstream,
-  message: Buffer,
-  sockets: Set<Socket | UdpSocket>,
+type AnySocket = Socket | UdpSocket;
+
+function closeSocket(socket: AnySocket): void {
+  if ('destroy' in socket) socket.destroy();
+  else socket.close();
+}
+
+/**
+ * One exchange with an upstream on `socket`: `listen` settles it with the answer or a failure;
+ * a socket error, or UPSTREAM_MS without an answer, fails it. Either way, once, the socket is
+ * closed and forgotten.
+ */
+function exchange(
+  socket: AnySocket,
+  sockets: Set<AnySocket>,
+  listen: (answer: (reply: Buffer) => void, fail: (err: Error) => void) => void,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const socket = createSocket('udp4');
     sockets.add(socket);
-    const done = () => {
+    let settled = false;
+    const finish = (settle: () => void) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       sockets.delete(socket);
-      socket.close();
+      closeSocket(socket);
+      settle();
     };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error('no answer'));
-    }, UPSTREAM_MS);
-    socket.on('error', (err) => {
-      done();
-      reject(err);
-    });
+    const fail = (err: Error) => finish(() => reject(err));
+    const timer = setTimeout(() => fail(new Error('no answer')), UPSTREAM_MS);
+    (socket as NodeJS.EventEmitter).on('error', fail);
+    listen((reply) => finish(() => resolve(reply)), fail);
+  });
+}
+
+/** One query to an upstream over UDP: the answer to this query (its id), from the server asked. */
+function askUdp(upstream: Upstream, message: Buffer, sockets: Set<AnySocket>): Promise<Buffer> {
+  const socket = createSocket('udp4');
+  return exchange(socket, sockets, (answer) => {
     socket.on('message', (reply) => {
-      // The answer to this query only (its id), from the server asked.
-      if (reply.length < 2 || reply.readUInt16BE(0) !== message.readUInt16BE(0)) return;
-      done();
-      resolve(reply);
+      if (reply.length >= 2 && reply.readUInt16BE(0) === message.readUInt16BE(0)) answer(reply);
     });
     socket.send(message, upstream.port, upstream.host);
   });
 }
 
-/** One query to an upstream over TCP. */
-function askTcp(
-  upstream: Upstream,
-  message: Buffer,
-  sockets: Set<Socket | UdpSocket>,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: upstream.host, port: upstream.port });
-    sockets.add(socket);
+/** One query to an upstream over TCP: a two-byte length, then the message, each way. */
+function askTcp(upstream: Upstream, message: Buffer, sockets: Set<AnySocket>): Promise<Buffer> {
+  const socket = connect({ host: upstream.host, port: upstream.port });
+  return exchange(socket, sockets, (answer, fail) => {
     let received = Buffer.alloc(0);
-    const done = () => {
-      clearTimeout(timer);
-      sockets.delete(socket);
-      socket.destroy();
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error('no answer'));
-    }, UPSTREAM_MS);
-    socket.on('error', (err) => {
-      done();
-      reject(err);
-    });
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
-      if (received.length > 2 + MAX_TCP_MESSAGE) return done();
-      if (received.length < 2) return;
-      const length = received.readUInt16BE(0);
-      if (received.length < 2 + length) return;
-      done();
-      resolve(received.subarray(2, 2 + length));
+      if (received.length > 2 + MAX_TCP_MESSAGE) return fail(new Error('answer too long'));
+      if (received.length < 2 || received.length < 2 + received.readUInt16BE(0)) return;
+      answer(received.subarray(2, 2 + received.readUInt16BE(0)));
     });
     socket.on('connect', () => socket.write(framed(message)));
   });
