@@ -4,7 +4,8 @@ import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
 import { SessionAccess } from './session-access';
 import type { SessionLifecycle } from './session-lifecycle';
-import type { SessionRecord, SessionStore } from './session-store';
+import type { SessionRecord } from './session-record';
+import type { SessionStore } from './session-store';
 
 const session = {
   id: 'ses_1',

@@ -3,7 +3,8 @@ import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
 import type { SessionActivity } from './session-activity';
 import type { SessionLifecycle } from './session-lifecycle';
-import type { SessionRecord, SessionStore } from './session-store';
+import type { SessionRecord } from './session-record';
+import type { SessionStore } from './session-store';
 
 /** A session a request is about to use: recorded as activity, awake, and its node's agent. */
 export interface OpenSession {

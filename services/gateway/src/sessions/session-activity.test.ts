@@ -2,7 +2,8 @@ import { createLogger } from '@sandbox/logger';
 import { AppError } from '@sandbox/errors';
 import { LocalInvalidations } from '../cache/invalidations';
 import { DEFER_MARGIN_MS, SessionActivity } from './session-activity';
-import { sessionStamp, type SessionRecord, type SessionStore } from './session-store';
+import type { SessionRecord } from './session-record';
+import { sessionStamp, type SessionStore } from './session-store';
 
 /** Shorter than MAX_CACHED_MS, so that it is the deadline, not the age, that sends a touch. */
 const IDLE_MS = 30_000;

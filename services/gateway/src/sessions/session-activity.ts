@@ -2,7 +2,8 @@ import { isSessionId } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
 import type { Invalidations } from '../cache/invalidations';
 import { StampedCache } from '../cache/stamped-cache';
-import { sessionStamp, type SessionRecord, type SessionStore } from './session-store';
+import type { SessionRecord } from './session-record';
+import { sessionStamp, type SessionStore } from './session-store';
 
 /** How often a replica writes the activity it has seen, in one statement. */
 export const ACTIVITY_FLUSH_MS = 1000;

@@ -1,7 +1,8 @@
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../nodes/agent-pool';
-import type { SessionRecord, SessionStore } from './session-store';
+import type { SessionRecord } from './session-record';
+import type { SessionStore } from './session-store';
 
 /** Sees how long each wake took (the metrics). */
 export interface WakeObserver {

@@ -11,7 +11,8 @@ import {
   type SessionResourceLimits,
 } from './session-limits';
 import { resolveEgress, type EgressInput } from './session-egress';
-import type { PendingDestroy, SessionRecord, SessionStore } from './session-store';
+import type { PendingDestroy, SessionRecord } from './session-record';
+import type { SessionStore } from './session-store';
 
 export interface CreateSessionInput {
   ttl?: unknown;

@@ -1,106 +1,28 @@
 import { AppError } from '@sandbox/errors';
+import type { EgressPolicy } from '@sandbox/contract';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
-import { enqueueFromSql, isoSql, NEW_EVENT_ID_SQL } from '../webhooks/events';
-import { isSessionId, type EgressPolicy } from '@sandbox/contract';
-import { UNMOVED } from '../nodes/node-store';
-import type { SessionResourceLimits } from './session-limits';
-
-export type SessionState = 'creating' | 'active' | 'idle' | 'deep-sleep';
-
-export interface SessionRecord {
-  id: string;
-  accountId: string;
-  nodeId: string;
-  state: SessionState;
-  metadata: Record<string, unknown>;
-  resourceLimits: SessionResourceLimits;
-  createdAt: Date;
-  expiresAt: Date;
-  lastActiveAt: Date;
-  /** Files saved when the session went to deep sleep. */
-  sleepFilesCount: number | null;
-  /** Its preview needs the X-Preview-Token given at creation. */
-  previewPrivate: boolean;
-  /** In deep sleep: where its workspace was saved (a blob store's id, or its node's own). */
-  savedIn: string | null;
-  /** In deep sleep: the node confirmed the workspace saved and the sandbox removed. */
-  sleepConfirmed: boolean;
-  /** Where its sandbox may connect; null: allow-all. */
-  egress: EgressPolicy | null;
-}
-
-interface SessionRow {
-  id: string;
-  account_id: string;
-  node_id: string;
-  state: SessionState;
-  metadata: Record<string, unknown>;
-  resource_limits: SessionResourceLimits;
-  created_at: Date;
-  expires_at: Date;
-  last_active_at: Date;
-  sleep_files_count: number | null;
-  preview_private: boolean;
-  saved_in: string | null;
-  sleep_confirmed: boolean;
-  egress: EgressPolicy | null;
-}
-
-const COLUMNS =
-  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private, saved_in, (sleep_confirmed_at IS NOT NULL) AS sleep_confirmed, egress';
-
-/** A session the API can see: not deleted, not expired, not half-created. */
-const LIVE = `deleted_at IS NULL AND expires_at > now() AND state <> 'creating'`;
-
-const toRecord = (row: SessionRow): SessionRecord => ({
-  id: row.id,
-  accountId: row.account_id,
-  nodeId: row.node_id,
-  state: row.state,
-  metadata: row.metadata,
-  resourceLimits: row.resource_limits,
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-  lastActiveAt: row.last_active_at,
-  sleepFilesCount: row.sleep_files_count,
-  previewPrivate: row.preview_private,
-  savedIn: row.saved_in,
-  sleepConfirmed: row.sleep_confirmed,
-  egress: row.egress,
-});
-
-export function sessionNotFound(sessionId: string): AppError {
-  return new AppError('session_not_found', 'Session not found', { details: { sessionId } });
-}
-
-/** A string that cannot be a session id names no session: no query needed. */
-function requireSessionId(sessionId: string): void {
-  if (!isSessionId(sessionId)) throw sessionNotFound(sessionId);
-}
-
-export interface NewSession {
-  id: string;
-  accountId: string;
-  nodeId: string;
-  metadata: Record<string, unknown>;
-  resourceLimits: SessionResourceLimits;
-  ttlS: number;
-  maxConcurrent: number;
-  /** sha256 of the preview token of a private preview. */
-  previewTokenHash?: Buffer;
-  /** Its egress policy; absent or null: allow-all. */
-  egress?: EgressPolicy | null;
-}
-
-export interface PendingDestroy {
-  id: string;
-  nodeId: string;
-  /** A confirmed sleeper's store (another node naming a shared one can remove its archive). */
-  savedIn?: string | null;
-}
-
-const SAVED_IN = 'CASE WHEN sleep_confirmed_at IS NOT NULL THEN saved_in END AS saved_in';
+import {
+  CLAIM_EVACUATIONS_SQL,
+  CLAIM_PENDING_DESTROYS_SQL,
+  EXPIRE_DUE_SQL,
+  FORGET_LOST_NODE_SQL,
+  MARK_DEEP_SLEEP_DUE_SQL,
+  MARK_IDLE_DUE_SQL,
+  MS_UNTIL_NEXT_TRANSITION_SQL,
+} from './session-batch-sql';
+import { notFoundError, requireSessionId, sessionNotFound } from './session-not-found';
+import {
+  COLUMNS,
+  LIVE,
+  SAVED_IN,
+  toRecord,
+  type NewSession,
+  type PendingDestroy,
+  type SessionRecord,
+  type SessionRow,
+  type SessionState,
+} from './session-record';
 
 /** The stamp bumped by each change of a session's row that a cached record would miss. */
 export const sessionStamp = (sessionId: string): string => `session:${sessionId}`;
@@ -187,27 +109,8 @@ export class SessionStore {
       [sessionId, accountId],
     );
     const row = rows[0];
-    if (row === undefined) throw await this.notFound(sessionId, accountId);
+    if (row === undefined) throw await notFoundError(this.db, sessionId, accountId);
     return toRecord(row);
-  }
-
-  /**
-   * 404 session_not_found; for a session lost with its node (`forgetLostNode`), saying so
-   * (details.reason `node_lost`).
-   */
-  private async notFound(sessionId: string, accountId: string): Promise<AppError> {
-    const { rows } = await this.db.query<{ end_reason: string | null }>(
-      'SELECT end_reason FROM sessions WHERE id = $1 AND account_id = $2',
-      [sessionId, accountId],
-    );
-    if (rows[0]?.end_reason === 'node_lost') {
-      return new AppError(
-        'session_not_found',
-        'The session was lost with its node (the node is gone for good); create a new one',
-        { details: { sessionId, reason: 'node_lost' } },
-      );
-    }
-    return sessionNotFound(sessionId);
   }
 
   /**
@@ -219,23 +122,7 @@ export class SessionStore {
   async forgetLostNode(nodeId: string): Promise<string[]> {
     return this.db
       .transaction(async (tx) => {
-        const { rows } = await tx.query<{ id: string }>(
-          `WITH lost AS (
-           UPDATE sessions s SET deleted_at = now(), end_reason = 'node_lost'
-            WHERE s.node_id = $1 AND s.deleted_at IS NULL AND ${UNMOVED}
-            RETURNING s.id, s.account_id, s.state, s.created_at, s.metadata),
-         events AS (
-           ${enqueueFromSql(
-             'session.lost',
-             `(SELECT account_id, ${NEW_EVENT_ID_SQL} AS event_id,
-                      json_build_object('sessionId', id, 'nodeId', $1::text,
-                                        'createdAt', ${isoSql('created_at')},
-                                        'metadata', metadata) AS data
-                 FROM lost WHERE state <> 'creating')`,
-           )})
-         SELECT id FROM lost`,
-          [nodeId],
-        );
+        const { rows } = await tx.query<{ id: string }>(FORGET_LOST_NODE_SQL, [nodeId]);
         await tx.query('DELETE FROM nodes WHERE id = $1', [nodeId]);
         return rows.map((row) => row.id);
       })
@@ -255,7 +142,7 @@ export class SessionStore {
       [sessionId, accountId],
     );
     const row = rows[0];
-    if (row === undefined) throw await this.notFound(sessionId, accountId);
+    if (row === undefined) throw await notFoundError(this.db, sessionId, accountId);
     return toRecord(row);
   }
 
@@ -336,7 +223,7 @@ export class SessionStore {
       [sessionId, accountId],
     );
     const row = rows[0];
-    if (row === undefined) throw await this.notFound(sessionId, accountId);
+    if (row === undefined) throw await notFoundError(this.db, sessionId, accountId);
     await this.changed([row.id]);
     return { id: row.id, nodeId: row.node_id, savedIn: row.saved_in };
   }
@@ -363,29 +250,10 @@ export class SessionStore {
    */
   async expireDue(stuckCreatingAfterS: number, batch = 100): Promise<string[]> {
     // The session.expired events are recorded in the same statement: none is lost or doubled.
-    const { rows } = await this.db.query<{ id: string }>(
-      `WITH expired AS (
-         UPDATE sessions SET deleted_at = now()
-          WHERE id IN (
-            SELECT id FROM sessions
-             WHERE deleted_at IS NULL
-               AND (expires_at <= now()
-                    OR (state = 'creating' AND created_at < now() - make_interval(secs => $1)))
-             ORDER BY expires_at
-             LIMIT $2
-             FOR UPDATE SKIP LOCKED)
-          RETURNING id, account_id, state, created_at, expires_at, metadata),
-       events AS (
-         ${enqueueFromSql(
-           'session.expired',
-           `(SELECT account_id, ${NEW_EVENT_ID_SQL} AS event_id,
-                    json_build_object('sessionId', id, 'createdAt', ${isoSql('created_at')},
-                                      'expiresAt', ${isoSql('expires_at')}, 'metadata', metadata) AS data
-               FROM expired WHERE state <> 'creating')`,
-         )})
-       SELECT id FROM expired`,
-      [stuckCreatingAfterS, batch],
-    );
+    const { rows } = await this.db.query<{ id: string }>(EXPIRE_DUE_SQL, [
+      stuckCreatingAfterS,
+      batch,
+    ]);
     const ids = rows.map((row) => row.id);
     await this.changed(ids);
     return ids;
@@ -396,18 +264,10 @@ export class SessionStore {
    * request from then on wakes it). Returns what the caller must pause.
    */
   async markIdleDue(idleS: number, batch = 20): Promise<PendingDestroy[]> {
-    const { rows } = await this.db.query<{ id: string; node_id: string }>(
-      `UPDATE sessions SET state = 'idle'
-        WHERE id IN (
-          SELECT id FROM sessions
-           WHERE ${LIVE} AND state = 'active'
-             AND last_active_at < now() - make_interval(secs => $1)
-           ORDER BY last_active_at
-           LIMIT $2
-           FOR UPDATE SKIP LOCKED)
-        RETURNING id, node_id`,
-      [idleS, batch],
-    );
+    const { rows } = await this.db.query<{ id: string; node_id: string }>(MARK_IDLE_DUE_SQL, [
+      idleS,
+      batch,
+    ]);
     await this.changed(rows.map((row) => row.id));
     return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
   }
@@ -417,20 +277,11 @@ export class SessionStore {
    * saved), and claims again those whose sleep the node has not confirmed, under a lease.
    */
   async markDeepSleepDue(deepS: number, leaseS: number, batch = 10): Promise<PendingDestroy[]> {
-    const { rows } = await this.db.query<{ id: string; node_id: string }>(
-      `UPDATE sessions
-          SET state = 'deep-sleep', lifecycle_lease_until = now() + make_interval(secs => $2)
-        WHERE id IN (
-          SELECT id FROM sessions
-           WHERE ${LIVE}
-             AND ((state IN ('active', 'idle') AND last_active_at < now() - make_interval(secs => $1))
-                  OR (state = 'deep-sleep' AND sleep_confirmed_at IS NULL
-                      AND (lifecycle_lease_until IS NULL OR lifecycle_lease_until < now())))
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-        RETURNING id, node_id`,
-      [deepS, leaseS, batch],
-    );
+    const { rows } = await this.db.query<{ id: string; node_id: string }>(MARK_DEEP_SLEEP_DUE_SQL, [
+      deepS,
+      leaseS,
+      batch,
+    ]);
     await this.changed(rows.map((row) => row.id));
     return rows.map((row) => ({ id: row.id, nodeId: row.node_id }));
   }
@@ -452,20 +303,11 @@ export class SessionStore {
    * move (503 with Retry-After) and then wakes on another node.
    */
   async claimEvacuations(nodeId: string, leaseS: number, batch = 5): Promise<string[]> {
-    const { rows } = await this.db.query<{ id: string }>(
-      `UPDATE sessions
-          SET state = 'deep-sleep', sleep_confirmed_at = NULL,
-              lifecycle_lease_until = now() + make_interval(secs => $2)
-        WHERE id IN (
-          SELECT s.id FROM sessions s
-           WHERE s.node_id = $1 AND s.deleted_at IS NULL AND s.expires_at > now()
-             AND s.state <> 'creating' AND ${UNMOVED}
-             AND (s.lifecycle_lease_until IS NULL OR s.lifecycle_lease_until < now())
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
-      [nodeId, leaseS, batch],
-    );
+    const { rows } = await this.db.query<{ id: string }>(CLAIM_EVACUATIONS_SQL, [
+      nodeId,
+      leaseS,
+      batch,
+    ]);
     await this.changed(rows.map((row) => row.id));
     return rows.map((row) => row.id);
   }
@@ -524,31 +366,17 @@ export class SessionStore {
    * one probe of an index (sessions_expiry, sessions_lifecycle), not a scan of the sessions.
    */
   async msUntilNextTransition(idleS: number, deepS: number): Promise<number | null> {
-    const { rows } = await this.db.query<{ ms: number | null }>(
-      `SELECT (EXTRACT(EPOCH FROM LEAST(
-                 (SELECT min(expires_at) FROM sessions WHERE deleted_at IS NULL),
-                 (SELECT min(last_active_at) FROM sessions
-                   WHERE deleted_at IS NULL AND state = 'active') + make_interval(secs => $1),
-                 (SELECT min(last_active_at) FROM sessions
-                   WHERE deleted_at IS NULL AND state = 'idle') + make_interval(secs => $2)
-               ) - now()) * 1000)::float8 AS ms`,
-      [idleS, deepS],
-    );
+    const { rows } = await this.db.query<{ ms: number | null }>(MS_UNTIL_NEXT_TRANSITION_SQL, [
+      idleS,
+      deepS,
+    ]);
     return rows[0]?.ms ?? null;
   }
 
   /** Claims ended sessions whose sandbox is not yet removed, under a lease of `leaseS`. */
   async claimPendingDestroys(leaseS: number, batch = 20): Promise<PendingDestroy[]> {
     const { rows } = await this.db.query<{ id: string; node_id: string; saved_in: string | null }>(
-      `UPDATE sessions SET destroy_lease_until = now() + make_interval(secs => $1)
-        WHERE id IN (
-          SELECT id FROM sessions
-           WHERE deleted_at IS NOT NULL AND destroyed_at IS NULL
-             AND (destroy_lease_until IS NULL OR destroy_lease_until < now())
-           ORDER BY deleted_at
-           LIMIT $2
-           FOR UPDATE SKIP LOCKED)
-        RETURNING id, node_id, ${SAVED_IN}`,
+      CLAIM_PENDING_DESTROYS_SQL,
       [leaseS, batch],
     );
     return rows.map((row) => ({ id: row.id, nodeId: row.node_id, savedIn: row.saved_in }));
