@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { NodeStatus } from '../agents/agent-messages';
-import type { NodeHealth } from '../nodes/agent-pool';
+import type { NodeHealth } from '../nodes/node-health';
 import type { NodeState } from '../nodes/node-store';
 
 /** What the gauges read at each scrape. */

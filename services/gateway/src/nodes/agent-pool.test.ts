@@ -4,7 +4,7 @@ import { createLogger } from '@sandbox/logger';
 // eslint-disable-next-line no-restricted-imports -- the fake agent below answers over the wire
 import { loadAgentProto } from '@sandbox/proto';
 import type { NodeState, NodeStore } from './node-store';
-import { AgentPool, BUSY_GRACE, nodeHealth } from './agent-pool';
+import { AgentPool } from './agent-pool';
 
 type Entry = { id: string; address: string; state: NodeState };
 
@@ -86,32 +86,6 @@ describe('AgentPool.tick', () => {
     registry.release();
     await Promise.all([inFlight, queued, pool.tick()]);
     expect(reads).toBe(1);
-  });
-});
-
-describe('nodeHealth', () => {
-  const downAfterMs = 1000;
-  it.each([
-    ['answered within downAfterMs', { lastOkAt: 9_500, checked: true, slow: false }, 'up'],
-    [
-      'silent past downAfterMs, connection lost',
-      { lastOkAt: 8_000, checked: true, slow: false },
-      'down',
-    ],
-    [
-      'silent past downAfterMs, connected but late',
-      { lastOkAt: 8_000, checked: true, slow: true },
-      'up',
-    ],
-    [
-      'late past the busy grace',
-      { lastOkAt: 10_000 - downAfterMs * BUSY_GRACE - 1, checked: true, slow: true },
-      'down',
-    ],
-    ['never answered, asked', { checked: true, slow: true }, 'down'],
-    ['not asked yet', { checked: false, slow: false }, 'unknown'],
-  ] as const)('%s', (_name, record, health) => {
-    expect(nodeHealth(record, 10_000, downAfterMs)).toBe(health);
   });
 });
 

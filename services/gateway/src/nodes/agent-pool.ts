@@ -3,8 +3,10 @@ import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { AgentClient } from '../agents/agent-client';
 import type { NodeStatus } from '../agents/agent-messages';
+import { nodeHealth, type NodeHealth } from './node-health';
 import type { NodeState, NodeStore } from './node-store';
 import { isSharedStore, pickNode, type Shape } from './placement';
+import { newMember, type Member } from './pool-member';
 
 export interface FleetSettings {
   token: string | undefined;
@@ -20,37 +22,11 @@ export interface FleetSettings {
   downAfterMs: number;
 }
 
-export type NodeHealth = 'up' | 'down' | 'unknown';
-
 /** What this replica knows of a node now. */
 export interface NodeLiveView {
   health: NodeHealth;
   status: NodeStatus | undefined;
   lastHeartbeatAt: Date | undefined;
-}
-
-interface Member {
-  id: string;
-  address: string;
-  state: NodeState;
-  client: AgentClient;
-  status?: NodeStatus;
-  lastOkAt?: number;
-  /**
-   * The last heartbeat's failure was a timeout while the connection stayed open: the node is
-   * there but slow to answer (dockerd or its own event loop under load).
-   */
-  slow: boolean;
-  /** A heartbeat has come back, answered or not. */
-  checked: boolean;
-  /** When the heartbeat whose answer is `status` was sent. */
-  statusAskedAt: number;
-  /** When this replica placed sessions on it (those after `statusAskedAt` are pending). */
-  placements: number[];
-  lastRecordedAt: number;
-  failure?: string;
-  /** A request's probe of a node seen down, under way (requests meanwhile share it). */
-  probing?: Promise<void>;
 }
 
 /** A session about to wake: where, and the node it moves from when that is another. */
@@ -65,35 +41,6 @@ export interface WakeTarget {
  * is found; a node still down costs its requests this long before their 503.
  */
 const PROBE_MS = 1500;
-
-/**
- * How many times `downAfterMs` a node whose connection stays open may go without answering
- * before it is down: a burst of creates must not take the only node out of service (issue
- * 39), while an agent that hangs with its port open is still found out.
- */
-export const BUSY_GRACE = 6;
-
-/** What a node's health is judged on. */
-export interface HeartbeatRecord {
-  /** When a heartbeat was last answered. */
-  lastOkAt?: number | undefined;
-  /** Whether a heartbeat has come back, answered or not. */
-  checked: boolean;
-  /** Whether the last failure was a timeout on an open connection. */
-  slow: boolean;
-}
-
-/**
- * up: answered within `downAfterMs`, or within BUSY_GRACE times that while its connection
- * stays open and only its answers are late; down: otherwise, once asked; unknown: not yet.
- */
-export function nodeHealth(record: HeartbeatRecord, now: number, downAfterMs: number): NodeHealth {
-  const { lastOkAt, checked, slow } = record;
-  const silentFor = lastOkAt === undefined ? Infinity : now - lastOkAt;
-  if (silentFor <= downAfterMs) return 'up';
-  if (slow && silentFor <= downAfterMs * BUSY_GRACE) return 'up';
-  return checked ? 'down' : 'unknown';
-}
 
 /**
  * How long before a node counted its sandboxes a placement there may still be missing from the
@@ -193,23 +140,19 @@ export class AgentPool {
         continue;
       }
       member?.client.close();
-      this.members.set(node.id, {
-        id: node.id,
-        address: node.address,
-        state: node.state,
-        client: new AgentClient({
-          nodeId: node.id,
-          address: node.address,
-          token: this.settings.token,
-          callTimeoutMs: this.settings.callTimeoutMs,
-          fileTimeoutMs: this.settings.fileTimeoutMs,
-        }),
-        checked: false,
-        slow: false,
-        statusAskedAt: 0,
-        placements: [],
-        lastRecordedAt: 0,
-      });
+      this.members.set(
+        node.id,
+        newMember(
+          node,
+          new AgentClient({
+            nodeId: node.id,
+            address: node.address,
+            token: this.settings.token,
+            callTimeoutMs: this.settings.callTimeoutMs,
+            fileTimeoutMs: this.settings.fileTimeoutMs,
+          }),
+        ),
+      );
       if (member === undefined)
         this.logger.info({ nodeId: node.id, address: node.address }, 'node joined');
     }
