@@ -1,43 +1,45 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
-import { AppError, fromGrpcError, isConnectionFailure } from '@sandbox/errors';
-import { bearer, INTERNAL_TOKEN_METADATA_KEY, REQUEST_ID_METADATA_KEY } from '@sandbox/contract';
-import { currentRequestId } from '@sandbox/logger';
 import {
-  loadAgentProto,
   type AgentClient as GrpcAgentClient,
   type DestroySandboxResponse__Output,
-  type ExecEvent__Output,
-  type FileChunk__Output,
   type HibernateResponse__Output,
   type KillProcessesResponse__Output,
   type ListFilesResponse__Output,
   type ListProcessesResponse__Output,
-  type OutputEvent__Output,
   type WriteFileResponse__Output,
   type WriteStdinResponse__Output,
   type ExecRequest,
-  type TerminalOutput__Output,
   type NodeInfo__Output,
   type ResourceLimits,
   type Sandbox__Output,
 } from '@sandbox/proto';
 import type { EgressPolicy, FileListing } from '@sandbox/contract';
+import { callMetadata, connectAgent, surviving, unaryCall, type UnaryCall } from './agent-channel';
 import {
-  toExecEvent,
   toFileListing,
   toNodeStatus,
-  toOutputEvent,
   toProcessRecord,
   toSandboxInfo,
-  type ExecEvent,
   type NodeStatus,
   type OutputEvent,
   type OutputPosition,
   type ProcessRecord,
   type SandboxInfo,
-  type TerminalSpec,
 } from './agent-messages';
+import {
+  followExec,
+  followOutput,
+  openedFile,
+  type ExecHandlers,
+  type FlowControl,
+} from './agent-streams';
+import {
+  startTerminal,
+  type TerminalConnection,
+  type TerminalHandlers,
+  type TerminalStartSpec,
+} from './terminal-call';
 
 export interface AgentClientOptions {
   nodeId: string;
@@ -52,11 +54,6 @@ export interface AgentClientOptions {
 /** How long a file's bytes may take to reach a slow reader, once the file is open. */
 const READ_STREAM_DEADLINE_MS = 10 * 60 * 1000;
 const HIBERNATE_TIMEOUT_MS = 10 * 60 * 1000;
-/**
- * How long a wake cut short by the node's connection waits for the node to answer again (an
- * agent restarted by its supervisor is back within seconds) before it fails with 503.
- */
-const RECONNECT_WAIT_MS = 15_000;
 
 /** What a deep sleep did (`inUse`: nothing, the session was in use), and where it saved. */
 export interface Hibernated {
@@ -80,51 +77,6 @@ function wireEgress(egress: EgressPolicy | null | undefined): { egress?: EgressP
   return egress === undefined || egress === null ? {} : { egress };
 }
 
-/** One unary call of the agent's client, given its metadata, options and callback. */
-type UnaryCall<Res> = (
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: grpc.requestCallback<Res>,
-) => grpc.ClientUnaryCall;
-
-/** A terminal to start: what it runs, where, on a screen of what size, in which session. */
-export type TerminalStartSpec = TerminalSpec & { sessionId: string };
-
-/** Receives a terminal's events. */
-export interface TerminalHandlers {
-  started(pid: number): void;
-  data(bytes: Buffer): void;
-  exited(exitCode: number): void;
-  /** The call failed (the node refused it or went away). */
-  failed(err: AppError): void;
-  /** The node ended the call (after `exited`). */
-  ended(): void;
-}
-
-/** A terminal under way. */
-export interface TerminalConnection {
-  /** Typed bytes; false: wait for `onceDrained` before more. */
-  write(data: Buffer): boolean;
-  resize(cols: number, rows: number): void;
-  onceDrained(resume: () => void): void;
-  /** Holds the screen's bytes (back up to the program) / lets them flow. */
-  pause(): void;
-  resume(): void;
-  /** Hangs the program up. */
-  end(): void;
-}
-
-/** Pauses and resumes the flow of a run's events (backpressure up to the process). */
-export interface FlowControl {
-  pause(): void;
-  resume(): void;
-}
-
-/** Receives a running execution's events. */
-export interface ExecHandlers {
-  onEvent(event: ExecEvent, flow: FlowControl): void;
-}
-
 /** The gateway's view of one agent; every failure comes back as an AppError. */
 export class AgentClient {
   readonly nodeId: string;
@@ -139,62 +91,30 @@ export class AgentClient {
     this.token = options.token;
     this.callTimeoutMs = options.callTimeoutMs;
     this.fileTimeoutMs = options.fileTimeoutMs;
-    const Agent = loadAgentProto().agent.v1.Agent;
-    this.client = new Agent(options.address, grpc.credentials.createInsecure(), {
-      'grpc.max_receive_message_length': 128 * 1024 * 1024,
-      'grpc.keepalive_time_ms': 30_000,
-      // A node back from an outage is reached within a second (grpc-js would otherwise back
-      // off up to two minutes between attempts): its heartbeat and its requests resume.
-      'grpc.initial_reconnect_backoff_ms': 250,
-      'grpc.max_reconnect_backoff_ms': 1000,
-    });
+    this.client = connectAgent(options.address);
   }
 
   /** The token, and the id of the request this call serves (the agent logs under it). */
   private metadata(): grpc.Metadata {
-    const metadata = new grpc.Metadata();
-    if (this.token !== undefined) metadata.set(INTERNAL_TOKEN_METADATA_KEY, bearer(this.token));
-    const requestId = currentRequestId();
-    if (requestId !== undefined) metadata.set(REQUEST_ID_METADATA_KEY, requestId);
-    return metadata;
+    return callMetadata(this.token);
   }
 
   private options(timeoutMs = this.callTimeoutMs): grpc.CallOptions {
     return { deadline: new Date(Date.now() + timeoutMs) };
   }
 
+  /** A unary call, with the token, the request's id and a deadline of `timeoutMs`. */
   private unary<Res>(call: UnaryCall<Res>, timeoutMs = this.callTimeoutMs): Promise<Res> {
-    return new Promise((resolve, reject) => {
-      call(this.metadata(), this.options(timeoutMs), (err, response) => {
-        if (err !== null || response === undefined) reject(fromGrpcError(err));
-        else resolve(response);
-      });
-    });
+    return unaryCall(
+      call,
+      () => this.metadata(),
+      () => this.options(timeoutMs),
+    );
   }
 
-  /**
-   * An idempotent call that the node may lose (an agent restarted under it): when the
-   * connection was up as the call began and failed under it, the call is made again once the
-   * node answers, for up to RECONNECT_WAIT_MS after each loss. A node already unreachable at
-   * the start fails at once, as any call does.
-   */
-  private async surviving<Res>(call: UnaryCall<Res>, timeoutMs: number): Promise<Res> {
-    for (;;) {
-      const wasConnected =
-        this.client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
-      try {
-        return await this.unary(call, timeoutMs);
-      } catch (err) {
-        if (!wasConnected || !isConnectionFailure(err) || !(await this.reconnected())) throw err;
-      }
-    }
-  }
-
-  /** Whether the node answers again within RECONNECT_WAIT_MS. */
-  private reconnected(): Promise<boolean> {
-    return new Promise((resolve) => {
-      this.client.waitForReady(Date.now() + RECONNECT_WAIT_MS, (err) => resolve(!err));
-    });
+  /** `surviving` (agent-channel.ts): a unary call made again when the node comes back. */
+  private surviving<Res>(call: UnaryCall<Res>, timeoutMs: number): Promise<Res> {
+    return surviving(this.client, () => this.unary(call, timeoutMs));
   }
 
   /** The node's preview proxy address; asked once, then remembered. */
@@ -278,26 +198,11 @@ export class AgentClient {
     deadlineMs: number,
     signal: AbortSignal,
   ): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const call = this.client.exec(request, this.metadata(), this.options(deadlineMs));
-      const cancel = (): void => call.cancel();
-      signal.addEventListener('abort', cancel, { once: true });
-      const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
-      call.on('data', (message: ExecEvent__Output) => {
-        const event = toExecEvent(message);
-        if (event !== undefined) handlers.onEvent(event, flow);
-      });
-      call.on('error', (err) => {
-        signal.removeEventListener('abort', cancel);
-        reject(
-          signal.aborted ? new AppError('request_timeout', 'Run cancelled') : fromGrpcError(err),
-        );
-      });
-      call.on('end', () => {
-        signal.removeEventListener('abort', cancel);
-        resolve();
-      });
-    });
+    return followExec(
+      () => this.client.exec(request, this.metadata(), this.options(deadlineMs)),
+      handlers,
+      signal,
+    );
   }
 
   /**
@@ -356,23 +261,7 @@ export class AgentClient {
    * the screen while paused, and hangs the program up when ended.
    */
   openTerminal(start: TerminalStartSpec, handlers: TerminalHandlers): TerminalConnection {
-    const call = this.client.openTerminal(this.metadata());
-    call.write({ start });
-    call.on('data', (message: TerminalOutput__Output) => {
-      if (message.started) handlers.started(message.started.pid);
-      if (message.data) handlers.data(message.data);
-      if (message.exited) handlers.exited(message.exited.exitCode);
-    });
-    call.on('end', () => handlers.ended());
-    call.on('error', (err) => handlers.failed(fromGrpcError(err)));
-    return {
-      write: (data) => call.write({ data }),
-      resize: (cols, rows) => call.write({ resize: { cols, rows } }),
-      onceDrained: (resume) => call.once('drain', resume),
-      pause: () => call.pause(),
-      resume: () => call.resume(),
-      end: () => call.end(),
-    };
+    return startTerminal(this.client.openTerminal(this.metadata()), start, handlers);
   }
 
   async listProcesses(sessionId: string): Promise<ProcessRecord[]> {
@@ -398,30 +287,16 @@ export class AgentClient {
     onEvent: (event: OutputEvent, flow: FlowControl) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const call = this.client.readOutput(
-        request,
-        this.metadata(),
-        request.follow ? {} : this.options(this.fileTimeoutMs),
-      );
-      const cancel = (): void => call.cancel();
-      signal.addEventListener('abort', cancel, { once: true });
-      const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
-      call.on('data', (message: OutputEvent__Output) => {
-        const event = toOutputEvent(message);
-        if (event !== undefined) onEvent(event, flow);
-      });
-      call.on('error', (err) => {
-        signal.removeEventListener('abort', cancel);
-        reject(
-          signal.aborted ? new AppError('request_timeout', 'Read cancelled') : fromGrpcError(err),
-        );
-      });
-      call.on('end', () => {
-        signal.removeEventListener('abort', cancel);
-        resolve();
-      });
-    });
+    return followOutput(
+      () =>
+        this.client.readOutput(
+          request,
+          this.metadata(),
+          request.follow ? {} : this.options(this.fileTimeoutMs),
+        ),
+      onEvent,
+      signal,
+    );
   }
 
   /** Writes to a run's stdin, the node waiting at most `waitMs` for the process to take it. */
@@ -466,41 +341,7 @@ export class AgentClient {
       this.metadata(),
       this.options(READ_STREAM_DEADLINE_MS),
     );
-    let openTimedOut = false;
-    const openTimer = setTimeout(() => {
-      openTimedOut = true;
-      call.cancel();
-    }, this.fileTimeoutMs);
-    return new Promise((resolve, reject) => {
-      let body: Readable | undefined;
-      call.on('data', (chunk: FileChunk__Output) => {
-        if (body === undefined) {
-          clearTimeout(openTimer);
-          body = new Readable({
-            read: () => call.resume(),
-            destroy: (err, done) => {
-              call.cancel(); // a no-op once the call has ended
-              done(err);
-            },
-          });
-          resolve({ size: chunk.size, body });
-        } else if (!body.push(chunk.data)) {
-          call.pause();
-        }
-      });
-      call.on('end', () => {
-        if (body === undefined) reject(new AppError('internal_error', 'The node sent no file'));
-        else body.push(null);
-      });
-      call.on('error', (err: grpc.ServiceError) => {
-        clearTimeout(openTimer);
-        const failure = openTimedOut
-          ? new AppError('request_timeout', 'The file could not be opened in time', { cause: err })
-          : fromGrpcError(err);
-        if (body === undefined) reject(failure);
-        else body.destroy(failure);
-      });
-    });
+    return openedFile(call, this.fileTimeoutMs);
   }
 
   async listFiles(

@@ -1,7 +1,8 @@
 import { AppError } from '@sandbox/errors';
 import { runDeadlines, type RunResult } from '@sandbox/contract';
-import type { AgentClient, FlowControl } from '../agents/agent-client';
+import type { AgentClient } from '../agents/agent-client';
 import type { OutputMark, ProcessRef } from '../agents/agent-messages';
+import type { FlowControl } from '../agents/agent-streams';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import type { SessionResourceLimits } from '../sessions/session-limits';

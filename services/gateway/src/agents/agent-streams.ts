@@ -1,0 +1,127 @@
+import { Readable } from 'node:stream';
+import type * as grpc from '@grpc/grpc-js';
+import { AppError, fromGrpcError } from '@sandbox/errors';
+import type { ExecEvent__Output, FileChunk__Output, OutputEvent__Output } from '@sandbox/proto';
+import { toExecEvent, toOutputEvent, type ExecEvent, type OutputEvent } from './agent-messages';
+
+// The agent's server streams as the gateway takes them: a run's events and a run's kept output,
+// each with flow control up to the process, and a file as a Readable at its reader's pace.
+
+/** Pauses and resumes the flow of a run's events (backpressure up to the process). */
+export interface FlowControl {
+  pause(): void;
+  resume(): void;
+}
+
+/** Receives a running execution's events. */
+export interface ExecHandlers {
+  onEvent(event: ExecEvent, flow: FlowControl): void;
+}
+
+/**
+ * Opens an execution's stream and passes each event to `handlers` as it arrives. Resolves when
+ * the stream ends; `signal` cancels the run.
+ */
+export function followExec(
+  open: () => grpc.ClientReadableStream<ExecEvent__Output>,
+  handlers: ExecHandlers,
+  signal: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const call = open();
+    const cancel = (): void => call.cancel();
+    signal.addEventListener('abort', cancel, { once: true });
+    const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
+    call.on('data', (message: ExecEvent__Output) => {
+      const event = toExecEvent(message);
+      if (event !== undefined) handlers.onEvent(event, flow);
+    });
+    call.on('error', (err) => {
+      signal.removeEventListener('abort', cancel);
+      reject(
+        signal.aborted ? new AppError('request_timeout', 'Run cancelled') : fromGrpcError(err),
+      );
+    });
+    call.on('end', () => {
+      signal.removeEventListener('abort', cancel);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Opens a read of a run's kept output and passes each event to `onEvent` (whose `flow` holds
+ * the read at the reader's pace). Resolves when the stream ends; `signal` ends it.
+ */
+export function followOutput(
+  open: () => grpc.ClientReadableStream<OutputEvent__Output>,
+  onEvent: (event: OutputEvent, flow: FlowControl) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const call = open();
+    const cancel = (): void => call.cancel();
+    signal.addEventListener('abort', cancel, { once: true });
+    const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
+    call.on('data', (message: OutputEvent__Output) => {
+      const event = toOutputEvent(message);
+      if (event !== undefined) onEvent(event, flow);
+    });
+    call.on('error', (err) => {
+      signal.removeEventListener('abort', cancel);
+      reject(
+        signal.aborted ? new AppError('request_timeout', 'Read cancelled') : fromGrpcError(err),
+      );
+    });
+    call.on('end', () => {
+      signal.removeEventListener('abort', cancel);
+      resolve();
+    });
+  });
+}
+
+/**
+ * A file's read under way: resolves with its size once the node has it open (a refusal before
+ * that rejects; no answer within `openTimeoutMs` is 408), and its bytes as a stream that
+ * follows the reader's pace. Destroying the stream cancels the read.
+ */
+export function openedFile(
+  call: grpc.ClientReadableStream<FileChunk__Output>,
+  openTimeoutMs: number,
+): Promise<{ size: number; body: Readable }> {
+  let openTimedOut = false;
+  const openTimer = setTimeout(() => {
+    openTimedOut = true;
+    call.cancel();
+  }, openTimeoutMs);
+  return new Promise((resolve, reject) => {
+    let body: Readable | undefined;
+    call.on('data', (chunk: FileChunk__Output) => {
+      if (body === undefined) {
+        clearTimeout(openTimer);
+        body = new Readable({
+          read: () => call.resume(),
+          destroy: (err, done) => {
+            call.cancel(); // a no-op once the call has ended
+            done(err);
+          },
+        });
+        resolve({ size: chunk.size, body });
+      } else if (!body.push(chunk.data)) {
+        call.pause();
+      }
+    });
+    call.on('end', () => {
+      if (body === undefined) reject(new AppError('internal_error', 'The node sent no file'));
+      else body.push(null);
+    });
+    call.on('error', (err: grpc.ServiceError) => {
+      clearTimeout(openTimer);
+      const failure = openTimedOut
+        ? new AppError('request_timeout', 'The file could not be opened in time', { cause: err })
+        : fromGrpcError(err);
+      if (body === undefined) reject(failure);
+      else body.destroy(failure);
+    });
+  });
+}
