@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
 import { DockerRuntime, type DockerRuntimeParts } from './docker-runtime';
-import { doubles, running, sandboxSpec } from './lifecycle/in-memory-doubles';
+import { doubles, running } from './lifecycle/in-memory-doubles';
+import { sandboxSpec } from './lifecycle/test-fixtures';
 import { ProcessLogs } from './processes/process-logs';
 import { RequestLoad } from './request-load';
 

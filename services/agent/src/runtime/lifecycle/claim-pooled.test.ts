@@ -2,7 +2,8 @@ import { WarmPool } from '../pool/warm-pool';
 import { createSandbox } from './create-sandbox';
 import { restoreSandbox } from './deep-sleep';
 import { heal } from './heal';
-import { dockerError, doubles, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { doubles, type Doubles } from './in-memory-doubles';
+import { dockerError, sandboxSpec } from './test-fixtures';
 import { countSandboxes, reconcile } from './reconcile';
 import { findSandbox } from './sandbox-info';
 

@@ -1,6 +1,7 @@
 import { SessionUse } from '../session-use';
 import { hibernateSandbox, restoreSandbox } from './deep-sleep';
-import { doubles, running, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { doubles, running, type Doubles } from './in-memory-doubles';
+import { sandboxSpec } from './test-fixtures';
 import { destroySandbox } from './remove-sandbox';
 
 describe('hibernateSandbox', () => {

@@ -1,7 +1,8 @@
 import type { EgressPolicy } from '@sandbox/contract';
 import { createSandbox } from './create-sandbox';
 import { heal } from './heal';
-import { doubles, sandboxSpec } from './in-memory-doubles';
+import { doubles } from './in-memory-doubles';
+import { sandboxSpec } from './test-fixtures';
 import { reconcile } from './reconcile';
 import { removeSandbox } from './remove-sandbox';
 

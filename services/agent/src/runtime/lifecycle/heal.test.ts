@@ -1,4 +1,5 @@
-import { dockerError, doubles, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { doubles, type Doubles } from './in-memory-doubles';
+import { dockerError, sandboxSpec } from './test-fixtures';
 import { heal, requireRunning } from './heal';
 import { findSandbox } from './sandbox-info';
 

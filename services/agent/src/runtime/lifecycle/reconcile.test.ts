@@ -1,5 +1,6 @@
 import { sandboxLabels } from '../docker/container-spec';
-import { doubles, sandboxSpec, testConfig, type Doubles } from './in-memory-doubles';
+import { doubles, type Doubles } from './in-memory-doubles';
+import { sandboxSpec, testConfig } from './test-fixtures';
 import { countSandboxes, reconcile } from './reconcile';
 
 /** A sandbox this node made: its spec, its disk, and its container in `status`. */

@@ -1,4 +1,5 @@
-import { doubles, sandboxSpec } from './in-memory-doubles';
+import { doubles } from './in-memory-doubles';
+import { sandboxSpec } from './test-fixtures';
 import { destroySandbox } from './remove-sandbox';
 
 describe('destroySandbox', () => {
