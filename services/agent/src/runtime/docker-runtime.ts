@@ -17,7 +17,7 @@ import { meteredExec } from './runner/metered-exec';
 import { RunSlots } from './runner/run-slots';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
-import type { LogItem, OutputPosition } from './processes/process-log';
+import type { LogItem, OutputPosition } from './processes/process-meta';
 import { stdinClosed, summaryOf } from './processes/process-summary';
 import { SessionUse } from './session-use';
 import type {
