@@ -1,8 +1,8 @@
 import { SessionUse } from '../session-use';
 import { hibernateSandbox, restoreSandbox } from './deep-sleep';
 import { doubles, running, type Doubles } from './in-memory-doubles';
-import { sandboxSpec } from './test-fixtures';
 import { destroySandbox } from './remove-sandbox';
+import { sandboxSpec } from './test-fixtures';
 
 describe('hibernateSandbox', () => {
   it('leaves a session in use as it is: nothing paused, saved or removed', async () => {

@@ -2,9 +2,9 @@ import type { EgressPolicy } from '@sandbox/contract';
 import { createSandbox } from './create-sandbox';
 import { heal } from './heal';
 import { doubles } from './in-memory-doubles';
-import { sandboxSpec } from './test-fixtures';
 import { reconcile } from './reconcile';
 import { removeSandbox } from './remove-sandbox';
+import { sandboxSpec } from './test-fixtures';
 
 const denyAll: EgressPolicy = { default: 'deny', allow: [], deny: [] };
 

@@ -1,7 +1,7 @@
 import { doubles, type Doubles } from './in-memory-doubles';
-import { dockerError, sandboxSpec } from './test-fixtures';
 import { heal, requireRunning } from './heal';
 import { findSandbox } from './sandbox-info';
+import { dockerError, sandboxSpec } from './test-fixtures';
 
 const healNow = (d: Doubles, sessionId: string) =>
   d.locks.withLock(sessionId, async (lock) => heal(d, lock, await findSandbox(d, sessionId)));

@@ -1,6 +1,6 @@
 import { doubles } from './in-memory-doubles';
-import { sandboxSpec } from './test-fixtures';
 import { destroySandbox } from './remove-sandbox';
+import { sandboxSpec } from './test-fixtures';
 
 describe('destroySandbox', () => {
   it('removes the spec first, then the saved copy, then the container and its workspace', async () => {
