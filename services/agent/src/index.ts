@@ -1,7 +1,7 @@
 export { AGENT_VERSION, startAgent } from './create-agent';
 export type { AgentDeps, RunningAgent } from './create-agent';
 export { DockerRuntime } from './runtime/docker-runtime';
-export type { DockerRuntimeParts } from './runtime/docker-runtime';
+export type { DockerRuntimeParts } from './runtime/docker-runtime-parts';
 export { createDockerRuntime } from './runtime/create-docker-runtime';
 export type { DockerRuntimeOptions } from './runtime/create-docker-runtime';
 export type { ContainerClient, ContainerState } from './runtime/docker/container-client';

@@ -2,8 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
-import { DockerRuntime, type DockerRuntimeParts } from './docker-runtime';
-import { doubles, running, sandboxSpec } from './lifecycle/in-memory-doubles';
+import { DockerRuntime } from './docker-runtime';
+import type { DockerRuntimeParts } from './docker-runtime-parts';
+import { doubles, running } from './lifecycle/in-memory-doubles';
+import { sandboxSpec } from './lifecycle/test-fixtures';
 import { ProcessLogs } from './processes/process-logs';
 import { RequestLoad } from './request-load';
 

@@ -1,18 +1,13 @@
 import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
-import type { AgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
-import type { CachedContainers } from './docker/cached-containers';
-import type { RunnerLinkContainers } from './docker/runner-link-containers';
-import type { CpuSplitContainers } from './docker/cpu-split-containers';
 import { sandboxLabelKeys } from './docker/docker-names';
-import type { HostNetwork } from './docker/host-setup';
 import { killAllInContainer } from './docker/kill-all';
 import type { AdmissionStats } from './admission';
+import type { DockerRuntimeParts } from './docker-runtime-parts';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
 import { enforceEgress } from './lifecycle/egress';
 import { requireRunning } from './lifecycle/heal';
-import type { LifecycleDeps } from './lifecycle/lifecycle-deps';
 import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
@@ -20,15 +15,11 @@ import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
 import { meteredExec } from './runner/metered-exec';
 import { RunSlots } from './runner/run-slots';
-import type { WarmPool } from './pool/warm-pool';
-import type { PackageInstaller } from './packages/package-installer';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
-import type { LogItem, OutputPosition, ProcessLog } from './processes/process-log';
-import type { ProcessLogs } from './processes/process-logs';
-import type { RequestLoad } from './request-load';
+import type { LogItem, OutputPosition } from './processes/process-meta';
+import { stdinClosed, summaryOf } from './processes/process-summary';
 import { SessionUse } from './session-use';
-import type { RunnerPool } from './runner/runner-pool';
 import type {
   ByteSink,
   ExecSpec,
@@ -44,45 +35,8 @@ import type {
   TerminalSpec,
 } from './sandbox-runtime';
 
-/** The collaborators of a `DockerRuntime` (`createDockerRuntime` builds the real ones). */
 /** How long the node must have served no request before it makes spare log files. */
 const SPARE_STOCK_QUIET_MS = 1000;
-
-export interface DockerRuntimeParts extends LifecycleDeps {
-  runners: RunnerPool;
-  pool?: WarmPool | undefined;
-  /** The requests being served (the pool refills at a slower pace meanwhile). */
-  load?: RequestLoad | undefined;
-  /** The container state cache behind `containers`, when there is one. */
-  cache?: CachedContainers | undefined;
-  /** `containers` when sessions' CPU limits bind their own processes only. */
-  cpuSplit?: CpuSplitContainers | undefined;
-  /** Where runners reach the agent's sockets (ADR 33); absent in tests without Docker. */
-  links?: RunnerLinkContainers | undefined;
-  installer: PackageInstaller;
-  /** Every run's output, kept on the node's disk. */
-  logs: ProcessLogs;
-  /** Makes sure the image, the network and its firewall are there. */
-  prepareHost(): Promise<HostNetwork>;
-  /**
-   * Starts the egress proxy and DNS filter of domain rules on the host's side of the sandbox
-   * network (`dnsServers`: the host's resolvers, where allowed names are asked by default).
-   */
-  startEgressProxy?(gateway: string, dnsServers: readonly string[]): Promise<void>;
-  stopEgressProxy?(): void;
-  config: LifecycleDeps['config'] & Pick<AgentConfig, 'diskQuota' | 'maxRunsPerSession'>;
-}
-
-function summaryOf(log: ProcessLog): ProcessSummary {
-  return { meta: log.meta, written: log.position, keptFrom: log.keptFrom };
-}
-
-function stdinClosed(log: ProcessLog): AppError {
-  const reason = !log.meta.stdin ? 'not started with stdin' : 'stdin closed or process exited';
-  return new AppError('stdin_closed', `Process ${log.meta.pid} takes no input (${reason})`, {
-    details: { pid: log.meta.pid, processId: log.meta.id },
-  });
-}
 
 /**
  * Sandboxes as hardened Docker containers, each with its own workspace: the lifecycle (under

@@ -1,7 +1,7 @@
 import type { AdmissionStats } from './admission';
 import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
-import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-log';
+import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-meta';
 
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sandbox/logger';
-import { FakeContainers } from '../lifecycle/in-memory-doubles';
+import { FakeContainers } from '../lifecycle/fake-containers';
 import { CachedContainers } from './cached-containers';
 
 const logger = createLogger({ name: 'test', level: 'silent' });

@@ -1,5 +1,6 @@
 import { USER_CPU_PROCS } from '@sandbox/contract';
-import { dockerError, FakeContainers } from '../lifecycle/in-memory-doubles';
+import { FakeContainers } from '../lifecycle/fake-containers';
+import { dockerError } from '../lifecycle/test-fixtures';
 import { CpuSplitContainers, type CpuGroupStore } from './cpu-split-containers';
 
 const LABEL = 'io.sandbox.cpu-group';

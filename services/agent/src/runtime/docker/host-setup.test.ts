@@ -1,5 +1,5 @@
 import { createLogger } from '@sandbox/logger';
-import { FakeContainers } from '../lifecycle/in-memory-doubles';
+import { FakeContainers } from '../lifecycle/fake-containers';
 import { prepareHost, type HostSetupConfig } from './host-setup';
 
 const config: HostSetupConfig = {

@@ -1,4 +1,4 @@
-import { FakeContainers } from '../lifecycle/in-memory-doubles';
+import { FakeContainers } from '../lifecycle/fake-containers';
 import type { ContainerState } from './container-client';
 import { hostTasksFor, OwnKernelContainers } from './own-kernel-containers';
 

@@ -3,7 +3,8 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RUNNER_LINK_DIR } from '@sandbox/contract';
-import { dockerError, FakeContainers } from '../lifecycle/in-memory-doubles';
+import { FakeContainers } from '../lifecycle/fake-containers';
+import { dockerError } from '../lifecycle/test-fixtures';
 import { RunnerLinkContainers } from './runner-link-containers';
 
 const LABEL = 'io.sandbox.runner-link';

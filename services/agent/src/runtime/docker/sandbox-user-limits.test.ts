@@ -1,5 +1,5 @@
 import { createLogger } from '@sandbox/logger';
-import { FakeContainers } from '../lifecycle/in-memory-doubles';
+import { FakeContainers } from '../lifecycle/fake-containers';
 import { SandboxUserLimits } from './sandbox-user-limits';
 
 function limited(remapped: boolean, fail?: Error) {

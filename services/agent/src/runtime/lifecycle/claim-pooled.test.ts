@@ -2,9 +2,10 @@ import { WarmPool } from '../pool/warm-pool';
 import { createSandbox } from './create-sandbox';
 import { restoreSandbox } from './deep-sleep';
 import { heal } from './heal';
-import { dockerError, doubles, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { doubles, type Doubles } from './in-memory-doubles';
 import { countSandboxes, reconcile } from './reconcile';
 import { findSandbox } from './sandbox-info';
+import { dockerError, sandboxSpec } from './test-fixtures';
 
 /** Lifecycle doubles with a warm pool of one member of `sandboxSpec`'s disk size. */
 async function withPool(memoryMb = 256, cpu = 1): Promise<Doubles & { pool: WarmPool }> {

@@ -1,6 +1,7 @@
 import { AppError } from '@sandbox/errors';
 import { createSandbox, rebuildSandbox } from './create-sandbox';
-import { dockerError, doubles, sandboxSpec } from './in-memory-doubles';
+import { doubles } from './in-memory-doubles';
+import { dockerError, sandboxSpec } from './test-fixtures';
 
 describe('createSandbox', () => {
   it('provisions the workspace, records the spec, starts the container, then warms the runner', async () => {

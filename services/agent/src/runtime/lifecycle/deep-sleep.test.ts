@@ -1,7 +1,8 @@
 import { SessionUse } from '../session-use';
 import { hibernateSandbox, restoreSandbox } from './deep-sleep';
-import { doubles, running, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { doubles, running, type Doubles } from './in-memory-doubles';
 import { destroySandbox } from './remove-sandbox';
+import { sandboxSpec } from './test-fixtures';
 
 describe('hibernateSandbox', () => {
   it('leaves a session in use as it is: nothing paused, saved or removed', async () => {

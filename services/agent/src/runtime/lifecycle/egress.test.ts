@@ -1,9 +1,10 @@
 import type { EgressPolicy } from '@sandbox/contract';
 import { createSandbox } from './create-sandbox';
 import { heal } from './heal';
-import { doubles, sandboxSpec } from './in-memory-doubles';
+import { doubles } from './in-memory-doubles';
 import { reconcile } from './reconcile';
 import { removeSandbox } from './remove-sandbox';
+import { sandboxSpec } from './test-fixtures';
 
 const denyAll: EgressPolicy = { default: 'deny', allow: [], deny: [] };
 

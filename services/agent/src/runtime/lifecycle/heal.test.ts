@@ -1,6 +1,7 @@
-import { dockerError, doubles, sandboxSpec, type Doubles } from './in-memory-doubles';
+import { doubles, type Doubles } from './in-memory-doubles';
 import { heal, requireRunning } from './heal';
 import { findSandbox } from './sandbox-info';
+import { dockerError, sandboxSpec } from './test-fixtures';
 
 const healNow = (d: Doubles, sessionId: string) =>
   d.locks.withLock(sessionId, async (lock) => heal(d, lock, await findSandbox(d, sessionId)));

@@ -1,6 +1,7 @@
 import { sandboxLabels } from '../docker/container-spec';
-import { doubles, sandboxSpec, testConfig, type Doubles } from './in-memory-doubles';
+import { doubles, type Doubles } from './in-memory-doubles';
 import { countSandboxes, reconcile } from './reconcile';
+import { sandboxSpec, testConfig } from './test-fixtures';
 
 /** A sandbox this node made: its spec, its disk, and its container in `status`. */
 async function made(d: Doubles, sessionId: string, status: string | undefined): Promise<void> {

@@ -1,5 +1,6 @@
-import { doubles, sandboxSpec } from './in-memory-doubles';
+import { doubles } from './in-memory-doubles';
 import { destroySandbox } from './remove-sandbox';
+import { sandboxSpec } from './test-fixtures';
 
 describe('destroySandbox', () => {
   it('removes the spec first, then the saved copy, then the container and its workspace', async () => {

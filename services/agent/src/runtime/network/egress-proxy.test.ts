@@ -4,7 +4,7 @@ import type { EgressPolicy } from '@sandbox/contract';
 import { createLogger } from '@sandbox/logger';
 import { closedByNode } from './closed-by-node';
 import { EgressProxy } from './egress-proxy';
-import { natRules, needsProxy, restoreInput } from './session-egress';
+import { natRules, needsProxy, restoreInput } from './egress-rules';
 import { httpHost, tlsServerName } from './sni';
 
 /** The first bytes a TLS client sends for `servername`, as Node's TLS sends them. */

@@ -1,6 +1,7 @@
 import { createLogger } from '@sandbox/logger';
 import type { EgressPolicy } from '@sandbox/contract';
-import { nodeChains, removeNodeEgress, restoreInput, SessionEgress } from './session-egress';
+import { nodeChains, restoreInput } from './egress-rules';
+import { removeNodeEgress, SessionEgress } from './session-egress';
 
 const chains = nodeChains('node-1');
 const sessionChain = chains.session;

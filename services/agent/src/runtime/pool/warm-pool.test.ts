@@ -1,6 +1,7 @@
 import { containerName } from '../docker/docker-names';
 import { doubles, type Doubles } from '../lifecycle/in-memory-doubles';
-import { WarmPool, type PoolShape } from './warm-pool';
+import type { PoolShape } from './pool-shapes';
+import { WarmPool } from './warm-pool';
 
 const SHAPE: PoolShape = { size: 2, memoryMb: 1024, cpu: 0.25, diskMb: 1024 };
 const LIMITS = { memoryMb: 1024, cpu: 0.25, diskMb: 1024, pids: 0 };

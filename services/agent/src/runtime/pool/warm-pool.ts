@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '@sandbox/logger';
-import type { ContainerClient } from '../docker/container-client';
-import { containerSpec, poolLabels, type ContainerConfig } from '../docker/container-spec';
+import { containerSpec, poolLabels } from '../docker/container-spec';
 import {
   containerName,
   isPoolSlot,
@@ -10,81 +8,25 @@ import {
   sandboxLabelKeys,
   slotOfContainerName,
 } from '../docker/docker-names';
-import type { PoolMember, Runners, SandboxPool } from '../lifecycle/lifecycle-deps';
-import type { PoolShapeSetting } from '@sandbox/config';
+import type { PoolMember, SandboxPool } from '../lifecycle/lifecycle-deps';
 import type { PoolRefill, PoolStatus, SandboxLimits } from '../sandbox-runtime';
-import type { AdoptableWorkspaces } from '../storage/workspaces';
-
-/** One kind of sandbox the pool keeps ready, and how many of it (`SANDBOX_POOL`). */
-export type PoolShape = PoolShapeSetting;
-
-export interface WarmPoolDeps {
-  containers: ContainerClient;
-  workspaces: AdoptableWorkspaces;
-  runners: Runners;
-  config: ContainerConfig;
-  logger: Logger;
-  shapes: PoolShape[];
-  /** Backoff after a member could not be made (doubles up to 32×). */
-  retryDelayMs?: number;
-  /** Whether the node is serving requests now: a refill waits for a quiet moment. */
-  busy?: () => boolean;
-  /** The longest a refill waits for a quiet moment (default 1 s): it slows, never stops. */
-  maxDeferMs?: number;
-  /**
-   * The engine's user mapping as the agent knows it now (`SandboxHostIds`), which a member's
-   * disk is owned by. A member made under another (dockerd restarted with a new `userns-remap`
-   * before the agent learned it) is never handed out.
-   */
-  mapping?: () => string;
-  /**
-   * Members it holds at most, all shapes together (`SANDBOX_POOL_MAX`): the node's budget. A
-   * shape keeps its `size` always, and grows towards the creates of its last `demandWindowMs`
-   * within this budget.
-   */
-  maxMembers?: number;
-  /** How far back creates count as demand (default 60 s). */
-  demandWindowMs?: number;
-  /**
-   * How long the highest demand seen holds the target up (default 5 min): long enough for the
-   * members it asked for to be made, one at a time, and for the next burst to find them.
-   */
-  demandHoldMs?: number;
-  /** Members wait frozen (default): no CPU until a claim thaws them. */
-  freeze?: boolean;
-  now?: () => number;
-}
-
-/** What a shape has seen: its creates (for the demand), served or not. */
-interface ShapeUse {
-  takes: number[];
-  hits: number;
-  misses: number;
-  /** The highest demand seen, and when: it holds the target up for `demandHoldMs`. */
-  peak: number;
-  peakAt: number;
-}
-
-const DEMAND_WINDOW_MS = 60_000;
-const DEMAND_HOLD_MS = 5 * 60_000;
-
-const newUse = (): ShapeUse => ({ takes: [], hits: 0, misses: 0, peak: 0, peakAt: 0 });
+import {
+  DEMAND_HOLD_MS,
+  DEMAND_WINDOW_MS,
+  limitsOf,
+  newUse,
+  sameShape,
+  shapeKey,
+  type PoolShape,
+  type ShapeUse,
+} from './pool-shapes';
+import type { WarmPoolDeps } from './warm-pool-deps';
 
 /** A ready member, and the user mapping its disk was made for. */
 type Member = PoolMember & { mapping: string | undefined };
 
-const shapeKey = (shape: PoolShape): string => `${shape.memoryMb}:${shape.cpu}:${shape.diskMb}`;
-
 /** How often a deferred refill looks again for a quiet moment. */
 const QUIET_POLL_MS = 25;
-
-function limitsOf(shape: PoolShape): SandboxLimits {
-  return { memoryMb: shape.memoryMb, cpu: shape.cpu, diskMb: shape.diskMb, pids: 0 };
-}
-
-function sameShape(limits: SandboxLimits, shape: SandboxLimits): boolean {
-  return limits.memoryMb === shape.memoryMb && limits.cpu === shape.cpu;
-}
 
 /**
  * Sandboxes made ahead of demand: each a container with its workspace, network and warmed

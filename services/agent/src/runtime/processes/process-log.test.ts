@@ -13,7 +13,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
-import { LOG_FILE, type LogItem, type OutputPosition } from './process-log';
+import { LOG_FILE } from './log-files';
+import type { LogItem, OutputPosition } from './process-meta';
 import { ProcessLogs } from './process-logs';
 
 const logger = createLogger({ name: 'test', level: 'silent' });

@@ -3,164 +3,31 @@ import {
   closeSync,
   constants,
   fstatSync,
-  ftruncateSync,
   openSync,
   readFileSync,
-  renameSync,
   rmSync,
   truncateSync,
-  writeSync,
 } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunResult } from '@sandbox/contract';
-
-/** Where a reader is in a process's output: bytes of each stream before it. */
-export interface OutputPosition {
-  stdout: number;
-  stderr: number;
-}
-
-export type OutputStream = 'stdout' | 'stderr';
-
-/**
- * How a process is known: `running`; `exited` (its result kept); `lost` (the node's agent
- * restarted, or its sandbox's runner died, while it ran: its output up to then is kept).
- */
-export type ProcessState = 'running' | 'exited' | 'lost';
-
-/** What is kept of one process (a run) besides its output. */
-export interface ProcessMeta {
-  id: string;
-  pid: number;
-  kind: 'command' | 'code';
-  /** The command, or the code's first line, cut at LABEL_CHARS. */
-  label: string;
-  startedAt: string;
-  state: ProcessState;
-  exitedAt?: string;
-  /** Where the output stood when the process exited: what follows is its background's. */
-  exitAt?: OutputPosition;
-  result?: RunResult;
-  /** A run that failed after it started (its runner died): the error it ended with. */
-  failure?: { code: string; message: string };
-  /** Whether it was started with stdin, and how many bytes of input it took. */
-  stdin: boolean;
-  stdinBytes: number;
-  /** Its output pipes are closed: no more output will come (background holders gone too). */
-  outputClosed: boolean;
-  /** The output kept at most: past it, the oldest half goes. */
-  capBytes: number;
-  /** The segments kept, oldest first, with the position each starts at. */
-  segments: { seq: number; start: OutputPosition }[];
-}
-
-/** A chunk read back, and the position after it. */
-export interface LoggedChunk {
-  stream: OutputStream;
-  data: Buffer;
-  at: OutputPosition;
-}
-
-/** What a read hands its consumer: chunks, and where the kept output skipped past a reader. */
-export type LogItem = LoggedChunk | { gap: OutputPosition };
-
-export const LABEL_CHARS = 200;
-
-/** Where a read is in the files: a segment, a byte in it, and the position there. */
-interface Cursor {
-  seq: number;
-  offset: number;
-  scan: OutputPosition;
-}
-
-/** Each record: one byte naming its kind, four for the length, then the bytes. */
-const HEADER_BYTES = 5;
-const STREAM_BYTE: Record<OutputStream, number> = { stdout: 1, stderr: 2 };
-/** A record holding the log's meta (JSON) as it was then: the newest whole one counts. */
-const META_BYTE = 3;
-
-/** One record: its kind and its bytes. */
-interface LogRecord {
-  kind: number;
-  body: Buffer;
-}
-
-/** Where the whole records of a segment's bytes end (what follows is a record cut short). */
-function wholeBytesOf(data: Buffer): number {
-  let at = 0;
-  while (at + HEADER_BYTES <= data.length) {
-    const next = at + HEADER_BYTES + data.readUInt32LE(at + 1);
-    if (next > data.length) break;
-    at = next;
-  }
-  return at;
-}
-
-/**
- * Appends one record whole to the segment open as `fd`, of `sizeBefore` bytes: a short
- * write (a full disk) is cut off again and throws, so no record is ever left cut short in
- * the middle of a segment, where what follows it would be read out of step.
- */
-function appendWhole(fd: number, record: Buffer, sizeBefore: number): void {
-  if (writeSync(fd, record) === record.length) return;
-  ftruncateSync(fd, sizeBefore);
-  throw new Error('a log record was cut short');
-}
-
-/**
- * A meta's JSON (a record's, or an older agent's file) as the meta of process `id`, if it
- * is one: every segment a non-negative integer (segment numbers make file names).
- */
-export function metaOf(json: string, id: string): ProcessMeta | undefined {
-  const meta = JSON.parse(json) as ProcessMeta;
-  const segments: unknown = meta.segments;
-  const wellFormed =
-    meta.id === id &&
-    Array.isArray(segments) &&
-    segments.every(
-      (segment: { seq?: unknown } | null) =>
-        Number.isSafeInteger(segment?.seq) && (segment?.seq as number) >= 0,
-    );
-  return wellFormed ? meta : undefined;
-}
-
-/** The whole records of a segment's bytes, in order (a record cut short ends them). */
-function* recordsOf(data: Buffer): Generator<LogRecord> {
-  for (let at = 0; at + HEADER_BYTES <= data.length;) {
-    const length = data.readUInt32LE(at + 1);
-    const next = at + HEADER_BYTES + length;
-    if (next > data.length) return;
-    yield { kind: data.readUInt8(at), body: data.subarray(at + HEADER_BYTES, next) };
-    at = next;
-  }
-}
-
-const recordOf = (kind: number, body: Buffer): Buffer => {
-  const header = Buffer.alloc(HEADER_BYTES);
-  header.writeUInt8(kind, 0);
-  header.writeUInt32LE(body.length, 1);
-  return Buffer.concat([header, body]);
-};
-
-/** Whether `at` is at or past `mark` in both streams. */
-const covers = (at: OutputPosition, mark: OutputPosition): boolean =>
-  at.stdout >= mark.stdout && at.stderr >= mark.stderr;
-
-const positionAfter = (at: OutputPosition, stream: OutputStream, bytes: number) => ({
-  ...at,
-  [stream]: at[stream] + bytes,
-});
-
-/** A segment's name: the process's id and the segment's number. */
-export const SEGMENT_FILE = /^(proc_[a-f0-9]+)\.(\d+)\.log$/;
-/**
- * A meta file's name, as older agents wrote them (the meta is now a record in the segments):
- * the process's id and the generation of the meta written in it.
- */
-export const META_FILE = /^(proc_[a-f0-9]+)(?:\.(\d+))?\.json$/;
-/** Any file of a process's log: a segment, or an older agent's meta (of any generation). */
-export const LOG_FILE = /^proc_[a-f0-9]+(?:\.\d+\.log|(?:\.\d+)?\.json)$/;
+import { emptied, reuseFile } from './log-files';
+import {
+  appendWhole,
+  META_BYTE,
+  positionAfterRecords,
+  recordOf,
+  STREAM_BYTE,
+  wholeBytesOf,
+} from './log-records';
+import {
+  covers,
+  positionAfter,
+  type LogItem,
+  type OutputPosition,
+  type OutputStream,
+  type ProcessMeta,
+} from './process-meta';
+import { readSegment, type Cursor } from './segment-reader';
 
 /**
  * One process's output on the node's disk, bounded: records in segments of half the cap, the
@@ -204,36 +71,6 @@ export class ProcessLog {
   }
 
   /**
-   * A log found on disk (an agent restarted since it was written), from the newest whole meta
-   * record of its segments `seqs` (any order); undefined if none has one. Segment files its
-   * meta does not name (made by an agent that died before it wrote that meta) are removed.
-   */
-  static load(dir: string, id: string, seqs: number[]): ProcessLog | undefined {
-    const newestFirst = [...seqs].sort((a, b) => b - a);
-    for (const seq of newestFirst) {
-      let meta: ProcessMeta | undefined;
-      let data: Buffer;
-      try {
-        data = readFileSync(join(dir, `${id}.${seq}.log`));
-        for (const record of recordsOf(data)) {
-          if (record.kind === META_BYTE) meta = metaOf(record.body.toString('utf8'), id) ?? meta;
-        }
-      } catch {
-        continue; // unreadable: an older segment may hold a meta
-      }
-      if (meta === undefined) continue;
-      const named = new Set(meta.segments.map((segment) => segment.seq));
-      for (const other of seqs) {
-        if (!named.has(other)) rmSync(join(dir, `${id}.${other}.log`), { force: true });
-      }
-      // Its end is in the segment just read, unless a newer one went with the others.
-      const read = meta.segments.at(-1)?.seq === seq ? data : undefined;
-      return ProcessLog.reopen(dir, meta, { lastSegment: read });
-    }
-    return undefined;
-  }
-
-  /**
    * A log found on disk from `meta` (read from a segment, or from `legacyMeta`, an older
    * agent's meta file): its end from the records of its last segment (`lastSegment` when
    * already read).
@@ -257,13 +94,7 @@ export class ProcessLog {
     // is appended after it.
     const whole = wholeBytesOf(data);
     if (whole < data.length) log.safely(() => truncateSync(log.segmentPath(last.seq), whole));
-    let end = { ...last.start };
-    for (const record of recordsOf(data)) {
-      if (record.kind === META_BYTE) continue;
-      const stream = record.kind === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
-      end = positionAfter(end, stream, record.body.length);
-    }
-    log.end = end;
+    log.end = positionAfterRecords(data, last.start);
     return log;
   }
 
@@ -410,7 +241,12 @@ export class ProcessLog {
         }
         cursor = { seq: segment.seq, offset: 0, scan: { ...segment.start } };
       }
-      const read = await this.readSegment(cursor, at, take, { signal, untilExit });
+      const read = await readSegment(this.segmentPath(cursor.seq), cursor, at, take, {
+        signal,
+        untilExit,
+        meta: this.meta,
+        removed: () => this.removed,
+      });
       const index = this.meta.segments.findIndex((s) => s.seq === cursor?.seq);
       if (read === undefined || index < 0) {
         cursor = undefined; // dropped under the reader
@@ -442,61 +278,6 @@ export class ProcessLog {
       if (start !== undefined && start.stdout <= at.stdout && start.stderr <= at.stderr) return i;
     }
     return -1;
-  }
-
-  /**
-   * Reads the cursor's segment from its offset to the current end, handing on what lies at or
-   * past `from`; moves the cursor; the reader's new position, or undefined when the segment
-   * is gone.
-   */
-  private async readSegment(
-    cursor: Cursor,
-    from: OutputPosition,
-    take: (item: LogItem) => Promise<void> | void,
-    { signal, untilExit }: { signal: AbortSignal | undefined; untilExit: boolean },
-  ): Promise<{ at: OutputPosition; pastExit: boolean } | undefined> {
-    let file: FileHandle;
-    try {
-      file = await open(this.segmentPath(cursor.seq), 'r');
-    } catch {
-      return undefined;
-    }
-    let at = { ...from };
-    let pastExit = false;
-    try {
-      const header = Buffer.alloc(HEADER_BYTES);
-      while (signal?.aborted !== true) {
-        const { bytesRead } = await file.read(header, 0, HEADER_BYTES, cursor.offset);
-        if (bytesRead < HEADER_BYTES) break;
-        const kind = header.readUInt8(0);
-        const stream: OutputStream = kind === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
-        const length = header.readUInt32LE(1);
-        const data = Buffer.alloc(length);
-        const body = await file.read(data, 0, length, cursor.offset + HEADER_BYTES);
-        if (body.bytesRead < length) break; // still being written: read again later
-        // Removed while it read: what the file holds now may be another log's.
-        if (this.removed) break;
-        if (kind === META_BYTE) {
-          cursor.offset += HEADER_BYTES + length;
-          continue;
-        }
-        const recordStart = cursor.scan[stream];
-        const { exitAt } = this.meta;
-        if (untilExit && exitAt !== undefined && recordStart >= exitAt[stream]) {
-          pastExit = true; // written by what the process left behind, after it exited
-          break;
-        }
-        cursor.offset += HEADER_BYTES + length;
-        cursor.scan = positionAfter(cursor.scan, stream, length);
-        const skip = at[stream] - recordStart;
-        if (skip >= length) continue;
-        at = { ...at, [stream]: recordStart + length };
-        await take({ stream, data: data.subarray(Math.max(skip, 0)), at: { ...at } });
-      }
-    } finally {
-      await file.close();
-    }
-    return { at, pastExit };
   }
 
   /** Resolves at the next append, exit or close (or abort). */
@@ -608,38 +389,5 @@ export class ProcessLog {
     }
     if (this.legacyMeta !== undefined) rmSync(this.legacyMeta, { force: true });
     this.events.emit('change');
-  }
-}
-
-/** Whether the file at `path` (never a link) is now empty. */
-function emptied(path: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
-    ftruncateSync(fd, 0);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/**
- * Opens `spare` (an empty file, see SpareFiles) as the new segment `path`; a file that cannot
- * be taken is removed and `path` made anew. Emptied again once opened, whatever it holds.
- */
-function reuseFile(spare: string, path: string): number {
-  let fd: number | undefined;
-  try {
-    renameSync(spare, path);
-    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
-    ftruncateSync(fd, 0);
-    return fd;
-  } catch {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(spare, { force: true });
-    rmSync(path, { force: true });
-    return openSync(path, 'a', 0o600);
   }
 }

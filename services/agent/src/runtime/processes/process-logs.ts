@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { LABEL_CHARS, META_FILE, metaOf, ProcessLog, SEGMENT_FILE } from './process-log';
+import { loadProcessLog } from './load-process-log';
+import { META_FILE, SEGMENT_FILE } from './log-files';
+import { ProcessLog } from './process-log';
+import { LABEL_CHARS, metaOf } from './process-meta';
 import { SpareFiles } from './spare-files';
 
 export interface ProcessLogSettings {
@@ -129,7 +132,7 @@ export class ProcessLogs {
     for (const id of new Set([...segments.keys(), ...legacy.keys()])) {
       const seqs = (segments.get(id) ?? []).map(([seq]) => seq);
       const loaded =
-        ProcessLog.load(dir, id, seqs) ?? this.loadLegacy(sessionId, dir, id, legacy.get(id));
+        loadProcessLog(dir, id, seqs) ?? this.loadLegacy(sessionId, dir, id, legacy.get(id));
       if (loaded === undefined) {
         // Nothing can read its output: its files go.
         this.logger.warn({ sessionId, process: id }, 'unreadable process log: removed');

@@ -20,7 +20,7 @@ import {
 } from './workspace-archive';
 import { isSessionId } from '@sandbox/contract';
 import { SandboxHostIds } from '../docker/host-ids';
-import { LOG_FILE } from '../processes/process-log';
+import { LOG_FILE } from '../processes/log-files';
 
 export interface ArchiveManifest {
   /** Of the archive; empty for a kept disk. */

@@ -1,0 +1,43 @@
+import type { Logger } from '@sandbox/logger';
+import type { ContainerClient } from '../docker/container-client';
+import type { ContainerConfig } from '../docker/container-spec';
+import type { Runners } from '../lifecycle/lifecycle-deps';
+import type { AdoptableWorkspaces } from '../storage/workspaces';
+import type { PoolShape } from './pool-shapes';
+
+export interface WarmPoolDeps {
+  containers: ContainerClient;
+  workspaces: AdoptableWorkspaces;
+  runners: Runners;
+  config: ContainerConfig;
+  logger: Logger;
+  shapes: PoolShape[];
+  /** Backoff after a member could not be made (doubles up to 32×). */
+  retryDelayMs?: number;
+  /** Whether the node is serving requests now: a refill waits for a quiet moment. */
+  busy?: () => boolean;
+  /** The longest a refill waits for a quiet moment (default 1 s): it slows, never stops. */
+  maxDeferMs?: number;
+  /**
+   * The engine's user mapping as the agent knows it now (`SandboxHostIds`), which a member's
+   * disk is owned by. A member made under another (dockerd restarted with a new `userns-remap`
+   * before the agent learned it) is never handed out.
+   */
+  mapping?: () => string;
+  /**
+   * Members it holds at most, all shapes together (`SANDBOX_POOL_MAX`): the node's budget. A
+   * shape keeps its `size` always, and grows towards the creates of its last `demandWindowMs`
+   * within this budget.
+   */
+  maxMembers?: number;
+  /** How far back creates count as demand (default 60 s). */
+  demandWindowMs?: number;
+  /**
+   * How long the highest demand seen holds the target up (default 5 min): long enough for the
+   * members it asked for to be made, one at a time, and for the next burst to find them.
+   */
+  demandHoldMs?: number;
+  /** Members wait frozen (default): no CPU until a claim thaws them. */
+  freeze?: boolean;
+  now?: () => number;
+}
