@@ -8,7 +8,8 @@
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
 // rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the edge
 // proxy's CPU profile there. SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor
-// (ADR 31), into bench-<groups>-gvisor.json.
+// (ADR 31), into bench-<groups>-gvisor.json. BENCH_POOL (a SANDBOX_POOL value) replaces the
+// default pool: for ./scripts/test's short run, which checks that the rows run, not their figures.
 import {
   docker,
   dockerExec,
@@ -38,7 +39,7 @@ const CREATE_ROUNDS = Math.min(ROUNDS, 20);
 const CODE_ROUNDS = Math.min(ROUNDS, 40);
 const WAKE_ROUNDS = Number(process.env.BENCH_WAKE_ROUNDS ?? 8);
 // Creates one after another: back to back, then this far apart (issue 39's rows).
-const CREATES_IN_A_ROW = 15;
+const CREATES_IN_A_ROW = Math.min(ROUNDS, 15);
 const CREATE_GAP_MS = 1000;
 const PACE_MS = 500;
 // Load for the throughput rows: this many keep-alive clients, until either bound is reached.
@@ -221,8 +222,8 @@ async function previewRows(stack, sessionId, containerId) {
 async function main() {
   const results = [];
   const loads = [];
-  // The agent's own warm pool, as ./scripts/up starts it.
-  const stack = await startBenchStack({ agentProcess: true });
+  // The agent's own warm pool, as ./scripts/up starts it (unless BENCH_POOL says otherwise).
+  const stack = await startBenchStack({ pool: process.env.BENCH_POOL, agentProcess: true });
   const image = stack.agentConfig.sandboxImage;
   const created = [];
   try {

@@ -1,7 +1,11 @@
 import { createAccount } from '../support/api';
 import { useStackWithAccount } from '../support/use-stack';
 
-const t = useStackWithAccount('paid', { session: true });
+// Streams keep alive after 3 s of silence here, not 15: the keep-alive test waits for it.
+const t = useStackWithAccount('paid', {
+  session: true,
+  stack: { gatewayEnv: { SSE_KEEP_ALIVE_S: '3' } },
+});
 
 const execute = (body: Record<string, unknown>, id = t.sessionId) => t.api.execute(id, body);
 
@@ -255,9 +259,11 @@ describe('output', () => {
     expect(text).toContain('second');
   });
 
-  it('sends a keep-alive comment after 15 s of silence, not while output flows', async () => {
+  it('sends a keep-alive comment after its interval of silence, not while output flows', async () => {
+    // This file's interval is 3 s (SSE_KEEP_ALIVE_S, 15 by default): output every half second
+    // for 4.5 s, then 4.5 s of silence, which holds one comment and not a second.
     const response = await t.api.executeStream(t.sessionId, {
-      command: 'for i in $(seq 9); do echo $i; sleep 2; done; sleep 16.5; echo end',
+      command: 'for i in $(seq 9); do echo $i; sleep 0.5; done; sleep 4.5; echo end',
       timeout: 60,
     });
     const text = await response.text();

@@ -21,7 +21,7 @@ it('a slow stream reader slows the process instead of filling gateway or agent m
   );
   expect(response.status).toBe(200);
   // Read nothing for a while. Unthrottled, 1.5 GB would be produced in a couple of seconds.
-  await new Promise((resolve) => setTimeout(resolve, 5000));
+  await new Promise((resolve) => setTimeout(resolve, 3000));
   const growth = process.memoryUsage().rss - rssBefore;
   const check = await api.execute(sessionId, {
     command: 'pgrep -x head >/dev/null && echo still-writing || echo done',
@@ -58,7 +58,7 @@ it('a slow reader of a large file holds the read in the sandbox instead of filli
   expect(response.status).toBe(200);
   expect(response.headers.get('content-length')).toBe(String(size));
   // Read nothing for a while: the file must not pile up in the gateway or the agent.
-  await new Promise((resolve) => setTimeout(resolve, 4000));
+  await new Promise((resolve) => setTimeout(resolve, 2500));
   expect(process.memoryUsage().rss - rssBefore).toBeLessThan(size / 2);
 
   // Reading takes every byte, in order.

@@ -9,7 +9,7 @@ const t = useStackWithAccount('free', {
     edge: true,
     gatewayEnv: {
       SESSION_IDLE_AFTER_S: '1',
-      SESSION_DEEP_SLEEP_AFTER_S: '3',
+      SESSION_DEEP_SLEEP_AFTER_S: '2',
       // The test drives the passes itself.
       ...MANUAL_SWEEPS,
     },
@@ -64,7 +64,7 @@ it('goes idle, then to deep sleep, and wakes on requests with every byte intact'
   expect((await info(id)).body.state).toBe('active');
 
   // Deep sleep after its own delay: saved, the container removed.
-  await sleep(3200);
+  await sleep(2200);
   expect((await sweep()).slept).toEqual([id]);
   expect((await info(id)).body).toMatchObject({
     state: 'deep-sleep',
@@ -93,7 +93,7 @@ it('wakes on a preview visit through the edge proxy and on file requests', async
 
   // Deep sleep: a visit wakes the session (its files back, its processes not: 502 page until
   // the app is started again).
-  await sleep(3200);
+  await sleep(2200);
   expect((await sweep()).slept).toContain(id);
   expect(await sessionContainerNow(id)).toBeUndefined();
   expect((await visit(id, '/api')).status).toBe(502);
@@ -102,7 +102,7 @@ it('wakes on a preview visit through the edge proxy and on file requests', async
   await startPreviewApp(t.stack.url, t.account.key, id);
   expect(await visit(id, '/api')).toEqual({ status: 200, body: 'api ok on port 3000' });
 
-  await sleep(3200);
+  await sleep(2200);
   expect((await sweep()).slept).toContain(id);
   const read = await t.api.readFile(id, 'keep.txt');
   expect(await read.text()).toBe('kept');
@@ -112,7 +112,7 @@ it('recovers when a gateway died between marking deep sleep and saving', async (
   const id = await t.api.createSession();
   const before = (await execute(id, `head -c 200000 /dev/urandom > r.bin; ${FINGERPRINT}`)).body
     .stdout;
-  await sleep(3200);
+  await sleep(2200);
   // What the dead gateway left: the row in deep sleep (unconfirmed, leased), the sandbox as it
   // was (paused here, as an idle one would be).
   await t.stack.gateways[0]!.db.query(
@@ -127,7 +127,7 @@ it('recovers when a gateway died between marking deep sleep and saving', async (
 
 it('deletes a sleeping session with its saved files', async () => {
   const id = await t.api.createSession();
-  await sleep(3200);
+  await sleep(2200);
   expect((await sweep()).slept).toContain(id);
   expect((await t.api.deleteSession(id)).status).toBe(200);
   expect((await info(id)).status).toBe(404);

@@ -8,7 +8,7 @@ import { onGvisor, startStack, type TestStack } from '../support/stack';
  */
 
 // A fuzzed create that is valid makes a sandbox: on gVisor each takes seconds (a cold start,
-// past the test pool's two members), and the 40 of a property outlasted a minute.
+// past the test pool's one member), and the 40 of a property outlasted a minute.
 if (onGvisor) jest.setTimeout(240_000);
 
 let stack: TestStack;

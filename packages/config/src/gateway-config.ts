@@ -39,6 +39,7 @@ const gatewaySchema = z
     SESSION_IDLE_AFTER_S: intVar(300, 1),
     SESSION_DEEP_SLEEP_AFTER_S: intVar(1800, 1),
     BODY_LIMIT_MB: intVar(100, 1, 1024),
+    SSE_KEEP_ALIVE_S: intVar(15, 1, 300),
     SECRETS_KEY: optionalString().pipe(secretsKey.optional()),
     SECRETS_PREVIOUS_KEYS: z
       .string()
@@ -92,6 +93,8 @@ const gatewaySchema = z
     idleAfterS: env.SESSION_IDLE_AFTER_S,
     deepSleepAfterS: env.SESSION_DEEP_SLEEP_AFTER_S,
     bodyLimitBytes: env.BODY_LIMIT_MB * 1024 * 1024,
+    /** A stream silent this long gets a `: keep-alive` comment (decisions.md: 15 s). */
+    sseKeepAliveMs: env.SSE_KEEP_ALIVE_S * 1000,
     /** AES-256-GCM key for secrets stored at rest (webhook signing secrets). */
     secretsKey: env.SECRETS_KEY,
     /** Older keys, for opening values sealed before a rotation (docs/security.md). */

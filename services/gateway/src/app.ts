@@ -66,6 +66,8 @@ export interface AppDeps {
   adminToken: string | undefined;
   internalToken: string | undefined;
   bodyLimitBytes: number;
+  /** A stream silent this long gets a `: keep-alive` comment. */
+  sseKeepAliveMs: number;
   /** What /readyz asks (Postgres, Redis). */
   readiness: readonly ReadinessCheck[];
 }
@@ -118,11 +120,11 @@ export function createApp(deps: AppDeps): Express {
     getEgress: getEgress(deps.sessionStore),
     setEgress: setEgress(deps.sessionStore, deps.sessionAccess),
     deleteSession: deleteSession(deps.sessions),
-    execute: executeRoute(deps.execute, deps.processes),
+    execute: executeRoute(deps.execute, deps.processes, { keepAliveMs: deps.sseKeepAliveMs }),
     killProcesses: killProcesses(deps.processes),
     listProcesses: listProcesses(deps.processes),
     getProcess: getProcess(deps.processes),
-    processOutput: processOutput(deps.processes),
+    processOutput: processOutput(deps.processes, { keepAliveMs: deps.sseKeepAliveMs }),
     writeStdin: writeStdin(deps.processes),
     createTerminal: createTerminal(deps.terminals),
     writeFile: writeFile(deps.files),

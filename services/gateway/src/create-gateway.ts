@@ -297,6 +297,7 @@ export async function startGateway({
     adminToken: config.adminToken,
     internalToken: config.internalToken,
     bodyLimitBytes: config.bodyLimitBytes,
+    sseKeepAliveMs: config.sseKeepAliveMs,
     readiness: [
       { name: 'postgres', check: () => db.query('SELECT 1') },
       { name: 'redis', check: () => rateLimiter.ping() },

@@ -90,6 +90,7 @@ const app = createApp({
   adminToken: undefined,
   internalToken: undefined,
   bodyLimitBytes: 1024 * 1024,
+  sseKeepAliveMs: 15_000,
 } as AppDeps);
 
 function jsonSchema(schema: z.ZodType): JsonSchema {

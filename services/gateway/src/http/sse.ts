@@ -1,12 +1,11 @@
 import type { Request, Response } from 'express';
 import { toAppError, toErrorBody } from '@sandbox/errors';
 
-const KEEP_ALIVE_MS = 15_000;
-
 /**
  * Server-Sent Events as decisions.md describes them: opened (200, text/event-stream) at the
  * first event, so that what fails before it is an ordinary JSON error; a `: keep-alive`
- * comment after 15 s of silence; a fault after the start as `event: error`.
+ * comment after `keepAliveMs` of silence (15 s unless `SSE_KEEP_ALIVE_S` says otherwise); a fault
+ * after the start as `event: error`.
  */
 export class SseStream {
   private readonly keepAlive: NodeJS.Timeout;
@@ -16,12 +15,13 @@ export class SseStream {
   constructor(
     private readonly req: Request,
     private readonly res: Response,
+    keepAliveMs: number,
   ) {
-    // After 15 s of silence (every event restarts the count), a comment keeps proxies from
-    // closing the stream.
+    // After that long in silence (every event restarts the count), a comment keeps proxies
+    // from closing the stream.
     this.keepAlive = setInterval(() => {
       if (res.headersSent) res.write(': keep-alive\n\n');
-    }, KEEP_ALIVE_MS);
+    }, keepAliveMs);
   }
 
   get opened(): boolean {

@@ -138,8 +138,9 @@ export async function sendReplay(
   from: ReplayFrom,
   ending: ReplayEnding,
   toView: (record: ProcessRecord) => unknown,
+  keepAliveMs: number,
 ): Promise<void> {
-  const sse = new SseStream(req, res);
+  const sse = new SseStream(req, res, keepAliveMs);
   try {
     await replayOutput(target, from, sse, ending, clientGone(req, res), toView);
   } catch (err) {

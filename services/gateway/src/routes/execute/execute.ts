@@ -29,10 +29,11 @@ async function stream(
   prepared: PreparedExecution,
   req: Request,
   res: Response,
+  keepAliveMs: number,
 ): Promise<void> {
   // The 200 and the stream begin once the run started: a request the agent refuses first (a
   // bad path in `files`, a full disk, a gone session) gets an ordinary JSON error.
-  const sse = new SseStream(req, res);
+  const sse = new SseStream(req, res, keepAliveMs);
   const events = new RunEvents((event, data, id) => sse.send(event, data, id));
   /** The run's process, in the stream's headers when it is known as the stream opens. */
   const announce = (ref: ProcessRef): void => {
@@ -73,6 +74,7 @@ async function resume(
   sessionId: string,
   req: Request,
   res: Response,
+  keepAliveMs: number,
 ): Promise<void> {
   const from = parseOutputEventId(lastEventId);
   const target = await processes.locate(principalOf(req), sessionId, from.processId);
@@ -80,13 +82,14 @@ async function resume(
     res.status(204).end();
     return;
   }
-  await sendReplay(req, res, target, from, 'result', () => undefined);
+  await sendReplay(req, res, target, from, 'result', () => undefined, keepAliveMs);
 }
 
 /** POST /v1/execute (spec 4.4) */
 export function executeRoute(
   execute: ExecuteService,
   processes: ProcessesService,
+  { keepAliveMs }: { keepAliveMs: number },
 ): OperationHandler<OperationInput<z.output<typeof executeBody>>> {
   return async ({ body }, req, res) => {
     const lastEventId = req.get('Last-Event-ID');
@@ -100,12 +103,12 @@ export function executeRoute(
           },
         );
       }
-      await resume(processes, lastEventId, body.sessionId, req, res);
+      await resume(processes, lastEventId, body.sessionId, req, res, keepAliveMs);
       return;
     }
     const prepared = await execute.prepare(principalOf(req), body);
     if (prepared.plan.stream) {
-      await stream(execute, prepared, req, res);
+      await stream(execute, prepared, req, res, keepAliveMs);
       return;
     }
     const result = await execute.run(prepared, clientGone(req, res));

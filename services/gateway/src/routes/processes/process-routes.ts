@@ -73,6 +73,7 @@ function startOf(req: Request, query: z.output<typeof outputQuery>): ReplayFrom 
  */
 export function processOutput(
   processes: ProcessesService,
+  { keepAliveMs }: { keepAliveMs: number },
 ): OperationHandler<OperationInput<unknown, z.output<typeof outputQuery>>> {
   return async ({ query }, req, res) => {
     const sessionId = pathParam(req.params, 'sessionId');
@@ -87,7 +88,7 @@ export function processOutput(
       res.status(204).end(); // the stream was complete: an EventSource stops reconnecting
       return;
     }
-    await sendReplay(req, res, target, from, 'process', toProcessView);
+    await sendReplay(req, res, target, from, 'process', toProcessView, keepAliveMs);
   };
 }
 
