@@ -139,6 +139,7 @@ describe('exhaustion stays in its session', () => {
       code: 'const chunks = []; for (;;) chunks.push(Buffer.alloc(16 * 1024 * 1024, 1));',
       timeout: 30,
     });
+    if (result.status !== 200) console.error('DEBUG memory bomb', result.status, result.text);
     expect(result.status).toBe(200);
     expect(result.body.exitCode).not.toBe(0);
     expect((await execute(attacker, { command: 'echo still-usable' })).body.stdout).toBe(

@@ -289,6 +289,22 @@ static int become_user(int zygote) {
 }
 
 /*
+ * Makes the run (and what it starts: the value is inherited) the OOM killer's first choice, in
+ * the session's memory limit as on the host: while a run is left, the runner beside it is not
+ * taken (a memory bomb's second kill, as its first victim's memory was being freed, took the
+ * runner on 2026-11-28). Raising the value needs no privilege; it is written while the child
+ * is still root, as /proc/self is root's in an undumpable process. Best effort: a kernel
+ * without it leaves the default. (Lowering the runner's own is not open to it: the engine
+ * refuses a negative OomScoreAdj under its user-namespace remapping.)
+ */
+static void first_to_die(void) {
+  int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)!write(fd, "1000", 4);
+  close(fd);
+}
+
+/*
  * The child's side of a start, between vfork and exec: system calls only (it shares the
  * helper's memory). A failure is left in *failure for the parent.
  */
@@ -296,6 +312,7 @@ static void become_run(const char *cwd, char *const argv[], char *const envp[], 
                        int err, int terminal, int enter_group, int zygote, const sigset_t *mask,
                        volatile int *failure) {
   sigprocmask(SIG_SETMASK, mask, NULL);
+  first_to_die();
   if (become_user(zygote) < 0 || setsid() < 0 || (terminal && ioctl(out, TIOCSCTTY, 0) < 0) ||
       dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(cwd) < 0) {
     *failure = errno;

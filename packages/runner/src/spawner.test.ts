@@ -89,6 +89,15 @@ describe('Spawner', () => {
     expect(exit.maxRssBytes).toBeGreaterThan(30_000_000);
   });
 
+  it("makes each run the OOM killer's first choice, and what it starts too", async () => {
+    const run = await newSpawner().spawn(
+      ['/bin/sh', '-c', 'cat /proc/self/oom_score_adj; sh -c "cat /proc/self/oom_score_adj"'],
+      options,
+    );
+    const [stdout] = await Promise.all([collect(run.stdout), run.exited]);
+    expect(stdout).toBe('1000\n1000\n');
+  });
+
   it('starts each run as the leader of a session and process group of its own', async () => {
     const run = await newSpawner().spawn(
       [
