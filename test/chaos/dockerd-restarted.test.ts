@@ -111,6 +111,7 @@ it('brings sessions back after the Docker engine restarts', async () => {
   expect(
     (await t.api.execute<{ stdout: string }>(after, { command: 'echo ok' })).body,
   ).toMatchObject({ stdout: 'ok\n' });
+  const poolSize = t.stack.agentConfig.pool.reduce((n, shape) => n + shape.size, 0);
   const deadline = Date.now() + 30_000;
   for (;;) {
     const containers = await docker.listContainers({
@@ -120,7 +121,7 @@ it('brings sessions back after the Docker engine restarts', async () => {
     const pool = containers.filter((c) => c.Names.some((n) => !n.startsWith('/sbx-ses_')));
     // Sessions run; pool members wait frozen (ADR 36). Anything else was left stopped.
     const stopped = containers.filter((c) => c.State !== (pool.includes(c) ? 'paused' : 'running'));
-    if (stopped.length === 0 && pool.length === 2) break;
+    if (stopped.length === 0 && pool.length === poolSize) break;
     if (Date.now() > deadline) {
       throw new Error(
         `pool not refilled: ${JSON.stringify(containers.map((c) => [c.Names, c.State]))}`,
