@@ -19,6 +19,38 @@ export interface ExecHandlers {
 }
 
 /**
+ * Opens a server stream and passes each message, as `toEvent` reads it, to `onEvent` (whose
+ * `flow` holds the stream at the consumer's pace). Resolves when the stream ends; `signal`
+ * cancels it, and the promise then rejects with 408 and `cancelled` as its message.
+ */
+function follow<Message, Event>(
+  open: () => grpc.ClientReadableStream<Message>,
+  toEvent: (message: Message) => Event | undefined,
+  onEvent: (event: Event, flow: FlowControl) => void,
+  signal: AbortSignal,
+  cancelled: string,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const call = open();
+    const cancel = (): void => call.cancel();
+    signal.addEventListener('abort', cancel, { once: true });
+    const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
+    call.on('data', (message: Message) => {
+      const event = toEvent(message);
+      if (event !== undefined) onEvent(event, flow);
+    });
+    call.on('error', (err) => {
+      signal.removeEventListener('abort', cancel);
+      reject(signal.aborted ? new AppError('request_timeout', cancelled) : fromGrpcError(err));
+    });
+    call.on('end', () => {
+      signal.removeEventListener('abort', cancel);
+      resolve();
+    });
+  });
+}
+
+/**
  * Opens an execution's stream and passes each event to `handlers` as it arrives. Resolves when
  * the stream ends; `signal` cancels the run.
  */
@@ -27,26 +59,13 @@ export function followExec(
   handlers: ExecHandlers,
   signal: AbortSignal,
 ): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const call = open();
-    const cancel = (): void => call.cancel();
-    signal.addEventListener('abort', cancel, { once: true });
-    const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
-    call.on('data', (message: ExecEvent__Output) => {
-      const event = toExecEvent(message);
-      if (event !== undefined) handlers.onEvent(event, flow);
-    });
-    call.on('error', (err) => {
-      signal.removeEventListener('abort', cancel);
-      reject(
-        signal.aborted ? new AppError('request_timeout', 'Run cancelled') : fromGrpcError(err),
-      );
-    });
-    call.on('end', () => {
-      signal.removeEventListener('abort', cancel);
-      resolve();
-    });
-  });
+  return follow(
+    open,
+    toExecEvent,
+    (event, flow) => handlers.onEvent(event, flow),
+    signal,
+    'Run cancelled',
+  );
 }
 
 /**
@@ -58,26 +77,7 @@ export function followOutput(
   onEvent: (event: OutputEvent, flow: FlowControl) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const call = open();
-    const cancel = (): void => call.cancel();
-    signal.addEventListener('abort', cancel, { once: true });
-    const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
-    call.on('data', (message: OutputEvent__Output) => {
-      const event = toOutputEvent(message);
-      if (event !== undefined) onEvent(event, flow);
-    });
-    call.on('error', (err) => {
-      signal.removeEventListener('abort', cancel);
-      reject(
-        signal.aborted ? new AppError('request_timeout', 'Read cancelled') : fromGrpcError(err),
-      );
-    });
-    call.on('end', () => {
-      signal.removeEventListener('abort', cancel);
-      resolve();
-    });
-  });
+  return follow(open, toOutputEvent, onEvent, signal, 'Read cancelled');
 }
 
 /**
