@@ -5,8 +5,7 @@ import { loadAgentConfig } from '@sandbox/config';
 import { createLogger } from '@sandbox/logger';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import { loadAgentProto, type AgentClient } from '@sandbox/proto';
-import { removeNodeSandboxes, testWorkspaceDir } from '../support/stack';
-import { SANDBOX_IMAGE } from '../support/env';
+import { removeNodeSandboxes, testAgentEnv } from '../support/stack';
 
 const nodeId = `test-grpc-${Date.now()}`;
 const token = 'agent-test-token';
@@ -15,14 +14,8 @@ let agent: RunningAgent;
 let client: AgentClient;
 
 const logger = createLogger({ name: 'test', level: 'silent' });
-const config = loadAgentConfig({
-  AGENT_PORT: '0',
-  AGENT_PREVIEW_PORT: '0',
-  NODE_ID: nodeId,
-  INTERNAL_TOKEN: token,
-  SANDBOX_IMAGE,
-  SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
-});
+// No warm pool: these calls make their sandbox themselves (the agent's default would fill 16).
+const config = loadAgentConfig({ ...testAgentEnv(nodeId, token), SANDBOX_POOL: '0' });
 
 function metadata(value?: string): grpc.Metadata {
   const md = new grpc.Metadata();

@@ -10,8 +10,7 @@ import {
   type TerminalInput,
   type TerminalOutput__Output,
 } from '@sandbox/proto';
-import { SANDBOX_IMAGE } from '../support/env';
-import { removeNodeSandboxes, testWorkspaceDir } from '../support/stack';
+import { removeNodeSandboxes, testAgentEnv } from '../support/stack';
 
 /**
  * Terminals on the agent (issue 14), through its gRPC OpenTerminal call on a real sandbox:
@@ -24,15 +23,8 @@ const sessionId = `ses_${randomBytes(12).toString('hex')}`;
 let agent: RunningAgent;
 let client: AgentClient;
 const logger = createLogger({ name: 'test', level: 'silent' });
-const config = loadAgentConfig({
-  AGENT_PORT: '0',
-  AGENT_PREVIEW_PORT: '0',
-  NODE_ID: nodeId,
-  INTERNAL_TOKEN: token,
-  SANDBOX_IMAGE,
-  SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),
-  SANDBOX_POOL: '0',
-});
+// The test agent's environment (and its runtime: ./scripts/test runs this file on gVisor too).
+const config = loadAgentConfig({ ...testAgentEnv(nodeId, token), SANDBOX_POOL: '0' });
 
 function metadata(value = token): grpc.Metadata {
   const md = new grpc.Metadata();
