@@ -41,7 +41,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "runner front: the agent's socket is out of reach (%v): on stdio\n", err)
 	}
 	// The runner's Node starts with the identity the agent gave: it takes its own.
-	node := exec.Command("node", filepath.Join(dir, "main.js"))
+	// No memory reducer: its timer runs out while a sandbox is frozen (a pool member, an idle
+	// session), and its full collection then takes the session's CPU right after the thaw
+	// (60 ms on the dev machine). The heap still shrinks at ordinary collections, and a pool
+	// member collects once before it is frozen (the settled ping).
+	node := exec.Command("node", "--no-memory-reducer", filepath.Join(dir, "main.js"))
 	// It knows the front by its parent's command line (agent-link.ts: frontParent).
 	node.Env = os.Environ()
 	node.Stderr = os.Stderr

@@ -49,7 +49,8 @@ export type RunnerRequest =
   | { id: number; op: 'listFiles'; path: string; offset: number; limit: number }
   | { id: number; op: 'missingPackages'; code: string; cwd: string }
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
-  | { id: number; op: 'ping' };
+  /** `settled`: answered once the runner's start-up work is done (warm pool members). */
+  | { id: number; op: 'ping'; settled?: boolean };
 
 export type RunnerEvent =
   | { id: number; ev: 'stdout' | 'stderr' | 'chunk'; data: string }

@@ -117,5 +117,15 @@ export async function transpileForNode(
 export function warmUpTranspiler(): void {
   const service = loadEsbuild();
   if (service === null) return;
-  service.transform('const warm: number = 1;', { loader: 'ts' }).catch(() => undefined);
+  warming = service.transform('const warm: number = 1;', { loader: 'ts' }).then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+let warming: Promise<void> = Promise.resolve();
+
+/** Resolves when the transpiler's warm-up (if one was started) has ended. */
+export function transpilerWarmed(): Promise<void> {
+  return warming;
 }

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { inspect } from 'node:util';
 import { CPU_GROUP_EXIT_CODE, enterCpuGroup, splitsCpu } from './cpu-group';
 import { becomeUser } from './identity';
-import { RUNNER_DIR } from './runner-dir';
+import { RUNNER_DIR, zygoteWarmMarker as warmMarker } from './runner-dir';
 import type { ZygoteRun } from './zygotes';
 
 /** The run, from the runner; undefined when the runner went away first (stdin ended). */
@@ -42,7 +42,7 @@ function nextRun(): ZygoteRun | undefined {
  */
 async function warmUp(): Promise<void> {
   mkdirSync(RUNNER_DIR, { recursive: true, mode: 0o700 });
-  const file = join(RUNNER_DIR, `zygote-warm-${process.pid}.mjs`);
+  const file = join(RUNNER_DIR, `zygote-module-${process.pid}.mjs`);
   const map = Buffer.from(
     JSON.stringify({ version: 3, sources: ['warm.mts'], mappings: 'AAAA', names: [] }),
   ).toString('base64');
@@ -63,8 +63,14 @@ async function warmUp(): Promise<void> {
 
 async function main(): Promise<void> {
   await warmUp().catch(() => undefined); // a run works without it, only slower
+  try {
+    writeFileSync(warmMarker(process.pid), '');
+  } catch {
+    // The runner then waits for it no longer than its bound.
+  }
 
   const run = nextRun();
+  rmSync(warmMarker(process.pid), { force: true });
   if (run === undefined) process.exit(0);
   try {
     becomeUser();

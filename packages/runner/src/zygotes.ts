@@ -1,11 +1,15 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { posix } from 'node:path';
+import { zygoteWarmMarker } from './runner-dir';
 import type { Spawner, SpawnedRun } from './spawner';
 
 /** The pre-started Node of the next code run (zygote.ts), beside this module. */
 const ZYGOTE_SCRIPT = posix.join(__dirname, 'zygote.js');
 /** After a waiting zygote died (killed by a user's kill-all), how soon another is started. */
 const RESPAWN_DELAY_MS = 200;
+/** How often `settled` looks for the zygote's sign that it is warm. */
+const SETTLED_POLL_MS = 20;
 
 /** What a zygote is handed: the run it becomes. */
 export interface ZygoteRun {
@@ -86,6 +90,22 @@ export class Zygotes {
     return zygote;
   }
 
+  /**
+   * Resolves once no zygote is starting and the ready one is warm (its sign is there), or
+   * after `timeoutMs`: a sandbox frozen now (a warm pool member) holds no start-up half done,
+   * whose CPU its first user would pay after the thaw.
+   */
+  async settled(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    // stat, not access (existsSync): the runner's real uid is root, its effective one the user's
+    // (spawner.c, "Identities"), and access() asks as the real one.
+    const warm = () =>
+      !this.starting &&
+      (this.ready === undefined ||
+        statSync(zygoteWarmMarker(this.ready.pid), { throwIfNoEntry: false }) !== undefined);
+    while (!warm() && Date.now() < deadline) await sleep(SETTLED_POLL_MS);
+  }
+
   /** The pid of the waiting zygote: the runner's, not a user's process. */
   waitingPid(): number | undefined {
     return this.ready?.pid;
@@ -126,6 +146,7 @@ export class Zygotes {
       .catch(() => undefined)
       .finally(() => {
         ended = true;
+        rmSync(zygoteWarmMarker(process.pid), { force: true });
         if (this.ready !== zygote) return; // it was handed a run: the run's exit
         this.ready = undefined;
         if (!this.closed) this.respawn = setTimeout(() => this.prepare(), RESPAWN_DELAY_MS);

@@ -144,6 +144,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       maxMembers: config.poolMax,
       freeze: config.poolFreeze,
       busy: () => load.busy(),
+      quietFor: (ms) => load.quietFor(ms),
       mapping: () => `${ids.rootUid}:${ids.rootGid}`,
     });
   } else if (config.pool.length > 0) {

@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Logger } from '@sandbox/logger';
 import type { ContainerClient, ContainerCreateOptions } from './container-client';
+import { hostCommands } from '../host-commands';
 import { ForwardingContainers } from './forwarding-containers';
-
-const execFileAsync = promisify(execFile);
 
 /** inotify instances one sandbox may hold (the kernel's default for a user). */
 export const INOTIFY_INSTANCES_PER_SANDBOX = 128;
@@ -21,7 +18,8 @@ const WRITE_LIMITS =
  * sandbox's own root does not (it lacks CAP_SYS_RESOURCE, and its /proc/sys is read-only).
  */
 export async function limitSandboxUserNamespace(pid: number): Promise<void> {
-  await execFileAsync('nsenter', [
+  await hostCommands.run([
+    'nsenter',
     `--target=${pid}`,
     '--user',
     '--',

@@ -24,8 +24,8 @@ export class FakeRunners implements Runners {
 
   constructor(private readonly journal: Journal) {}
 
-  warmUp(sessionId: string): Promise<void> {
-    this.journal.push(`runner.warmUp ${sessionId}`);
+  warmUp(sessionId: string, _containerId?: string, options?: { settled?: boolean }): Promise<void> {
+    this.journal.push(`runner.warmUp ${sessionId}${options?.settled === true ? ' settled' : ''}`);
     const failure = this.failWarmUp;
     this.failWarmUp = undefined;
     return failure === undefined ? Promise.resolve() : Promise.reject(failure);

@@ -48,8 +48,11 @@ export interface RunnerStats {
 }
 
 export interface Runners {
-  /** Starts the session's runner (and waits for its answer). */
-  warmUp(sessionId: string, containerId: string): Promise<void>;
+  /**
+   * Starts the session's runner (and waits for its answer); `settled`: until what it starts
+   * ahead of runs is warm too (a pool member, frozen next, keeps no start-up for its claim).
+   */
+  warmUp(sessionId: string, containerId: string, options?: { settled?: boolean }): Promise<void>;
   stats(sessionId: string, containerId: string): Promise<RunnerStats>;
   /** The container's stats as its runner last gave them (a frozen runner cannot answer). */
   lastStats(containerId: string): RunnerStats | undefined;

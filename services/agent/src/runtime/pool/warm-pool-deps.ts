@@ -16,7 +16,17 @@ export interface WarmPoolDeps {
   retryDelayMs?: number;
   /** Whether the node is serving requests now: a refill waits for a quiet moment. */
   busy?: () => boolean;
-  /** The longest a refill waits for a quiet moment (default 1 s): it slows, never stops. */
+  /**
+   * Whether the node has served no request for `ms`. A pool that still has a quarter of its
+   * target ready refills only after such a pause (`settleMs`), not in the gaps of a burst.
+   */
+  quietFor?: (ms: number) => boolean;
+  /** The pause a refill waits for while the pool is not low (default 1.5 s). */
+  settleMs?: number;
+  /**
+   * The longest a refill of a low pool waits for a quiet moment (default 1 s): it slows, never
+   * stops.
+   */
   maxDeferMs?: number;
   /**
    * The engine's user mapping as the agent knows it now (`SandboxHostIds`), which a member's

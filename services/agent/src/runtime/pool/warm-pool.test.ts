@@ -27,7 +27,7 @@ describe('WarmPool', () => {
     expect(d.journal.slice(0, 3)).toEqual([
       `workspace.create ${slot}`,
       `container.create ${slot}`,
-      `runner.warmUp ${slot}`,
+      `runner.warmUp ${slot} settled`,
     ]);
     const options = d.containers.byName.get(containerName(slot))!.options;
     expect(options.Labels).toEqual({
@@ -92,21 +92,51 @@ describe('WarmPool', () => {
     expect(pool.status()[0]!.ready).toBe(2);
   });
 
-  it('refills at a slower pace while the node serves requests, but does not stop', async () => {
+  it('refills a low pool at a slower pace while the node serves requests, but does not stop', async () => {
     const d = doubles();
     let busy = true;
-    const pool = new WarmPool({ ...d, shapes: [SHAPE], busy: () => busy, maxDeferMs: 300 });
+    const pool = new WarmPool({
+      ...d,
+      shapes: [{ ...SHAPE, size: 1 }],
+      busy: () => busy,
+      quietFor: () => false,
+      maxDeferMs: 300,
+    });
     const started = Date.now();
     await pool.start();
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(made(d)).toHaveLength(0);
     await pool.settled();
-    expect(made(d)).toHaveLength(2);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(550); // each member waited its 300 ms
+    expect(made(d)).toHaveLength(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300); // it waited its 300 ms
     pool.take(LIMITS);
-    busy = false;
+    busy = false; // a gap between two requests: the empty pool refills in it
     await pool.settled();
-    expect(made(d)).toHaveLength(3);
+    expect(made(d)).toHaveLength(2);
+  });
+
+  it('refills a pool with a quarter of its target ready only after a pause in requests', async () => {
+    const d = doubles();
+    let quiet = false;
+    const asked: number[] = [];
+    const pool = new WarmPool({
+      ...d,
+      shapes: [{ ...SHAPE, size: 4 }],
+      busy: () => false, // the gaps of a burst
+      quietFor: (ms) => {
+        asked.push(ms);
+        return quiet;
+      },
+      settleMs: 1500,
+    });
+    await pool.start();
+    // The first member is made at once (none of 4 ready is low); the next waits for the pause.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(made(d)).toHaveLength(1);
+    expect(new Set(asked)).toEqual(new Set([1500]));
+    quiet = true;
+    await pool.settled();
+    expect(made(d)).toHaveLength(4);
   });
 
   it('cleans up a member it could not make, and tries again later', async () => {
@@ -254,7 +284,7 @@ describe('WarmPool', () => {
     expect(d.journal.slice(0, 4)).toEqual([
       `workspace.create ${slot}`,
       `container.create ${slot}`,
-      `runner.warmUp ${slot}`,
+      `runner.warmUp ${slot} settled`, // its start-up done: the claim does not pay for it
       `container.pause ${slot}`,
     ]);
     expect([...d.containers.byName.values()].every((c) => c.state.paused)).toBe(true);

@@ -26,7 +26,7 @@ import type { WarmPoolDeps } from './warm-pool-deps';
 type Member = PoolMember & { mapping: string | undefined };
 
 /** How often a deferred refill looks again for a quiet moment. */
-const QUIET_POLL_MS = 25;
+const QUIET_POLL_MS = 100;
 
 /**
  * Sandboxes made ahead of demand: each a container with its workspace, network and warmed
@@ -285,9 +285,10 @@ export class WarmPool implements SandboxPool {
   private async fillUntilFull(): Promise<void> {
     for (;;) {
       if (this.stopping.signal.aborted || this.colds > 0) return;
+      if (this.nextShape() === undefined) return;
+      await this.quietMoment();
       const shape = this.nextShape();
       if (shape === undefined) return;
-      await this.quietMoment();
       if (this.stopping.signal.aborted || this.colds > 0) return;
       await this.removeStrays();
       try {
@@ -307,16 +308,34 @@ export class WarmPool implements SandboxPool {
     }
   }
 
-  /** Waits while the node serves requests, `maxDeferMs` at most. */
+  /**
+   * Waits for the moment to make a member. Making one costs the node more than a second of CPU
+   * (dockerd, the container's start, its runner's), which a create served meanwhile would share:
+   * - while every shape has a quarter of its target ready, until the node has served nothing
+   *   for `settleMs`: not in the gaps of a burst, nor between creates a second apart;
+   * - once one is lower, as soon as no request is being served, `maxDeferMs` at most.
+   */
   private async quietMoment(): Promise<void> {
-    const { busy, maxDeferMs = 1000 } = this.deps;
-    if (busy === undefined) return;
-    const deadline = Date.now() + maxDeferMs;
-    while (busy() && Date.now() < deadline && !this.stopping.signal.aborted) {
+    const { busy, quietFor, settleMs = 1500, maxDeferMs = 1000 } = this.deps;
+    let lowSince: number | undefined;
+    while (!this.stopping.signal.aborted) {
+      if (this.low()) {
+        lowSince ??= Date.now();
+        if (busy === undefined || !busy() || Date.now() - lowSince >= maxDeferMs) return;
+      } else if (quietFor === undefined || quietFor(settleMs)) {
+        return;
+      }
       await sleep(QUIET_POLL_MS, undefined, { signal: this.stopping.signal }).catch(
         () => undefined,
       );
     }
+  }
+
+  /** Whether a shape has less than a quarter of its target ready (at least one missing). */
+  private low(): boolean {
+    return this.status().some(
+      (status) => status.ready < status.target && status.ready < Math.ceil(status.target / 4),
+    );
   }
 
   private async make(shape: PoolShape): Promise<Member> {
@@ -332,9 +351,10 @@ export class WarmPool implements SandboxPool {
       const containerId = await containers.createAndStart(
         containerSpec(spec, config, bind, labels),
       );
-      await runners.warmUp(slot, containerId);
-      // Waiting costs it no CPU: a claim thaws it (claimPooled).
+      // Waiting costs it no CPU: a claim thaws it (claimPooled). Frozen only once its runner's
+      // start-up is done, which the claim's session would pay otherwise, after its create.
       const frozen = this.deps.freeze ?? true;
+      await runners.warmUp(slot, containerId, { settled: frozen });
       if (frozen) await containers.pause(containerId);
       // Learned anew while it was made: its disk may have either mapping.
       if (mapping?.() !== madeFor) throw new Error("the engine's user mapping changed");

@@ -61,8 +61,9 @@ export class RunnerPool implements Runners {
     return client;
   }
 
-  async warmUp(sessionId: string, containerId: string): Promise<void> {
-    await this.get(sessionId, containerId).request({ op: 'ping' }, 'pong');
+  async warmUp(sessionId: string, containerId: string, { settled = false } = {}): Promise<void> {
+    const ping = settled ? { op: 'ping' as const, settled } : { op: 'ping' as const };
+    await this.get(sessionId, containerId).request(ping, 'pong');
   }
 
   async stats(sessionId: string, containerId: string): Promise<RunnerStats> {

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import {
   chmod,
   chown,
@@ -12,14 +11,15 @@ import {
   stat,
 } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { statusCode, workspaceVolumeName } from '../docker/docker-names';
 import type { SandboxHostIds } from '../docker/host-ids';
+import { hostCommands } from '../host-commands';
 
-const run = promisify(execFile);
+/** Host commands go through the agent's helper shells: no fork of the agent (host-commands.ts). */
+const run = (file: string, args: string[]): Promise<string> => hostCommands.run([file, ...args]);
 
 /** Binds the mount at $1 to $2 as well, then unmounts $1 (lazily if it is busy). */
 const MOVE_MOUNT =
