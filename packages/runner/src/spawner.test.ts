@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -8,13 +8,16 @@ import { Spawner, type SpawnOptions } from './spawner';
 /** The helper compiled from its source, as scripts/build-sandbox-image compiles it. */
 const dir = mkdtempSync(join(tmpdir(), 'spawner-'));
 const binary = join(dir, 'spawner');
+const native = join(__dirname, '../native');
 execFileSync('gcc', [
   '-O2',
   '-Wall',
   '-Werror',
   '-o',
   binary,
-  join(__dirname, '../native/spawner.c'),
+  ...readdirSync(native)
+    .filter((name) => name.endsWith('.c'))
+    .map((name) => join(native, name)),
 ]);
 
 const env = { PATH: '/usr/bin:/bin', GREETING: 'hello' };
