@@ -20,13 +20,11 @@ import {
   type PoolShape,
   type ShapeUse,
 } from './pool-shapes';
+import { refillMoment } from './refill-moment';
 import type { WarmPoolDeps } from './warm-pool-deps';
 
 /** A ready member, and the user mapping its disk was made for. */
 type Member = PoolMember & { mapping: string | undefined };
-
-/** How often a deferred refill looks again for a quiet moment. */
-const QUIET_POLL_MS = 100;
 
 /**
  * Sandboxes made ahead of demand: each a container with its workspace, network and warmed
@@ -286,7 +284,7 @@ export class WarmPool implements SandboxPool {
     for (;;) {
       if (this.stopping.signal.aborted || this.colds > 0) return;
       if (this.nextShape() === undefined) return;
-      await this.quietMoment();
+      await refillMoment(this.deps, () => this.low(), this.stopping.signal);
       const shape = this.nextShape();
       if (shape === undefined) return;
       if (this.stopping.signal.aborted || this.colds > 0) return;
@@ -305,29 +303,6 @@ export class WarmPool implements SandboxPool {
         const delay = (this.deps.retryDelayMs ?? 1000) * 2 ** Math.min(this.failures - 1, 5);
         await sleep(delay, undefined, { signal: this.stopping.signal }).catch(() => undefined);
       }
-    }
-  }
-
-  /**
-   * Waits for the moment to make a member. Making one costs the node more than a second of CPU
-   * (dockerd, the container's start, its runner's), which a create served meanwhile would share:
-   * - while every shape has a quarter of its target ready, until the node has served nothing
-   *   for `settleMs`: not in the gaps of a burst, nor between creates a second apart;
-   * - once one is lower, as soon as no request is being served, `maxDeferMs` at most.
-   */
-  private async quietMoment(): Promise<void> {
-    const { busy, quietFor, settleMs = 1500, maxDeferMs = 1000 } = this.deps;
-    let lowSince: number | undefined;
-    while (!this.stopping.signal.aborted) {
-      if (this.low()) {
-        lowSince ??= Date.now();
-        if (busy === undefined || !busy() || Date.now() - lowSince >= maxDeferMs) return;
-      } else if (quietFor === undefined || quietFor(settleMs)) {
-        return;
-      }
-      await sleep(QUIET_POLL_MS, undefined, { signal: this.stopping.signal }).catch(
-        () => undefined,
-      );
     }
   }
 
