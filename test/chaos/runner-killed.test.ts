@@ -13,7 +13,7 @@ const t = useStackWithAccount('paid');
 /** The host pid of the session's runner. */
 async function runnerHostPid(sessionId: string): Promise<number> {
   const runner = (await containerProcesses(t.stack.nodeId, sessionId)).find((p) =>
-    p.args.includes('node /opt/sandbox/runner/main.js'),
+    /^node (--no-memory-reducer )?\/opt\/sandbox\/runner\/main\.js$/.test(p.args),
   );
   if (runner === undefined) throw new Error('no runner in the container');
   return runner.pid;

@@ -47,7 +47,7 @@ const attempt = (command: string) => `(${command}) >/dev/null 2>&1 && echo ok ||
 const pidOf = (pattern: string) =>
   `$(ps -eo pid=,args= | grep -E '${pattern}' | grep -v grep | head -1 | awk '{print $1}')`;
 
-const RUNNER = pidOf('^ *[0-9]+ node /opt/sandbox/runner/main.js$');
+const RUNNER = pidOf('^ *[0-9]+ node (--no-memory-reducer )?/opt/sandbox/runner/main.js$');
 const FRONT = pidOf('^ *[0-9]+ /opt/sandbox/runner/front$');
 /** The runner's spawner (the first one, whichever) and the front's (its child). */
 const SPAWNER = pidOf('^ *[0-9]+ /opt/sandbox/runner/run-spawner');

@@ -56,7 +56,7 @@ describe('userProcessesOf', () => {
       { pid: 100, ppid: 90, args: '/sbin/docker-init -- sleep infinity' },
       { pid: 101, ppid: 100, args: 'sleep infinity' },
       { pid: 400, ppid: 80, args: '/opt/sandbox/runner/front' },
-      { pid: 401, ppid: 400, args: 'node /opt/sandbox/runner/main.js' },
+      { pid: 401, ppid: 400, args: 'node --no-memory-reducer /opt/sandbox/runner/main.js' },
       { pid: 402, ppid: 400, args: '/opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000' },
       { pid: 403, ppid: 401, args: '/opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000' },
       { pid: 404, ppid: 402, args: '/bin/bash -c sleep 100' },
@@ -64,8 +64,13 @@ describe('userProcessesOf', () => {
       // A user's process named like the front: its parent is in the container.
       { pid: 406, ppid: 404, args: '/opt/sandbox/runner/front' },
       { pid: 407, ppid: 406, args: '/opt/sandbox/runner/run-spawner' },
+      // A user's process named like a runner: neither a front's child nor an exec.
+      { pid: 408, ppid: 404, args: 'node --no-memory-reducer /opt/sandbox/runner/main.js' },
+      { pid: 409, ppid: 404, args: 'node /opt/sandbox/runner/main.js' },
     ];
-    expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([404, 405, 406, 407]);
+    expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
+      404, 405, 406, 407, 408, 409,
+    ]);
   });
 });
 

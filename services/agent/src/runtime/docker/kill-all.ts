@@ -2,7 +2,14 @@ import { readFile, stat } from 'node:fs/promises';
 import { RUNNER_FRONT_PATH, RUNNER_USER, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import type { ContainerClient, ContainerState, HostProcess } from './container-client';
 
-const RUNNER_ARGS = 'node /opt/sandbox/runner/main.js';
+/**
+ * A runner's Node: started by its front (packages/runner/front/main.go, without V8's memory
+ * reducer) or, in an image without a front, by the agent's exec.
+ */
+const RUNNER_ARGS = new Set([
+  'node --no-memory-reducer /opt/sandbox/runner/main.js',
+  'node /opt/sandbox/runner/main.js',
+]);
 /**
  * A runner's pre-started Node while it waits (a run renames it after its code file). A run
  * that names itself so only hides from its own session's kill-all.
@@ -36,7 +43,11 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
       .filter((p) => p.args === RUNNER_FRONT_PATH && !inContainer.has(p.ppid))
       .map((p) => p.pid),
   );
-  const runners = new Set(processes.filter((p) => p.args === RUNNER_ARGS).map((p) => p.pid));
+  const runners = new Set(
+    processes
+      .filter((p) => RUNNER_ARGS.has(p.args) && (fronts.has(p.ppid) || !inContainer.has(p.ppid)))
+      .map((p) => p.pid),
+  );
   const spawners = new Set(
     processes
       .filter(
