@@ -8,3 +8,4 @@ export * from './preview';
 export { Periodic } from './periodic';
 export { runService, type Stoppable } from './run-service';
 export * from './metrics-server';
+export * from './process-wire';

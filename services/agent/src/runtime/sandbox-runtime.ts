@@ -1,5 +1,12 @@
 import type { AdmissionStats } from './admission';
-import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
+import type {
+  EgressPolicy,
+  FileListing,
+  OutputMark,
+  ProcessRef,
+  RunResult,
+  TerminalSpec as TerminalProgram,
+} from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
 import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-meta';
 
@@ -68,17 +75,7 @@ export interface ExecSpec {
   logBytes: number;
 }
 
-/** A run as the process list knows it. */
-export interface ProcessRef {
-  id: string;
-  pid: number;
-}
-
-/** Where a chunk of a run's output ends in the run's log. */
-export interface OutputMark {
-  process: ProcessRef;
-  at: OutputPosition;
-}
+export type { OutputMark, ProcessRef } from '@sandbox/contract';
 
 /**
  * Receives bytes as they are produced. Returning false means "full": the producer waits until
@@ -109,15 +106,9 @@ export interface ListPage {
   limit: number;
 }
 
-/** What a terminal runs, where, and on a screen of what size. */
-export interface TerminalSpec {
+/** What a terminal runs (the shape the gateway sends), in which session. */
+export interface TerminalSpec extends TerminalProgram {
   sessionId: string;
-  argv: string[];
-  env: Record<string, string>;
-  /** Absolute, under /workspace. */
-  workingDir: string;
-  cols: number;
-  rows: number;
 }
 
 /** A terminal's program, once it runs: its input and size, and how it ended. */

@@ -3,6 +3,9 @@ import {
   type FileEntry,
   type FileListing,
   type LimitExceeded,
+  type OutputMark,
+  type OutputPosition,
+  type ProcessRef,
   type RunResult,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
@@ -25,33 +28,8 @@ import type {
  * here. The rest of the gateway imports these types from here (nodes/, terminals/, …).
  */
 
-/** What a terminal runs, where, and on a screen of what size. */
-export interface TerminalSpec {
-  argv: string[];
-  env: Record<string, string>;
-  /** Absolute, under /workspace. */
-  workingDir: string;
-  cols: number;
-  rows: number;
-}
-
-/** A run as the session's process list knows it. */
-export interface ProcessRef {
-  id: string;
-  pid: number;
-}
-
-/** Bytes of each stream before a point of a run's output. */
-export interface OutputPosition {
-  stdout: number;
-  stderr: number;
-}
-
-/** Where a chunk of output ends in its run's log. */
-export interface OutputMark {
-  process: ProcessRef;
-  at: OutputPosition;
-}
+/** The shapes both sides declare once (`@sandbox/contract`), for the gateway's other modules. */
+export type { OutputMark, OutputPosition, ProcessRef, TerminalSpec } from '@sandbox/contract';
 
 /** One event of a running execution. */
 export type ExecEvent =

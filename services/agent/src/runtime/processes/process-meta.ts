@@ -1,12 +1,8 @@
-import type { RunResult } from '@sandbox/contract';
+import type { OutputPosition, RunResult } from '@sandbox/contract';
 
 /* What is kept of a process besides its output, and where a reader is in that output. */
 
-/** Where a reader is in a process's output: bytes of each stream before it. */
-export interface OutputPosition {
-  stdout: number;
-  stderr: number;
-}
+export type { OutputPosition } from '@sandbox/contract';
 
 export type OutputStream = 'stdout' | 'stderr';
 
