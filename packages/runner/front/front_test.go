@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// The spawner the tests start runs with: native/spawner.c, compiled here.
+// The spawner the tests start runs with: native/*.c, compiled here.
 var spawnerBinary string
 
 func TestMain(m *testing.M) {
@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	spawnerBinary = filepath.Join(dir, "run-spawner")
-	build := exec.Command("gcc", "-O2", "-Wall", "-Werror", "-o", spawnerBinary, "../native/spawner.c")
+	sources, err := filepath.Glob("../native/*.c")
+	if err != nil || len(sources) == 0 {
+		panic(fmt.Sprintf("the spawner's sources: %v", err))
+	}
+	build := exec.Command("gcc", append([]string{"-O2", "-Wall", "-Werror", "-o", spawnerBinary}, sources...)...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic(fmt.Sprintf("compiling the spawner: %v", err))
