@@ -70,7 +70,11 @@ async function main(): Promise<void> {
   }
 
   const run = nextRun();
-  rmSync(warmMarker(process.pid), { force: true });
+  try {
+    rmSync(warmMarker(process.pid), { force: true });
+  } catch {
+    // The runner removes it when this process ends.
+  }
   if (run === undefined) process.exit(0);
   try {
     becomeUser();

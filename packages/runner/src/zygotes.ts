@@ -99,10 +99,14 @@ export class Zygotes {
     const deadline = Date.now() + timeoutMs;
     // stat, not access (existsSync): the runner's real uid is root, its effective one the user's
     // (spawner.c, "Identities"), and access() asks as the real one.
-    const warm = () =>
-      !this.starting &&
-      (this.ready === undefined ||
-        statSync(zygoteWarmMarker(this.ready.pid), { throwIfNoEntry: false }) !== undefined);
+    const signed = (pid: number) => {
+      try {
+        return statSync(zygoteWarmMarker(pid), { throwIfNoEntry: false }) !== undefined;
+      } catch {
+        return false; // unreadable: waited for no longer than the bound
+      }
+    };
+    const warm = () => !this.starting && (this.ready === undefined || signed(this.ready.pid));
     while (!warm() && Date.now() < deadline) await sleep(SETTLED_POLL_MS);
   }
 
@@ -146,7 +150,11 @@ export class Zygotes {
       .catch(() => undefined)
       .finally(() => {
         ended = true;
-        rmSync(zygoteWarmMarker(process.pid), { force: true });
+        try {
+          rmSync(zygoteWarmMarker(process.pid), { force: true });
+        } catch {
+          // The runner's own directory: a sign left there names a pid that is gone.
+        }
         if (this.ready !== zygote) return; // it was handed a run: the run's exit
         this.ready = undefined;
         if (!this.closed) this.respawn = setTimeout(() => this.prepare(), RESPAWN_DELAY_MS);
