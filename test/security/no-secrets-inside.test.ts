@@ -201,7 +201,9 @@ it('leaves no secret anywhere the sandbox user can read', async () => {
   // The runner's environment: the user reads it on gVisor, which checks only the effective uid
   // (docs/security.md), so there the scan above searched it; runc refuses it (the case below
   // reads it from the host).
-  const runner = environs.find((line) => / node \/opt\/sandbox\/runner\/main\.js ?$/.test(line));
+  const runner = environs.find((line) =>
+    / node (--no-memory-reducer )?\/opt\/sandbox\/runner\/main\.js ?$/.test(line),
+  );
   expect(runner?.split(' ')[2]).toBe(onGvisor ? 'read' : 'refused');
 }, 200_000);
 
