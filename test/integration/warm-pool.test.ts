@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 import {
   docker,
   nodeLabelFilter,
+  onGvisor,
   removeNodeSandboxes,
   sessionContainer,
   testWorkspaceDir,
@@ -177,6 +178,16 @@ describe('the warm pool', () => {
     // Frozen, a member's processes get no CPU; gVisor's Sentry may still wake (its timers):
     // well under 0.5 % of a core is allowed (10 ms in 2 s).
     after.forEach((usec, i) => expect(usec - before[i]!).toBeLessThanOrEqual(10_000));
+    // Each was frozen with its start-up done: its zygote had said it was warm, so a claim's
+    // session does not finish that start on its own CPU after the thaw. (Read through the
+    // container's root from the host; a gVisor sandbox's files are its own kernel's.)
+    if (!onGvisor) {
+      for (const member of members) {
+        const { State } = await docker.getContainer(member.Id).inspect();
+        const signs = await readdir(`/proc/${State.Pid}/root/tmp/.sandbox-runner`);
+        expect(signs.filter((name) => /^zygote-warm-\d+$/.test(name))).toHaveLength(1);
+      }
+    }
     // A claimed member runs at once: the first run finds it thawed.
     const id = await t.api.createSession();
     const run = await t.api.execute<{ stdout: string }>(id, { command: 'echo thawed' });
