@@ -113,6 +113,9 @@ export async function transpileForNode(
   }
 }
 
+/** The transpiler's warm-up, once started (`warmUpTranspiler`). */
+let warming: Promise<void> = Promise.resolve();
+
 /** Starts esbuild's service ahead of the first code run (in the background; failures ignored). */
 export function warmUpTranspiler(): void {
   const service = loadEsbuild();
@@ -122,8 +125,6 @@ export function warmUpTranspiler(): void {
     () => undefined,
   );
 }
-
-let warming: Promise<void> = Promise.resolve();
 
 /** Resolves when the transpiler's warm-up (if one was started) has ended. */
 export function transpilerWarmed(): Promise<void> {
