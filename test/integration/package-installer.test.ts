@@ -157,9 +157,47 @@ const registry = new FakeRegistry({
   },
 });
 
+/** A port nothing listens on now (one just given up). */
+async function freePort(): Promise<number> {
+  const probe = new Listener('127.0.0.1');
+  await probe.start();
+  probe.stop();
+  return probe.port;
+}
+
+/** The rule an agent killed outright would leave: its proxy gone, its port open to installers. */
+const deadNode = `dead-${process.pid}`;
+const installerRules = () =>
+  execFileSync('iptables', ['-w', '-S', 'SANDBOX-INSTALLER'], { encoding: 'utf8' });
+
 beforeAll(async () => {
   await registry.start();
   await loopback.start();
+  try {
+    execFileSync('iptables', ['-w', '-N', 'SANDBOX-INSTALLER'], { stdio: 'ignore' });
+  } catch {
+    // there already
+  }
+  // Before the agent's first install sets the firewall up (an address of TEST-NET-1, which
+  // nothing on this host has).
+  const port = await freePort();
+  execFileSync('iptables', [
+    '-w',
+    '-I',
+    'SANDBOX-INSTALLER',
+    '-d',
+    '192.0.2.1/32',
+    '-p',
+    'tcp',
+    '--dport',
+    String(port),
+    '-m',
+    'comment',
+    '--comment',
+    `installer-proxy:${deadNode}`,
+    '-j',
+    'ACCEPT',
+  ]);
 });
 
 const t = useStackWithAccount('paid', {
@@ -175,6 +213,11 @@ const t = useStackWithAccount('paid', {
 });
 
 afterAll(() => {
+  for (const line of installerRules().split('\n')) {
+    if (!line.includes(`installer-proxy:${deadNode}"`)) continue;
+    const words = line.replace(/"/g, '').split(/\s+/).slice(1);
+    execFileSync('iptables', ['-w', '-D', ...words], { stdio: 'ignore' });
+  }
   registry.stop();
   for (const listener of listeners) listener.stop();
 });
@@ -257,17 +300,23 @@ describe('package installs in an installer container', () => {
   it("lets the installer network reach the agent's proxy, and nothing else of the host", async () => {
     const network = await docker.getNetwork(INSTALLER_NETWORK).inspect();
     const gateway = (network.IPAM?.Config ?? [])[0]?.Gateway ?? '';
-    const listing = execFileSync('iptables', ['-w', '-S', 'SANDBOX-INSTALLER'], {
-      encoding: 'utf8',
-    });
+    const listing = installerRules();
+    // The rule of a proxy gone was removed when this agent set its own up.
+    expect(listing).not.toContain(`installer-proxy:${deadNode}"`);
     const rule = listing
       .split('\n')
       .find((line) => line.includes(`installer-proxy:${t.stack.nodeId}"`));
     const proxyPort = /--dport (\d+)/.exec(rule ?? '')?.[1];
     expect(proxyPort).toBeDefined();
-    const host = new Listener(gateway);
+    // On a port no agent's rule opens (an agent of another test may be starting).
+    let host = new Listener(gateway);
     listeners.push(host);
     await host.start();
+    while (installerRules().includes(`--dport ${host.port} `)) {
+      host = new Listener(gateway);
+      listeners.push(host);
+      await host.start();
+    }
     // A container of the installer's shape, on its network, tries both.
     const probe = await docker.createContainer({
       Image: t.stack.agentConfig.sandboxImage,
@@ -276,7 +325,7 @@ describe('package installs in an installer container', () => {
         'sh',
         '-c',
         `curl -s -o /dev/null -w '%{http_code}\n' -x http://${gateway}:${proxyPort} http://127.0.0.1:${loopback.port}/; ` +
-          `curl -s -m 3 http://${gateway}:${host.port}/ >/dev/null && echo reached || echo refused`,
+          `curl -s -m 3 http://${gateway}:${host.port}/ >/dev/null; echo "host: curl exit $?"`,
       ],
       HostConfig: { NetworkMode: INSTALLER_NETWORK, CapDrop: ['ALL'] },
     });
@@ -285,7 +334,8 @@ describe('package installs in an installer container', () => {
       await probe.wait();
       const logs = (await probe.logs({ stdout: true, stderr: true })).toString('utf8');
       expect(logs).toContain('403');
-      expect(logs).toContain('refused');
+      // 7: the connection was refused (an empty reply from a listener would be 52).
+      expect(logs).toContain('host: curl exit 7');
     } finally {
       await probe.remove({ force: true });
     }

@@ -1,5 +1,11 @@
 import { installerSpec, type InstallerSettings } from './installer-container';
-import { applyInstallerFirewall, proxyRule, staleRules } from './installer-firewall';
+import {
+  applyInstallerFirewall,
+  listeningSockets,
+  listensOn,
+  proxyRule,
+  staleRules,
+} from './installer-firewall';
 import { checkRegistryPackages, InstallFailed } from './package-installer';
 import { connectTarget, isRegistry, targetOf } from './registry-proxy';
 
@@ -150,6 +156,37 @@ describe('the installer firewall', () => {
     ]);
   });
 
+  it("finds the rules of proxies gone: another node's rule whose port nothing listens on", () => {
+    const rule = (port: number, node: string) =>
+      `-A SANDBOX-INSTALLER -d 172.19.0.1/32 -p tcp -m tcp --dport ${port} -m comment --comment "installer-proxy:${node}" -j ACCEPT`;
+    const listing = [
+      '-A SANDBOX-INSTALLER -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+      rule(41234, 'node-1'),
+      rule(41999, 'node-2'),
+      rule(42000, 'node-3'),
+      rule(42001, 'node-4'),
+      '-A SANDBOX-INSTALLER -j REJECT --reject-with icmp-admin-prohibited',
+    ].join('\n');
+    // node-2 listens on the gateway, node-4 on every address (through tcp6's ::); node-3 is gone.
+    const sockets = listeningSockets([
+      [
+        '  sl  local_address rem_address   st',
+        '   0: 010013AC:A40F 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0 0 1 1',
+        '   1: 010013AC:A410 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0 0 2 1',
+      ].join('\n'),
+      [
+        '  sl  local_address                         remote_address                        st',
+        '   0: 00000000000000000000000000000000:A411 00000000000000000000000000000000:0000 0A 0',
+      ].join('\n'),
+    ]);
+    expect([...sockets].sort()).toEqual(['172.19.0.1:41999', ':::42001'].sort());
+    const stale = staleRules(listing, 'SANDBOX-INSTALLER', 'node-1', listensOn(sockets));
+    expect(stale.map((words) => words[words.indexOf('--comment') + 1])).toEqual([
+      'installer-proxy:node-1',
+      'installer-proxy:node-3',
+    ]);
+  });
+
   it('puts replies first, the proxy next, and refuses the rest', async () => {
     const calls: string[][] = [];
     await applyInstallerFirewall(
@@ -159,6 +196,7 @@ describe('the installer firewall', () => {
         if (args[0] === '-C') return Promise.reject(new Error('absent'));
         return Promise.resolve({ stdout: '' });
       },
+      () => true,
     );
     const added = calls.filter((c) => c[0] === '-I' || c[0] === '-A').map((c) => c.join(' '));
     expect(added).toEqual([
