@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import Docker from 'dockerode';
+import { applyEgressFirewall, hostNameservers } from '@sandbox/agent';
 import {
   FORBIDDEN_PORT,
   METADATA_ADDRESS,
@@ -76,6 +78,31 @@ describe('sandbox networking', () => {
     const address = Object.values(container!.NetworkSettings.Networks)[0]!.IPAddress;
     const attacker = await session();
     expect((await execute(attacker, probe(address, 8000))).stdout).toBe('blocked\n');
+  });
+
+  it('holds while an agent applies the policy again (an agent restarted beside running sandboxes)', async () => {
+    const id = await session();
+    const network = await new Docker().getNetwork(t.stack.agentConfig.sandboxNetwork).inspect();
+    const bridge =
+      (network.Options as Record<string, string>)['com.docker.network.bridge.name'] ??
+      `br-${network.Id.slice(0, 12)}`;
+    const gateway = (network.IPAM?.Config ?? [])[0]?.Gateway as string;
+    // The sandbox knocks on this host and on a private address, again and again, for 6 s
+    // while the policy is applied 5 times: no knock may ever get through.
+    const knocking = execute(
+      id,
+      `end=$((SECONDS + 6)); n=0; while [ $SECONDS -lt $end ]; do n=$((n + 1)); ` +
+        `curl -s --max-time 0.3 http://${gateway}:${hostPort}/; ` +
+        `curl -s --max-time 0.3 http://${PRIVATE_ADDRESS}:${FORBIDDEN_PORT}/; done; echo " knocks $n"`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const dnsServers = await hostNameservers();
+    for (let i = 0; i < 5; i++) {
+      await applyEgressFirewall({ bridge, dnsServers, allow: t.stack.agentConfig.egressAllow });
+    }
+    const { stdout } = await knocking;
+    expect(stdout).not.toContain('reached');
+    expect(Number(/knocks (\d+)/.exec(stdout)?.[1])).toBeGreaterThan(3);
   });
 
   it('still reaches the npm registry', async () => {

@@ -8,6 +8,7 @@ export type { ContainerClient, ContainerState } from './runtime/docker/container
 export { DockerodeContainerClient } from './runtime/docker/dockerode-container-client';
 export type { SandboxRuntime } from './runtime/sandbox-runtime';
 export { removeNodeEgress } from './runtime/network/session-egress';
+export { applyEgressFirewall, hostNameservers } from './runtime/docker/egress-firewall';
 export { BlobStore, createBlobStore } from './runtime/storage/blob-store';
 export type { ArchiveManifest } from './runtime/storage/blob-store';
 export { LocalObjectStore } from './runtime/storage/local-object-store';

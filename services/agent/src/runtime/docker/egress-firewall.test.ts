@@ -1,8 +1,10 @@
 import {
+  applyEgressFirewall,
   firewallRules,
   jumpRules,
   parseNameservers,
   staleJumps,
+  restoreInput,
   strayRules,
 } from './egress-firewall';
 
@@ -39,6 +41,46 @@ describe('firewallRules', () => {
       ['DOCKER-USER', '-i', 'sbx0', '-j', 'SANDBOX-EGRESS'],
       ['INPUT', '-i', 'sbx0', '-j', 'SANDBOX-HOST'],
     ]);
+  });
+});
+
+describe('applyEgressFirewall', () => {
+  const policy = { bridge: 'sbx0', dnsServers: ['10.0.0.53'], allow: [] };
+
+  it('replaces both chains in one iptables-restore transaction, never flushing them alone', async () => {
+    const calls: string[][] = [];
+    const restores: string[] = [];
+    await applyEgressFirewall(
+      policy,
+      (args) => {
+        calls.push(args);
+        return args[0] === '-C' || args.includes('-C')
+          ? Promise.reject(new Error('absent'))
+          : Promise.resolve({ stdout: '' });
+      },
+      (input) => {
+        restores.push(input);
+        return Promise.resolve();
+      },
+    );
+    expect(calls.filter((c) => c.includes('-F') || c.includes('-A'))).toEqual([]);
+    expect(restores).toEqual([restoreInput(firewallRules(policy))]);
+    const lines = (restores[0] ?? '').split('\n');
+    expect(lines.slice(0, 3)).toEqual([
+      '*filter',
+      ':SANDBOX-EGRESS - [0:0]',
+      ':SANDBOX-HOST - [0:0]',
+    ]);
+    expect(lines.slice(3, -2)).toEqual(firewallRules(policy).map((rule) => rule.join(' ')));
+    expect(lines.slice(-2)).toEqual(['COMMIT', '']);
+    // The jumps come after the rules they lead to.
+    expect(calls.filter((c) => c[0] === '-I').map((c) => c.slice(0, 2))).toEqual([
+      ['-I', 'DOCKER-USER'],
+      ['-I', 'INPUT'],
+    ]);
+    expect(calls.findIndex((c) => c[0] === '-I')).toBeGreaterThan(
+      calls.findIndex((c) => c.includes('DOCKER-USER') && c[0] === '-N'),
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { iptablesRestore, type Restore } from '../iptables';
 
 const exec = promisify(execFile);
 
@@ -141,19 +142,27 @@ export function staleJumps(listing: string, live: readonly string[]): string[][]
     .map((words) => ['-D', ...words.slice(1)]);
 }
 
-/** Installs the policy (idempotently: our chains are flushed and refilled). */
-export async function applyEgressFirewall(
-  policy: EgressPolicy,
-  run: (args: string[]) => Promise<unknown> = (args) => exec('iptables', ['-w', ...args]),
-): Promise<void> {
-  for (const chain of [FORWARD_CHAIN, INPUT_CHAIN]) {
-    await run(['-N', chain]).catch(() => undefined); // exists already
-    await run(['-F', chain]);
-  }
-  // Made if missing, never flushed here: they hold the sessions' policies.
-  await run(['-N', SESSIONS_CHAIN]).catch(() => undefined);
-  await run(['-N', PROXY_CHAIN]).catch(() => undefined);
-  await run(['-t', 'nat', '-N', SESSIONS_CHAIN]).catch(() => undefined);
+/**
+ * The `iptables-restore --noflush` input that replaces FORWARD_CHAIN's and INPUT_CHAIN's rules
+ * with `rules` (firewallRules) in one transaction: a chain declared there is emptied and
+ * refilled at once, never seen empty.
+ */
+export function restoreInput(rules: readonly string[][]): string {
+  const lines = [
+    '*filter',
+    `:${FORWARD_CHAIN} - [0:0]`,
+    `:${INPUT_CHAIN} - [0:0]`,
+    ...rules.map((rule) => rule.join(' ')),
+    'COMMIT',
+    '',
+  ];
+  return lines.join('\n');
+}
+
+type Iptables = (args: string[]) => Promise<unknown>;
+
+/** Deletes the sessions' chain's stray rules and, given the live addresses, stale jumps. */
+async function pruneSessionRules(policy: EgressPolicy, run: Iptables): Promise<void> {
   for (const table of ['filter', 'nat']) {
     const listing = (await run(['-t', table, '-S', SESSIONS_CHAIN]).catch(() => undefined)) as
       { stdout?: string } | undefined;
@@ -168,6 +177,24 @@ export async function applyEgressFirewall(
       }
     }
   }
+}
+
+/**
+ * Installs the policy, idempotently. Our two chains are replaced in one transaction
+ * (restoreInput): an agent that starts again, with sandboxes running, never leaves them a
+ * moment without the policy.
+ */
+export async function applyEgressFirewall(
+  policy: EgressPolicy,
+  run: Iptables = (args) => exec('iptables', ['-w', ...args]),
+  restore: Restore = iptablesRestore,
+): Promise<void> {
+  // Made if missing; the first two are refilled below, the others hold the sessions' policies.
+  for (const chain of [FORWARD_CHAIN, INPUT_CHAIN, SESSIONS_CHAIN, PROXY_CHAIN]) {
+    await run(['-N', chain]).catch(() => undefined); // exists already
+  }
+  await run(['-t', 'nat', '-N', SESSIONS_CHAIN]).catch(() => undefined);
+  await pruneSessionRules(policy, run);
   const natJump = ['PREROUTING', '-i', policy.bridge, '-j', SESSIONS_CHAIN];
   const natPresent = await run(['-t', 'nat', '-C', ...natJump]).then(
     () => true,
@@ -178,7 +205,7 @@ export async function applyEgressFirewall(
   }
   // Docker creates DOCKER-USER itself; make sure it exists even before Docker did.
   await run(['-N', 'DOCKER-USER']).catch(() => undefined);
-  for (const rule of firewallRules(policy)) await run(rule);
+  await restore(restoreInput(firewallRules(policy)));
   for (const [chain, ...rule] of jumpRules(policy.bridge)) {
     const present = await run(['-C', chain as string, ...rule]).then(
       () => true,

@@ -9,7 +9,7 @@ import {
   type Held,
   type ProxyTarget,
 } from './egress-rules';
-import { iptables, iptablesRestore, type Iptables, type Restore } from './iptables';
+import { iptables, iptablesRestore, type Iptables, type Restore } from '../iptables';
 
 /** Inside a sandbox's network namespace: refuses Docker's DNS when its policy allows no name. */
 const DNS_CHAIN = 'SANDBOX-DNS';
