@@ -28,6 +28,7 @@ import { ContainerInstaller } from './packages/installer-container';
 import { PackageInstaller } from './packages/package-installer';
 import { Admission, RUN_START_WORDS } from './admission';
 import { WarmPool } from './pool/warm-pool';
+import type { WarmPoolDeps } from './pool/warm-pool-deps';
 import { RequestLoad } from './request-load';
 import { RunnerPool } from './runner/runner-pool';
 import { createBlobStore } from './storage/blob-store';
@@ -72,25 +73,22 @@ function splitCpu(
 /** Room in the host's quotas for containers besides sandboxes and pool members (installers). */
 const OTHER_CONTAINERS = 32;
 
-/** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
-export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
+interface ContainerLayers {
+  containers: ContainerClient;
+  cache: CachedContainers | undefined;
+  cpuSplit: CpuSplitContainers | undefined;
+  links: RunnerLinkContainers;
+  owner: () => { uid: number; gid: number };
+}
+
+/** The container client the runtime uses: Docker's, wrapped by each layer of the sandboxes' setup. */
+function containerLayers(
+  options: DockerRuntimeOptions,
+  config: AgentConfig,
+  docker: Docker,
+  ids: SandboxHostIds,
+): ContainerLayers {
   const { logger } = options;
-  // Directories made above it are searchable (a remapped sandbox root must pass them: see
-  // openToSandboxRoot); the workspace directory itself is the agent's alone until then.
-  mkdirSync(options.config.workspaceDir, { recursive: true, mode: 0o711 });
-  chmodSync(options.config.workspaceDir, 0o700);
-  const config = {
-    ...options.config,
-    extraCaCertsPath: sandboxExtraCaBundle(
-      options.config.extraCaCertsPath,
-      options.config.workspaceDir,
-      (err) =>
-        logger.warn({ err }, 'could not write the sandboxes CA bundle: passing the whole one'),
-    ),
-  };
-  const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
-  // The sandbox user's ids on the host: learned from the engine before the first sandbox.
-  const ids = new SandboxHostIds();
   // Container state from memory while Docker's event stream says what changed.
   let cache: CachedContainers | undefined;
   let containers = options.containers;
@@ -119,68 +117,48 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     logger.warn('runners speak through dockerd: SANDBOX_WORKSPACE_DIR is too long for a socket');
   }
   containers = new OwnKernelContainers(links, sandboxLabelKeys(config.labelPrefix).pids);
-  const runners = new RunnerPool(docker, logger, {
-    label: sandboxLabelKeys(config.labelPrefix).runnerLink,
-    linkDir: (label) => links.linkDir(label),
-    owner,
+  return { containers, cache, cpuSplit, links, owner };
+}
+
+/** The warm pool the configuration asks for, where the workspaces allow one. */
+function warmPool(
+  config: AgentConfig,
+  workspaces: LoopWorkspaces | VolumeWorkspaces,
+  deps: Omit<
+    WarmPoolDeps,
+    'config' | 'workspaces' | 'shapes' | 'maxMembers' | 'freeze' | 'mapping'
+  >,
+  ids: SandboxHostIds,
+): WarmPool | undefined {
+  if (config.pool.length === 0) return undefined;
+  if (!(workspaces instanceof LoopWorkspaces)) {
+    deps.logger.warn('no warm pool: it needs SANDBOX_DISK_QUOTA=loop');
+    return undefined;
+  }
+  return new WarmPool({
+    ...deps,
+    config,
+    workspaces,
+    shapes: config.pool,
+    maxMembers: config.poolMax,
+    freeze: config.poolFreeze,
+    mapping: () => `${ids.rootUid}:${ids.rootGid}`,
   });
-  const workspaces =
-    config.diskQuota === 'loop'
-      ? new LoopWorkspaces(config.workspaceDir, logger, ids)
-      : new VolumeWorkspaces(docker, ids);
-  const load = new RequestLoad();
-  const egress = new SessionEgress(logger, config.nodeId, config.egressFirewall);
+}
+
+/** Starts and stops the node's egress proxy and DNS filter (sessions with a policy use them). */
+function egressProxies(
+  config: AgentConfig,
+  egress: SessionEgress,
+  logger: Logger,
+): {
+  start: (gateway: string, dnsServers: string[]) => Promise<void>;
+  stop: () => void;
+} {
   let egressProxy: EgressProxy | undefined;
   let dnsFilter: DnsFilter | undefined;
-  let pool: WarmPool | undefined;
-  if (config.pool.length > 0 && workspaces instanceof LoopWorkspaces) {
-    pool = new WarmPool({
-      containers,
-      workspaces,
-      runners,
-      config,
-      logger,
-      shapes: config.pool,
-      maxMembers: config.poolMax,
-      freeze: config.poolFreeze,
-      busy: () => load.busy(),
-      quietFor: (ms) => load.quietFor(ms),
-      mapping: () => `${ids.rootUid}:${ids.rootGid}`,
-    });
-  } else if (config.pool.length > 0) {
-    logger.warn('no warm pool: it needs SANDBOX_DISK_QUOTA=loop');
-  }
-  return new DockerRuntime({
-    config,
-    logger,
-    containers,
-    coldStarts: new Admission(config.coldStarts),
-    runStarts: new Admission(config.runStarts, RUN_START_WORDS),
-    prepareHost: async () => {
-      ids.learn((await docker.info()) as EngineIdentity);
-      if (ids.remapped) {
-        logger.info({ sandboxRootUid: ids.rootUid }, 'the engine remaps user ids');
-        // Every sandbox's root is one host uid, its user another: their quotas bound the node.
-        const pooled = config.pool.length > 0 ? config.poolMax : 0;
-        await ensureHostQuotas(config.maxSandboxes + pooled + OTHER_CONTAINERS, logger);
-      }
-      await openToSandboxRoot(config.workspaceDir, ids);
-      // Each run moves itself into its session's CPU group: without waiting on the kernel.
-      if (cpuSplit !== undefined) await ensureCheapCgroupMoves({ logger });
-      return prepareHost({ containers, config, logger });
-    },
-    runners,
-    pool,
-    load,
-    cache,
-    cpuSplit,
-    links,
-    blobs: createBlobStore(config, options.blobCredentials, ids),
-    specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
-    logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
-    locks: new SessionLocks(),
-    egress,
-    startEgressProxy: async (gateway, dnsServers) => {
+  return {
+    start: async (gateway, dnsServers) => {
       if (!config.egressFirewall || egressProxy !== undefined) return;
       egressProxy = new EgressProxy({
         policyFor: (ip) => egress.policyAt(ip),
@@ -197,30 +175,126 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       const ports = await egressProxy.listen(gateway);
       egress.useProxy({ gateway, ports, dns: await dnsFilter.listen(gateway) });
     },
-    stopEgressProxy: () => {
+    stop: () => {
       egressProxy?.close();
       dnsFilter?.close();
     },
-    hostCpus: availableParallelism(),
-    installer: new PackageInstaller({
-      cacheDir: config.packageCacheDir,
-      npm: new ContainerInstaller(
-        docker,
-        {
-          image: config.sandboxImage,
-          network: config.installerNetwork,
-          registry: new URL(config.npmRegistry),
-          cacheVolume: `${config.labelPrefix}-npm-cache-${config.nodeId}`,
-          cacheVolumeLabels: { [sandboxLabelKeys(config.labelPrefix).node]: config.nodeId },
-          label: { key: `${config.labelPrefix}.installer`, value: config.nodeId },
-          extraCaCertsPath: config.extraCaCertsPath,
-          firewall: config.egressFirewall,
-          nodeId: config.nodeId,
-        },
-        logger,
-      ),
+  };
+}
+
+/** Installs packages in throwaway installer containers into the node's cache (ADR 29). */
+function packageInstaller(config: AgentConfig, docker: Docker, logger: Logger): PackageInstaller {
+  return new PackageInstaller({
+    cacheDir: config.packageCacheDir,
+    npm: new ContainerInstaller(
+      docker,
+      {
+        image: config.sandboxImage,
+        network: config.installerNetwork,
+        registry: new URL(config.npmRegistry),
+        cacheVolume: `${config.labelPrefix}-npm-cache-${config.nodeId}`,
+        cacheVolumeLabels: { [sandboxLabelKeys(config.labelPrefix).node]: config.nodeId },
+        label: { key: `${config.labelPrefix}.installer`, value: config.nodeId },
+        extraCaCertsPath: config.extraCaCertsPath,
+        firewall: config.egressFirewall,
+        nodeId: config.nodeId,
+      },
       logger,
-    }),
+    ),
+    logger,
+  });
+}
+
+/** What the host needs before the first sandbox: the engine's ids, quotas, network, firewall. */
+function hostPreparation(
+  config: AgentConfig,
+  layers: ContainerLayers,
+  docker: Docker,
+  ids: SandboxHostIds,
+  logger: Logger,
+): () => ReturnType<typeof prepareHost> {
+  return async () => {
+    ids.learn((await docker.info()) as EngineIdentity);
+    if (ids.remapped) {
+      logger.info({ sandboxRootUid: ids.rootUid }, 'the engine remaps user ids');
+      // Every sandbox's root is one host uid, its user another: their quotas bound the node.
+      const pooled = config.pool.length > 0 ? config.poolMax : 0;
+      await ensureHostQuotas(config.maxSandboxes + pooled + OTHER_CONTAINERS, logger);
+    }
+    await openToSandboxRoot(config.workspaceDir, ids);
+    // Each run moves itself into its session's CPU group: without waiting on the kernel.
+    if (layers.cpuSplit !== undefined) await ensureCheapCgroupMoves({ logger });
+    return prepareHost({ containers: layers.containers, config, logger });
+  };
+}
+
+/** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
+export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
+  const { logger } = options;
+  // Directories made above it are searchable (a remapped sandbox root must pass them: see
+  // openToSandboxRoot); the workspace directory itself is the agent's alone until then.
+  mkdirSync(options.config.workspaceDir, { recursive: true, mode: 0o711 });
+  chmodSync(options.config.workspaceDir, 0o700);
+  const config = {
+    ...options.config,
+    extraCaCertsPath: sandboxExtraCaBundle(
+      options.config.extraCaCertsPath,
+      options.config.workspaceDir,
+      (err) =>
+        logger.warn({ err }, 'could not write the sandboxes CA bundle: passing the whole one'),
+    ),
+  };
+  const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
+  // The sandbox user's ids on the host: learned from the engine before the first sandbox.
+  const ids = new SandboxHostIds();
+  const layers = containerLayers(options, config, docker, ids);
+  const { containers, links, owner } = layers;
+  const runners = new RunnerPool(docker, logger, {
+    label: sandboxLabelKeys(config.labelPrefix).runnerLink,
+    linkDir: (label) => links.linkDir(label),
+    owner,
+  });
+  const workspaces =
+    config.diskQuota === 'loop'
+      ? new LoopWorkspaces(config.workspaceDir, logger, ids)
+      : new VolumeWorkspaces(docker, ids);
+  const load = new RequestLoad();
+  const egress = new SessionEgress(logger, config.nodeId, config.egressFirewall);
+  const proxies = egressProxies(config, egress, logger);
+  const pool = warmPool(
+    config,
+    workspaces,
+    {
+      containers,
+      runners,
+      logger,
+      busy: () => load.busy(),
+      quietFor: (ms) => load.quietFor(ms),
+    },
+    ids,
+  );
+  return new DockerRuntime({
+    config,
+    logger,
+    containers,
+    coldStarts: new Admission(config.coldStarts),
+    runStarts: new Admission(config.runStarts, RUN_START_WORDS),
+    prepareHost: hostPreparation(config, layers, docker, ids, logger),
+    runners,
+    pool,
+    load,
+    cache: layers.cache,
+    cpuSplit: layers.cpuSplit,
+    links,
+    blobs: createBlobStore(config, options.blobCredentials, ids),
+    specs: new SandboxSpecs(join(config.workspaceDir, '.specs')),
+    logs: new ProcessLogs(join(config.workspaceDir, '.logs'), logger),
+    locks: new SessionLocks(),
+    egress,
+    startEgressProxy: proxies.start,
+    stopEgressProxy: proxies.stop,
+    hostCpus: availableParallelism(),
+    installer: packageInstaller(config, docker, logger),
     workspaces,
   });
 }
