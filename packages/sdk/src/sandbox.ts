@@ -45,7 +45,10 @@ export interface CreateOptions extends ClientOptions, Omit<CreateSessionBody, 't
 }
 
 export interface ConnectOptions extends ClientOptions {
-  /** The X-Preview-Token of a private preview (shown once, at creation). */
+  /**
+   * The X-Preview-Token of a private preview; default: the one the session's info shows
+   * (needed only for sessions made before the service kept it).
+   */
   previewToken?: string;
   signal?: AbortSignal;
 }
@@ -131,15 +134,15 @@ export class Sandbox {
   }
 
   /**
-   * A session made before (by this process or another); throws SessionNotFoundError. The
-   * preview token of a private preview is shown only at creation (the service keeps only its
-   * hash): pass it as `previewToken` for `previewHeaders()`.
+   * A session made before (by this process or another); throws SessionNotFoundError. A
+   * private preview's token comes with the session's info, so `previewHeaders()` works as
+   * after `create` (sessions made before the service kept it need `previewToken` given).
    */
   static async connect(sessionId: string, options: ConnectOptions = {}): Promise<Sandbox> {
     const { previewToken, signal, ...client } = options;
     const http = new HttpClient(resolveOptions(client));
     const info = await getInfo(http, sessionId, signal);
-    return new Sandbox(http, sessionId, info.previewUrl, previewToken);
+    return new Sandbox(http, sessionId, info.previewUrl, previewToken ?? info.previewToken);
   }
 
   /**
