@@ -154,9 +154,9 @@ describe("on runtimes' built-in WebSocket", () => {
     `import { Sandbox } from ${JSON.stringify(esm)};\n` +
     'const s = await Sandbox.create();\n' +
     'try {\n' +
-    '  const term = await s.terminals.open();\n' +
     "  let out = ''; const decoder = new TextDecoder();\n" +
-    '  term.onData((bytes) => { out += decoder.decode(bytes, { stream: true }); });\n' +
+    '  const onData = (bytes) => { out += decoder.decode(bytes, { stream: true }); };\n' +
+    '  const term = await s.terminals.open({}, { onData });\n' +
     "  term.sendInput('echo $((6*7))z; exit 3\\r');\n" +
     '  const { exitCode } = await term.wait();\n' +
     '  console.log(JSON.stringify({ exitCode, saw: /42z/.test(out) }));\n' +

@@ -45,6 +45,8 @@ export interface TerminalDeps {
 
 /** Standard readyState values (the constants are not on every implementation's prototype). */
 const OPEN = 1;
+/** Output kept for a first `onData` listener at most (the oldest goes first past it). */
+const MAX_EARLY_BYTES = 1 << 20;
 
 /** The runtime's WebSocket class, or the one given; a clear error when there is none. */
 export function webSocketClass(given: WebSocketConstructor | undefined): WebSocketConstructor {
@@ -92,8 +94,10 @@ export class TerminalHandle {
   /** The shell's pid in the sandbox, known once it started (`open` waits for that). */
   pid: number | undefined;
   private readonly listeners = new Set<(data: Uint8Array) => void>();
-  /** Output that came before any `onData` listener: given to the first one. */
+  /** Output that came before any `onData` listener (its last MAX_EARLY_BYTES): for the first. */
   private early: Uint8Array[] = [];
+  private earlyBytes = 0;
+  private closed = false;
   private readonly ended: Promise<TerminalExit>;
   private exit: TerminalExit | undefined;
   private failure: SandboxError | undefined;
@@ -111,6 +115,7 @@ export class TerminalHandle {
       socket.addEventListener('message', (event: { data: unknown }) => this.receive(event.data));
       socket.addEventListener('error', () => undefined); // `close` follows and says the rest
       socket.addEventListener('close', (event: { code?: number; reason?: string }) => {
+        this.closed = true;
         const error =
           this.failure ??
           closedError(
@@ -134,12 +139,13 @@ export class TerminalHandle {
   /**
    * Calls `listener` with each chunk of the terminal's output (bytes, as the program wrote
    * them: decode with a streaming `TextDecoder`). Output that came before the first listener
-   * is given to it first. Returns a function that removes the listener.
+   * is given to it first (its last megabyte). Returns a function that removes the listener.
    */
   onData(listener: (data: Uint8Array) => void): () => void {
     this.listeners.add(listener);
     const early = this.early;
     this.early = [];
+    this.earlyBytes = 0;
     for (const chunk of early) listener(chunk);
     return () => this.listeners.delete(listener);
   }
@@ -175,11 +181,12 @@ export class TerminalHandle {
 
   /**
    * Kills the shell and everything it started (SIGKILL, by its pid); `wait()` then resolves
-   * with exit code 137. A shell that has ended already is left alone.
+   * with exit code 137. A shell that has ended, or was hung up by `close()`, is left alone.
    */
   async kill(): Promise<void> {
     await this.started();
-    if (this.exit !== undefined || this.pid === undefined) return;
+    // Ended, or hung up by a closed connection (its pid may soon name another process).
+    if (this.exit !== undefined || this.closed || this.pid === undefined) return;
     await this.deps.kill(this.pid);
   }
 
@@ -202,16 +209,11 @@ export class TerminalHandle {
       const bytes = ArrayBuffer.isView(data)
         ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
         : new Uint8Array(data as ArrayBuffer);
-      if (this.listeners.size === 0) this.early.push(bytes);
+      if (this.listeners.size === 0) this.keepEarly(bytes);
       for (const listener of this.listeners) listener(bytes);
       return;
     }
-    const message = JSON.parse(data) as {
-      type?: unknown;
-      pid?: unknown;
-      exitCode?: unknown;
-      error?: { code?: unknown; message?: unknown };
-    };
+    const message = parseControl(data);
     if (message.type === 'started' && typeof message.pid === 'number') {
       this.pid = message.pid;
       for (const waiter of this.startWaiters.splice(0)) waiter.resolve();
@@ -220,6 +222,31 @@ export class TerminalHandle {
     } else if (message.type === 'error') {
       this.failure = serviceError(message.error ?? {});
     }
+  }
+
+  private keepEarly(bytes: Uint8Array): void {
+    this.early.push(bytes);
+    this.earlyBytes += bytes.byteLength;
+    while (this.earlyBytes > MAX_EARLY_BYTES && this.early.length > 1) {
+      this.earlyBytes -= this.early.shift()?.byteLength ?? 0;
+    }
+  }
+}
+
+interface ControlMessage {
+  type?: unknown;
+  pid?: unknown;
+  exitCode?: unknown;
+  error?: { code?: unknown; message?: unknown };
+}
+
+/** A text message of the service: `started`, `exit` or `error` (anything else is ignored). */
+function parseControl(text: string): ControlMessage {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? value : {};
+  } catch {
+    return {};
   }
 }
 

@@ -21,6 +21,8 @@ export interface TerminalOpenOptions {
   WebSocket?: WebSocketConstructor;
   /** Aborts the terminal's creation (not the open socket: `close()` it). */
   signal?: AbortSignal;
+  /** A first `onData` listener (as `handle.onData(cb)`; output before it is not lost either). */
+  onData?: (data: Uint8Array) => void;
 }
 
 /**
@@ -68,10 +70,12 @@ export class Terminals {
   ): Promise<TerminalHandle> {
     const WebSocketClass = webSocketClass(options.WebSocket ?? this.http.options.WebSocket);
     const terminal = await this.create(body, options);
-    return openTerminalSocket(terminal.url, WebSocketClass, {
+    const handle = await openTerminalSocket(terminal.url, WebSocketClass, {
       terminalId: terminal.terminalId,
       sessionId: this.sessionId,
       kill: this.kill,
     });
+    if (options.onData !== undefined) handle.onData(options.onData);
+    return handle;
   }
 }
