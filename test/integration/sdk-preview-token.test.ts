@@ -4,7 +4,7 @@ import { previewRequest, startPreviewApp } from '../support/preview-app';
 import { useStack } from '../support/use-stack';
 
 /**
- * A private preview's token kept for the session's owner (issue 42, ADR 40): the session's
+ * A private preview's token kept for the session's owner (issue 42, ADR 41): the session's
  * info shows it again, so `Sandbox.connect(id).previewHeaders()` opens the preview through the
  * edge; the database holds it only hashed and sealed; a session made before it was kept
  * (hash only) still opens with the token given by hand, and simply does not show it.

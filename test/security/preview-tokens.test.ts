@@ -4,7 +4,7 @@ import { previewRequest, startPreviewApp } from '../support/preview-app';
 import { useStack } from '../support/use-stack';
 
 /**
- * Private previews' tokens, now shown again in the session's info (ADR 40), against another
+ * Private previews' tokens, now shown again in the session's info (ADR 41), against another
  * account and against reuse: only the session's own account reads a token; another account's
  * key gets 404 and never the token (info, list); a session's token opens no other session's
  * preview (same account or another), and neither does the sealed value kept in the database.

@@ -1,4 +1,4 @@
--- ADR 40: a private preview's token, sealed with SECRETS_KEY (AES-256-GCM, as webhook secrets),
+-- ADR 41: a private preview's token, sealed with SECRETS_KEY (AES-256-GCM, as webhook secrets),
 -- so that the session's owner can read it again in the session's info. The sha256 in
 -- preview_token_hash still checks visitors; sessions made before this column keep only that.
 ALTER TABLE sessions ADD COLUMN preview_token_sealed text;

@@ -185,7 +185,7 @@ async function openWebhooks(
       (sealed) => box.seal(box.open(sealed)),
     );
     if (resealed > 0) logger.info({ resealed }, 'webhook secrets sealed with the current key');
-    // Private previews' tokens are kept sealed for their owners too (ADR 40).
+    // Private previews' tokens are kept sealed for their owners too (ADR 41).
     const tokens = await resealPreviewTokens(db, box);
     if (tokens > 0) logger.info({ resealed: tokens }, 'preview tokens sealed with the current key');
     const lost = await store.countSecrets((sealed) => !box.canOpen(sealed));

@@ -18,7 +18,7 @@ export interface SessionRecord {
   /** Its preview needs the X-Preview-Token given at creation. */
   previewPrivate: boolean;
   /**
-   * That token sealed with SECRETS_KEY, for its owner to read again (ADR 40); null for a
+   * That token sealed with SECRETS_KEY, for its owner to read again (ADR 41); null for a
    * public preview, and for sessions made before it was kept or without a SECRETS_KEY.
    */
   previewTokenSealed: string | null;
@@ -86,7 +86,7 @@ export interface NewSession {
   maxConcurrent: number;
   /** sha256 of the preview token of a private preview. */
   previewTokenHash?: Buffer;
-  /** That token sealed with SECRETS_KEY (ADR 40). */
+  /** That token sealed with SECRETS_KEY (ADR 41). */
   previewTokenSealed?: string;
   /** Its egress policy; absent or null: allow-all. */
   egress?: EgressPolicy | null;

@@ -85,7 +85,7 @@ function serviceWith(box: SecretBox | undefined) {
   return { sessions, inserted };
 }
 
-describe("SessionService: a private preview's token kept for its owner (ADR 40)", () => {
+describe("SessionService: a private preview's token kept for its owner (ADR 41)", () => {
   it('stores the hash and a sealed value, and shows the token in the info', async () => {
     const box = new SecretBox(randomBytes(32));
     const { sessions, inserted } = serviceWith(box);

@@ -47,7 +47,7 @@ export interface SessionInfoView {
   activeProcesses: number;
   metadata: Record<string, unknown>;
   /**
-   * A private preview's X-Preview-Token, again, for the session's owner (ADR 40); absent for
+   * A private preview's X-Preview-Token, again, for the session's owner (ADR 41); absent for
    * sessions made before it was kept, or on a gateway without SECRETS_KEY.
    */
   previewToken?: string;
@@ -60,7 +60,7 @@ export interface SessionServiceDeps {
   previewDomain: string;
   previewUrlScheme: string;
   pidsLimit?: number;
-  /** Seals private previews' tokens for their owners (ADR 40); absent without SECRETS_KEY. */
+  /** Seals private previews' tokens for their owners (ADR 41); absent without SECRETS_KEY. */
   box?: Pick<SecretBox, 'seal' | 'open' | 'canOpen'> | undefined;
 }
 
