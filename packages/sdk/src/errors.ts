@@ -120,6 +120,17 @@ export class ClientTimeoutError extends NetworkError {}
 export class AbortedError extends SandboxError {}
 
 /**
+ * The runtime has no WebSocket and none was given (code `websocket_unavailable`): Node 20
+ * has none by default; pass the `ws` package's as the `WebSocket` option.
+ */
+export class WebSocketUnavailableError extends SandboxError {}
+/**
+ * A terminal's connection is closed (code `terminal_closed`): it dropped, could not open,
+ * or `close()` hung the shell up before it ended. A NetworkError, as a cut connection is.
+ */
+export class TerminalClosedError extends NetworkError {}
+
+/**
  * A run started in the background ended before it had a process (code `run_not_started`): a
  * code run whose packages failed to install. `result` is how it ended.
  */

@@ -1,4 +1,5 @@
 import { errorFromResponse, NetworkError, SandboxError } from './errors.js';
+import type { WebSocketConstructor } from './terminal-handle.js';
 import { abortedError, Watchdog } from './watchdog.js';
 
 /** How the SDK reaches the API. Every field has a default; see `resolveOptions`. */
@@ -21,6 +22,11 @@ export interface ClientOptions {
   requestTimeoutMs?: number;
   /** The fetch to use; default: the global one. */
   fetch?: typeof fetch;
+  /**
+   * The WebSocket class terminals open with; default: the runtime's (browsers, Node 22+,
+   * Bun, Deno). On Node 20: `import WebSocket from 'ws'`.
+   */
+  WebSocket?: WebSocketConstructor;
 }
 
 export interface ResolvedOptions {
@@ -30,6 +36,7 @@ export interface ResolvedOptions {
   maxRetryDelayMs: number;
   requestTimeoutMs: number;
   fetch: typeof fetch;
+  WebSocket: WebSocketConstructor | undefined;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -69,6 +76,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     fetch: fetchImpl,
+    WebSocket: options.WebSocket,
   };
 }
 

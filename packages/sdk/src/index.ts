@@ -1,11 +1,9 @@
 export { Sandbox } from './sandbox.js';
-export type {
-  ConnectOptions,
-  CreateOptions,
-  KillOptions,
-  ListOptions,
-  Terminal,
-} from './sandbox.js';
+export type { ConnectOptions, CreateOptions, KillOptions, ListOptions } from './sandbox.js';
+export { Terminals } from './terminals.js';
+export type { Terminal, TerminalOpenOptions } from './terminals.js';
+export { TerminalHandle } from './terminal-handle.js';
+export type { TerminalExit, WebSocketConstructor, WebSocketLike } from './terminal-handle.js';
 export type { BackgroundRunOptions, RunFileInput, RunInput, RunOptions } from './run-options.js';
 export { ProcessHandle } from './process-handle.js';
 export { SessionList } from './session-list.js';

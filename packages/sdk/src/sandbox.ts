@@ -16,9 +16,9 @@ import {
 import { resultOrTimeout, RunStream } from './run-stream.js';
 import { deleteSession, getInfo, listPage } from './session-calls.js';
 import { SessionList } from './session-list.js';
+import { Terminals } from './terminals.js';
 import type {
   CreateSessionBody,
-  CreateTerminalBody,
   EgressInfo,
   EgressPolicy,
   ExecutionEvent,
@@ -26,14 +26,7 @@ import type {
   Session,
   SessionInfo,
   SessionPage,
-  TerminalMade,
 } from './types.js';
-
-/** A terminal made in a session: open `url` once with a WebSocket (see the API's terminals). */
-export interface Terminal extends TerminalMade {
-  /** `ws(s)://…?token=…`: opens it once, within `tokenExpiresAt`, from anywhere (a browser). */
-  url: string;
-}
 
 export interface CreateOptions extends ClientOptions, Omit<CreateSessionBody, 'ttl'> {
   /**
@@ -52,7 +45,10 @@ export interface CreateOptions extends ClientOptions, Omit<CreateSessionBody, 't
 }
 
 export interface ConnectOptions extends ClientOptions {
-  /** The X-Preview-Token of a private preview (shown once, at creation). */
+  /**
+   * The X-Preview-Token of a private preview; default: the one the session's info shows
+   * (needed only for sessions made before the service kept it).
+   */
   previewToken?: string;
   signal?: AbortSignal;
 }
@@ -86,13 +82,11 @@ export class Sandbox {
   readonly files: Files;
   /** The session's runs: list, kept output (`follow` live), stdin, kill. */
   readonly processes: Processes;
-  readonly terminals: {
-    /**
-     * Makes a terminal (a shell on a pseudo-terminal) to open once with a WebSocket at `url`:
-     * binary messages carry its bytes both ways, `{"type":"resize","cols","rows"}` resizes.
-     */
-    create: (body?: CreateTerminalBody, options?: { signal?: AbortSignal }) => Promise<Terminal>;
-  };
+  /**
+   * The session's terminals (shells on a pseudo-terminal): `open()` gives a handle, `create()`
+   * a WebSocket URL to open once.
+   */
+  readonly terminals: Terminals;
 
   private constructor(
     private readonly http: HttpClient,
@@ -103,22 +97,8 @@ export class Sandbox {
     readonly previewToken: string | undefined,
   ) {
     this.files = new Files(http, id);
-    this.terminals = {
-      create: async (body = {}, options = {}) => {
-        const made = await http.json<TerminalMade>({
-          method: 'POST',
-          path: `/sessions/${encodeURIComponent(id)}/terminals`,
-          json: body,
-          signal: options.signal,
-          retry: 'refused',
-        });
-        const url = new URL(`${http.options.apiUrl}${made.path}`);
-        url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-        url.searchParams.set('token', made.token);
-        return { ...made, url: url.toString() };
-      },
-    };
     this.processes = new Processes(http, id);
+    this.terminals = new Terminals(http, id, (pid) => this.processes.kill(pid));
   }
 
   /** Creates a session (with an Idempotency-Key, so that retries never make two). */
@@ -154,15 +134,15 @@ export class Sandbox {
   }
 
   /**
-   * A session made before (by this process or another); throws SessionNotFoundError. The
-   * preview token of a private preview is shown only at creation (the service keeps only its
-   * hash): pass it as `previewToken` for `previewHeaders()`.
+   * A session made before (by this process or another); throws SessionNotFoundError. A
+   * private preview's token comes with the session's info, so `previewHeaders()` works as
+   * after `create` (sessions made before the service kept it need `previewToken` given).
    */
   static async connect(sessionId: string, options: ConnectOptions = {}): Promise<Sandbox> {
     const { previewToken, signal, ...client } = options;
     const http = new HttpClient(resolveOptions(client));
     const info = await getInfo(http, sessionId, signal);
-    return new Sandbox(http, sessionId, info.previewUrl, previewToken);
+    return new Sandbox(http, sessionId, info.previewUrl, previewToken ?? info.previewToken);
   }
 
   /**

@@ -15,9 +15,9 @@ type Ok<Op extends keyof operations> = operations[Op]['responses'] extends infer
   : never;
 type BodyOf<Op extends keyof operations> = JsonOf<operations[Op]['requestBody']>;
 
-/** A new session (spec 2.1); `previewToken` only for a private preview, shown only here. */
+/** A new session (spec 2.1); `previewToken` only for a private preview (`info()` shows it too). */
 export type Session = Ok<'createSession'>;
-/** What `Sandbox.info()` reads (spec 2.3): state, counts, metadata. */
+/** What `Sandbox.info()` reads (spec 2.3): state, counts, metadata, a private preview's token. */
 export type SessionInfo = Ok<'getSession'>;
 /** One page of `Sandbox.list()`. */
 export type SessionPage = Ok<'listSessions'>;

@@ -66,6 +66,7 @@ export async function startGateway({
     agents,
     invalidations,
     metrics,
+    webhooks.box,
   );
   const idempotency = new IdempotencyStore(db, webhooks.box);
   const terminalStore = new TerminalStore(db);

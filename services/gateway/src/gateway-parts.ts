@@ -31,6 +31,7 @@ import { SessionLifecycle } from './sessions/session-lifecycle';
 import { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
 import { SessionSweeper } from './sessions/session-sweeper';
+import { resealPreviewTokens } from './sessions/preview-token-reseal';
 import { SecretBox } from './secrets/secret-box';
 import { disableRefusedEndpoints } from './webhooks/refused-endpoints';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
@@ -91,7 +92,9 @@ export function openShared(
 
 export function openSecretBox(config: GatewayConfig, logger: Logger): SecretBox | undefined {
   if (config.secretsKey === undefined) {
-    logger.warn('no SECRETS_KEY: webhooks cannot be registered or delivered');
+    logger.warn(
+      "no SECRETS_KEY: webhooks cannot be registered or delivered, private previews' tokens are not kept",
+    );
     return undefined;
   }
   return new SecretBox(config.secretsKey, config.secretsPreviousKeys);
@@ -105,11 +108,13 @@ export function openSessions(
   agents: AgentPool,
   invalidations: Invalidations,
   wakes: WakeObserver,
+  box: SecretBox | undefined,
 ) {
   const sessions = new SessionService({
     store: sessionStore,
     agents,
     logger,
+    box,
     previewDomain: config.previewDomain,
     previewUrlScheme: config.previewUrlScheme,
   });
@@ -141,8 +146,9 @@ export interface Webhooks {
 }
 
 /**
- * Webhooks, with every stored secret sealed under the current key (and the lost ones told),
- * and the endpoints whose URLs are refused now disabled, in the background.
+ * Webhooks, with every stored secret (and every kept preview token) sealed under the current
+ * key (and the lost ones told), and the endpoints whose URLs are refused now disabled, in the
+ * background.
  */
 export async function openWebhooks(
   config: GatewayConfig,
@@ -158,6 +164,9 @@ export async function openWebhooks(
       (sealed) => box.seal(box.open(sealed)),
     );
     if (resealed > 0) logger.info({ resealed }, 'webhook secrets sealed with the current key');
+    // Private previews' tokens are kept sealed for their owners too (ADR 41).
+    const tokens = await resealPreviewTokens(db, box);
+    if (tokens > 0) logger.info({ resealed: tokens }, 'preview tokens sealed with the current key');
     const lost = await store.countSecrets((sealed) => !box.canOpen(sealed));
     if (lost > 0) {
       logger.error({ webhooks: lost }, 'webhook secrets sealed with a key no longer configured');

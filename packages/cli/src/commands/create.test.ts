@@ -11,7 +11,7 @@ describe('sandbox create', () => {
     expect(await cli.run('create', '--private-preview')).toBe(0);
     expect(cli.stdout()).toBe(`${sandbox.id}\n`);
     expect(cli.stderr()).toBe(
-      'preview: https://aaaa.preview.test\npreview header (shown only now): x-preview-token: tok\n',
+      'preview: https://aaaa.preview.test\npreview header: x-preview-token: tok\n',
     );
     expect(create).toHaveBeenCalledWith(expect.objectContaining({ preview: { private: true } }));
   });

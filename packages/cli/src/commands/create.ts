@@ -69,7 +69,7 @@ export function createCommand(ctx: Context): Command {
           if (out.json) return 0;
           out.note(`preview: ${session.previewUrl}`);
           for (const [name, value] of Object.entries(sandbox.previewHeaders())) {
-            out.note(`preview header (shown only now): ${name}: ${value}`);
+            out.note(`preview header: ${name}: ${value}`);
           }
           return 0;
         }),

@@ -15,20 +15,21 @@ export function openCommand(ctx: Context): Command {
     .summary('print the preview URL (and the header a private preview needs)')
     .description(
       'Print the preview URL of a web app listening in the session, and for a private preview ' +
-        '(its token given with --preview-token) the header line to send with each request.',
+        "the header line to send with each request (its token read from the session's info; " +
+        '--preview-token for a session made before the service kept it).',
     )
     .argument('<session>', 'the session id (ses_…)')
     .option('--port <port>', 'the port the app listens on in the session (default 3000)', port)
     .option(
       '--preview-token <token>',
-      'the private preview token `sandbox create --private-preview` printed',
+      'the private preview token `sandbox create --private-preview` printed (older sessions only)',
     )
     .addOption(jsonOption('{url, headers}'))
     .addHelpText(
       'after',
       examples(
         'sandbox open ses_… --port 8080',
-        'curl -H "$(sandbox open ses_… --preview-token "$TOKEN" | sed -n 2p)" "$(sandbox open ses_… | head -1)"',
+        'curl -H "$(sandbox open ses_… | sed -n 2p)" "$(sandbox open ses_… | head -1)"',
       ),
     )
     .action(

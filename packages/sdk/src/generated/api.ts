@@ -378,7 +378,7 @@ export interface operations {
                         deny?: string[];
                     };
                     preview?: {
-                        /** @description true: the preview needs the X-Preview-Token header (previewToken, shown once) */
+                        /** @description true: the preview needs the X-Preview-Token header (previewToken, also in the session info) */
                         private?: boolean;
                     };
                 };
@@ -413,7 +413,7 @@ export interface operations {
                             /** @description MB */
                             disk: number;
                         };
-                        /** @description only for "preview": {"private": true}: send it as X-Preview-Token; shown once */
+                        /** @description only for "preview": {"private": true}: send it as X-Preview-Token (the session's info shows it again) */
                         previewToken?: string;
                     };
                 };
@@ -656,7 +656,7 @@ export interface operations {
                                 /** @description MB */
                                 disk: number;
                             };
-                            /** @description only for "preview": {"private": true}: send it as X-Preview-Token; shown once */
+                            /** @description only for "preview": {"private": true}: send it as X-Preview-Token (the session's info shows it again) */
                             previewToken?: string;
                             /** Format: date-time */
                             lastActive: string;
@@ -861,6 +861,8 @@ export interface operations {
                         metadata: {
                             [key: string]: unknown;
                         };
+                        /** @description a private preview's X-Preview-Token, for the session's own account (kept sealed); absent for sessions made before it was kept */
+                        previewToken?: string;
                     };
                 };
             };

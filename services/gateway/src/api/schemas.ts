@@ -22,7 +22,9 @@ export const sessionSchema = z.strictObject({
   previewToken: z
     .string()
     .optional()
-    .describe('only for "preview": {"private": true}: send it as X-Preview-Token; shown once'),
+    .describe(
+      'only for "preview": {"private": true}: send it as X-Preview-Token (the session\'s info shows it again)',
+    ),
 });
 
 export const sessionStateSchema = z.enum(['active', 'idle', 'deep-sleep']);
@@ -37,6 +39,12 @@ export const sessionInfoSchema = z.strictObject({
   filesCount: z.number().int().min(0),
   activeProcesses: z.number().int().min(0),
   metadata: z.record(z.string(), z.unknown()),
+  previewToken: z
+    .string()
+    .optional()
+    .describe(
+      "a private preview's X-Preview-Token, for the session's own account (kept sealed); absent for sessions made before it was kept",
+    ),
 });
 
 export const egressSchema = z.strictObject({

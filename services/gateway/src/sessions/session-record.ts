@@ -17,6 +17,11 @@ export interface SessionRecord {
   sleepFilesCount: number | null;
   /** Its preview needs the X-Preview-Token given at creation. */
   previewPrivate: boolean;
+  /**
+   * That token sealed with SECRETS_KEY, for its owner to read again (ADR 41); null for a
+   * public preview, and for sessions made before it was kept or without a SECRETS_KEY.
+   */
+  previewTokenSealed: string | null;
   /** In deep sleep: where its workspace was saved (a blob store's id, or its node's own). */
   savedIn: string | null;
   /** In deep sleep: the node confirmed the workspace saved and the sandbox removed. */
@@ -38,13 +43,14 @@ export interface SessionRow {
   last_active_at: Date;
   sleep_files_count: number | null;
   preview_private: boolean;
+  preview_token_sealed: string | null;
   saved_in: string | null;
   sleep_confirmed: boolean;
   egress: EgressPolicy | null;
 }
 
 export const COLUMNS =
-  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private, saved_in, (sleep_confirmed_at IS NOT NULL) AS sleep_confirmed, egress';
+  'id, account_id, node_id, state, metadata, resource_limits, created_at, expires_at, last_active_at, sleep_files_count, (preview_token_hash IS NOT NULL) AS preview_private, preview_token_sealed, saved_in, (sleep_confirmed_at IS NOT NULL) AS sleep_confirmed, egress';
 
 /** A session the API can see: not deleted, not expired, not half-created. */
 export const LIVE = `deleted_at IS NULL AND expires_at > now() AND state <> 'creating'`;
@@ -64,6 +70,7 @@ export const toRecord = (row: SessionRow): SessionRecord => ({
   lastActiveAt: row.last_active_at,
   sleepFilesCount: row.sleep_files_count,
   previewPrivate: row.preview_private,
+  previewTokenSealed: row.preview_token_sealed,
   savedIn: row.saved_in,
   sleepConfirmed: row.sleep_confirmed,
   egress: row.egress,
@@ -79,6 +86,8 @@ export interface NewSession {
   maxConcurrent: number;
   /** sha256 of the preview token of a private preview. */
   previewTokenHash?: Buffer;
+  /** That token sealed with SECRETS_KEY (ADR 41). */
+  previewTokenSealed?: string;
   /** Its egress policy; absent or null: allow-all. */
   egress?: EgressPolicy | null;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
+import type { SecretBox } from '../secrets/secret-box';
 import { hashPreviewToken, newPreviewToken } from './preview-token';
 import { newSessionId, previewUrl } from './session-id';
 import {
@@ -11,7 +12,7 @@ import {
   type SessionResourceLimits,
 } from './session-limits';
 import { resolveEgress, type EgressInput } from './session-egress';
-import type { PendingDestroy, SessionRecord } from './session-record';
+import type { NewSession, PendingDestroy, SessionRecord } from './session-record';
 import type { SessionStore } from './session-store';
 
 export interface CreateSessionInput {
@@ -45,6 +46,11 @@ export interface SessionInfoView {
   filesCount: number;
   activeProcesses: number;
   metadata: Record<string, unknown>;
+  /**
+   * A private preview's X-Preview-Token, again, for the session's owner (ADR 41); absent for
+   * sessions made before it was kept, or on a gateway without SECRETS_KEY.
+   */
+  previewToken?: string;
 }
 
 export interface SessionServiceDeps {
@@ -54,6 +60,8 @@ export interface SessionServiceDeps {
   previewDomain: string;
   previewUrlScheme: string;
   pidsLimit?: number;
+  /** Seals private previews' tokens for their owners (ADR 41); absent without SECRETS_KEY. */
+  box?: Pick<SecretBox, 'seal' | 'open' | 'canOpen'> | undefined;
 }
 
 /** Creating, reading and deleting sessions: the database and the node kept in step. */
@@ -101,7 +109,7 @@ export class SessionService {
       resourceLimits,
       ttlS,
       maxConcurrent: principal.limits.maxConcurrentSessions,
-      ...(previewToken === undefined ? {} : { previewTokenHash: hashPreviewToken(previewToken) }),
+      ...this.previewTokenColumns(previewToken),
       egress,
     });
     for (const listener of this.createdListeners) listener(record);
@@ -146,7 +154,34 @@ export class SessionService {
       filesCount: sandbox.filesCount,
       activeProcesses: sandbox.activeProcesses,
       metadata: record.metadata,
+      ...this.previewTokenOf(record),
     };
+  }
+
+  /** A private preview's token as stored: its hash, and sealed when a key is configured. */
+  private previewTokenColumns(
+    token: string | undefined,
+  ): Pick<NewSession, 'previewTokenHash' | 'previewTokenSealed'> {
+    if (token === undefined) return {};
+    const sealed = this.deps.box?.seal(token);
+    return {
+      previewTokenHash: hashPreviewToken(token),
+      ...(sealed && { previewTokenSealed: sealed }),
+    };
+  }
+
+  /** The owner's preview token, when it was kept sealed under a key still configured. */
+  private previewTokenOf(record: SessionRecord): { previewToken?: string } {
+    const sealed = record.previewTokenSealed;
+    const box = this.deps.box;
+    if (sealed === null || box === undefined || !box.canOpen(sealed)) return {};
+    try {
+      return { previewToken: box.open(sealed) };
+    } catch (err) {
+      // A corrupt value: the session stays usable, its token is simply not shown again.
+      this.deps.logger.error({ err, sessionId: record.id }, 'preview token cannot be opened');
+      return {};
+    }
   }
 
   private async liveCounts(

@@ -53,7 +53,7 @@ export class SessionStore {
    */
   async insert(session: NewSession): Promise<SessionRecord> {
     const { rows } = await this.db.query<SessionRow>(
-      `SELECT ${COLUMNS} FROM insert_session($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      `SELECT ${COLUMNS} FROM insert_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [
         session.id,
         session.accountId,
@@ -64,6 +64,7 @@ export class SessionStore {
         session.previewTokenHash ?? null,
         session.maxConcurrent,
         session.egress ?? null,
+        session.previewTokenSealed ?? null,
       ],
     );
     const row = rows[0];

@@ -27,7 +27,9 @@ export const createSessionBody = z.object({
       private: z
         .boolean()
         .optional()
-        .describe('true: the preview needs the X-Preview-Token header (previewToken, shown once)'),
+        .describe(
+          'true: the preview needs the X-Preview-Token header (previewToken, also in the session info)',
+        ),
     })
     .optional(),
 });
