@@ -1,4 +1,10 @@
-import type { FileListing } from '@sandbox/contract';
+import type {
+  FileListing,
+  FileStat,
+  MadeDirectory,
+  RemovedFile,
+  RenamedFile,
+} from '@sandbox/contract';
 import type { RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
 
@@ -47,6 +53,10 @@ export type RunnerRequest =
   | { id: number; op: 'writeFiles'; files: FileInput[] }
   | { id: number; op: 'readFile'; path: string }
   | { id: number; op: 'listFiles'; path: string; offset: number; limit: number }
+  | { id: number; op: 'statFile'; path: string }
+  | { id: number; op: 'removeFile'; path: string; recursive: boolean }
+  | { id: number; op: 'renameFile'; from: string; to: string; overwrite: boolean }
+  | { id: number; op: 'makeDirectory'; path: string }
   | { id: number; op: 'missingPackages'; code: string; cwd: string }
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   /** `settled`: answered once the runner's start-up work is done (warm pool members). */
@@ -72,6 +82,10 @@ export type RunnerEvent =
   | { id: number; ev: 'written'; files: { path: string; size: number }[] }
   | { id: number; ev: 'read'; size: number }
   | ({ id: number; ev: 'listed' } & FileListing)
+  | ({ id: number; ev: 'stat' } & FileStat)
+  | ({ id: number; ev: 'removed' } & RemovedFile)
+  | ({ id: number; ev: 'renamed' } & RenamedFile)
+  | ({ id: number; ev: 'madeDirectory' } & MadeDirectory)
   | { id: number; ev: 'pong'; pid: number }
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }
@@ -99,6 +113,10 @@ const FINAL: Record<FinalEventName, true> = {
   written: true,
   read: true,
   listed: true,
+  stat: true,
+  removed: true,
+  renamed: true,
+  madeDirectory: true,
   pong: true,
   packages: true,
   installed: true,
