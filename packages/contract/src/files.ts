@@ -60,3 +60,23 @@ export interface MadeDirectory {
   path: string;
   created: boolean;
 }
+
+/**
+ * The file operations beyond write, read and list, as the runner takes them and the agent
+ * passes them on (paths relative to /workspace).
+ */
+export type FileOperation =
+  | { op: 'statFile'; path: string }
+  | { op: 'removeFile'; path: string; recursive: boolean }
+  | { op: 'renameFile'; from: string; to: string; overwrite: boolean }
+  | { op: 'makeDirectory'; path: string };
+
+/** What each file operation answers. */
+export interface FileOperationResults {
+  statFile: FileStat;
+  removeFile: RemovedFile;
+  renameFile: RenamedFile;
+  makeDirectory: MadeDirectory;
+}
+
+export type FileOperationResult<O extends FileOperation> = FileOperationResults[O['op']];

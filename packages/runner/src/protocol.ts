@@ -1,5 +1,6 @@
 import type {
   FileListing,
+  FileOperation,
   FileStat,
   MadeDirectory,
   RemovedFile,
@@ -53,10 +54,8 @@ export type RunnerRequest =
   | { id: number; op: 'writeFiles'; files: FileInput[] }
   | { id: number; op: 'readFile'; path: string }
   | { id: number; op: 'listFiles'; path: string; offset: number; limit: number }
-  | { id: number; op: 'statFile'; path: string }
-  | { id: number; op: 'removeFile'; path: string; recursive: boolean }
-  | { id: number; op: 'renameFile'; from: string; to: string; overwrite: boolean }
-  | { id: number; op: 'makeDirectory'; path: string }
+  /** stat, remove, rename, mkdir: each answered with its own event (FILE_OPERATION_EVENTS). */
+  | ({ id: number } & FileOperation)
   | { id: number; op: 'missingPackages'; code: string; cwd: string }
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   /** `settled`: answered once the runner's start-up work is done (warm pool members). */
@@ -127,6 +126,14 @@ const FINAL: Record<FinalEventName, true> = {
 
 /** The events that end a request. */
 export const FINAL_EVENTS: ReadonlySet<string> = new Set(Object.keys(FINAL));
+
+/** The event that answers each file operation. */
+export const FILE_OPERATION_EVENTS = {
+  statFile: 'stat',
+  removeFile: 'removed',
+  renameFile: 'renamed',
+  makeDirectory: 'madeDirectory',
+} as const satisfies Record<FileOperation['op'], FinalEventName>;
 
 /** A failure the runner reports to the agent with a code of the service's table. */
 export class RunnerError extends Error {
