@@ -138,12 +138,7 @@ type LifecycleMethods =
   | 'SetEgress';
 
 type DataMethods =
-  | 'Exec'
-  | 'OpenTerminal'
-  | 'KillProcesses'
-  | 'ListProcesses'
-  | 'ReadOutput'
-  | 'WriteStdin';
+  'Exec' | 'OpenTerminal' | 'KillProcesses' | 'ListProcesses' | 'ReadOutput' | 'WriteStdin';
 
 /** The caller's deadline of a call, in epoch ms (undefined: none). */
 function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): number | undefined {
@@ -271,7 +266,6 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
     KillProcesses: unary(context, 'KillProcesses', async (request) => ({
       pids: await runtime.kill(request.sessionId, request.pid === 0 ? undefined : request.pid),
     })),
-
   };
 }
 

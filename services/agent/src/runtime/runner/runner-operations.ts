@@ -327,10 +327,8 @@ export async function manageFile<O extends FileOperation>(
   runner: RunnerClient,
   operation: O,
 ): Promise<FileOperationResult<O>> {
-  const { id: _id, ev: _ev, ...result } = await runner.request(
-    operation,
-    FILE_OPERATION_EVENTS[operation.op],
-  );
+  const answer = await runner.request(operation, FILE_OPERATION_EVENTS[operation.op]);
+  const { id: _id, ev: _ev, ...result } = answer;
   // The event FILE_OPERATION_EVENTS names for an op carries that op's result (protocol.ts).
   return result as unknown as FileOperationResult<O>;
 }
