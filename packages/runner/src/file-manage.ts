@@ -46,7 +46,9 @@ export async function entryPath(path: string, root = WORKSPACE): Promise<string>
   if (lexical === root) return realpath(root);
   const parent = posix.relative(root, posix.dirname(lexical));
   const dir = await resolveExisting(parent, root).catch((err: unknown) => {
-    throw err instanceof RunnerError && err.code === 'file_not_found' ? notFound(path) : err;
+    const missing =
+      (err instanceof RunnerError && err.code === 'file_not_found') || code(err) === 'ENOTDIR';
+    throw missing ? notFound(path) : err;
   });
   return posix.join(dir, posix.basename(lexical));
 }
