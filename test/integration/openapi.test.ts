@@ -175,6 +175,10 @@ function everyOperation(
     ['post', '/files/write', send('/files/write', { sessionId: id, path: 'a', content: '' })],
     ['get', '/files/read', get(`/files/read?sessionId=${id}&path=a`)],
     ['get', '/files/list', get(`/files/list?sessionId=${id}`)],
+    ['get', '/files/stat', get(`/files/stat?sessionId=${id}&path=a`)],
+    ['post', '/files/remove', send('/files/remove', { sessionId: id, path: 'a' })],
+    ['post', '/files/rename', send('/files/rename', { sessionId: id, from: 'a', to: 'b' })],
+    ['post', '/files/mkdir', send('/files/mkdir', { sessionId: id, path: 'a' })],
     ['post', '/webhooks', send('/webhooks', {})],
     ['get', '/webhooks', get('/webhooks')],
     ['delete', '/webhooks/{webhookId}', remove(`/webhooks/wh_${'0'.repeat(24)}`)],
@@ -579,6 +583,77 @@ describe('every operation answers as documented', () => {
     await post('/execute', account.key, { sessionId, command: 'rm huge.bin' });
   });
 
+  it('statFile, removeFile, renameFile and makeDirectory', async () => {
+    const other = `ses_${'5'.repeat(24)}`;
+    const processesOnly = await createAccount(stack, 'free', { scopes: ['processes'] });
+    // An account of its own: the main one's budget of requests per minute is spent elsewhere.
+    const owner = await createAccount(stack, 'free');
+    const made = await post('/sessions/create', owner.key, {});
+    const sessionId = (made.body as { sessionId: string }).sessionId;
+    await post('/execute', owner.key, {
+      sessionId,
+      command: 'mkdir -p ops/full && printf x > ops/full/x && printf y > ops/y && printf z > ops/z',
+    });
+    const stat = (query: string, key: string | null = owner.key) =>
+      call(`${stack.url}/v1/files/stat?${query}`, key === null ? {} : { key });
+    for (const query of [
+      `sessionId=${sessionId}&path=ops/y`,
+      `sessionId=${sessionId}&path=..%2Fx`,
+      `sessionId=${sessionId}&path=missing`,
+      `sessionId=${other}&path=ops/y`,
+      'path=ops/y',
+    ]) {
+      expectDocumented('get', '/files/stat', await stat(query));
+    }
+    expectDocumented('get', '/files/stat', await stat(`sessionId=${sessionId}&path=x`, null));
+    expectDocumented(
+      'get',
+      '/files/stat',
+      await stat(`sessionId=${sessionId}&path=x`, processesOnly.key),
+    );
+
+    const cases: [string, Record<string, unknown>[]][] = [
+      [
+        '/files/mkdir',
+        [
+          { path: 'ops/new/dir' },
+          { path: '../x' },
+          { path: 'ops/y/sub' },
+          { sessionId: other, path: 'x' },
+        ],
+      ],
+      [
+        '/files/rename',
+        [
+          { from: 'ops/z', to: 'ops/new/z' },
+          { from: 'ops/y', to: 'ops/new/z' },
+          { from: 'missing', to: 'ops/q' },
+          { from: '.', to: 'ops/q' },
+          { sessionId: other, from: 'ops/y', to: 'ops/q' },
+        ],
+      ],
+      [
+        '/files/remove',
+        [
+          { path: 'ops/new/z' },
+          { path: 'ops/full' },
+          { path: 'missing' },
+          { path: '.' },
+          { path: 'ops', recursive: 'yes' },
+          { sessionId: other, path: 'ops/y' },
+        ],
+      ],
+    ];
+    for (const [path, bodies] of cases) {
+      for (const body of bodies) {
+        expectDocumented('post', path, await post(path, owner.key, { sessionId, ...body }));
+      }
+      const valid = { sessionId, path: 'x', from: 'x', to: 'y' };
+      expectDocumented('post', path, await post(path, undefined, valid));
+      expectDocumented('post', path, await post(path, processesOnly.key, valid));
+    }
+  });
+
   it('disk_full on execute and writeFile', async () => {
     await post('/execute', account.key, {
       sessionId,
@@ -595,7 +670,23 @@ describe('every operation answers as documented', () => {
       '/execute',
       await post('/execute', account.key, { sessionId, command: 'true', files: [file] }),
     );
-    await post('/execute', account.key, { sessionId, command: 'rm fill' });
+    // The last blocks too: a directory then has none to take.
+    await post('/execute', account.key, {
+      sessionId,
+      command: 'dd if=/dev/zero of=fill2 bs=1024 2>/dev/null',
+    });
+    for (const [path, body] of [
+      ['/files/mkdir', { path: 'full/a/b' }],
+      ['/files/rename', { from: 'a.txt', to: 'full/a/b/a.txt' }],
+    ] as const) {
+      const full = await post(path, account.key, { sessionId, ...body });
+      expect([path, full.body]).toEqual([
+        path,
+        expect.objectContaining({ error: expect.objectContaining({ code: 'disk_full' }) }),
+      ]);
+      expectDocumented('post', path, full);
+    }
+    await post('/execute', account.key, { sessionId, command: 'rm fill fill2' });
   });
 
   it('deleteSession', async () => {

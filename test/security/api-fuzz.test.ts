@@ -106,6 +106,22 @@ describe('fuzzed request bodies', () => {
     );
   });
 
+  it('POST /files/remove, /files/rename and /files/mkdir', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.jsonValue(), mutated({ sessionId, path: 'fz', recursive: true })),
+        fc.oneof(fc.jsonValue(), mutated({ sessionId, from: 'fz', to: 'fz2', overwrite: true })),
+        fc.oneof(fc.jsonValue(), mutated({ sessionId, path: 'fz' })),
+        async (remove, rename, mkdir) => {
+          await post('/files/mkdir', mkdir);
+          await post('/files/rename', rename);
+          await post('/files/remove', remove);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
   it('GET endpoints with fuzzed query strings and ids', async () => {
     await fc.assert(
       fc.asyncProperty(fc.string(), fc.string(), async (a, b) => {
@@ -115,6 +131,7 @@ describe('fuzzed request bodies', () => {
           `/sessions/${q(a)}`,
           `/files/read?sessionId=${q(sessionId)}&path=${q(a)}`,
           `/files/list?sessionId=${q(b)}&path=${q(a)}`,
+          `/files/stat?sessionId=${q(sessionId)}&path=${q(a)}`,
         ]) {
           const response = await call(`${stack.url}/v1${url}`, { key: account.key });
           expectWellFormed(response.status, response.body, response.text);

@@ -47,6 +47,8 @@ export const OUTCOME_OF_API_ERROR: Readonly<Record<ApiErrorCode, Outcome>> = {
   process_not_found: 'notFound',
   stdin_closed: 'refused',
   conflict: 'refused',
+  file_exists: 'refused',
+  directory_not_empty: 'refused',
   request_timeout: 'unavailable',
   execution_timeout: 'timedOut',
   payload_too_large: 'refused',

@@ -24,6 +24,8 @@ export type ErrorCode =
   | 'file_not_found'
   | 'process_not_found'
   | 'stdin_closed'
+  | 'file_exists'
+  | 'directory_not_empty'
   | 'conflict'
   | 'request_timeout'
   | 'execution_timeout'
@@ -52,6 +54,8 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   file_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   process_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   stdin_closed: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
+  file_exists: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
+  directory_not_empty: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   conflict: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   request_timeout: { httpStatus: 408, grpcStatus: GrpcStatus.DEADLINE_EXCEEDED },
   execution_timeout: { httpStatus: 408, grpcStatus: GrpcStatus.DEADLINE_EXCEEDED },

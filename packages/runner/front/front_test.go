@@ -236,6 +236,10 @@ func TestForwardsTheRest(t *testing.T) {
 		`{"id":4,"op":"cancel","target":1}`,
 		`{"id":5,"op":"pause","target":99}`,
 		`{"id":6,"op":"input","target":98,"data":"eA=="}`,
+		`{"op":"statFile","id":7,"path":"a"}`,
+		`{"op":"removeFile","id":8,"path":"a","recursive":true}`,
+		`{"op":"renameFile","id":9,"from":"a","to":"b","overwrite":false}`,
+		`{"op":"makeDirectory","id":10,"path":"d"}`,
 		`not json`,
 		`{"op":"ping"}`,
 	}

@@ -1,4 +1,5 @@
 import { workingDirectory } from './exec';
+import { makeDirectory, removeEntry, renameEntry, statEntry } from './file-manage';
 import { listFiles, openFile, writeFiles } from './files';
 import { missingPackages } from './imports';
 import type { OpHandler } from './op-handlers';
@@ -24,6 +25,28 @@ export const readFileOp: OpHandler<'readFile'> = async ({ channel, flows }, { id
 /** One page of the files under a directory. */
 export const listFilesOp: OpHandler<'listFiles'> = async ({ channel }, request) => {
   channel.emit({ id: request.id, ev: 'listed', ...(await listFiles(request.path, request)) });
+};
+
+/** What an entry is (a symlink described itself). */
+export const statFileOp: OpHandler<'statFile'> = async ({ channel }, { id, path }) => {
+  channel.emit({ id, ev: 'stat', ...(await statEntry(path)) });
+};
+
+/** Removes a file, a symlink or a directory (a non-empty one only when `recursive`). */
+export const removeFileOp: OpHandler<'removeFile'> = async ({ channel }, request) => {
+  const { id, path, recursive } = request;
+  channel.emit({ id, ev: 'removed', ...(await removeEntry(path, recursive)) });
+};
+
+/** Moves an entry; an existing destination only with `overwrite`. */
+export const renameFileOp: OpHandler<'renameFile'> = async ({ channel }, request) => {
+  const { id, from, to, overwrite } = request;
+  channel.emit({ id, ev: 'renamed', ...(await renameEntry(from, to, overwrite)) });
+};
+
+/** Makes a directory and its parents. */
+export const makeDirectoryOp: OpHandler<'makeDirectory'> = async ({ channel }, { id, path }) => {
+  channel.emit({ id, ev: 'madeDirectory', ...(await makeDirectory(path)) });
 };
 
 /** The packages some code imports that its working directory does not have. */

@@ -1,4 +1,11 @@
-import type { FileListing } from '@sandbox/contract';
+import type {
+  FileListing,
+  FileOperation,
+  FileStat,
+  MadeDirectory,
+  RemovedFile,
+  RenamedFile,
+} from '@sandbox/contract';
 import type { RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
 
@@ -47,6 +54,8 @@ export type RunnerRequest =
   | { id: number; op: 'writeFiles'; files: FileInput[] }
   | { id: number; op: 'readFile'; path: string }
   | { id: number; op: 'listFiles'; path: string; offset: number; limit: number }
+  /** stat, remove, rename, mkdir: each answered with its own event (FILE_OPERATION_EVENTS). */
+  | ({ id: number } & FileOperation)
   | { id: number; op: 'missingPackages'; code: string; cwd: string }
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   /** `settled`: answered once the runner's start-up work is done (warm pool members). */
@@ -72,6 +81,10 @@ export type RunnerEvent =
   | { id: number; ev: 'written'; files: { path: string; size: number }[] }
   | { id: number; ev: 'read'; size: number }
   | ({ id: number; ev: 'listed' } & FileListing)
+  | ({ id: number; ev: 'stat' } & FileStat)
+  | ({ id: number; ev: 'removed' } & RemovedFile)
+  | ({ id: number; ev: 'renamed' } & RenamedFile)
+  | ({ id: number; ev: 'madeDirectory' } & MadeDirectory)
   | { id: number; ev: 'pong'; pid: number }
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }
@@ -99,6 +112,10 @@ const FINAL: Record<FinalEventName, true> = {
   written: true,
   read: true,
   listed: true,
+  stat: true,
+  removed: true,
+  renamed: true,
+  madeDirectory: true,
   pong: true,
   packages: true,
   installed: true,
@@ -109,6 +126,14 @@ const FINAL: Record<FinalEventName, true> = {
 
 /** The events that end a request. */
 export const FINAL_EVENTS: ReadonlySet<string> = new Set(Object.keys(FINAL));
+
+/** The event that answers each file operation. */
+export const FILE_OPERATION_EVENTS = {
+  statFile: 'stat',
+  removeFile: 'removed',
+  renameFile: 'renamed',
+  makeDirectory: 'madeDirectory',
+} as const satisfies Record<FileOperation['op'], FinalEventName>;
 
 /** A failure the runner reports to the agent with a code of the service's table. */
 export class RunnerError extends Error {

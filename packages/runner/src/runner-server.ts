@@ -3,8 +3,12 @@ import { startRun, type RunHandle } from './exec';
 import {
   installBundleOp,
   listFilesOp,
+  makeDirectoryOp,
   missingPackagesOp,
   readFileOp,
+  removeFileOp,
+  renameFileOp,
+  statFileOp,
   writeFilesOp,
 } from './file-ops';
 import type { OpHandlers, RunnerContext } from './op-handlers';
@@ -30,6 +34,10 @@ export const OP_HANDLERS: OpHandlers = {
   writeFiles: writeFilesOp,
   readFile: readFileOp,
   listFiles: listFilesOp,
+  statFile: statFileOp,
+  removeFile: removeFileOp,
+  renameFile: renameFileOp,
+  makeDirectory: makeDirectoryOp,
   missingPackages: missingPackagesOp,
   installBundle: installBundleOp,
 };

@@ -71,6 +71,10 @@ export class ProcessNotFoundError extends SandboxError {}
 export class ConflictError extends SandboxError {}
 /** 409 stdin_closed: the process takes no more input (exited, closed, or started without it). */
 export class StdinClosedError extends SandboxError {}
+/** 409 file_exists: a rename's destination exists (and `overwrite` was not given). */
+export class FileExistsError extends SandboxError {}
+/** 409 directory_not_empty: a remove without `recursive`, or a rename over, a non-empty directory. */
+export class DirectoryNotEmptyError extends SandboxError {}
 /** 408 request_timeout: the operation took longer than its timeout (spec 8.2). */
 export class RequestTimeoutError extends SandboxError {}
 
@@ -155,6 +159,8 @@ export const ERROR_CLASSES = {
   process_not_found: ProcessNotFoundError,
   stdin_closed: StdinClosedError,
   conflict: ConflictError,
+  file_exists: FileExistsError,
+  directory_not_empty: DirectoryNotEmptyError,
   request_timeout: RequestTimeoutError,
   execution_timeout: ExecutionTimeoutError,
   payload_too_large: PayloadTooLargeError,
@@ -181,6 +187,8 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   process_not_found: 404,
   stdin_closed: 409,
   conflict: 409,
+  file_exists: 409,
+  directory_not_empty: 409,
   request_timeout: 408,
   execution_timeout: 408,
   payload_too_large: 413,

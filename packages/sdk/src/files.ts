@@ -1,5 +1,13 @@
+import { FileNotFoundError } from './errors.js';
 import type { HttpClient } from './http.js';
-import type { FileList, WrittenFile } from './types.js';
+import type {
+  FileList,
+  FileStat,
+  MadeDirectory,
+  RemovedFile,
+  RenamedFile,
+  WrittenFile,
+} from './types.js';
 
 /** What `files.write` takes: text (UTF-8), bytes, or a stream of bytes (never held whole). */
 export type FileContent =
@@ -7,6 +15,16 @@ export type FileContent =
 
 export interface FileCallOptions {
   signal?: AbortSignal;
+}
+
+export interface RemoveOptions extends FileCallOptions {
+  /** Remove a directory with everything under it (else only an empty one is removed). */
+  recursive?: boolean;
+}
+
+export interface RenameOptions extends FileCallOptions {
+  /** Replace what is at the destination (a file, a symlink or an empty directory). */
+  overwrite?: boolean;
 }
 
 export interface WriteOptions extends FileCallOptions {
@@ -172,6 +190,89 @@ export class Files {
       method: 'GET',
       path: '/files/list',
       query: { sessionId: this.sessionId, path: dir },
+      signal: options.signal,
+      retry: 'safe',
+    });
+  }
+
+  /**
+   * What the entry at `path` is: `type` (`file`, `directory`, `symlink`, `other`), `size`,
+   * `modified` and `mode` (permission bits). A symlink is described itself, never followed.
+   * `"."` names /workspace itself.
+   *
+   * @throws FileNotFoundError when nothing is there.
+   * @throws InvalidPathError for a path that leaves /workspace (by `..` or a symlink).
+   */
+  stat(path: string, options: FileCallOptions = {}): Promise<FileStat> {
+    return this.http.json<FileStat>({
+      method: 'GET',
+      path: '/files/stat',
+      query: { sessionId: this.sessionId, path },
+      signal: options.signal,
+      retry: 'safe',
+    });
+  }
+
+  /**
+   * Whether anything (a file, a directory, a symlink, even a dangling one) is at `path`.
+   * Errors other than "not found" (a bad path, a missing session) are thrown.
+   */
+  async exists(path: string, options: FileCallOptions = {}): Promise<boolean> {
+    try {
+      await this.stat(path, options);
+      return true;
+    } catch (err) {
+      if (err instanceof FileNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Removes a file, a symlink (never what it points to) or a directory. A directory that is
+   * not empty needs `recursive: true`. /workspace itself cannot be removed.
+   *
+   * @throws FileNotFoundError when nothing is there.
+   * @throws DirectoryNotEmptyError for a non-empty directory without `recursive`.
+   */
+  remove(path: string, options: RemoveOptions = {}): Promise<RemovedFile> {
+    return this.http.json<RemovedFile>({
+      method: 'POST',
+      path: '/files/remove',
+      json: { sessionId: this.sessionId, path, recursive: options.recursive ?? false },
+      signal: options.signal,
+      retry: 'safe',
+    });
+  }
+
+  /**
+   * Moves a file, a directory or a symlink (itself) to `to`, making `to`'s parent directories.
+   * Not sent again after a connection cut (a second move would not find `from`).
+   *
+   * @throws FileNotFoundError when nothing is at `from`.
+   * @throws FileExistsError when something is at `to` and `overwrite` is not set.
+   * @throws DirectoryNotEmptyError when `to` is a non-empty directory.
+   */
+  rename(from: string, to: string, options: RenameOptions = {}): Promise<RenamedFile> {
+    return this.http.json<RenamedFile>({
+      method: 'POST',
+      path: '/files/rename',
+      json: { sessionId: this.sessionId, from, to, overwrite: options.overwrite ?? false },
+      signal: options.signal,
+      retry: 'refused',
+    });
+  }
+
+  /**
+   * Makes a directory and its parents. Idempotent: `created` is false when the directory was
+   * there already.
+   *
+   * @throws InvalidPathError when a file is in the way.
+   */
+  mkdir(path: string, options: FileCallOptions = {}): Promise<MadeDirectory> {
+    return this.http.json<MadeDirectory>({
+      method: 'POST',
+      path: '/files/mkdir',
+      json: { sessionId: this.sessionId, path },
       signal: options.signal,
       retry: 'safe',
     });

@@ -11,7 +11,13 @@ export type { SessionSummary } from './session-list.js';
 export { Files } from './files.js';
 export { Processes } from './processes.js';
 export type { OutputOptions, ProcessCallOptions, ProcessRef } from './processes.js';
-export type { FileCallOptions, FileContent, WriteOptions } from './files.js';
+export type {
+  FileCallOptions,
+  FileContent,
+  RemoveOptions,
+  RenameOptions,
+  WriteOptions,
+} from './files.js';
 export { DEFAULT_API_URL } from './http.js';
 export type { ClientOptions } from './http.js';
 export * from './errors.js';

@@ -37,6 +37,12 @@ export type RunFile = NonNullable<ExecuteBody['files']>[number];
 export type FileList = Ok<'listFiles'>;
 export type FileEntry = FileList['files'][number];
 export type WrittenFile = Ok<'writeFile'>;
+/** What an entry of /workspace is (`files.stat`); a symlink is described itself. */
+export type FileStat = Ok<'statFile'>;
+export type FileType = FileStat['type'];
+export type RemovedFile = Ok<'removeFile'>;
+export type RenamedFile = Ok<'renameFile'>;
+export type MadeDirectory = Ok<'makeDirectory'>;
 export type KillResult = Ok<'killProcesses'>;
 /** The body of a terminal's creation: shell, cols, rows, env, cwd. */
 export type CreateTerminalBody = BodyOf<'createTerminal'>;

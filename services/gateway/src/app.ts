@@ -25,6 +25,10 @@ import {
   writeStdin,
 } from './routes/processes/process-routes';
 import { listFiles } from './routes/files/list-files';
+import { makeDirectory } from './routes/files/make-directory';
+import { removeFile } from './routes/files/remove-file';
+import { renameFile } from './routes/files/rename-file';
+import { statFile } from './routes/files/stat-file';
 import { readFile } from './routes/files/read-file';
 import { writeFile } from './routes/files/write-file';
 import { killProcesses } from './routes/processes/kill-processes';
@@ -130,6 +134,10 @@ export function createApp(deps: AppDeps): Express {
     writeFile: writeFile(deps.files),
     readFile: readFile(deps.files),
     listFiles: listFiles(deps.files),
+    statFile: statFile(deps.files),
+    removeFile: removeFile(deps.files),
+    renameFile: renameFile(deps.files),
+    makeDirectory: makeDirectory(deps.files),
     createWebhook: createWebhook(deps.webhooks),
     listWebhooks: listWebhooks(deps.webhooks),
     deleteWebhook: deleteWebhook(deps.webhooks),

@@ -12,6 +12,7 @@ import type { ExecStarted as _agent_v1_ExecStarted, ExecStarted__Output as _agen
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from './agent/v1/FileChunk';
 import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_FileEntry__Output } from './agent/v1/FileEntry';
 import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from './agent/v1/FileInput';
+import type { FileStat as _agent_v1_FileStat, FileStat__Output as _agent_v1_FileStat__Output } from './agent/v1/FileStat';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from './agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from './agent/v1/GetSandboxRequest';
 import type { HibernateResponse as _agent_v1_HibernateResponse, HibernateResponse__Output as _agent_v1_HibernateResponse__Output } from './agent/v1/HibernateResponse';
@@ -23,6 +24,8 @@ import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesRespons
 import type { ListProcessesRequest as _agent_v1_ListProcessesRequest, ListProcessesRequest__Output as _agent_v1_ListProcessesRequest__Output } from './agent/v1/ListProcessesRequest';
 import type { ListProcessesResponse as _agent_v1_ListProcessesResponse, ListProcessesResponse__Output as _agent_v1_ListProcessesResponse__Output } from './agent/v1/ListProcessesResponse';
 import type { LogPosition as _agent_v1_LogPosition, LogPosition__Output as _agent_v1_LogPosition__Output } from './agent/v1/LogPosition';
+import type { MakeDirectoryRequest as _agent_v1_MakeDirectoryRequest, MakeDirectoryRequest__Output as _agent_v1_MakeDirectoryRequest__Output } from './agent/v1/MakeDirectoryRequest';
+import type { MakeDirectoryResponse as _agent_v1_MakeDirectoryResponse, MakeDirectoryResponse__Output as _agent_v1_MakeDirectoryResponse__Output } from './agent/v1/MakeDirectoryResponse';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from './agent/v1/NodeInfo';
 import type { OutputChunk as _agent_v1_OutputChunk, OutputChunk__Output as _agent_v1_OutputChunk__Output } from './agent/v1/OutputChunk';
 import type { OutputEvent as _agent_v1_OutputEvent, OutputEvent__Output as _agent_v1_OutputEvent__Output } from './agent/v1/OutputEvent';
@@ -31,10 +34,15 @@ import type { ProcessInfo as _agent_v1_ProcessInfo, ProcessInfo__Output as _agen
 import type { ProcessRef as _agent_v1_ProcessRef, ProcessRef__Output as _agent_v1_ProcessRef__Output } from './agent/v1/ProcessRef';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from './agent/v1/ReadFileRequest';
 import type { ReadOutputRequest as _agent_v1_ReadOutputRequest, ReadOutputRequest__Output as _agent_v1_ReadOutputRequest__Output } from './agent/v1/ReadOutputRequest';
+import type { RemoveFileRequest as _agent_v1_RemoveFileRequest, RemoveFileRequest__Output as _agent_v1_RemoveFileRequest__Output } from './agent/v1/RemoveFileRequest';
+import type { RemoveFileResponse as _agent_v1_RemoveFileResponse, RemoveFileResponse__Output as _agent_v1_RemoveFileResponse__Output } from './agent/v1/RemoveFileResponse';
+import type { RenameFileRequest as _agent_v1_RenameFileRequest, RenameFileRequest__Output as _agent_v1_RenameFileRequest__Output } from './agent/v1/RenameFileRequest';
+import type { RenameFileResponse as _agent_v1_RenameFileResponse, RenameFileResponse__Output as _agent_v1_RenameFileResponse__Output } from './agent/v1/RenameFileResponse';
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
 import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from './agent/v1/SetEgressRequest';
+import type { StatFileRequest as _agent_v1_StatFileRequest, StatFileRequest__Output as _agent_v1_StatFileRequest__Output } from './agent/v1/StatFileRequest';
 import type { TerminalExited as _agent_v1_TerminalExited, TerminalExited__Output as _agent_v1_TerminalExited__Output } from './agent/v1/TerminalExited';
 import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from './agent/v1/TerminalInput';
 import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from './agent/v1/TerminalOutput';
@@ -65,6 +73,7 @@ export interface ProtoGrpcType {
       FileChunk: MessageTypeDefinition<_agent_v1_FileChunk, _agent_v1_FileChunk__Output>
       FileEntry: MessageTypeDefinition<_agent_v1_FileEntry, _agent_v1_FileEntry__Output>
       FileInput: MessageTypeDefinition<_agent_v1_FileInput, _agent_v1_FileInput__Output>
+      FileStat: MessageTypeDefinition<_agent_v1_FileStat, _agent_v1_FileStat__Output>
       GetNodeInfoRequest: MessageTypeDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_GetNodeInfoRequest__Output>
       GetSandboxRequest: MessageTypeDefinition<_agent_v1_GetSandboxRequest, _agent_v1_GetSandboxRequest__Output>
       HibernateResponse: MessageTypeDefinition<_agent_v1_HibernateResponse, _agent_v1_HibernateResponse__Output>
@@ -76,6 +85,8 @@ export interface ProtoGrpcType {
       ListProcessesRequest: MessageTypeDefinition<_agent_v1_ListProcessesRequest, _agent_v1_ListProcessesRequest__Output>
       ListProcessesResponse: MessageTypeDefinition<_agent_v1_ListProcessesResponse, _agent_v1_ListProcessesResponse__Output>
       LogPosition: MessageTypeDefinition<_agent_v1_LogPosition, _agent_v1_LogPosition__Output>
+      MakeDirectoryRequest: MessageTypeDefinition<_agent_v1_MakeDirectoryRequest, _agent_v1_MakeDirectoryRequest__Output>
+      MakeDirectoryResponse: MessageTypeDefinition<_agent_v1_MakeDirectoryResponse, _agent_v1_MakeDirectoryResponse__Output>
       NodeInfo: MessageTypeDefinition<_agent_v1_NodeInfo, _agent_v1_NodeInfo__Output>
       OutputChunk: MessageTypeDefinition<_agent_v1_OutputChunk, _agent_v1_OutputChunk__Output>
       OutputEvent: MessageTypeDefinition<_agent_v1_OutputEvent, _agent_v1_OutputEvent__Output>
@@ -84,10 +95,15 @@ export interface ProtoGrpcType {
       ProcessRef: MessageTypeDefinition<_agent_v1_ProcessRef, _agent_v1_ProcessRef__Output>
       ReadFileRequest: MessageTypeDefinition<_agent_v1_ReadFileRequest, _agent_v1_ReadFileRequest__Output>
       ReadOutputRequest: MessageTypeDefinition<_agent_v1_ReadOutputRequest, _agent_v1_ReadOutputRequest__Output>
+      RemoveFileRequest: MessageTypeDefinition<_agent_v1_RemoveFileRequest, _agent_v1_RemoveFileRequest__Output>
+      RemoveFileResponse: MessageTypeDefinition<_agent_v1_RemoveFileResponse, _agent_v1_RemoveFileResponse__Output>
+      RenameFileRequest: MessageTypeDefinition<_agent_v1_RenameFileRequest, _agent_v1_RenameFileRequest__Output>
+      RenameFileResponse: MessageTypeDefinition<_agent_v1_RenameFileResponse, _agent_v1_RenameFileResponse__Output>
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
       SetEgressRequest: MessageTypeDefinition<_agent_v1_SetEgressRequest, _agent_v1_SetEgressRequest__Output>
+      StatFileRequest: MessageTypeDefinition<_agent_v1_StatFileRequest, _agent_v1_StatFileRequest__Output>
       TerminalExited: MessageTypeDefinition<_agent_v1_TerminalExited, _agent_v1_TerminalExited__Output>
       TerminalInput: MessageTypeDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalInput__Output>
       TerminalOutput: MessageTypeDefinition<_agent_v1_TerminalOutput, _agent_v1_TerminalOutput__Output>

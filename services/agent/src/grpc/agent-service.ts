@@ -33,6 +33,7 @@ import type { AgentMetrics } from '../node/agent-metrics';
 import { LastKnown } from '../node/last-known';
 import { readNodeLoad } from '../node/node-load';
 import { streaming, unary } from './call-handlers';
+import { fileHandlers } from './file-calls';
 import { processHandlers } from './process-calls';
 import { openTerminal } from './terminal-call';
 
@@ -137,15 +138,7 @@ type LifecycleMethods =
   | 'SetEgress';
 
 type DataMethods =
-  | 'Exec'
-  | 'OpenTerminal'
-  | 'KillProcesses'
-  | 'WriteFile'
-  | 'ReadFile'
-  | 'ListFiles'
-  | 'ListProcesses'
-  | 'ReadOutput'
-  | 'WriteStdin';
+  'Exec' | 'OpenTerminal' | 'KillProcesses' | 'ListProcesses' | 'ReadOutput' | 'WriteStdin';
 
 /** The caller's deadline of a call, in epoch ms (undefined: none). */
 function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): number | undefined {
@@ -228,7 +221,7 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
   };
 }
 
-/** The calls that run code and move files in a sandbox. */
+/** The calls that run code in a sandbox and see to its processes. */
 function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHandlers, DataMethods> {
   return {
     Exec: streaming<ExecRequest__Output, ExecEvent>(
@@ -273,34 +266,16 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
     KillProcesses: unary(context, 'KillProcesses', async (request) => ({
       pids: await runtime.kill(request.sessionId, request.pid === 0 ? undefined : request.pid),
     })),
-
-    WriteFile: unary(context, 'WriteFile', async (request) =>
-      runtime.writeFile(request.sessionId, { path: request.path, content: request.content }),
-    ),
-
-    ReadFile: streaming(
-      context,
-      'ReadFile',
-      (_stream, data) => ({ data }),
-      async (request: { sessionId: string; path: string }, sink, signal) => {
-        await runtime.readFile(request.sessionId, request.path, sink, signal);
-        return undefined;
-      },
-      { message: (size) => ({ data: Buffer.alloc(0), size: size ?? 0 }) },
-    ),
-
-    ListFiles: unary(context, 'ListFiles', async (request) =>
-      runtime.listFiles(request.sessionId, request.path, {
-        offset: request.offset,
-        limit: request.limit || 10_000,
-      }),
-    ),
   };
 }
 
 /** The agent's gRPC handlers over a sandbox runtime; errors leave as gRPC statuses. */
 export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
-  return { ...lifecycleHandlers(deps), ...dataHandlers(deps) };
+  return {
+    ...lifecycleHandlers(deps),
+    ...dataHandlers(deps),
+    ...fileHandlers(deps, deps.runtime),
+  };
 }
 
 type CallLike = {

@@ -1,4 +1,10 @@
-import type { EgressPolicy, FileListing, RunResult } from '@sandbox/contract';
+import type {
+  EgressPolicy,
+  FileListing,
+  FileOperation,
+  FileOperationResult,
+  RunResult,
+} from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import { sandboxLabelKeys } from './docker/docker-names';
 import { killAllInContainer } from './docker/kill-all';
@@ -363,6 +369,15 @@ export class DockerRuntime implements SandboxRuntime {
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {
     return this.served(sessionId, async () =>
       runnerOps.listFiles(await this.runnerOf(sessionId), path, page),
+    );
+  }
+
+  manageFile<O extends FileOperation>(
+    sessionId: string,
+    operation: O,
+  ): Promise<FileOperationResult<O>> {
+    return this.served(sessionId, async () =>
+      runnerOps.manageFile(await this.runnerOf(sessionId), operation),
     );
   }
 

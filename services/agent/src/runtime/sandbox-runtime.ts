@@ -2,6 +2,8 @@ import type { AdmissionStats } from './admission';
 import type {
   EgressPolicy,
   FileListing,
+  FileOperation,
+  FileOperationResult,
   OutputMark,
   ProcessRef,
   RunResult,
@@ -172,6 +174,11 @@ export interface SandboxRuntime {
   readFile(sessionId: string, path: string, sink: ByteSink, signal: AbortSignal): Promise<number>;
   /** One page of the files under `path`, sorted, and how many there are. */
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing>;
+  /** A stat, remove, rename or mkdir of workspace entries (never through a symlink out). */
+  manageFile<O extends FileOperation>(
+    sessionId: string,
+    operation: O,
+  ): Promise<FileOperationResult<O>>;
   count(): Promise<number>;
   /**
    * Idle: freezes the sandbox's processes, unless a request of the session runs now or ended

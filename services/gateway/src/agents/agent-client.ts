@@ -16,6 +16,7 @@ import {
 } from '@sandbox/proto';
 import type { EgressPolicy, FileListing } from '@sandbox/contract';
 import { callMetadata, connectAgent, surviving, unaryCall, type UnaryCall } from './agent-channel';
+import { AgentFiles } from './agent-files';
 import {
   toFileListing,
   toNodeStatus,
@@ -85,6 +86,8 @@ export class AgentClient {
   private readonly callTimeoutMs: number;
   private readonly fileTimeoutMs: number;
   private previewAddressCache: Promise<string> | undefined;
+  /** Stat, remove, rename and mkdir in the node's sandboxes. */
+  readonly files: AgentFiles;
 
   constructor(options: AgentClientOptions) {
     this.nodeId = options.nodeId;
@@ -92,6 +95,7 @@ export class AgentClient {
     this.callTimeoutMs = options.callTimeoutMs;
     this.fileTimeoutMs = options.fileTimeoutMs;
     this.client = connectAgent(options.address);
+    this.files = new AgentFiles(this.client, (call) => this.unary(call, this.fileTimeoutMs));
   }
 
   /** The token, and the id of the request this call serves (the agent logs under it). */

@@ -3,6 +3,10 @@ import type { ErrorCode } from '@sandbox/errors';
 import type { Principal, Scope } from '../auth/principal';
 import { executeBody } from '../execute/execute-request';
 import { listFilesQuery } from '../routes/files/list-files';
+import { makeDirectoryBody } from '../routes/files/make-directory';
+import { removeFileBody } from '../routes/files/remove-file';
+import { renameFileBody } from '../routes/files/rename-file';
+import { statFileQuery } from '../routes/files/stat-file';
 import { readFileQuery } from '../routes/files/read-file';
 import { writeFileBody } from '../routes/files/write-file';
 import { killBody } from '../routes/processes/kill-processes';
@@ -20,6 +24,10 @@ import {
   egressSchema,
   executionResultSchema,
   fileListSchema,
+  fileStatSchema,
+  madeDirectorySchema,
+  removedFileSchema,
+  renamedFileSchema,
   killResultSchema,
   processListSchema,
   processOutputSchema,
@@ -260,6 +268,49 @@ export const operations = {
     query: listFilesQuery,
     success: { status: 200, schema: fileListSchema, description: 'The files' },
     errors: ['invalid_path', 'session_not_found', 'file_not_found'],
+  },
+  statFile: {
+    method: 'get',
+    path: '/files/stat',
+    summary: 'What an entry of /workspace is: type, size, modification time, mode',
+    scope: 'files',
+    query: statFileQuery,
+    success: { status: 200, schema: fileStatSchema, description: 'The entry' },
+    errors: ['invalid_path', 'session_not_found', 'file_not_found'],
+  },
+  removeFile: {
+    method: 'post',
+    path: '/files/remove',
+    summary: 'Remove a file, a symlink or a directory (a non-empty one with recursive: true)',
+    scope: 'files',
+    body: removeFileBody,
+    success: { status: 200, schema: removedFileSchema, description: 'Removed' },
+    errors: ['invalid_path', 'session_not_found', 'file_not_found', 'directory_not_empty'],
+  },
+  renameFile: {
+    method: 'post',
+    path: '/files/rename',
+    summary: 'Move a file, directory or symlink within /workspace',
+    scope: 'files',
+    body: renameFileBody,
+    success: { status: 200, schema: renamedFileSchema, description: 'Moved' },
+    errors: [
+      'invalid_path',
+      'session_not_found',
+      'file_not_found',
+      'file_exists',
+      'directory_not_empty',
+      'disk_full',
+    ],
+  },
+  makeDirectory: {
+    method: 'post',
+    path: '/files/mkdir',
+    summary: 'Make a directory and its parents (idempotent)',
+    scope: 'files',
+    body: makeDirectoryBody,
+    success: { status: 200, schema: madeDirectorySchema, description: 'The directory' },
+    errors: ['invalid_path', 'session_not_found', 'disk_full'],
   },
   createWebhook: {
     method: 'post',

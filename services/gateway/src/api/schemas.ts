@@ -124,6 +124,31 @@ export const fileListSchema = z.strictObject({
   pagination: paginationSchema.optional(),
 });
 
+export const fileStatSchema = z.strictObject({
+  path: z.string().describe('relative to /workspace, normalised; "" for the workspace itself'),
+  type: z
+    .enum(['file', 'directory', 'symlink', 'other'])
+    .describe('a symlink is described itself, never followed'),
+  size: z.number().int().min(0).describe('bytes'),
+  modified: isoTimestamp,
+  mode: z.number().int().min(0).describe('permission bits (mode & 0o7777), e.g. 420 = 0o644'),
+});
+
+export const removedFileSchema = z.strictObject({
+  removed: z.literal(true),
+  path: z.string(),
+});
+
+export const renamedFileSchema = z.strictObject({
+  from: z.string(),
+  to: z.string(),
+});
+
+export const madeDirectorySchema = z.strictObject({
+  path: z.string(),
+  created: z.boolean().describe('false when the directory was there already'),
+});
+
 export const killResultSchema = z.strictObject({
   killed: z.number().int().min(0),
   pids: z.array(z.number().int()),

@@ -1,20 +1,30 @@
 import type { Readable } from 'node:stream';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { FileListing } from '@sandbox/contract';
+import type {
+  FileListing,
+  FileStat,
+  MadeDirectory,
+  RemovedFile,
+  RenamedFile,
+} from '@sandbox/contract';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
+import type { SessionRecord } from '../sessions/session-record';
 import { decodeFile, type FileInputBody } from './file-content';
 import { announcingDiskFull } from '../webhooks/disk-full';
 import type { WebhookStore } from '../webhooks/webhook-store';
-import { workspaceRelativePath } from './workspace-path';
+import { entryRelativePath, workspaceRelativePath } from './workspace-path';
 
 /** Largest file the read endpoint returns. */
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
 /** Most entries a listing returns (decisions.md). */
 export const MAX_LIST_ENTRIES = 10_000;
 
-/** Files of a session's /workspace (spec 4.6–4.8). Each call counts as activity. */
+/**
+ * Files of a session's /workspace (spec 4.6–4.8, and stat, remove, rename, mkdir of issue 42).
+ * Each call counts as activity and wakes the session.
+ */
 export class FilesService {
   constructor(
     private readonly access: SessionAccess,
@@ -25,11 +35,8 @@ export class FilesService {
   async write(principal: Principal, sessionId: string, file: FileInputBody) {
     const decoded = decodeFile(file, principal.limits);
     const { session, agent } = await this.access.open(principal, sessionId);
-    const written = await announcingDiskFull(
-      this.webhooks,
-      this.logger,
-      { accountId: principal.accountId, id: session.id, diskMb: session.resourceLimits.disk },
-      () => agent.writeFile(session.id, decoded.path, decoded.content),
+    const written = await this.announcingDiskFull(principal, session, () =>
+      agent.writeFile(session.id, decoded.path, decoded.content),
     );
     return { path: decoded.path, size: written.size };
   }
@@ -67,5 +74,57 @@ export class FilesService {
     const relative = path === undefined ? '' : workspaceRelativePath(path, { allowRoot: true });
     const { session, agent } = await this.access.open(principal, sessionId);
     return agent.listFiles(session.id, relative, page);
+  }
+
+  /** What an entry is (a symlink described itself); the workspace itself for "." too. */
+  async stat(principal: Principal, sessionId: string, path: string): Promise<FileStat> {
+    const relative = entryRelativePath(path, { allowRoot: true });
+    const { session, agent } = await this.access.open(principal, sessionId);
+    return agent.files.stat(session.id, relative);
+  }
+
+  /** Removes a file, a symlink or a directory (non-empty: `recursive`); never the workspace. */
+  async remove(
+    principal: Principal,
+    sessionId: string,
+    { path, recursive }: { path: string; recursive: boolean },
+  ): Promise<RemovedFile> {
+    const relative = entryRelativePath(path);
+    const { session, agent } = await this.access.open(principal, sessionId);
+    return agent.files.remove(session.id, relative, recursive);
+  }
+
+  /** Moves an entry; an existing destination is 409 file_exists unless `overwrite`. */
+  async rename(
+    principal: Principal,
+    sessionId: string,
+    move: { from: string; to: string; overwrite: boolean },
+  ): Promise<RenamedFile> {
+    const from = entryRelativePath(move.from);
+    const to = entryRelativePath(move.to);
+    const { session, agent } = await this.access.open(principal, sessionId);
+    // It makes the destination's parents: a full disk is announced as for a write.
+    return this.announcingDiskFull(principal, session, () =>
+      agent.files.rename(session.id, { from, to, overwrite: move.overwrite }),
+    );
+  }
+
+  /** Makes a directory and its parents; idempotent (`created` false when it was there). */
+  async mkdir(principal: Principal, sessionId: string, path: string): Promise<MadeDirectory> {
+    const relative = entryRelativePath(path, { allowRoot: true });
+    const { session, agent } = await this.access.open(principal, sessionId);
+    return this.announcingDiskFull(principal, session, () =>
+      agent.files.mkdir(session.id, relative),
+    );
+  }
+
+  private announcingDiskFull<T>(
+    principal: Principal,
+    session: SessionRecord,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const { id, resourceLimits } = session;
+    const target = { accountId: principal.accountId, id, diskMb: resourceLimits.disk };
+    return announcingDiskFull(this.webhooks, this.logger, target, work);
   }
 }

@@ -24,6 +24,16 @@ export function workspaceRelativePath(path: string, { allowRoot = false } = {}):
   return relative;
 }
 
+/**
+ * A path naming an entry of any kind (a trailing `/` allowed), relative and normalised; the
+ * workspace itself ("", ".") only with `allowRoot`.
+ */
+export function entryRelativePath(path: string, { allowRoot = false } = {}): string {
+  const relative = workspaceRelativePath(path, { allowRoot: true });
+  if (relative === '' && !allowRoot) throw invalidPath(path, 'is the workspace itself');
+  return relative;
+}
+
 /** `workingDir` as an absolute path inside /workspace (relative, or absolute under it). */
 export function resolveWorkingDir(value: string | undefined): string {
   if (value === undefined || value === '') return WORKSPACE;

@@ -3,13 +3,15 @@ import {
   runDeadlines,
   TIMEOUT_EXIT_CODE,
   type FileListing,
+  type FileOperation,
+  type FileOperationResult,
   type RunResult,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { Admission } from '../admission';
 import { InstallFailed, type PackageInstaller } from '../packages/package-installer';
-import type { RunnerEvent } from '@sandbox/runner';
+import { FILE_OPERATION_EVENTS, type RunnerEvent } from '@sandbox/runner';
 import type { ProcessLog } from '../processes/process-log';
 import type { ProcessLogs } from '../processes/process-logs';
 import type { RunnerClient } from './runner-client';
@@ -318,6 +320,17 @@ export async function listFiles(
     total: result.total,
     truncated: result.truncated,
   };
+}
+
+/** A stat, remove, rename or mkdir in the sandbox: its answer, without the protocol's fields. */
+export async function manageFile<O extends FileOperation>(
+  runner: RunnerClient,
+  operation: O,
+): Promise<FileOperationResult<O>> {
+  const answer = await runner.request(operation, FILE_OPERATION_EVENTS[operation.op]);
+  const { id: _id, ev: _ev, ...result } = answer;
+  // The event FILE_OPERATION_EVENTS names for an op carries that op's result (protocol.ts).
+  return result as unknown as FileOperationResult<O>;
 }
 
 /**

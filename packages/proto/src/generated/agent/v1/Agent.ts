@@ -8,6 +8,7 @@ import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, Destro
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from '../../agent/v1/ExecEvent';
 import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from '../../agent/v1/ExecRequest';
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from '../../agent/v1/FileChunk';
+import type { FileStat as _agent_v1_FileStat, FileStat__Output as _agent_v1_FileStat__Output } from '../../agent/v1/FileStat';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from '../../agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from '../../agent/v1/GetSandboxRequest';
 import type { HibernateResponse as _agent_v1_HibernateResponse, HibernateResponse__Output as _agent_v1_HibernateResponse__Output } from '../../agent/v1/HibernateResponse';
@@ -17,12 +18,19 @@ import type { ListFilesRequest as _agent_v1_ListFilesRequest, ListFilesRequest__
 import type { ListFilesResponse as _agent_v1_ListFilesResponse, ListFilesResponse__Output as _agent_v1_ListFilesResponse__Output } from '../../agent/v1/ListFilesResponse';
 import type { ListProcessesRequest as _agent_v1_ListProcessesRequest, ListProcessesRequest__Output as _agent_v1_ListProcessesRequest__Output } from '../../agent/v1/ListProcessesRequest';
 import type { ListProcessesResponse as _agent_v1_ListProcessesResponse, ListProcessesResponse__Output as _agent_v1_ListProcessesResponse__Output } from '../../agent/v1/ListProcessesResponse';
+import type { MakeDirectoryRequest as _agent_v1_MakeDirectoryRequest, MakeDirectoryRequest__Output as _agent_v1_MakeDirectoryRequest__Output } from '../../agent/v1/MakeDirectoryRequest';
+import type { MakeDirectoryResponse as _agent_v1_MakeDirectoryResponse, MakeDirectoryResponse__Output as _agent_v1_MakeDirectoryResponse__Output } from '../../agent/v1/MakeDirectoryResponse';
 import type { NodeInfo as _agent_v1_NodeInfo, NodeInfo__Output as _agent_v1_NodeInfo__Output } from '../../agent/v1/NodeInfo';
 import type { OutputEvent as _agent_v1_OutputEvent, OutputEvent__Output as _agent_v1_OutputEvent__Output } from '../../agent/v1/OutputEvent';
 import type { ReadFileRequest as _agent_v1_ReadFileRequest, ReadFileRequest__Output as _agent_v1_ReadFileRequest__Output } from '../../agent/v1/ReadFileRequest';
 import type { ReadOutputRequest as _agent_v1_ReadOutputRequest, ReadOutputRequest__Output as _agent_v1_ReadOutputRequest__Output } from '../../agent/v1/ReadOutputRequest';
+import type { RemoveFileRequest as _agent_v1_RemoveFileRequest, RemoveFileRequest__Output as _agent_v1_RemoveFileRequest__Output } from '../../agent/v1/RemoveFileRequest';
+import type { RemoveFileResponse as _agent_v1_RemoveFileResponse, RemoveFileResponse__Output as _agent_v1_RemoveFileResponse__Output } from '../../agent/v1/RemoveFileResponse';
+import type { RenameFileRequest as _agent_v1_RenameFileRequest, RenameFileRequest__Output as _agent_v1_RenameFileRequest__Output } from '../../agent/v1/RenameFileRequest';
+import type { RenameFileResponse as _agent_v1_RenameFileResponse, RenameFileResponse__Output as _agent_v1_RenameFileResponse__Output } from '../../agent/v1/RenameFileResponse';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
 import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from '../../agent/v1/SetEgressRequest';
+import type { StatFileRequest as _agent_v1_StatFileRequest, StatFileRequest__Output as _agent_v1_StatFileRequest__Output } from '../../agent/v1/StatFileRequest';
 import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from '../../agent/v1/TerminalInput';
 import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from '../../agent/v1/TerminalOutput';
 import type { TransitionRequest as _agent_v1_TransitionRequest, TransitionRequest__Output as _agent_v1_TransitionRequest__Output } from '../../agent/v1/TransitionRequest';
@@ -109,6 +117,15 @@ export interface AgentClient extends grpc.Client {
   listProcesses(argument: _agent_v1_ListProcessesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
   listProcesses(argument: _agent_v1_ListProcessesRequest, callback: grpc.requestCallback<_agent_v1_ListProcessesResponse__Output>): grpc.ClientUnaryCall;
   
+  MakeDirectory(argument: _agent_v1_MakeDirectoryRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  MakeDirectory(argument: _agent_v1_MakeDirectoryRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  MakeDirectory(argument: _agent_v1_MakeDirectoryRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  MakeDirectory(argument: _agent_v1_MakeDirectoryRequest, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  makeDirectory(argument: _agent_v1_MakeDirectoryRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  makeDirectory(argument: _agent_v1_MakeDirectoryRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  makeDirectory(argument: _agent_v1_MakeDirectoryRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  makeDirectory(argument: _agent_v1_MakeDirectoryRequest, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
+  
   OpenTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
   OpenTerminal(options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
   openTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
@@ -132,6 +149,24 @@ export interface AgentClient extends grpc.Client {
   ReadOutput(argument: _agent_v1_ReadOutputRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_OutputEvent__Output>;
   readOutput(argument: _agent_v1_ReadOutputRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_OutputEvent__Output>;
   readOutput(argument: _agent_v1_ReadOutputRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_OutputEvent__Output>;
+  
+  RemoveFile(argument: _agent_v1_RemoveFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  RemoveFile(argument: _agent_v1_RemoveFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  RemoveFile(argument: _agent_v1_RemoveFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  RemoveFile(argument: _agent_v1_RemoveFileRequest, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  removeFile(argument: _agent_v1_RemoveFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  removeFile(argument: _agent_v1_RemoveFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  removeFile(argument: _agent_v1_RemoveFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  removeFile(argument: _agent_v1_RemoveFileRequest, callback: grpc.requestCallback<_agent_v1_RemoveFileResponse__Output>): grpc.ClientUnaryCall;
+  
+  RenameFile(argument: _agent_v1_RenameFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
+  RenameFile(argument: _agent_v1_RenameFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
+  RenameFile(argument: _agent_v1_RenameFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
+  RenameFile(argument: _agent_v1_RenameFileRequest, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
+  renameFile(argument: _agent_v1_RenameFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
+  renameFile(argument: _agent_v1_RenameFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
+  renameFile(argument: _agent_v1_RenameFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
+  renameFile(argument: _agent_v1_RenameFileRequest, callback: grpc.requestCallback<_agent_v1_RenameFileResponse__Output>): grpc.ClientUnaryCall;
   
   RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   RestoreSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
@@ -159,6 +194,15 @@ export interface AgentClient extends grpc.Client {
   setEgress(argument: _agent_v1_SetEgressRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   setEgress(argument: _agent_v1_SetEgressRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   setEgress(argument: _agent_v1_SetEgressRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  
+  StatFile(argument: _agent_v1_StatFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
+  StatFile(argument: _agent_v1_StatFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
+  StatFile(argument: _agent_v1_StatFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
+  StatFile(argument: _agent_v1_StatFileRequest, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
+  statFile(argument: _agent_v1_StatFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
+  statFile(argument: _agent_v1_StatFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
+  statFile(argument: _agent_v1_StatFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
+  statFile(argument: _agent_v1_StatFileRequest, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
   
   WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
   WriteFile(argument: _agent_v1_WriteFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_WriteFileResponse__Output>): grpc.ClientUnaryCall;
@@ -199,6 +243,8 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   ListProcesses: grpc.handleUnaryCall<_agent_v1_ListProcessesRequest__Output, _agent_v1_ListProcessesResponse>;
   
+  MakeDirectory: grpc.handleUnaryCall<_agent_v1_MakeDirectoryRequest__Output, _agent_v1_MakeDirectoryResponse>;
+  
   OpenTerminal: grpc.handleBidiStreamingCall<_agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput>;
   
   PauseSandbox: grpc.handleUnaryCall<_agent_v1_TransitionRequest__Output, _agent_v1_Sandbox>;
@@ -207,11 +253,17 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   ReadOutput: grpc.handleServerStreamingCall<_agent_v1_ReadOutputRequest__Output, _agent_v1_OutputEvent>;
   
+  RemoveFile: grpc.handleUnaryCall<_agent_v1_RemoveFileRequest__Output, _agent_v1_RemoveFileResponse>;
+  
+  RenameFile: grpc.handleUnaryCall<_agent_v1_RenameFileRequest__Output, _agent_v1_RenameFileResponse>;
+  
   RestoreSandbox: grpc.handleUnaryCall<_agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox>;
   
   ResumeSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
   
   SetEgress: grpc.handleUnaryCall<_agent_v1_SetEgressRequest__Output, _agent_v1_Sandbox>;
+  
+  StatFile: grpc.handleUnaryCall<_agent_v1_StatFileRequest__Output, _agent_v1_FileStat>;
   
   WriteFile: grpc.handleUnaryCall<_agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse>;
   
@@ -229,13 +281,17 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   KillProcesses: MethodDefinition<_agent_v1_KillProcessesRequest, _agent_v1_KillProcessesResponse, _agent_v1_KillProcessesRequest__Output, _agent_v1_KillProcessesResponse__Output>
   ListFiles: MethodDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesResponse, _agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse__Output>
   ListProcesses: MethodDefinition<_agent_v1_ListProcessesRequest, _agent_v1_ListProcessesResponse, _agent_v1_ListProcessesRequest__Output, _agent_v1_ListProcessesResponse__Output>
+  MakeDirectory: MethodDefinition<_agent_v1_MakeDirectoryRequest, _agent_v1_MakeDirectoryResponse, _agent_v1_MakeDirectoryRequest__Output, _agent_v1_MakeDirectoryResponse__Output>
   OpenTerminal: MethodDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalOutput, _agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput__Output>
   PauseSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_Sandbox, _agent_v1_TransitionRequest__Output, _agent_v1_Sandbox__Output>
   ReadFile: MethodDefinition<_agent_v1_ReadFileRequest, _agent_v1_FileChunk, _agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk__Output>
   ReadOutput: MethodDefinition<_agent_v1_ReadOutputRequest, _agent_v1_OutputEvent, _agent_v1_ReadOutputRequest__Output, _agent_v1_OutputEvent__Output>
+  RemoveFile: MethodDefinition<_agent_v1_RemoveFileRequest, _agent_v1_RemoveFileResponse, _agent_v1_RemoveFileRequest__Output, _agent_v1_RemoveFileResponse__Output>
+  RenameFile: MethodDefinition<_agent_v1_RenameFileRequest, _agent_v1_RenameFileResponse, _agent_v1_RenameFileRequest__Output, _agent_v1_RenameFileResponse__Output>
   RestoreSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
   ResumeSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
   SetEgress: MethodDefinition<_agent_v1_SetEgressRequest, _agent_v1_Sandbox, _agent_v1_SetEgressRequest__Output, _agent_v1_Sandbox__Output>
+  StatFile: MethodDefinition<_agent_v1_StatFileRequest, _agent_v1_FileStat, _agent_v1_StatFileRequest__Output, _agent_v1_FileStat__Output>
   WriteFile: MethodDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileResponse, _agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse__Output>
   WriteStdin: MethodDefinition<_agent_v1_WriteStdinRequest, _agent_v1_WriteStdinResponse, _agent_v1_WriteStdinRequest__Output, _agent_v1_WriteStdinResponse__Output>
 }

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import type { OperationHandler, OperationInput } from '../operation-handler';
+import { principalOf } from '../../auth/authenticate';
+import type { FilesService } from '../../files/files-service';
+
+export const makeDirectoryBody = z.object({
+  sessionId: z.string().min(1),
+  path: z.string().min(1),
+});
+
+/** POST /v1/files/mkdir (issue 42): a directory and its parents, idempotent. */
+export function makeDirectory(
+  files: FilesService,
+): OperationHandler<OperationInput<z.output<typeof makeDirectoryBody>>> {
+  return async ({ body: { sessionId, path } }, req, res) => {
+    res.json(await files.mkdir(principalOf(req), sessionId, path));
+  };
+}
