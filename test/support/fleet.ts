@@ -53,6 +53,82 @@ export interface FleetOptions {
   gatewayEnv?: Record<string, string>;
 }
 
+/** The gateways' settings: no node at first, and quick heartbeats, drains and webhooks. */
+function fleetGatewayConfig(
+  internalToken: string,
+  adminToken: string,
+  gatewayEnv: Record<string, string> | undefined,
+): ReturnType<typeof loadGatewayConfig> {
+  return loadGatewayConfig({
+    GATEWAY_PORT: '0',
+    DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
+    REDIS_URL: requiredEnv('TEST_REDIS_URL'),
+    AGENT_NODES: '',
+    INTERNAL_TOKEN: internalToken,
+    ADMIN_TOKEN: adminToken,
+    PREVIEW_DOMAIN: 'preview.test',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    // Test receivers listen on loopback.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: '100',
+    NODE_HEARTBEAT_MS: '300',
+    NODE_DOWN_AFTER_MS: '1500',
+    NODE_DRAIN_INTERVAL_MS: '300',
+    ...gatewayEnv,
+  });
+}
+
+/** One agent of the fleet, its own node, announcing itself to the gateways at `url`. */
+function fleetNode(
+  nodeId: string,
+  {
+    internalToken,
+    s3Port,
+    url,
+    logger,
+  }: { internalToken: string; s3Port: number; url: string; logger: Logger },
+  agentEnv: Record<string, string> | undefined,
+): FleetNode {
+  let config = loadAgentConfig({
+    ...testAgentEnv(nodeId, internalToken),
+    SANDBOX_POOL: '0',
+    BLOB_STORE: 's3',
+    BLOB_STORE_S3_BUCKET: BUCKET,
+    BLOB_STORE_S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
+    BLOB_STORE_S3_FORCE_PATH_STYLE: 'true',
+    AGENT_GATEWAY_URL: url,
+    AGENT_ANNOUNCE_INTERVAL_S: '5',
+    AGENT_MAX_SANDBOXES: '10',
+    ...agentEnv,
+  });
+  const node: FleetNode = {
+    nodeId,
+    get config() {
+      return config;
+    },
+    agent: undefined,
+    async start() {
+      node.agent = await startAgent({
+        config,
+        logger,
+        runtime: createDockerRuntime({ config, logger, blobCredentials: S3_CREDENTIALS }),
+      });
+      // Restarted on the same ports (the registry keeps its address).
+      const port = (address: string) => address.slice(address.lastIndexOf(':') + 1);
+      config = {
+        ...config,
+        port: Number(port(node.agent.address)),
+        previewPort: Number(port(node.agent.previewAddress)),
+      };
+    },
+    async stop() {
+      await node.agent?.stop();
+      node.agent = undefined;
+    },
+  };
+  return node;
+}
+
 /**
  * Agents on one Docker engine, each its own node (its id, containers, disks), with workspaces
  * of deep-sleeping sessions in one S3 store (s3rver), behind gateway replicas on one Postgres
@@ -76,23 +152,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<TestFleet>
   });
   const s3Port = (await s3.run()).port;
 
-  const gatewayConfig = loadGatewayConfig({
-    GATEWAY_PORT: '0',
-    DATABASE_URL: requiredEnv('TEST_DATABASE_URL'),
-    REDIS_URL: requiredEnv('TEST_REDIS_URL'),
-    AGENT_NODES: '',
-    INTERNAL_TOKEN: internalToken,
-    ADMIN_TOKEN: adminToken,
-    PREVIEW_DOMAIN: 'preview.test',
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    // Test receivers listen on loopback.
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    WEBHOOK_POLL_INTERVAL_MS: '100',
-    NODE_HEARTBEAT_MS: '300',
-    NODE_DOWN_AFTER_MS: '1500',
-    NODE_DRAIN_INTERVAL_MS: '300',
-    ...options.gatewayEnv,
-  });
+  const gatewayConfig = fleetGatewayConfig(internalToken, adminToken, options.gatewayEnv);
   const gateways: RunningGateway[] = [];
   for (let i = 0; i < (options.replicas ?? 2); i += 1) {
     gateways.push(await startGateway({ config: gatewayConfig, logger, schema }));
@@ -111,44 +171,11 @@ export async function startFleet(options: FleetOptions = {}): Promise<TestFleet>
 
   const nodes: FleetNode[] = [];
   for (let i = 0; i < (options.nodes ?? 2); i += 1) {
-    const nodeId = `test-${random()}-${String.fromCharCode(97 + i)}`;
-    let config = loadAgentConfig({
-      ...testAgentEnv(nodeId, internalToken),
-      SANDBOX_POOL: '0',
-      BLOB_STORE: 's3',
-      BLOB_STORE_S3_BUCKET: BUCKET,
-      BLOB_STORE_S3_ENDPOINT: `http://127.0.0.1:${s3Port}`,
-      BLOB_STORE_S3_FORCE_PATH_STYLE: 'true',
-      AGENT_GATEWAY_URL: url,
-      AGENT_ANNOUNCE_INTERVAL_S: '5',
-      AGENT_MAX_SANDBOXES: '10',
-      ...options.agentEnv,
-    });
-    const node: FleetNode = {
-      nodeId,
-      get config() {
-        return config;
-      },
-      agent: undefined,
-      async start() {
-        node.agent = await startAgent({
-          config,
-          logger,
-          runtime: createDockerRuntime({ config, logger, blobCredentials: S3_CREDENTIALS }),
-        });
-        // Restarted on the same ports (the registry keeps its address).
-        const port = (address: string) => address.slice(address.lastIndexOf(':') + 1);
-        config = {
-          ...config,
-          port: Number(port(node.agent.address)),
-          previewPort: Number(port(node.agent.previewAddress)),
-        };
-      },
-      async stop() {
-        await node.agent?.stop();
-        node.agent = undefined;
-      },
-    };
+    const node = fleetNode(
+      `test-${random()}-${String.fromCharCode(97 + i)}`,
+      { internalToken, s3Port, url, logger },
+      options.agentEnv,
+    );
     await node.start();
     nodes.push(node);
   }

@@ -92,94 +92,68 @@ const poolSetting = z
     return shapes;
   });
 
-const agentSchema = z
-  .object({
-    AGENT_HOST: z.string().default('127.0.0.1'),
-    AGENT_PORT: intVar(50051, 0, 65535),
-    AGENT_PREVIEW_PORT: intVar(50052, 0, 65535),
-    AGENT_ADVERTISE_HOST: optionalString(),
-    NODE_ID: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
-      .optional(),
-    INTERNAL_TOKEN: optionalString(),
-    DOCKER_SOCKET: z.string().default('/var/run/docker.sock'),
-    SANDBOX_IMAGE: z.string().default('sandbox-runtime:latest'),
-    SANDBOX_NETWORK: z.string().default('sandbox-net'),
-    SANDBOX_RUNTIME: optionalString(),
-    SANDBOX_PIDS_LIMIT: intVar(256, 16, 65536),
-    SANDBOX_MAX_RUNS: intVar(32, 1, 1024),
-    SANDBOX_NOFILE_LIMIT: intVar(8192, 256, 1_048_576),
-    SANDBOX_CPU_SPLIT: z.enum(['on', 'off']).default('on'),
-    SANDBOX_RUNNER_CPUS: z.coerce.number().min(0.05).max(64).default(1),
-    SANDBOX_EXTRA_CA_CERTS: optionalString(),
-    SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
-    SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
-    SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
-    SANDBOX_POOL: poolSetting,
-    SANDBOX_POOL_MAX: intVar(64, 0, 10_000),
-    SANDBOX_POOL_FREEZE: z.enum(['on', 'off']).default('on'),
-    SANDBOX_COLD_STARTS: intVar(0, 0, 64),
-    SANDBOX_COLD_START_QUEUE: intVar(32, 0, 10_000),
-    SANDBOX_RUN_STARTS: intVar(0, 0, 10_000),
-    SANDBOX_RUN_START_QUEUE: intVar(512, 0, 100_000),
-    PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
-    BLOB_STORE: z.enum(['local', 's3']).default('local'),
-    SANDBOX_DEEP_SLEEP: z.enum(['archive', 'disk']).default('archive'),
-    SANDBOX_DEEP_SLEEP_DISK_MIN_MB: intVar(128, 0, 1_048_576),
-    BLOB_STORE_DIR: z.string().default('/var/lib/sandbox-agent/blobs'),
-    BLOB_STORE_S3_BUCKET: optionalString(),
-    BLOB_STORE_S3_PREFIX: z
-      .string()
-      .regex(/^(?!\/)(.*\/)?$/, 'must be empty or end with "/", and not start with "/"')
-      .default('sandbox-workspaces/'),
-    BLOB_STORE_S3_REGION: z.string().trim().min(1).default('us-east-1'),
-    BLOB_STORE_S3_ENDPOINT: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
-    BLOB_STORE_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
-    NPM_REGISTRY: z.url({ protocol: /^https?$/ }).default('https://registry.npmjs.org/'),
-    PACKAGE_INSTALLER_NETWORK: z.string().default('sandbox-installer'),
-    SANDBOX_EGRESS_ALLOW: z.string().default(''),
-    SANDBOX_EGRESS_DNS: z.string().default(''),
-    SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
-    AGENT_RECONCILE_INTERVAL_S: intVar(60, 1),
-    AGENT_MAX_SANDBOXES: intVar(0, 0, 100_000),
-    AGENT_MEMORY_RESERVE_MB: intVar(512, 0, 1_048_576),
-    AGENT_GATEWAY_URL: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
-    AGENT_ANNOUNCE_INTERVAL_S: intVar(30, 1, 3600),
-    ...metricsVars,
-    LOG_LEVEL: logLevel(),
-  })
-  .transform((env, ctx) => ({
-    host: env.AGENT_HOST,
-    port: env.AGENT_PORT,
-    previewPort: env.AGENT_PREVIEW_PORT,
-    /** The host other components use to reach this agent (default: AGENT_HOST). */
-    advertiseHost: env.AGENT_ADVERTISE_HOST ?? env.AGENT_HOST,
-    nodeId:
-      env.NODE_ID ??
-      hostname()
-        .toLowerCase()
-        .replace(/[^a-z0-9-]/g, '-')
-        .slice(0, 63),
-    internalToken: env.INTERNAL_TOKEN,
-    dockerSocket: env.DOCKER_SOCKET,
-    sandboxImage: env.SANDBOX_IMAGE,
-    sandboxNetwork: env.SANDBOX_NETWORK,
-    sandboxRuntime: env.SANDBOX_RUNTIME,
-    pidsLimit: env.SANDBOX_PIDS_LIMIT,
-    /** Runs under way at once in one session; past it an execute is refused (429). */
-    maxRunsPerSession: env.SANDBOX_MAX_RUNS,
-    /** Open files per sandbox process (must not exceed dockerd's own hard limit). */
-    nofileLimit: env.SANDBOX_NOFILE_LIMIT,
-    /**
-     * `on`: a session's CPU limit binds its own processes only, not the runner's work nor the
-     * start-up of its zygotes (where the host has a cgroup v1 cpu controller; else as `off`).
-     */
-    cpuSplit: env.SANDBOX_CPU_SPLIT === 'on',
-    /** With `cpuSplit`: the CPUs each sandbox's runner and zygotes may use besides. */
-    runnerCpus: env.SANDBOX_RUNNER_CPUS,
-    extraCaCertsPath: env.SANDBOX_EXTRA_CA_CERTS,
-    labelPrefix: env.SANDBOX_LABEL_PREFIX,
+const agentVars = z.object({
+  AGENT_HOST: z.string().default('127.0.0.1'),
+  AGENT_PORT: intVar(50051, 0, 65535),
+  AGENT_PREVIEW_PORT: intVar(50052, 0, 65535),
+  AGENT_ADVERTISE_HOST: optionalString(),
+  NODE_ID: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
+    .optional(),
+  INTERNAL_TOKEN: optionalString(),
+  DOCKER_SOCKET: z.string().default('/var/run/docker.sock'),
+  SANDBOX_IMAGE: z.string().default('sandbox-runtime:latest'),
+  SANDBOX_NETWORK: z.string().default('sandbox-net'),
+  SANDBOX_RUNTIME: optionalString(),
+  SANDBOX_PIDS_LIMIT: intVar(256, 16, 65536),
+  SANDBOX_MAX_RUNS: intVar(32, 1, 1024),
+  SANDBOX_NOFILE_LIMIT: intVar(8192, 256, 1_048_576),
+  SANDBOX_CPU_SPLIT: z.enum(['on', 'off']).default('on'),
+  SANDBOX_RUNNER_CPUS: z.coerce.number().min(0.05).max(64).default(1),
+  SANDBOX_EXTRA_CA_CERTS: optionalString(),
+  SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
+  SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
+  SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
+  SANDBOX_POOL: poolSetting,
+  SANDBOX_POOL_MAX: intVar(64, 0, 10_000),
+  SANDBOX_POOL_FREEZE: z.enum(['on', 'off']).default('on'),
+  SANDBOX_COLD_STARTS: intVar(0, 0, 64),
+  SANDBOX_COLD_START_QUEUE: intVar(32, 0, 10_000),
+  SANDBOX_RUN_STARTS: intVar(0, 0, 10_000),
+  SANDBOX_RUN_START_QUEUE: intVar(512, 0, 100_000),
+  PACKAGE_CACHE_DIR: z.string().default('/var/lib/sandbox-agent/packages'),
+  BLOB_STORE: z.enum(['local', 's3']).default('local'),
+  SANDBOX_DEEP_SLEEP: z.enum(['archive', 'disk']).default('archive'),
+  SANDBOX_DEEP_SLEEP_DISK_MIN_MB: intVar(128, 0, 1_048_576),
+  BLOB_STORE_DIR: z.string().default('/var/lib/sandbox-agent/blobs'),
+  BLOB_STORE_S3_BUCKET: optionalString(),
+  BLOB_STORE_S3_PREFIX: z
+    .string()
+    .regex(/^(?!\/)(.*\/)?$/, 'must be empty or end with "/", and not start with "/"')
+    .default('sandbox-workspaces/'),
+  BLOB_STORE_S3_REGION: z.string().trim().min(1).default('us-east-1'),
+  BLOB_STORE_S3_ENDPOINT: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
+  BLOB_STORE_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
+  NPM_REGISTRY: z.url({ protocol: /^https?$/ }).default('https://registry.npmjs.org/'),
+  PACKAGE_INSTALLER_NETWORK: z.string().default('sandbox-installer'),
+  SANDBOX_EGRESS_ALLOW: z.string().default(''),
+  SANDBOX_EGRESS_DNS: z.string().default(''),
+  SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
+  AGENT_RECONCILE_INTERVAL_S: intVar(60, 1),
+  AGENT_MAX_SANDBOXES: intVar(0, 0, 100_000),
+  AGENT_MEMORY_RESERVE_MB: intVar(512, 0, 1_048_576),
+  AGENT_GATEWAY_URL: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
+  AGENT_ANNOUNCE_INTERVAL_S: intVar(30, 1, 3600),
+  ...metricsVars,
+  LOG_LEVEL: logLevel(),
+});
+
+type AgentEnv = z.output<typeof agentVars>;
+
+/** Where workspaces, the package cache and deep-sleeping sessions go. */
+function storageSettings(env: AgentEnv, ctx: z.RefinementCtx) {
+  return {
     /** `loop`: each workspace is its own ext4 filesystem of the session's disk size. */
     diskQuota: env.SANDBOX_DISK_QUOTA,
     workspaceDir: env.SANDBOX_WORKSPACE_DIR,
@@ -201,6 +175,12 @@ const agentSchema = z
     deepSleepDiskMinBytes: env.SANDBOX_DEEP_SLEEP_DISK_MIN_MB * 1024 * 1024,
     /** The local blob store's directory; with `s3`, where archives are staged on their way. */
     blobStoreDir: env.BLOB_STORE_DIR,
+  };
+}
+
+/** What sandboxes and installers may reach. */
+function networkSettings(env: AgentEnv) {
+  return {
     /** The registry automatic installs use: the only place their installer containers reach. */
     npmRegistry: env.NPM_REGISTRY,
     /** The internal Docker network of installer containers (made if missing). */
@@ -218,6 +198,12 @@ const agentSchema = z
     egressDns: env.SANDBOX_EGRESS_DNS.split(',')
       .map((server) => server.trim())
       .filter((server) => server !== ''),
+  };
+}
+
+/** The warm pool, and how many creates and runs start at once. */
+function poolSettings(env: AgentEnv) {
+  return {
     /** The warm pool: sandboxes of these shapes made ahead of demand (needs `loop` disks). */
     pool: env.SANDBOX_POOL,
     /**
@@ -249,23 +235,60 @@ const agentSchema = z
       maxQueued: env.SANDBOX_RUN_START_QUEUE,
       initialMs: 100,
     },
-    /** How often the agent brings its sandboxes back to the state they should be in. */
-    reconcileIntervalS: env.AGENT_RECONCILE_INTERVAL_S,
-    /** Sandboxes the node takes at most (0: one per 32 MiB of the host's memory). */
-    maxSandboxes:
-      env.AGENT_MAX_SANDBOXES || Math.max(16, Math.floor(totalmem() / (32 * 1024 * 1024))),
-    /** Below this much available memory the node takes no new session. */
-    memoryReserveBytes: env.AGENT_MEMORY_RESERVE_MB * 1024 * 1024,
-    /**
-     * A gateway this agent announces itself to (its id and address, with the internal token),
-     * at start and every `announceIntervalS`; absent: an operator registers the node.
-     */
-    gatewayUrl: env.AGENT_GATEWAY_URL,
-    announceIntervalS: env.AGENT_ANNOUNCE_INTERVAL_S,
-    /** Where Prometheus scrapes `/metrics` (a listener of its own). */
-    metrics: metricsSettings(env, env.AGENT_HOST),
-    logLevel: env.LOG_LEVEL,
-  }));
+  };
+}
+
+const agentSchema = agentVars.transform((env, ctx) => ({
+  host: env.AGENT_HOST,
+  port: env.AGENT_PORT,
+  previewPort: env.AGENT_PREVIEW_PORT,
+  /** The host other components use to reach this agent (default: AGENT_HOST). */
+  advertiseHost: env.AGENT_ADVERTISE_HOST ?? env.AGENT_HOST,
+  nodeId:
+    env.NODE_ID ??
+    hostname()
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+      .slice(0, 63),
+  internalToken: env.INTERNAL_TOKEN,
+  dockerSocket: env.DOCKER_SOCKET,
+  sandboxImage: env.SANDBOX_IMAGE,
+  sandboxNetwork: env.SANDBOX_NETWORK,
+  sandboxRuntime: env.SANDBOX_RUNTIME,
+  pidsLimit: env.SANDBOX_PIDS_LIMIT,
+  /** Runs under way at once in one session; past it an execute is refused (429). */
+  maxRunsPerSession: env.SANDBOX_MAX_RUNS,
+  /** Open files per sandbox process (must not exceed dockerd's own hard limit). */
+  nofileLimit: env.SANDBOX_NOFILE_LIMIT,
+  /**
+   * `on`: a session's CPU limit binds its own processes only, not the runner's work nor the
+   * start-up of its zygotes (where the host has a cgroup v1 cpu controller; else as `off`).
+   */
+  cpuSplit: env.SANDBOX_CPU_SPLIT === 'on',
+  /** With `cpuSplit`: the CPUs each sandbox's runner and zygotes may use besides. */
+  runnerCpus: env.SANDBOX_RUNNER_CPUS,
+  extraCaCertsPath: env.SANDBOX_EXTRA_CA_CERTS,
+  labelPrefix: env.SANDBOX_LABEL_PREFIX,
+  ...storageSettings(env, ctx),
+  ...networkSettings(env),
+  ...poolSettings(env),
+  /** How often the agent brings its sandboxes back to the state they should be in. */
+  reconcileIntervalS: env.AGENT_RECONCILE_INTERVAL_S,
+  /** Sandboxes the node takes at most (0: one per 32 MiB of the host's memory). */
+  maxSandboxes:
+    env.AGENT_MAX_SANDBOXES || Math.max(16, Math.floor(totalmem() / (32 * 1024 * 1024))),
+  /** Below this much available memory the node takes no new session. */
+  memoryReserveBytes: env.AGENT_MEMORY_RESERVE_MB * 1024 * 1024,
+  /**
+   * A gateway this agent announces itself to (its id and address, with the internal token),
+   * at start and every `announceIntervalS`; absent: an operator registers the node.
+   */
+  gatewayUrl: env.AGENT_GATEWAY_URL,
+  announceIntervalS: env.AGENT_ANNOUNCE_INTERVAL_S,
+  /** Where Prometheus scrapes `/metrics` (a listener of its own). */
+  metrics: metricsSettings(env, env.AGENT_HOST),
+  logLevel: env.LOG_LEVEL,
+}));
 
 export type AgentConfig = Readonly<z.output<typeof agentSchema>>;
 

@@ -28,6 +28,86 @@ export interface RunningAgent {
 
 export const AGENT_VERSION = '0.1.0';
 
+/**
+ * Serves `server` on our own listener, so that every gRPC socket has Nagle off (grpc-js's own
+ * does not): a run's output is many small writes, each of which must leave at once.
+ */
+async function listenWithoutNagle(
+  server: grpc.Server,
+  config: AgentConfig,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const listener = createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
+  const port = await new Promise<number>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(config.port, config.host, () =>
+      resolve((listener.address() as AddressInfo).port),
+    );
+  });
+  return {
+    port,
+    async close() {
+      const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          injector.destroy();
+          server.forceShutdown();
+        }, 5000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        injector.drain(5000);
+      });
+      injector.destroy();
+      await closed;
+    },
+  };
+}
+
+/** The agent's loops: the reconciler, and the announcer where a gateway is named. */
+function startLoops(
+  config: AgentConfig,
+  logger: Logger,
+  runtime: SandboxRuntime,
+  address: string,
+): { stop: () => Promise<void> } {
+  // At start (after a crash or a reboot) and then periodically: sandboxes back to their state.
+  const reconciler = new Periodic(
+    async () => runtime.reconcile?.(),
+    config.reconcileIntervalS * 1000,
+    logger,
+    'reconcile failed',
+  );
+  void reconciler.runOnce();
+  reconciler.start();
+
+  // Joins the gateways' node registry (when a gateway is named; else an operator adds it).
+  const announcing =
+    config.gatewayUrl === undefined
+      ? undefined
+      : new Periodic(
+          announcer(
+            config.gatewayUrl,
+            config.internalToken,
+            { nodeId: config.nodeId, address, version: AGENT_VERSION },
+            logger,
+          ),
+          config.announceIntervalS * 1000,
+          logger,
+          'announcing the node failed',
+        );
+  void announcing?.runOnce();
+  announcing?.start();
+
+  return {
+    async stop() {
+      await announcing?.stop();
+      await reconciler.stop();
+    },
+  };
+}
+
 /** Prepares the runtime and serves the Agent gRPC service. */
 export async function startAgent({ config, logger, runtime }: AgentDeps): Promise<RunningAgent> {
   await runtime.prepare();
@@ -64,50 +144,15 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     metrics,
   );
   const health = addStandardServices(server);
-  // Our own listener, so that every gRPC socket has Nagle off (grpc-js's own does not): a
-  // run's output is many small writes, each of which must leave at once.
-  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-  const listener = createServer({ noDelay: true }, (socket) => injector.injectConnection(socket));
-  const port = await new Promise<number>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen(config.port, config.host, () =>
-      resolve((listener.address() as AddressInfo).port),
-    );
-  });
-  const address = `${config.advertiseHost}:${port}`;
+  const grpcListener = await listenWithoutNagle(server, config);
+  const address = `${config.advertiseHost}:${grpcListener.port}`;
   const metricsServer =
     config.metrics.port === undefined
       ? undefined
       : await serveMetrics(metrics.registry, { ...config.metrics, port: config.metrics.port });
   logger.info({ address, previewAddress, nodeId: config.nodeId }, 'agent listening');
 
-  // At start (after a crash or a reboot) and then periodically: sandboxes back to their state.
-  const reconciler = new Periodic(
-    async () => runtime.reconcile?.(),
-    config.reconcileIntervalS * 1000,
-    logger,
-    'reconcile failed',
-  );
-  void reconciler.runOnce();
-  reconciler.start();
-
-  // Joins the gateways' node registry (when a gateway is named; else an operator adds it).
-  const announcing =
-    config.gatewayUrl === undefined
-      ? undefined
-      : new Periodic(
-          announcer(
-            config.gatewayUrl,
-            config.internalToken,
-            { nodeId: config.nodeId, address, version: AGENT_VERSION },
-            logger,
-          ),
-          config.announceIntervalS * 1000,
-          logger,
-          'announcing the node failed',
-        );
-  void announcing?.runOnce();
-  announcing?.start();
+  const loops = startLoops(config, logger, runtime, address);
 
   return {
     address,
@@ -116,27 +161,13 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     async stop() {
       health.stopping();
       await metricsServer?.stop();
-      await announcing?.stop();
-      await reconciler.stop();
+      await loops.stop();
       await runtime.stop?.();
       await new Promise<void>((resolve) => {
         preview.close(() => resolve());
         preview.closeAllConnections();
       });
-      const closed = new Promise<void>((resolve) => listener.close(() => resolve()));
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          injector.destroy();
-          server.forceShutdown();
-        }, 5000);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-        injector.drain(5000);
-      });
-      injector.destroy();
-      await closed;
+      await grpcListener.close();
     },
   };
 }

@@ -76,6 +76,35 @@ export interface AppDeps {
   readiness: readonly ReadinessCheck[];
 }
 
+/** One handler per documented operation: the compiler rejects a missing one. */
+function operationHandlers(deps: AppDeps): { [N in OperationName]: HandlerOf<N> } {
+  return {
+    createSession: createSession(deps.sessions),
+    listSessions: listSessions(deps.sessionStore, deps.sessions),
+    getSession: getSession(deps.sessions),
+    getEgress: getEgress(deps.sessionStore),
+    setEgress: setEgress(deps.sessionStore, deps.sessionAccess),
+    deleteSession: deleteSession(deps.sessions),
+    execute: executeRoute(deps.execute, deps.processes, { keepAliveMs: deps.sseKeepAliveMs }),
+    killProcesses: killProcesses(deps.processes),
+    listProcesses: listProcesses(deps.processes),
+    getProcess: getProcess(deps.processes),
+    processOutput: processOutput(deps.processes, { keepAliveMs: deps.sseKeepAliveMs }),
+    writeStdin: writeStdin(deps.processes),
+    createTerminal: createTerminal(deps.terminals),
+    writeFile: writeFile(deps.files),
+    readFile: readFile(deps.files),
+    listFiles: listFiles(deps.files),
+    statFile: statFile(deps.files),
+    removeFile: removeFile(deps.files),
+    renameFile: renameFile(deps.files),
+    makeDirectory: makeDirectory(deps.files),
+    createWebhook: createWebhook(deps.webhooks),
+    listWebhooks: listWebhooks(deps.webhooks),
+    deleteWebhook: deleteWebhook(deps.webhooks),
+  };
+}
+
 /** Builds the gateway's HTTP app from its dependencies. No I/O happens here. */
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -116,32 +145,7 @@ export function createApp(deps: AppDeps): Express {
     res.json(openApiDocument);
   });
 
-  // One handler per documented operation: the compiler rejects a missing one.
-  const handlers: { [N in OperationName]: HandlerOf<N> } = {
-    createSession: createSession(deps.sessions),
-    listSessions: listSessions(deps.sessionStore, deps.sessions),
-    getSession: getSession(deps.sessions),
-    getEgress: getEgress(deps.sessionStore),
-    setEgress: setEgress(deps.sessionStore, deps.sessionAccess),
-    deleteSession: deleteSession(deps.sessions),
-    execute: executeRoute(deps.execute, deps.processes, { keepAliveMs: deps.sseKeepAliveMs }),
-    killProcesses: killProcesses(deps.processes),
-    listProcesses: listProcesses(deps.processes),
-    getProcess: getProcess(deps.processes),
-    processOutput: processOutput(deps.processes, { keepAliveMs: deps.sseKeepAliveMs }),
-    writeStdin: writeStdin(deps.processes),
-    createTerminal: createTerminal(deps.terminals),
-    writeFile: writeFile(deps.files),
-    readFile: readFile(deps.files),
-    listFiles: listFiles(deps.files),
-    statFile: statFile(deps.files),
-    removeFile: removeFile(deps.files),
-    renameFile: renameFile(deps.files),
-    makeDirectory: makeDirectory(deps.files),
-    createWebhook: createWebhook(deps.webhooks),
-    listWebhooks: listWebhooks(deps.webhooks),
-    deleteWebhook: deleteWebhook(deps.webhooks),
-  };
+  const handlers = operationHandlers(deps);
   // Authentication and rate limits guard each operation, so that a request reaching no
   // operation is 404 not_found (decisions.md), whoever sends it.
   const guard = [authenticate(deps.accounts), rateLimit(deps.rateLimiter), json];

@@ -109,6 +109,25 @@ export async function replayOutput(
     signal,
   );
   if (last === undefined || signal.aborted) return;
+  finishReplay(sse, { sent, whole, gapped, last, from, forResult, idNow }, toView);
+}
+
+interface ReplayEnd {
+  sent: OutputText;
+  whole: { stdout: OutputBuffer; stderr: OutputBuffer };
+  gapped: boolean;
+  last: ProcessRecord;
+  from: ReplayFrom;
+  forResult: boolean;
+  idNow: (mark?: EventMark) => string;
+}
+
+/** After the run's output: what was held back, then `end`, or `exit` and `result` (or `error`). */
+function finishReplay(
+  sse: SseStream,
+  { sent, whole, gapped, last, from, forResult, idNow }: ReplayEnd,
+  toView: (record: ProcessRecord) => unknown,
+): void {
   for (const stream of ['stdout', 'stderr'] as const) {
     const rest = from.mark === undefined ? sent.flush(stream) : '';
     if (rest !== '') sse.send(stream, { type: stream, data: rest }, idNow());
