@@ -15,6 +15,26 @@ describe('loadGatewayConfig', () => {
     expect(loadGatewayConfig({ DATABASE_URL: '', REDIS_URL: ' ' }).redisUrl).toBeUndefined();
   });
 
+  it('lets no browser origin call the API unless CORS_ALLOWED_ORIGINS names it', () => {
+    expect(loadGatewayConfig({}).corsOrigins).toEqual([]);
+    expect(
+      loadGatewayConfig({
+        CORS_ALLOWED_ORIGINS: 'https://app.example.com, http://127.0.0.1:3000',
+      }).corsOrigins,
+    ).toEqual(['https://app.example.com', 'http://127.0.0.1:3000']);
+    expect(loadGatewayConfig({ CORS_ALLOWED_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    for (const bad of [
+      'https://app.example.com/',
+      'app.example.com',
+      'ftp://x.example',
+      'https://a.example/path',
+    ]) {
+      expect(() => loadGatewayConfig({ CORS_ALLOWED_ORIGINS: bad })).toThrow(
+        /CORS_ALLOWED_ORIGINS/,
+      );
+    }
+  });
+
   it('names the variable of a bad value', () => {
     expect(() => loadGatewayConfig({ GATEWAY_PORT: 'eighty' })).toThrow(/GATEWAY_PORT/);
     expect(() => loadGatewayConfig({ GATEWAY_PORT: '70000' })).toThrow(AppError);

@@ -16,6 +16,17 @@ const secretsKey = z
   .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes in base64')
   .transform((value) => Buffer.from(value, 'base64'));
 
+/** `*`, or a web origin exactly as a browser sends it (`https://app.example.com`, no path). */
+const browserOrigin = z.string().refine((value) => {
+  if (value === '*') return true;
+  try {
+    const url = new URL(value);
+    return ['http:', 'https:'].includes(url.protocol) && url.origin === value;
+  } catch {
+    return false;
+  }
+}, 'must be * or an origin such as https://app.example.com (scheme, host and port only)');
+
 const gatewaySchema = z
   .object({
     GATEWAY_HOST: z.string().default('127.0.0.1'),
@@ -59,6 +70,16 @@ const gatewaySchema = z
       .transform((list) => list.split(',').map((item) => Number(item.trim())))
       .pipe(z.array(z.number().int().min(1).max(86_400)).min(1).max(20)),
     WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
+    CORS_ALLOWED_ORIGINS: z
+      .string()
+      .default('')
+      .transform((list) =>
+        list
+          .split(',')
+          .map((origin) => origin.trim())
+          .filter((origin) => origin !== ''),
+      )
+      .pipe(z.array(browserOrigin)),
     WEBHOOK_DISABLE_AFTER_S: intVar(5 * 86_400, 1),
     ...metricsVars,
     LOG_LEVEL: logLevel(),
@@ -109,6 +130,11 @@ const gatewaySchema = z
       /** An endpoint with no successful delivery for this long (while failing) is disabled. */
       disableAfterS: env.WEBHOOK_DISABLE_AFTER_S,
     },
+    /**
+     * Web origins whose pages may call the API from a browser (CORS), with a key of their
+     * own; `*` for any. Empty (the default): browsers get no CORS answer, so no page calls it.
+     */
+    corsOrigins: env.CORS_ALLOWED_ORIGINS,
     /** Where Prometheus scrapes `/metrics` (a listener of its own). */
     metrics: metricsSettings(env, env.GATEWAY_HOST),
     logLevel: env.LOG_LEVEL,

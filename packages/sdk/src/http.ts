@@ -75,7 +75,9 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     maxRetries: options.maxRetries ?? 4,
     maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    fetch: fetchImpl,
+    // Called as a method of this object: a browser's own fetch refuses a `this` that is not
+    // its window ("Illegal invocation"), so it is called through a function of its own.
+    fetch: (input, init) => fetchImpl(input, init),
     WebSocket: options.WebSocket,
   };
 }

@@ -1,4 +1,5 @@
 import { AppError } from '@sandbox/errors';
+import { apiCors } from './http/cors';
 import express, { type Express } from 'express';
 import type { Logger } from '@sandbox/logger';
 import type { AccountStore } from './accounts/account-store';
@@ -74,6 +75,8 @@ export interface AppDeps {
   sseKeepAliveMs: number;
   /** What /readyz asks (Postgres, Redis). */
   readiness: readonly ReadinessCheck[];
+  /** Web origins whose pages may call `/v1` (CORS); none by default. */
+  corsOrigins?: readonly string[];
 }
 
 /** One handler per documented operation: the compiler rejects a missing one. */
@@ -172,6 +175,8 @@ export function createApp(deps: AppDeps): Express {
       );
     },
   );
+  const corsForPages = apiCors(deps.corsOrigins ?? []);
+  if (corsForPages !== undefined) app.use('/v1', corsForPages);
   app.use('/v1', v1);
 
   app.use(notFound);

@@ -291,6 +291,7 @@ export function publicApp(config: GatewayConfig, logger: Logger, parts: AppParts
     internalToken: config.internalToken,
     bodyLimitBytes: config.bodyLimitBytes,
     sseKeepAliveMs: config.sseKeepAliveMs,
+    corsOrigins: config.corsOrigins,
     readiness: [
       { name: 'postgres', check: () => db.query('SELECT 1') },
       { name: 'redis', check: () => rateLimiter.ping() },
