@@ -279,6 +279,12 @@ it("runs an interactive terminal of the session: typed keys, its screen, back to
   await seen(at, "the session shell's prompt", (s) => /\n.*\S/.test(s), 60_000);
   await type('echo $((6*7))');
   await seen(at, '42', (s) => /^42$/m.test(s));
+  // Its size is this terminal's, and follows it when it changes.
+  await type('stty size');
+  await seen(at, 'the size', (s) => /^40 120$/m.test(s));
+  await tmux('resize-window', '-t', PANE, '-x', '100', '-y', '30');
+  await type('while [ "$(stty size)" != "30 100" ]; do sleep 0.1; done; echo resized-$((3*3))');
+  await seen(at, 'the new size', (s) => /^resized-9$/m.test(s));
   // Raw mode: Ctrl-C goes to the session's shell (it ends its sleep), not to the CLI.
   const sleeps = async (yes: boolean) =>
     (await remoteCommands(id)).some((line) => line.includes('sleep 301')) === yes || undefined;
