@@ -260,6 +260,7 @@ describe('OP_HANDLERS', () => {
       listFiles: true,
       missingPackages: true,
       installBundle: true,
+      context: true,
       ping: true,
     };
     expect(Object.keys(OP_HANDLERS).sort()).toEqual(Object.keys(ops).sort());

@@ -130,3 +130,21 @@ export function warmUpTranspiler(): void {
 export function transpilerWarmed(): Promise<void> {
   return warming;
 }
+
+/**
+ * A TypeScript cell as plain JavaScript statements (no module wrapper: imports stay imports,
+ * every one kept, as a later cell may use what this one imports); a syntax error is thrown as
+ * esbuild reports it. As it is where esbuild is missing.
+ */
+export async function transpileCell(code: string, sourceName: string): Promise<string> {
+  const service = loadEsbuild();
+  if (service === null) return code;
+  const result = await service.transform(code, {
+    loader: 'ts',
+    target: 'node20',
+    sourcefile: sourceName,
+    tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } },
+    supported: { 'top-level-await': true },
+  });
+  return result.code;
+}
