@@ -17,6 +17,7 @@ import { createDatabase, type Database } from './db/database';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded-postgres';
 import { migrate } from './db/migrate';
 import { ExecuteService } from './execute/execute-service';
+import { ContextsService } from './contexts/contexts-service';
 import { FilesService } from './files/files-service';
 import { ProcessesService } from './processes/processes-service';
 import { IdempotencyStore } from './idempotency/idempotency-store';
@@ -290,6 +291,7 @@ export async function startGateway({
     idempotency: { store: idempotency, waitMs: config.sessionOpTimeoutMs },
     execute,
     files: new FilesService(sessionAccess, webhooks.store, logger),
+    contexts: new ContextsService(sessionAccess),
     processes: new ProcessesService(sessionAccess, config.stdinWaitMs),
     terminals: new TerminalService(terminalStore, sessionAccess),
     webhooks: webhooks.service,

@@ -33,6 +33,7 @@ import type { AgentMetrics } from '../node/agent-metrics';
 import { LastKnown } from '../node/last-known';
 import { readNodeLoad } from '../node/node-load';
 import { streaming, unary } from './call-handlers';
+import { contextHandlers } from './context-calls';
 import { processHandlers } from './process-calls';
 import { openTerminal } from './terminal-call';
 
@@ -72,6 +73,7 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
     files: request.files.map((f) => ({ path: f.path, content: f.content })),
     stdin: request.stdin,
     logBytes: request.logBytes || DEFAULT_LOG_BYTES,
+    ...(request.contextId === '' ? {} : { contextId: request.contextId }),
   };
   if (request.program === 'command' && request.command !== undefined) {
     return { ...base, command: request.command };
@@ -143,6 +145,7 @@ type DataMethods =
   | 'WriteFile'
   | 'ReadFile'
   | 'ListFiles'
+  | 'ManageContexts'
   | 'ListProcesses'
   | 'ReadOutput'
   | 'WriteStdin';
@@ -267,6 +270,7 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
     ),
 
     ...processHandlers(context, runtime),
+    ...contextHandlers(context, runtime),
 
     OpenTerminal: openTerminal(context, runtime),
 

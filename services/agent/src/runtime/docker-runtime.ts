@@ -22,6 +22,8 @@ import { stdinClosed, summaryOf } from './processes/process-summary';
 import { SessionUse } from './session-use';
 import type {
   ByteSink,
+  CodeContextInfo,
+  ContextAction,
   ExecSpec,
   FileContent,
   ListPage,
@@ -363,6 +365,12 @@ export class DockerRuntime implements SandboxRuntime {
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {
     return this.served(sessionId, async () =>
       runnerOps.listFiles(await this.runnerOf(sessionId), path, page),
+    );
+  }
+
+  manageContexts(sessionId: string, action: ContextAction): Promise<CodeContextInfo[]> {
+    return this.served(sessionId, async () =>
+      runnerOps.manageContexts(await this.runnerOf(sessionId), action),
     );
   }
 

@@ -5,6 +5,8 @@ import {
   type DestroySandboxResponse__Output,
   type HibernateResponse__Output,
   type KillProcessesResponse__Output,
+  type ContextsRequest,
+  type ContextsResponse__Output,
   type ListFilesResponse__Output,
   type ListProcessesResponse__Output,
   type WriteFileResponse__Output,
@@ -17,6 +19,8 @@ import {
 import type { EgressPolicy, FileListing } from '@sandbox/contract';
 import { callMetadata, connectAgent, surviving, unaryCall, type UnaryCall } from './agent-channel';
 import {
+  toCodeContext,
+  type CodeContextRecord,
   toFileListing,
   toNodeStatus,
   toProcessRecord,
@@ -355,6 +359,15 @@ export class AgentClient {
         this.fileTimeoutMs,
       ),
     );
+  }
+
+  /** The session's code contexts (ADR 42): the one acted on, or all (none for delete). */
+  async manageContexts(request: ContextsRequest): Promise<CodeContextRecord[]> {
+    const response = await this.unary<ContextsResponse__Output>(
+      (md, options, cb) => this.client.manageContexts(request, md, options, cb),
+      this.fileTimeoutMs,
+    );
+    return response.contexts.map(toCodeContext);
   }
 
   close(): void {
