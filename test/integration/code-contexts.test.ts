@@ -1,4 +1,5 @@
 import { createAccount } from '../support/api';
+import { parseEvents } from '../support/streamed-run';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -167,6 +168,27 @@ describe('code contexts', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('context_limit_exceeded');
     await t.api.deleteSession(session);
+  });
+
+  it('streams a cell: its output as it comes, then its result with its values', async () => {
+    const response = await t.api.executeStream(t.sessionId, {
+      contextId: ctx,
+      code: "console.log('one'); await new Promise((r) => setTimeout(r, 300)); console.log('two'); 40 + 2",
+    });
+    expect(response.status).toBe(200);
+    const events = parseEvents(await response.text());
+    const stdout = events.filter((e) => e.event === 'stdout').map((e) => e.data['data']);
+    expect(stdout.join('')).toBe('one\ntwo\n');
+    expect(stdout.length).toBeGreaterThanOrEqual(2);
+    const result = events.find((e) => e.event === 'result')?.data as unknown as Cell;
+    expect(result.results).toEqual([
+      { 'text/plain': '42', 'application/json': '42', isMain: true },
+    ]);
+  });
+
+  it('reports the files a cell wrote', async () => {
+    const run = await cell(ctx, "require('node:fs').writeFileSync('cell-made.txt', 'x');");
+    expect(run.body).toMatchObject({ exitCode: 0, filesWritten: ['cell-made.txt'] });
   });
 
   it('leaves plain runs stateless', async () => {

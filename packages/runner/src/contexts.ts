@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import type { RunResult } from '@sandbox/contract/run';
-import { TIMEOUT_EXIT_CODE } from '@sandbox/contract/run';
+import { cappedFilesWritten, TIMEOUT_EXIT_CODE } from '@sandbox/contract/run';
 import { errorOf, type CellOutcome } from './cell-result';
 import { CodeContext, type ContextInfo, type StartContextProcess } from './code-context';
-import type { RunHandle } from './exec';
+import { changeClock, type RunHandle } from './exec';
+import { changedSince } from './file-snapshot';
 import { RunnerError } from './protocol';
 import { RunOutput, type RunSink } from './run-output';
 import { transpileCell } from './transpile';
@@ -117,17 +118,19 @@ export class CodeContexts {
     }
     const pid = context.pid;
     const cpuBefore = cpuTimeMs(pid);
+    const since = await changeClock.read();
     const cell = context.run({ code, timeoutMs: spec.timeoutMs, env: spec.env });
     const output = new RunOutput([cell.stdout, cell.stderr], sink, 'forward');
     const done = cell.answer.then(async (answer): Promise<CellResultOf> => {
       await output.ended;
+      const filesWritten = await changedSince(context.info.cwd, since).catch(() => []);
       return {
         exitCode: answer.timedOut ? TIMEOUT_EXIT_CODE : answer.error === undefined ? 0 : 1,
         executionTimeMs: Math.round(performance.now() - started),
         memoryUsedBytes: rssBytes(pid),
         cpuTimeMs: Math.max(0, Math.round(cpuTimeMs(pid) - cpuBefore)),
         timedOut: answer.timedOut,
-        filesWritten: [],
+        filesWritten: cappedFilesWritten(filesWritten),
         cell: {
           results: answer.results,
           ...(answer.error === undefined ? {} : { error: answer.error }),
