@@ -1,3 +1,9 @@
+import {
+  ContextLimitExceededError,
+  ContextNotFoundError,
+  ContextRestartedError,
+  Sandbox,
+} from '@sandbox/sdk';
 import { createAccount } from '../support/api';
 import { parseEvents } from '../support/streamed-run';
 import { useStackWithAccount } from '../support/use-stack';
@@ -204,5 +210,53 @@ describe('code contexts', () => {
     expect((await stranger.post(contextsPath(), {})).status).toBe(404);
     const run = await stranger.execute(t.sessionId, { contextId: ctx, code: 'x' });
     expect(run.status).toBe(404);
+  });
+});
+
+describe('code contexts through the SDK', () => {
+  it('creates, lists, runs cells, restarts and deletes, with typed errors', async () => {
+    const sandbox = await Sandbox.connect(t.sessionId, {
+      apiKey: t.account.key,
+      apiUrl: `${t.stack.url}/v1`,
+    });
+    const context = await sandbox.createContext({ language: 'typescript' });
+    expect(context.contextId).toMatch(/^ctx_/);
+    expect((await sandbox.contexts.list()).map((c) => c.contextId)).toContain(context.contextId);
+
+    await sandbox.runCode('const n: number = 20;', { context });
+    const seen: string[] = [];
+    const result = await sandbox.runCode("console.log('streamed'); n * 2 + 2", {
+      context,
+      onStdout: (data) => seen.push(data),
+    });
+    expect(seen.join('')).toBe('streamed\n');
+    expect(result.results).toEqual([
+      { 'text/plain': '42', 'application/json': '42', isMain: true },
+    ]);
+    const thrown = await sandbox.runCode("throw new RangeError('r')", {
+      context: context.contextId,
+    });
+    expect(thrown.error).toMatchObject({ name: 'RangeError', message: 'r' });
+
+    const killed = await sandbox
+      .runCode('process.exit(3)', { context })
+      .catch((err: unknown) => err);
+    expect(killed).toBeInstanceOf(ContextRestartedError);
+
+    await sandbox.runCode('const again = 1;', { context });
+    await sandbox.contexts.restart(context.contextId);
+    const fresh = await sandbox.runCode('typeof again', { context });
+    expect(fresh.results?.[0]?.['text/plain']).toBe("'undefined'");
+
+    await sandbox.contexts.delete(context.contextId);
+    const gone = await sandbox.runCode('1', { context }).catch((err: unknown) => err);
+    expect(gone).toBeInstanceOf(ContextNotFoundError);
+  });
+
+  it('throws ContextLimitExceededError past the cap', async () => {
+    const sandbox = await Sandbox.create({ apiKey: t.account.key, apiUrl: `${t.stack.url}/v1` });
+    await Promise.all(Array.from({ length: 8 }, () => sandbox.contexts.create()));
+    await expect(sandbox.contexts.create()).rejects.toBeInstanceOf(ContextLimitExceededError);
+    await sandbox.delete();
   });
 });

@@ -69,6 +69,12 @@ export class FileNotFoundError extends SandboxError {}
 export class ProcessNotFoundError extends SandboxError {}
 /** 409 conflict: the request clashes with the resource's state (admin API: a node's state). */
 export class ConflictError extends SandboxError {}
+/** 404: no such code context in the session (deleted, or gone with a deep sleep). */
+export class ContextNotFoundError extends SandboxError {}
+/** 409: the cell ended its context's process; the context runs on, fresh (its variables gone). */
+export class ContextRestartedError extends SandboxError {}
+/** 429: the session holds as many code contexts as it may (8). */
+export class ContextLimitExceededError extends SandboxError {}
 /** 409 stdin_closed: the process takes no more input (exited, closed, or started without it). */
 export class StdinClosedError extends SandboxError {}
 /** 408 request_timeout: the operation took longer than its timeout (spec 8.2). */
@@ -142,6 +148,9 @@ export const ERROR_CLASSES = {
   session_not_found: SessionNotFoundError,
   file_not_found: FileNotFoundError,
   process_not_found: ProcessNotFoundError,
+  context_not_found: ContextNotFoundError,
+  context_restarted: ContextRestartedError,
+  context_limit_exceeded: ContextLimitExceededError,
   stdin_closed: StdinClosedError,
   conflict: ConflictError,
   request_timeout: RequestTimeoutError,
@@ -168,6 +177,9 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   session_not_found: 404,
   file_not_found: 404,
   process_not_found: 404,
+  context_not_found: 404,
+  context_restarted: 409,
+  context_limit_exceeded: 429,
   stdin_closed: 409,
   conflict: 409,
   request_timeout: 408,
