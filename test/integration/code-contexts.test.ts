@@ -109,6 +109,23 @@ describe('code contexts', () => {
     expect(mainText(await cell(ctx, "basename('/a/b.txt')"))).toBe("'b.txt'");
   });
 
+  it('adds what display() shows, MIME bundles as they are, before the main result', async () => {
+    const run = await cell(
+      ctx,
+      "display({ 'text/html': '<b>hi</b>', 'image/png': new Uint8Array([1, 2, 3]) });\ndisplay([1]);\n'main'",
+    );
+    expect(run.body.results).toEqual([
+      {
+        'text/html': '<b>hi</b>',
+        'image/png': 'AQID',
+        'text/plain': '[text/html, image/png]',
+        isMain: false,
+      },
+      { 'text/plain': '[ 1 ]', 'application/json': '[1]', isMain: false },
+      { 'text/plain': "'main'", 'application/json': '"main"', isMain: true },
+    ]);
+  });
+
   it('gives a thrown error as name, message and stack, exit code 1', async () => {
     const run = await cell(ctx, "throw new TypeError('boom')");
     expect(run.status).toBe(200);

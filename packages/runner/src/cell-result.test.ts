@@ -1,4 +1,4 @@
-import { cellStack, errorOf, resultOf } from './cell-result';
+import { cellStack, displayed, errorOf, resultOf } from './cell-result';
 
 describe('resultOf', () => {
   it('gives inspect text and JSON for a plain object', () => {
@@ -46,5 +46,27 @@ describe('errorOf', () => {
 
   it('filters nothing without a host file', () => {
     expect(cellStack('a\nb', 'zzz')).toBe('a\nb');
+  });
+});
+
+describe('displayed', () => {
+  it('keeps a MIME bundle, adding text/plain', () => {
+    expect(displayed({ 'text/html': '<b>x</b>' })).toEqual({
+      data: { 'text/html': '<b>x</b>', 'text/plain': '[text/html]' },
+      isMain: false,
+    });
+  });
+
+  it('gives bytes base64-encoded', () => {
+    const png = displayed({ 'image/png': new Uint8Array([1, 2, 3]), 'text/plain': 'a dot' });
+    expect(png.data).toEqual({ 'image/png': 'AQID', 'text/plain': 'a dot' });
+  });
+
+  it('shows any other value as a result', () => {
+    expect(displayed({ a: 1 })).toEqual({
+      data: { 'text/plain': '{ a: 1 }', 'application/json': '{"a":1}' },
+      isMain: false,
+    });
+    expect(displayed({}).data['text/plain']).toBe('{}');
   });
 });

@@ -34,6 +34,36 @@ export function resultOf(value: unknown, isMain: boolean): CellResult {
   return { data, isMain };
 }
 
+const MIME_TYPE = /^[a-z]+\/[\w.+-]+$/;
+
+/** Whether `value` is a MIME bundle: a plain object of MIME types to text or bytes. */
+function isBundle(value: unknown): value is Record<string, string | Uint8Array> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value);
+  return (
+    entries.length > 0 &&
+    entries.every(
+      ([key, part]) =>
+        MIME_TYPE.test(key) && (typeof part === 'string' || part instanceof Uint8Array),
+    )
+  );
+}
+
+/**
+ * What `display(value)` adds to a cell's results: a MIME bundle as it is (bytes, for
+ * `image/png`, base64-encoded; `text/plain` added when missing), any other value as the last
+ * expression's would be.
+ */
+export function displayed(value: unknown): CellResult {
+  if (!isBundle(value)) return resultOf(value, false);
+  const data: Record<string, string> = {};
+  for (const [type, part] of Object.entries(value)) {
+    data[type] = typeof part === 'string' ? part : Buffer.from(part).toString('base64');
+  }
+  data['text/plain'] ??= `[${Object.keys(value).join(', ')}]`;
+  return { data, isMain: false };
+}
+
 /** A stack without the frames of the context's own machinery (`hostFile`, node:vm). */
 export function cellStack(stack: string, hostFile: string): string {
   return stack

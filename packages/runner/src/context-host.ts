@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { posix } from 'node:path';
 import { createInterface } from 'node:readline';
 import { constants, Script } from 'node:vm';
-import { errorOf, resultOf, type CellOutcome } from './cell-result';
+import { displayed, errorOf, resultOf, type CellOutcome, type CellResult } from './cell-result';
 import { dynamicImports, mayAwait } from './cell-source';
 import { frameMark } from './frames';
 
@@ -48,6 +48,10 @@ let cells = 0;
 /** An error thrown or a promise rejected outside the cell's own flow while it runs. */
 let stray = undefined as { error: unknown } | undefined;
 let running = false;
+/** What the running cell passed to `display`. */
+let shown: CellResult[] = [];
+/** Results a cell may display at the most (more are dropped). */
+const MAX_DISPLAYED = 100;
 
 function answer(message: object): void {
   writeSync(1, `${frameMark(token)}${JSON.stringify(message)}\n`);
@@ -91,6 +95,7 @@ async function runCell(cell: CellRequest): Promise<CellAnswer> {
   const deadline = Date.now() + cell.timeoutMs;
   cells += 1;
   stray = undefined;
+  shown = [];
   running = true;
   try {
     const { source, wrapped } = scriptOf(cell.code);
@@ -110,12 +115,12 @@ async function runCell(cell: CellRequest): Promise<CellAnswer> {
     await new Promise((resolve) => setImmediate(resolve));
     const strayed = stray as { error: unknown } | undefined;
     if (strayed !== undefined) throw strayed.error;
-    const results = value === undefined ? [] : [resultOf(value, true)];
+    const results = value === undefined ? shown : [...shown, resultOf(value, true)];
     return { ev: 'done', results, timedOut: false };
   } catch (err) {
     return {
       ev: 'done',
-      results: [],
+      results: shown,
       error: errorOf(err, __filename),
       timedOut: timedOutError(err),
     };
@@ -134,8 +139,14 @@ function catchStrays(): void {
   process.on('unhandledRejection', strayError);
 }
 
+/** `display(value | mimeBundle)`: a result of the running cell besides its last value. */
+function display(value: unknown): void {
+  if (running && shown.length < MAX_DISPLAYED) shown.push(displayed(value));
+}
+
 function main(): void {
   catchStrays();
+  (globalThis as Record<string, unknown>).display = display;
   (globalThis as Record<string, unknown>).require = createRequire(
     posix.join(process.cwd(), '<context>'),
   );
