@@ -47,6 +47,7 @@ export const OUTCOME_OF_API_ERROR: Readonly<Record<ApiErrorCode, Outcome>> = {
   process_not_found: 'notFound',
   context_not_found: 'notFound',
   context_restarted: 'refused',
+  context_lost: 'refused',
   context_limit_exceeded: 'rateLimited',
   stdin_closed: 'refused',
   conflict: 'refused',

@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'process_not_found'
   | 'context_not_found'
   | 'context_restarted'
+  | 'context_lost'
   | 'stdin_closed'
   | 'conflict'
   | 'request_timeout'
@@ -57,6 +58,8 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   context_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   // A cell ended its context's process: the context runs on, fresh (ADR 42).
   context_restarted: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
+  // A context gone with its runner (deep sleep, restart): restart it (ADR 42).
+  context_lost: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   stdin_closed: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   conflict: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   request_timeout: { httpStatus: 408, grpcStatus: GrpcStatus.DEADLINE_EXCEEDED },

@@ -52,6 +52,7 @@ export const contextOp: OpHandler<'context'> = async ({ channel, contexts }, req
         language: request.language ?? 'typescript',
         cwd: request.cwd ?? '/workspace',
         env: request.env ?? {},
+        ...(contextId === undefined ? {} : { contextId }),
       });
       channel.emit({ id, ev: 'contexts', contexts: [info] });
       return;

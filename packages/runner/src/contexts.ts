@@ -19,7 +19,11 @@ export interface ContextSpec {
   language: 'typescript' | 'javascript';
   cwd: string;
   env: Record<string, string>;
+  /** The id of a context this runner lost (a deep sleep, a restart), made again. */
+  contextId?: string;
 }
+
+const CONTEXT_ID = /^ctx_[0-9a-f]{24}$/;
 
 export interface CellSpec {
   contextId: string;
@@ -56,8 +60,14 @@ export class CodeContexts {
         { max: MAX_CONTEXTS },
       );
     }
+    if (spec.contextId !== undefined && !CONTEXT_ID.test(spec.contextId)) {
+      throw new RunnerError('invalid_request', 'Not a context id', { contextId: spec.contextId });
+    }
+    if (spec.contextId !== undefined && this.contexts.has(spec.contextId)) {
+      throw new RunnerError('conflict', 'The context exists', { contextId: spec.contextId });
+    }
     const info: ContextInfo = {
-      contextId: `ctx_${randomBytes(12).toString('hex')}`,
+      contextId: spec.contextId ?? `ctx_${randomBytes(12).toString('hex')}`,
       language: spec.language,
       cwd: spec.cwd,
       createdAt: new Date().toISOString(),

@@ -73,6 +73,8 @@ export class ConflictError extends SandboxError {}
 export class ContextNotFoundError extends SandboxError {}
 /** 409: the cell ended its context's process; the context runs on, fresh (its variables gone). */
 export class ContextRestartedError extends SandboxError {}
+/** 409: the context went with its sandbox's processes (a deep sleep): `contexts.restart` it. */
+export class ContextLostError extends SandboxError {}
 /** 429: the session holds as many code contexts as it may (8). */
 export class ContextLimitExceededError extends SandboxError {}
 /** 409 stdin_closed: the process takes no more input (exited, closed, or started without it). */
@@ -150,6 +152,7 @@ export const ERROR_CLASSES = {
   process_not_found: ProcessNotFoundError,
   context_not_found: ContextNotFoundError,
   context_restarted: ContextRestartedError,
+  context_lost: ContextLostError,
   context_limit_exceeded: ContextLimitExceededError,
   stdin_closed: StdinClosedError,
   conflict: ConflictError,
@@ -179,6 +182,7 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   process_not_found: 404,
   context_not_found: 404,
   context_restarted: 409,
+  context_lost: 409,
   context_limit_exceeded: 429,
   stdin_closed: 409,
   conflict: 409,

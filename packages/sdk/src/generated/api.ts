@@ -1905,7 +1905,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description context_restarted, conflict */
+            /** @description context_restarted, context_lost, conflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1918,7 +1918,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "context_restarted" | "conflict";
+                            code: "context_restarted" | "context_lost" | "conflict";
                             message: string;
                             details?: {
                                 [key: string]: unknown;

@@ -13,6 +13,7 @@ import { countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
+import { KnownContexts } from './runner/known-contexts';
 import { meteredExec } from './runner/metered-exec';
 import { RunSlots } from './runner/run-slots';
 import type { RunnerClient } from './runner/runner-client';
@@ -49,6 +50,8 @@ export class DockerRuntime implements SandboxRuntime {
 
   /** Runs under way per session, against `maxRunsPerSession`. */
   private readonly runSlots: RunSlots;
+  /** The code contexts made here, to tell a lost one from an unknown one (ADR 42). */
+  private readonly contexts = new KnownContexts();
   /** The requests of each session, which its pause or deep sleep waits for. */
   private readonly use = new SessionUse();
   /** Ends the making of spare log files ahead of need (at stop). */
@@ -164,6 +167,7 @@ export class DockerRuntime implements SandboxRuntime {
     const existed = await destroySandbox(this.parts, sessionId);
     this.use.forget(sessionId);
     this.parts.logs.forget(sessionId);
+    this.contexts.forget(sessionId);
     return existed;
   }
 
@@ -250,7 +254,9 @@ export class DockerRuntime implements SandboxRuntime {
   /** A run goes on when its caller goes away (its output is kept): `_signal` does not stop it. */
   exec(spec: ExecSpec, sink: ByteSink, _signal: AbortSignal): Promise<RunResult> {
     return this.served(spec.sessionId, () =>
-      this.runSlots.within(spec.sessionId, () => this.execNow(spec, sink)),
+      this.runSlots.within(spec.sessionId, () =>
+        this.contexts.cell(spec, () => this.execNow(spec, sink)),
+      ),
     );
   }
 
@@ -370,7 +376,7 @@ export class DockerRuntime implements SandboxRuntime {
 
   manageContexts(sessionId: string, action: ContextAction): Promise<CodeContextInfo[]> {
     return this.served(sessionId, async () =>
-      runnerOps.manageContexts(await this.runnerOf(sessionId), action),
+      this.contexts.manage(sessionId, action, await this.runnerOf(sessionId)),
     );
   }
 

@@ -92,6 +92,8 @@ export type ContextAction =
       language: 'typescript' | 'javascript';
       cwd: string;
       env: Record<string, string>;
+      /** A lost context's id, made again (the agent's own restart of it). */
+      contextId?: string;
     }
   | { action: 'list' }
   | { action: 'delete' | 'restart'; contextId: string };

@@ -165,6 +165,7 @@ export const operations = {
       'service_unavailable',
       'context_not_found',
       'context_restarted',
+      'context_lost',
       'conflict',
     ],
   },
