@@ -138,6 +138,14 @@ describe('code contexts', () => {
     expect(run.body.error?.stack).not.toContain('context-host');
   });
 
+  it("points a TypeScript cell's stack at the line it was written on", async () => {
+    const run = await cell(
+      ctx,
+      'interface A { a: string }\ntype B = number;\nconst unused: number = 1;\n\nfunction thrower(): never {\n  throw new Error("here");\n}\nthrower();',
+    );
+    expect(run.body.error?.stack).toMatch(/at thrower \(\/workspace\/<cell-\d+>:6:9\)/);
+  });
+
   it('stops an endless loop at the timeout and keeps the variables', async () => {
     await cell(ctx, 'let kept = 5;');
     const looped = await cell(ctx, 'while (true) {}', { timeout: 1 });

@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import type { RunResult } from '@sandbox/contract/run';
 import { cappedFilesWritten, TIMEOUT_EXIT_CODE } from '@sandbox/contract/run';
-import { errorOf, type CellOutcome } from './cell-result';
+import { sourceStack } from './cell-lines';
+import { errorOf, type CellError, type CellOutcome } from './cell-result';
 import { CodeContext, type ContextInfo, type StartContextProcess } from './code-context';
 import { changeClock, type RunHandle } from './exec';
 import { changedSince } from './file-snapshot';
@@ -119,9 +120,10 @@ export class CodeContexts {
     const context = this.get(spec.contextId);
     const started = performance.now();
     let code = spec.code;
+    let mappings: string | undefined;
     if (context.info.language === 'typescript') {
       try {
-        code = await transpileCell(spec.code, 'cell.ts');
+        ({ code, mappings } = await transpileCell(spec.code, 'cell.ts'));
       } catch (err) {
         return failedCell(context.pid, syntaxError(err), started);
       }
@@ -143,7 +145,7 @@ export class CodeContexts {
         filesWritten: cappedFilesWritten(filesWritten),
         cell: {
           results: answer.results,
-          ...(answer.error === undefined ? {} : { error: answer.error }),
+          ...(answer.error === undefined ? {} : { error: sourceError(answer.error, mappings) }),
         },
       };
     });
@@ -157,6 +159,11 @@ export class CodeContexts {
       closed: output.ended,
     };
   }
+}
+
+/** A cell's error, its stack pointing at the cell's TypeScript where there is a map. */
+function sourceError(error: CellError, mappings: string | undefined): CellError {
+  return mappings === undefined ? error : { ...error, stack: sourceStack(error.stack, mappings) };
 }
 
 /** esbuild's refusal of a cell, as the cell's error. */
