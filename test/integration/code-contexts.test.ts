@@ -165,6 +165,26 @@ describe('code contexts', () => {
     expect(mainText(next)).toBe("'undefined'");
   });
 
+  it('runs one cell at a time: a second while one runs is 409 conflict', async () => {
+    const slow = cell(ctx, 'await new Promise((r) => setTimeout(r, 1500)); 1');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const second = await cell(ctx, '2');
+    expect(second.status).toBe(409);
+    expect((second.body as unknown as { error: { code: string } }).error.code).toBe('conflict');
+    expect(mainText(await slow)).toBe('1');
+  });
+
+  it('starts a context in its cwd, with its env', async () => {
+    const created = await t.api.post<Context>(contextsPath(), {
+      cwd: 'sub/dir',
+      env: { GREETING: 'hello' },
+    });
+    expect(created.body.cwd).toBe('/workspace/sub/dir');
+    const run = await cell(created.body.contextId, '[process.cwd(), process.env.GREETING]');
+    expect(mainText(run)).toBe("[ '/workspace/sub/dir', 'hello' ]");
+    await t.api.delete(`${contextsPath()}/${created.body.contextId}`);
+  });
+
   it('keeps two contexts apart', async () => {
     const a = await newContext();
     const b = await newContext();
