@@ -48,6 +48,10 @@ export class CodeContext {
   /** The process ended while no cell ran: the next cell is told its state is gone. */
   private lostIdle = false;
   private closed = false;
+  /** Counts starts and stops: a start overtaken by a stop or another start drops its process. */
+  private generation = 0;
+  /** A start under way: a cell waits for it. */
+  private starting: Promise<void> | undefined;
 
   constructor(
     readonly info: ContextInfo,
@@ -64,20 +68,39 @@ export class CodeContext {
   }
 
   /** Starts (or restarts) the process; resolves once it is ready for cells. */
-  async start(): Promise<void> {
-    this.stop();
+  start(): Promise<void> {
+    this.stop('the context was restarted');
     this.closed = false;
     this.lostIdle = false;
-    this.token = randomBytes(16).toString('hex');
+    const starting = this.startNow(this.generation);
+    this.starting = starting;
+    void starting
+      .finally(() => {
+        if (this.starting === starting) this.starting = undefined;
+      })
+      .catch(() => undefined);
+    return starting;
+  }
+
+  private async startNow(generation: number): Promise<void> {
+    const token = randomBytes(16).toString('hex');
     const process = await this.startProcess(this.info.cwd, this.env);
+    if (generation !== this.generation) {
+      kill(process.pid); // stopped or started again meanwhile
+      throw new RunnerError('context_not_found', 'The context was deleted while it started');
+    }
+    this.token = token;
     this.process = process;
     const ready = this.follow(process);
-    await process.input?.write(Buffer.from(`${JSON.stringify({ token: this.token })}\n`));
+    await process.input?.write(Buffer.from(`${JSON.stringify({ token })}\n`));
     await ready;
   }
 
   /** Runs a cell (its code plain JavaScript): its output and its answer. */
-  run(cell: CellRequest): CellRun {
+  async run(cell: CellRequest): Promise<CellRun> {
+    if (this.current === undefined && this.starting !== undefined) {
+      await this.starting.catch(() => undefined);
+    }
     if (this.current !== undefined) {
       throw new RunnerError('conflict', 'A cell is already running in this context');
     }
@@ -95,34 +118,28 @@ export class CodeContext {
     });
     const run: CellRun = { stdout: new PassThrough(), stderr: new PassThrough(), answer };
     this.current = { run, stderrEnded: false, settle, fail };
-    const guard = setTimeout(() => this.kill(), cell.timeoutMs + CELL_KILL_GRACE_MS);
+    const guard = setTimeout(() => kill(process.pid), cell.timeoutMs + CELL_KILL_GRACE_MS);
     answer.finally(() => clearTimeout(guard)).catch(() => undefined);
     process.input?.write(Buffer.from(`${JSON.stringify(cell)}\n`)).catch(() => undefined);
     return run;
   }
 
   /** Ends the process for good (the context is deleted, or the runner stops). */
-  stop(): void {
+  stop(why = 'the context was deleted'): void {
     this.closed = true;
+    this.generation += 1;
+    const current = this.current;
+    this.current = undefined;
+    if (current !== undefined) {
+      current.run.stdout.end();
+      current.run.stderr.end();
+      current.fail(restarted(why));
+    }
     const process = this.process;
     this.process = undefined;
     if (process === undefined) return;
     process.input?.end().catch(() => undefined);
-    try {
-      globalThis.process.kill(process.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-
-  private kill(): void {
-    const pid = this.process?.pid;
-    if (pid === undefined) return;
-    try {
-      globalThis.process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    kill(process.pid);
   }
 
   /** Reads the process's pipes: output to the cell under way, answers to their waiters. */
@@ -139,9 +156,9 @@ export class CodeContext {
       const { output, frames } = stdout.push(chunk);
       for (const bytes of output) this.current?.run.stdout.write(bytes);
       for (const frame of frames) {
-        const message = JSON.parse(frame) as CellAnswer | { ev: 'ready' };
-        if (message.ev === 'ready') ready();
-        else if (this.current !== undefined) this.current.answer = message;
+        const message = parseAnswer(frame);
+        if (message?.ev === 'ready') ready();
+        else if (message !== undefined && this.current !== undefined) this.current.answer = message;
         this.finishIfDone();
       }
     });
@@ -186,6 +203,23 @@ export class CodeContext {
     void this.start().catch(() => {
       this.lostIdle = true;
     });
+  }
+}
+
+/** An answer line; undefined for one that is not JSON (only the context could write it). */
+function parseAnswer(frame: string): CellAnswer | { ev: 'ready' } | undefined {
+  try {
+    return JSON.parse(frame) as CellAnswer | { ev: 'ready' };
+  } catch {
+    return undefined;
+  }
+}
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
   }
 }
 

@@ -131,7 +131,7 @@ export class CodeContexts {
     const pid = context.pid;
     const cpuBefore = cpuTimeMs(pid);
     const since = await changeClock.read();
-    const cell = context.run({ code, timeoutMs: spec.timeoutMs, env: spec.env });
+    const cell = await context.run({ code, timeoutMs: spec.timeoutMs, env: spec.env });
     const output = new RunOutput([cell.stdout, cell.stderr], sink, 'forward');
     const done = cell.answer.then(async (answer): Promise<CellResultOf> => {
       await output.ended;
