@@ -1,6 +1,7 @@
 import { ApiClient } from '../support/api-client';
 import { createAccount } from '../support/api';
 import { untilDeepSleep } from '../support/deep-sleep';
+import { docker } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -48,6 +49,10 @@ it('keeps a context through idle, and answers context_lost after a deep sleep un
   expect(afterIdle.body.results?.[0]?.['text/plain']).toBe('42');
 
   await untilDeepSleep(api, sessionId);
+  // The state says deep-sleep as the node starts on it: its container goes last.
+  const containers = () => docker.listContainers({ all: true, filters: { name: [sessionId] } });
+  for (let i = 0; i < 100 && (await containers()).length > 0; i += 1) await sleep(100);
+  expect(await containers()).toEqual([]);
   const lost = await cell('kept');
   expect(lost.status).toBe(409);
   expect(lost.body).toMatchObject({ error: { code: 'context_lost' } });
