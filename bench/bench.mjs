@@ -31,6 +31,7 @@ import {
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
 import { forkBombRows } from './forkbomb.mjs';
+import { contextRows } from './contexts.mjs';
 import { idleRows } from './idle.mjs';
 import { keptDiskWakeRows, wakeRows } from './wake.mjs';
 
@@ -170,35 +171,6 @@ async function codeRows(stack, sessionId, spawnNode) {
   ];
 }
 
-/** Code contexts (ADR 42): a context's create, and a small cell through the whole stack. */
-async function contextRows(stack, sessionId) {
-  const contexts = `/sessions/${sessionId}/contexts`;
-  const remove = (id) =>
-    fetch(`${stack.url}/v1${contexts}/${id}`, {
-      method: 'DELETE',
-      headers: { authorization: `Bearer ${stack.key}` },
-    });
-  let contextId;
-  const create = async () => {
-    contextId = JSON.parse(await stack.api(contexts, {})).contextId;
-  };
-  // Each create after the last one's delete (not timed): a session holds 8 at the most.
-  const dropLast = async () => {
-    if (contextId !== undefined) await remove(contextId);
-    contextId = undefined;
-  };
-  const created = await measure('context create', CODE_ROUNDS, create, { before: dropLast });
-  if (contextId === undefined) await create();
-  const cell = (code) => async () => {
-    const result = JSON.parse(await stack.api('/execute', { sessionId, contextId, code }));
-    if (result.exitCode !== 0) throw new Error(`cell failed: ${JSON.stringify(result.error)}`);
-  };
-  await cell('var x = 1;')();
-  const cells = await measure('context cell x + 1, back to back', ROUNDS, cell('x + 1'));
-  await remove(contextId);
-  return [created, cells];
-}
-
 /** Wakes: the first request after idle (unpause) and after deep sleep (restore 100 MB). */
 /**
  * Previews: a tiny app on port 3000 of the session, through the edge proxy (which asks the
@@ -330,7 +302,9 @@ async function main() {
       }
       if (runs('code')) {
         results.push(...(await codeRows(stack, sessionId, spawnNode)));
-        results.push(...(await contextRows(stack, sessionId)));
+        results.push(
+          ...(await contextRows(stack, sessionId, { rounds: ROUNDS, createRounds: CODE_ROUNDS })),
+        );
       }
     }
     if (runs('idle')) results.push(...(await idleRows(stack, sessionId, container.Id)));
