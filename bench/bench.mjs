@@ -31,6 +31,7 @@ import {
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
 import { forkBombRows } from './forkbomb.mjs';
+import { contextRows } from './contexts.mjs';
 import { idleRows } from './idle.mjs';
 import { keptDiskWakeRows, wakeRows } from './wake.mjs';
 
@@ -299,7 +300,12 @@ async function main() {
           ),
         );
       }
-      if (runs('code')) results.push(...(await codeRows(stack, sessionId, spawnNode)));
+      if (runs('code')) {
+        results.push(...(await codeRows(stack, sessionId, spawnNode)));
+        results.push(
+          ...(await contextRows(stack, sessionId, { rounds: ROUNDS, createRounds: CODE_ROUNDS })),
+        );
+      }
     }
     if (runs('idle')) results.push(...(await idleRows(stack, sessionId, container.Id)));
     if (runs('stream')) results.push(...(await firstByte(stack, sessionId)));

@@ -108,6 +108,10 @@ export async function startBenchStack({
     ...(pool === undefined ? {} : { SANDBOX_POOL: pool }),
     // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
     ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
+    // The image ./scripts/build-sandbox-image built (its SANDBOX_IMAGE, default latest).
+    ...(process.env.SANDBOX_IMAGE === undefined
+      ? {}
+      : { SANDBOX_IMAGE: process.env.SANDBOX_IMAGE }),
     ...extraAgentEnv,
     // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
     // Node start in a sandbox builds its certificate store (~40 ms of CPU here).

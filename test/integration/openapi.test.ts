@@ -160,6 +160,18 @@ function everyOperation(
     ['post', '/execute', send('/execute', { sessionId: id, command: 'x' })],
     ['post', '/execution/kill', send('/execution/kill', { sessionId: id })],
     ['post', '/sessions/{sessionId}/terminals', send(`/sessions/${id}/terminals`, {})],
+    ['post', '/sessions/{sessionId}/contexts', send(`/sessions/${id}/contexts`, {})],
+    ['get', '/sessions/{sessionId}/contexts', get(`/sessions/${id}/contexts`)],
+    [
+      'delete',
+      '/sessions/{sessionId}/contexts/{contextId}',
+      remove(`/sessions/${id}/contexts/ctx_${'0'.repeat(24)}`),
+    ],
+    [
+      'post',
+      '/sessions/{sessionId}/contexts/{contextId}/restart',
+      send(`/sessions/${id}/contexts/ctx_${'0'.repeat(24)}/restart`, undefined),
+    ],
     ['get', '/sessions/{sessionId}/processes', get(`/sessions/${id}/processes`)],
     ['get', '/sessions/{sessionId}/processes/{pid}', get(`/sessions/${id}/processes/7`)],
     [
@@ -518,6 +530,67 @@ describe('every operation answers as documented', () => {
     expect(opened.headers.get('x-request-id')).not.toBeNull();
     expect(doc.paths[connect]?.get?.responses['101']).toBeDefined();
     seen.add(`get ${connect} 101`);
+  });
+
+  it('code contexts: create, list, delete, restart, and a cell', async () => {
+    const base = '/sessions/{sessionId}/contexts';
+    const one = `${base}/{contextId}`;
+    const restart = `${one}/restart`;
+    const at = (id?: string) => `/sessions/${id ?? session}/contexts`;
+    const remove = (path: string, key?: string) =>
+      call(v1(path), { method: 'DELETE', ...(key ? { key } : {}) });
+    // An account of its own: its requests do not count against the others' rate limit.
+    const owner = await createAccount(stack, 'paid');
+    const created = await post('/sessions/create', owner.key, {});
+    const session = (created.body as { sessionId: string }).sessionId;
+    const sessionsOnly = await createAccount(stack, 'free', { scopes: ['sessions'] });
+    const unknownSession = `ses_${'7'.repeat(24)}`;
+    const unknownContext = `ctx_${'0'.repeat(24)}`;
+
+    const made = await post(at(), owner.key, { language: 'javascript' });
+    expectDocumented('post', base, made);
+    const { contextId } = made.body as { contextId: string };
+    expectDocumented('post', base, await post(at(), owner.key, { cwd: '/etc' }));
+    expectDocumented('post', base, await post(at(), owner.key, { language: 'cobol' }));
+    expectDocumented('post', base, await post(at(), undefined, {}));
+    expectDocumented('post', base, await post(at(), sessionsOnly.key, {}));
+    expectDocumented('post', base, await post(at(unknownSession), owner.key, {}));
+
+    expectDocumented('get', base, await call(v1(at()), { key: owner.key }));
+    expectDocumented('get', base, await call(v1(at())));
+    expectDocumented('get', base, await call(v1(at()), { key: sessionsOnly.key }));
+    expectDocumented('get', base, await call(v1(at(unknownSession)), { key: owner.key }));
+
+    const cell = await post('/execute', owner.key, {
+      sessionId: session,
+      contextId,
+      code: 'process.exit(1)',
+    });
+    expectDocumented('post', '/execute', cell);
+    expect(cell.status).toBe(409);
+
+    const ctx = `${at()}/${contextId}`;
+    expectDocumented('post', restart, await post(`${ctx}/restart`, owner.key, undefined));
+    expectDocumented('post', restart, await post(`${ctx}/restart`, undefined, undefined));
+    expectDocumented('post', restart, await post(`${ctx}/restart`, sessionsOnly.key, undefined));
+    expectDocumented(
+      'post',
+      restart,
+      await post(`${at()}/${unknownContext}/restart`, owner.key, undefined),
+    );
+
+    expectDocumented('delete', one, await remove(ctx));
+    expectDocumented('delete', one, await remove(ctx, sessionsOnly.key));
+    expectDocumented('delete', one, await remove(ctx, owner.key));
+    expectDocumented('delete', one, await remove(ctx, owner.key));
+
+    let refused: ApiResponse<unknown> | undefined;
+    for (let i = 0; i < 9 && refused === undefined; i++) {
+      const answer = await post(at(), owner.key, {});
+      if (answer.status === 429) refused = answer;
+    }
+    expect(refused?.status).toBe(429);
+    if (refused !== undefined) expectDocumented('post', base, refused);
   });
 
   it('writeFile, readFile and listFiles', async () => {

@@ -57,6 +57,27 @@ export interface LimitExceeded {
   max: number;
 }
 
+/** One value of a code context's cell (ADR 42), in every form it has: `text/plain` always. */
+export interface CellResult {
+  /** MIME type → content (JSON as its text). */
+  data: Record<string, string>;
+  /** The value of the cell's last expression. */
+  isMain: boolean;
+}
+
+/** What a cell threw (or left rejected). */
+export interface CellError {
+  name: string;
+  message: string;
+  stack: string;
+}
+
+/** What a cell produced, besides its output. */
+export interface CellOutcome {
+  results: CellResult[];
+  error?: CellError;
+}
+
 /** The result of one run, the same from the runner to the gateway's HTTP layer. */
 export interface RunResult {
   exitCode: number;
@@ -68,6 +89,8 @@ export interface RunResult {
   filesWritten: string[];
   /** Session limits the run ran into; set by the agent, which reads the cgroup counters. */
   limitsExceeded?: LimitExceeded[];
+  /** A cell of a code context: its values and error. */
+  cell?: CellOutcome;
 }
 
 /** The deadlines each layer derives from one run's timeout. */

@@ -23,6 +23,9 @@ export type ErrorCode =
   | 'session_not_found'
   | 'file_not_found'
   | 'process_not_found'
+  | 'context_not_found'
+  | 'context_restarted'
+  | 'context_lost'
   | 'stdin_closed'
   | 'file_exists'
   | 'directory_not_empty'
@@ -33,6 +36,7 @@ export type ErrorCode =
   | 'file_too_large'
   | 'rate_limit_exceeded'
   | 'session_limit_exceeded'
+  | 'context_limit_exceeded'
   | 'internal_error'
   | 'bad_gateway'
   | 'service_unavailable'
@@ -53,6 +57,11 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   session_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   file_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   process_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
+  context_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
+  // A cell ended its context's process: the context runs on, fresh (ADR 42).
+  context_restarted: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
+  // A context gone with its runner (deep sleep, restart): restart it (ADR 42).
+  context_lost: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   stdin_closed: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   file_exists: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   directory_not_empty: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
@@ -63,6 +72,7 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   file_too_large: { httpStatus: 413, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   rate_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   session_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
+  context_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   internal_error: { httpStatus: 500, grpcStatus: GrpcStatus.INTERNAL },
   bad_gateway: { httpStatus: 502, grpcStatus: GrpcStatus.UNAVAILABLE },
   service_unavailable: { httpStatus: 503, grpcStatus: GrpcStatus.UNAVAILABLE },

@@ -23,6 +23,11 @@ export type { HibernateResponse__Output } from './generated/agent/v1/HibernateRe
 export type { FileEntry__Output } from './generated/agent/v1/FileEntry';
 export type { KillProcessesResponse__Output } from './generated/agent/v1/KillProcessesResponse';
 export type { ListFilesResponse__Output } from './generated/agent/v1/ListFilesResponse';
+export type { ContextsRequest__Output } from './generated/agent/v1/ContextsRequest';
+export type { ContextsRequest } from './generated/agent/v1/ContextsRequest';
+export type { ContextsResponse__Output } from './generated/agent/v1/ContextsResponse';
+export type { CodeContext__Output } from './generated/agent/v1/CodeContext';
+export type { CellOutcome__Output } from './generated/agent/v1/CellOutcome';
 export type { WriteFileResponse__Output } from './generated/agent/v1/WriteFileResponse';
 export type { FileStat, FileStat__Output } from './generated/agent/v1/FileStat';
 export type { RemoveFileResponse__Output } from './generated/agent/v1/RemoveFileResponse';

@@ -297,7 +297,7 @@ async function collectResult(
 }
 
 /** Read at the start of every run: what the run changes is stamped at or after it. */
-const changeClock = new ChangeClock(RUNNER_DIR);
+export const changeClock = new ChangeClock(RUNNER_DIR);
 
 /** Removals of ended runs' files, not yet awaited. */
 let cleanups: Promise<unknown>[] = [];

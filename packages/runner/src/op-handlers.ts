@@ -1,3 +1,4 @@
+import type { CodeContexts } from './contexts';
 import type { RunHandle, RunSpec } from './exec';
 import type { RunSink } from './run-output';
 import type { Flow, OutputChannel } from './output-channel';
@@ -30,6 +31,8 @@ export interface RunnerContext {
   readonly infrastructure: ReadonlySet<number>;
   /** The runner's front, when it started this runner: it and its helpers are infrastructure. */
   readonly front: number | undefined;
+  /** The session's code contexts (ADR 42). */
+  readonly contexts: CodeContexts;
   /** Starts a run (exec.ts's startRun; tests pass their own). */
   startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>;
 }

@@ -8,6 +8,7 @@ import type {
 } from '@sandbox/contract';
 import type { RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
+import type { ContextInfo } from './code-context';
 
 /**
  * The runner's protocol: one JSON object per line on its stdin (requests) and stdout (events),
@@ -31,6 +32,8 @@ export type RunnerRequest =
       timeoutMs: number;
       /** stdin a pipe written through `input` requests (else /dev/null). */
       stdin?: boolean;
+      /** Code run as a cell of this code context (ADR 42), not as a process of its own. */
+      contextId?: string;
     }
   | {
       id: number;
@@ -58,6 +61,16 @@ export type RunnerRequest =
   | ({ id: number } & FileOperation)
   | { id: number; op: 'missingPackages'; code: string; cwd: string }
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
+  /** The session's code contexts (ADR 42): answered with `contexts` (the one acted on, or all). */
+  | {
+      id: number;
+      op: 'context';
+      action: 'create' | 'list' | 'delete' | 'restart';
+      contextId?: string;
+      language?: 'typescript' | 'javascript';
+      cwd?: string;
+      env?: Record<string, string>;
+    }
   /** `settled`: answered once the runner's start-up work is done (warm pool members). */
   | { id: number; op: 'ping'; settled?: boolean };
 
@@ -88,6 +101,7 @@ export type RunnerEvent =
   | { id: number; ev: 'pong'; pid: number }
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }
+  | { id: number; ev: 'contexts'; contexts: ContextInfo[] }
   | { id: number; ev: 'flow' }
   /** Input bytes the process took. */
   | { id: number; ev: 'taken'; bytes: number }
@@ -119,6 +133,7 @@ const FINAL: Record<FinalEventName, true> = {
   pong: true,
   packages: true,
   installed: true,
+  contexts: true,
   flow: true,
   taken: true,
   error: true,

@@ -9,12 +9,16 @@ import type { OpHandler, RunnerContext } from './op-handlers';
 export const execOp: OpHandler<'exec'> = async (context, request) => {
   const { id } = request;
   const { channel, runs, flows, starting, inputs } = context;
+  const sink = {
+    stdout: (chunk: Buffer) => channel.emit({ id, ev: 'stdout', data: chunk.toString('base64') }),
+    stderr: (chunk: Buffer) => channel.emit({ id, ev: 'stderr', data: chunk.toString('base64') }),
+    onDrain: (resume: () => void) => channel.onDrain(resume),
+  };
+  const { contextId } = request;
   const run = await startTrackingCancel(context, id, () =>
-    context.startRun(request, {
-      stdout: (chunk) => channel.emit({ id, ev: 'stdout', data: chunk.toString('base64') }),
-      stderr: (chunk) => channel.emit({ id, ev: 'stderr', data: chunk.toString('base64') }),
-      onDrain: (resume) => channel.onDrain(resume),
-    }),
+    contextId === undefined || request.code === undefined
+      ? context.startRun(request, sink)
+      : context.contexts.run({ ...request, contextId, code: request.code }, sink),
   );
   // A cancel that came while the run was being prepared applies now.
   const cancelledEarly = starting.get(id) === true;

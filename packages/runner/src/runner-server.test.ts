@@ -264,6 +264,7 @@ describe('OP_HANDLERS', () => {
       makeDirectory: true,
       missingPackages: true,
       installBundle: true,
+      context: true,
       ping: true,
     };
     expect(Object.keys(OP_HANDLERS).sort()).toEqual(Object.keys(ops).sort());

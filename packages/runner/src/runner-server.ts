@@ -13,6 +13,8 @@ import {
 } from './file-ops';
 import type { OpHandlers, RunnerContext } from './op-handlers';
 import { OutputChannel, type Flow } from './output-channel';
+import { contextOp, sessionContexts } from './context-ops';
+import type { CodeContexts } from './contexts';
 import { killOp, pingOp, statsOp } from './process-ops';
 import { RunnerError, type RunnerRequest } from './protocol';
 import { cancelOp, execOp, pauseOp, resumeOp } from './run-ops';
@@ -40,6 +42,7 @@ export const OP_HANDLERS: OpHandlers = {
   makeDirectory: makeDirectoryOp,
   missingPackages: missingPackagesOp,
   installBundle: installBundleOp,
+  context: contextOp,
 };
 
 export interface RunnerServerOptions {
@@ -49,6 +52,8 @@ export interface RunnerServerOptions {
   startRun?: RunnerContext['startRun'];
   /** The pid of the runner's front, when the front started this runner (ADR 34). */
   front?: number;
+  /** The session's code contexts; their processes started by the spawner unless a test's. */
+  contexts?: CodeContexts;
 }
 
 /**
@@ -64,12 +69,14 @@ export class RunnerServer implements RunnerContext {
   readonly infrastructure: ReadonlySet<number>;
   readonly startRun: RunnerContext['startRun'];
   readonly front: number | undefined;
+  readonly contexts: CodeContexts;
 
   constructor(output: Writable, options: RunnerServerOptions) {
     this.channel = new OutputChannel(output);
     this.infrastructure = options.infrastructure;
     this.startRun = options.startRun ?? startRun;
     this.front = options.front;
+    this.contexts = options.contexts ?? sessionContexts();
   }
 
   /** Answers one request; whatever fails becomes its error event. */

@@ -20,7 +20,7 @@ interface Esbuild {
   transform(
     code: string,
     options: Record<string, unknown>,
-  ): Promise<{ code: string; warnings: unknown[] }>;
+  ): Promise<{ code: string; map?: string; warnings: unknown[] }>;
   build(options: Record<string, unknown>): Promise<{ outputFiles?: { text: string }[] }>;
 }
 
@@ -129,4 +129,31 @@ export function warmUpTranspiler(): void {
 /** Resolves when the transpiler's warm-up (if one was started) has ended. */
 export function transpilerWarmed(): Promise<void> {
   return warming;
+}
+
+/**
+ * A TypeScript cell as plain JavaScript statements (no module wrapper: imports stay imports,
+ * every one kept, as a later cell may use what this one imports), with its source map's
+ * `mappings`; a syntax error is thrown as esbuild reports it. As it is where esbuild is missing.
+ */
+export async function transpileCell(
+  code: string,
+  sourceName: string,
+): Promise<{ code: string; mappings?: string }> {
+  const service = loadEsbuild();
+  if (service === null) return { code };
+  const result = await service.transform(code, {
+    loader: 'ts',
+    target: 'node20',
+    sourcefile: sourceName,
+    sourcemap: 'external',
+    tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } },
+    supported: { 'top-level-await': true },
+  });
+  try {
+    const { mappings } = JSON.parse(result.map ?? '{}') as { mappings?: unknown };
+    return typeof mappings === 'string' ? { code: result.code, mappings } : { code: result.code };
+  } catch {
+    return { code: result.code };
+  }
 }

@@ -69,6 +69,14 @@ export class FileNotFoundError extends SandboxError {}
 export class ProcessNotFoundError extends SandboxError {}
 /** 409 conflict: the request clashes with the resource's state (admin API: a node's state). */
 export class ConflictError extends SandboxError {}
+/** 404: no such code context in the session (deleted, or gone with a deep sleep). */
+export class ContextNotFoundError extends SandboxError {}
+/** 409: the cell ended its context's process; the context runs on, fresh (its variables gone). */
+export class ContextRestartedError extends SandboxError {}
+/** 409: the context went with its sandbox's processes (a deep sleep): `contexts.restart` it. */
+export class ContextLostError extends SandboxError {}
+/** 429: the session holds as many code contexts as it may (8). */
+export class ContextLimitExceededError extends SandboxError {}
 /** 409 stdin_closed: the process takes no more input (exited, closed, or started without it). */
 export class StdinClosedError extends SandboxError {}
 /** 409 file_exists: a rename's destination exists (and `overwrite` was not given). */
@@ -157,6 +165,10 @@ export const ERROR_CLASSES = {
   session_not_found: SessionNotFoundError,
   file_not_found: FileNotFoundError,
   process_not_found: ProcessNotFoundError,
+  context_not_found: ContextNotFoundError,
+  context_restarted: ContextRestartedError,
+  context_lost: ContextLostError,
+  context_limit_exceeded: ContextLimitExceededError,
   stdin_closed: StdinClosedError,
   conflict: ConflictError,
   file_exists: FileExistsError,
@@ -185,6 +197,10 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   session_not_found: 404,
   file_not_found: 404,
   process_not_found: 404,
+  context_not_found: 404,
+  context_restarted: 409,
+  context_lost: 409,
+  context_limit_exceeded: 429,
   stdin_closed: 409,
   conflict: 409,
   file_exists: 409,

@@ -10,6 +10,8 @@ export { SessionList } from './session-list.js';
 export type { SessionSummary } from './session-list.js';
 export { Files } from './files.js';
 export { Processes } from './processes.js';
+export { Contexts } from './contexts.js';
+export type { ContextCallOptions } from './contexts.js';
 export type { OutputOptions, ProcessCallOptions, ProcessRef } from './processes.js';
 export type {
   FileCallOptions,

@@ -43,6 +43,11 @@ export interface RunOptions {
    * `processes.writeStdin(pid, …)` with the pid of the `started` event); else it reads nothing.
    */
   stdin?: boolean;
+  /**
+   * Runs the code as a cell of this code context (`sandbox.contexts.create()`): its variables
+   * stay for the next cell, and the result carries `results` and `error`.
+   */
+  contextId?: string;
   /** Output as it comes (the run is then streamed); the result still holds all of it. */
   onStdout?: (data: string) => void;
   onStderr?: (data: string) => void;
@@ -109,6 +114,7 @@ export function executeBody(
     timeout: runTimeoutS(options),
     workingDir: options.workingDir,
     ...(options.stdin === true ? { stdin: true } : {}),
+    ...(options.contextId === undefined ? {} : { contextId: options.contextId }),
     stream,
   };
 }

@@ -2,6 +2,7 @@ import { NetworkError } from './errors.js';
 import { Files } from './files.js';
 import { HttpClient, resolveOptions, type ClientOptions } from './http.js';
 import { startInBackground, type ProcessHandle } from './process-handle.js';
+import { Contexts } from './contexts.js';
 import { Processes } from './processes.js';
 import {
   answerTimeoutMs,
@@ -18,6 +19,8 @@ import { deleteSession, getInfo, listPage } from './session-calls.js';
 import { SessionList } from './session-list.js';
 import { Terminals } from './terminals.js';
 import type {
+  CodeContext,
+  CreateContextBody,
   CreateSessionBody,
   EgressInfo,
   EgressPolicy,
@@ -82,6 +85,8 @@ export class Sandbox {
   readonly files: Files;
   /** The session's runs: list, kept output (`follow` live), stdin, kill. */
   readonly processes: Processes;
+  /** The session's code contexts: create, list, delete, restart (cells: `runCode`). */
+  readonly contexts: Contexts;
   /**
    * The session's terminals (shells on a pseudo-terminal): `open()` gives a handle, `create()`
    * a WebSocket URL to open once.
@@ -99,6 +104,27 @@ export class Sandbox {
     this.files = new Files(http, id);
     this.processes = new Processes(http, id);
     this.terminals = new Terminals(http, id, (pid) => this.processes.kill(pid));
+    this.contexts = new Contexts(http, id);
+  }
+
+  /** A new code context (TypeScript in /workspace unless told): `contexts.create`. */
+  createContext(body: CreateContextBody = {}): Promise<CodeContext> {
+    return this.contexts.create(body);
+  }
+
+  /**
+   * Runs a cell in a code context: its variables, functions and imports stay for the next
+   * cell; `results` holds the last expression's value (`text/plain`, `application/json`),
+   * `error` what it threw. A cell that ended its context's process throws
+   * ContextRestartedError (the next cell runs in a fresh context).
+   */
+  runCode(
+    code: string,
+    options: Omit<RunOptions, 'contextId' | 'stdin'> & { context: CodeContext | string },
+  ): Promise<ExecutionResult> {
+    const { context, ...rest } = options;
+    const contextId = typeof context === 'string' ? context : context.contextId;
+    return this.execute({ code }, { ...rest, contextId });
   }
 
   /** Creates a session (with an Idempotency-Key, so that retries never make two). */

@@ -49,6 +49,15 @@ export type CreateTerminalBody = BodyOf<'createTerminal'>;
 /** A terminal made and not opened yet, as the API answers it. */
 export type TerminalMade = Ok<'createTerminal'>;
 
+/** A code context (`ctx_…`): a long-lived process whose variables stay between cells. */
+export type CodeContext = Ok<'createContext'>;
+/** The body of a context's creation: language, cwd, env. */
+export type CreateContextBody = BodyOf<'createContext'>;
+/** One value of a cell: its MIME bundle (`text/plain` always, `application/json` where it serializes) and `isMain`. */
+export type CellResult = NonNullable<ExecutionResult['results']>[number];
+/** What a cell threw. */
+export type CellError = NonNullable<ExecutionResult['error']>;
+
 /** A run of the session (running or kept), as the process list shows it. */
 export type ProcessInfo = Ok<'getProcess'>;
 /** A run's kept output from an offset, as text, and the offsets to ask for next. */

@@ -10,6 +10,11 @@ import { authenticate, requireScope } from './auth/authenticate';
 import { tokenAuth } from './auth/token-auth';
 import type { ExecuteService } from './execute/execute-service';
 import type { FilesService } from './files/files-service';
+import type { ContextsService } from './contexts/contexts-service';
+import { createContext } from './routes/contexts/create-context';
+import { deleteContext } from './routes/contexts/delete-context';
+import { listContexts } from './routes/contexts/list-contexts';
+import { restartContext } from './routes/contexts/restart-context';
 import { readinessRoute, type ReadinessCheck } from './http/readiness';
 import type { ProcessesService } from './processes/processes-service';
 import { errorHandler, notFound } from './http/error-handler';
@@ -64,6 +69,7 @@ export interface AppDeps {
   idempotency: IdempotencyOptions;
   execute: ExecuteService;
   files: FilesService;
+  contexts: ContextsService;
   processes: ProcessesService;
   terminals: TerminalService;
   webhooks: WebhookService;
@@ -95,6 +101,10 @@ function operationHandlers(deps: AppDeps): { [N in OperationName]: HandlerOf<N> 
     processOutput: processOutput(deps.processes, { keepAliveMs: deps.sseKeepAliveMs }),
     writeStdin: writeStdin(deps.processes),
     createTerminal: createTerminal(deps.terminals),
+    createContext: createContext(deps.contexts),
+    listContexts: listContexts(deps.contexts),
+    deleteContext: deleteContext(deps.contexts),
+    restartContext: restartContext(deps.contexts),
     writeFile: writeFile(deps.files),
     readFile: readFile(deps.files),
     listFiles: listFiles(deps.files),

@@ -19,6 +19,7 @@ import { createDatabase, type Database } from './db/database';
 import { migrate } from './db/migrate';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded-postgres';
 import type { ExecuteService } from './execute/execute-service';
+import { ContextsService } from './contexts/contexts-service';
 import { FilesService } from './files/files-service';
 import { ProcessesService } from './processes/processes-service';
 import type { IdempotencyStore } from './idempotency/idempotency-store';
@@ -283,6 +284,7 @@ export function publicApp(config: GatewayConfig, logger: Logger, parts: AppParts
     idempotency: { store: parts.idempotency, waitMs: config.sessionOpTimeoutMs },
     execute: parts.execute,
     files: new FilesService(sessionAccess, webhooks.store, logger),
+    contexts: new ContextsService(sessionAccess),
     processes: new ProcessesService(sessionAccess, config.stdinWaitMs),
     terminals: new TerminalService(parts.terminalStore, sessionAccess),
     webhooks: webhooks.service,

@@ -2,6 +2,12 @@ import type * as grpc from '@grpc/grpc-js';
 import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { AgentClient as _agent_v1_AgentClient, AgentDefinition as _agent_v1_AgentDefinition } from './agent/v1/Agent';
+import type { CellError as _agent_v1_CellError, CellError__Output as _agent_v1_CellError__Output } from './agent/v1/CellError';
+import type { CellOutcome as _agent_v1_CellOutcome, CellOutcome__Output as _agent_v1_CellOutcome__Output } from './agent/v1/CellOutcome';
+import type { CellResult as _agent_v1_CellResult, CellResult__Output as _agent_v1_CellResult__Output } from './agent/v1/CellResult';
+import type { CodeContext as _agent_v1_CodeContext, CodeContext__Output as _agent_v1_CodeContext__Output } from './agent/v1/CodeContext';
+import type { ContextsRequest as _agent_v1_ContextsRequest, ContextsRequest__Output as _agent_v1_ContextsRequest__Output } from './agent/v1/ContextsRequest';
+import type { ContextsResponse as _agent_v1_ContextsResponse, ContextsResponse__Output as _agent_v1_ContextsResponse__Output } from './agent/v1/ContextsResponse';
 import type { CreateSandboxRequest as _agent_v1_CreateSandboxRequest, CreateSandboxRequest__Output as _agent_v1_CreateSandboxRequest__Output } from './agent/v1/CreateSandboxRequest';
 import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroySandboxRequest__Output as _agent_v1_DestroySandboxRequest__Output } from './agent/v1/DestroySandboxRequest';
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from './agent/v1/DestroySandboxResponse';
@@ -63,6 +69,12 @@ export interface ProtoGrpcType {
   agent: {
     v1: {
       Agent: SubtypeConstructor<typeof grpc.Client, _agent_v1_AgentClient> & { service: _agent_v1_AgentDefinition }
+      CellError: MessageTypeDefinition<_agent_v1_CellError, _agent_v1_CellError__Output>
+      CellOutcome: MessageTypeDefinition<_agent_v1_CellOutcome, _agent_v1_CellOutcome__Output>
+      CellResult: MessageTypeDefinition<_agent_v1_CellResult, _agent_v1_CellResult__Output>
+      CodeContext: MessageTypeDefinition<_agent_v1_CodeContext, _agent_v1_CodeContext__Output>
+      ContextsRequest: MessageTypeDefinition<_agent_v1_ContextsRequest, _agent_v1_ContextsRequest__Output>
+      ContextsResponse: MessageTypeDefinition<_agent_v1_ContextsResponse, _agent_v1_ContextsResponse__Output>
       CreateSandboxRequest: MessageTypeDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_CreateSandboxRequest__Output>
       DestroySandboxRequest: MessageTypeDefinition<_agent_v1_DestroySandboxRequest, _agent_v1_DestroySandboxRequest__Output>
       DestroySandboxResponse: MessageTypeDefinition<_agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxResponse__Output>

@@ -88,6 +88,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{sessionId}/contexts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's code contexts */
+        get: operations["listContexts"];
+        put?: never;
+        /** Make a code context: a long-lived JavaScript/TypeScript process whose variables stay from one cell (POST /v1/execute with contextId) to the next */
+        post: operations["createContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{sessionId}/contexts/{contextId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a code context (its process ends, its variables are gone) */
+        delete: operations["deleteContext"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/{sessionId}/contexts/{contextId}/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Restart a code context: a fresh process under the same id, its variables gone */
+        post: operations["restartContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/execution/kill": {
         parameters: {
             query?: never;
@@ -1739,6 +1791,8 @@ export interface operations {
                     stream?: boolean;
                     /** @description the run reads its stdin from POST /v1/sessions/{id}/processes/{pid}/stdin (else it reads nothing) */
                     stdin?: boolean;
+                    /** @description run `code` as a cell of this code context (POST /v1/sessions/{id}/contexts): its variables stay for the next cell, and the result carries `results` and `error` */
+                    contextId?: string;
                 };
             };
         };
@@ -1770,6 +1824,23 @@ export interface operations {
                          * @constant
                          */
                         outputTruncated?: true;
+                        /** @description a context's cell (contextId): its values, the last expression's first */
+                        results?: ({
+                            /** @description util.inspect of the value */
+                            "text/plain": string;
+                            /** @description its JSON, where it serializes */
+                            "application/json"?: string;
+                            /** @description the value of the cell's last expression */
+                            isMain: boolean;
+                        } & {
+                            [key: string]: string | boolean;
+                        })[];
+                        /** @description a context's cell that threw (exitCode 1) */
+                        error?: {
+                            name: string;
+                            message: string;
+                            stack: string;
+                        };
                     };
                     "text/event-stream": string;
                 };
@@ -1854,7 +1925,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description process_not_found, session_not_found */
+            /** @description process_not_found, session_not_found, context_not_found */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1867,7 +1938,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "process_not_found" | "session_not_found";
+                            code: "process_not_found" | "session_not_found" | "context_not_found";
                             message: string;
                             details?: {
                                 [key: string]: unknown;
@@ -1893,6 +1964,31 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "execution_timeout" | "request_timeout";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description context_restarted, context_lost, conflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "context_restarted" | "context_lost" | "conflict";
                             message: string;
                             details?: {
                                 [key: string]: unknown;
@@ -2017,6 +2113,767 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "disk_full";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listContexts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contexts */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        contexts: {
+                            /** @description ctx_ and 24 hex digits */
+                            contextId: string;
+                            /** @enum {string} */
+                            language: "typescript" | "javascript";
+                            cwd: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description default typescript (types are stripped)
+                     * @enum {string}
+                     */
+                    language?: "typescript" | "javascript";
+                    /** @description relative to /workspace; default /workspace */
+                    cwd?: string;
+                    /** @description the context's environment variables (each cell may add its own) */
+                    env?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The context, ready */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ctx_ and 24 hex digits */
+                        contextId: string;
+                        /** @enum {string} */
+                        language: "typescript" | "javascript";
+                        cwd: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description invalid_request, invalid_path */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request" | "invalid_path";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description context_limit_exceeded, rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "context_limit_exceeded" | "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+                contextId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                        contextId: string;
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found, context_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found" | "context_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    restartContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+                contextId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The context, fresh */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ctx_ and 24 hex digits */
+                        contextId: string;
+                        /** @enum {string} */
+                        language: "typescript" | "javascript";
+                        cwd: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found, context_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found" | "context_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
                             message: string;
                             details?: {
                                 [key: string]: unknown;

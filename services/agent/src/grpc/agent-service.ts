@@ -34,6 +34,7 @@ import { LastKnown } from '../node/last-known';
 import { readNodeLoad } from '../node/node-load';
 import { streaming, unary } from './call-handlers';
 import { fileHandlers } from './file-calls';
+import { contextHandlers } from './context-calls';
 import { processHandlers } from './process-calls';
 import { openTerminal } from './terminal-call';
 
@@ -73,6 +74,7 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
     files: request.files.map((f) => ({ path: f.path, content: f.content })),
     stdin: request.stdin,
     logBytes: request.logBytes || DEFAULT_LOG_BYTES,
+    ...(request.contextId === '' ? {} : { contextId: request.contextId }),
   };
   if (request.program === 'command' && request.command !== undefined) {
     return { ...base, command: request.command };
@@ -138,7 +140,13 @@ type LifecycleMethods =
   | 'SetEgress';
 
 type DataMethods =
-  'Exec' | 'OpenTerminal' | 'KillProcesses' | 'ListProcesses' | 'ReadOutput' | 'WriteStdin';
+  | 'Exec'
+  | 'OpenTerminal'
+  | 'KillProcesses'
+  | 'ManageContexts'
+  | 'ListProcesses'
+  | 'ReadOutput'
+  | 'WriteStdin';
 
 /** The caller's deadline of a call, in epoch ms (undefined: none). */
 function deadlineOf(call: grpc.ServerUnaryCall<unknown, unknown>): number | undefined {
@@ -260,6 +268,7 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
     ),
 
     ...processHandlers(context, runtime),
+    ...contextHandlers(context, runtime),
 
     OpenTerminal: openTerminal(context, runtime),
 

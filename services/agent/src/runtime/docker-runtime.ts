@@ -19,6 +19,7 @@ import { countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
+import { KnownContexts } from './runner/known-contexts';
 import { meteredExec } from './runner/metered-exec';
 import { RunSlots } from './runner/run-slots';
 import type { RunnerClient } from './runner/runner-client';
@@ -28,6 +29,8 @@ import { stdinClosed, summaryOf } from './processes/process-summary';
 import { SessionUse } from './session-use';
 import type {
   ByteSink,
+  CodeContextInfo,
+  ContextAction,
   ExecSpec,
   FileContent,
   ListPage,
@@ -53,6 +56,8 @@ export class DockerRuntime implements SandboxRuntime {
 
   /** Runs under way per session, against `maxRunsPerSession`. */
   private readonly runSlots: RunSlots;
+  /** The code contexts made here, to tell a lost one from an unknown one (ADR 42). */
+  private readonly contexts = new KnownContexts();
   /** The requests of each session, which its pause or deep sleep waits for. */
   private readonly use = new SessionUse();
   /** Ends the making of spare log files ahead of need (at stop). */
@@ -168,6 +173,7 @@ export class DockerRuntime implements SandboxRuntime {
     const existed = await destroySandbox(this.parts, sessionId);
     this.use.forget(sessionId);
     this.parts.logs.forget(sessionId);
+    this.contexts.forget(sessionId);
     return existed;
   }
 
@@ -254,7 +260,9 @@ export class DockerRuntime implements SandboxRuntime {
   /** A run goes on when its caller goes away (its output is kept): `_signal` does not stop it. */
   exec(spec: ExecSpec, sink: ByteSink, _signal: AbortSignal): Promise<RunResult> {
     return this.served(spec.sessionId, () =>
-      this.runSlots.within(spec.sessionId, () => this.execNow(spec, sink)),
+      this.runSlots.within(spec.sessionId, () =>
+        this.contexts.cell(spec, () => this.execNow(spec, sink)),
+      ),
     );
   }
 
@@ -378,6 +386,12 @@ export class DockerRuntime implements SandboxRuntime {
   ): Promise<FileOperationResult<O>> {
     return this.served(sessionId, async () =>
       runnerOps.manageFile(await this.runnerOf(sessionId), operation),
+    );
+  }
+
+  manageContexts(sessionId: string, action: ContextAction): Promise<CodeContextInfo[]> {
+    return this.served(sessionId, async () =>
+      this.contexts.manage(sessionId, action, await this.runnerOf(sessionId)),
     );
   }
 

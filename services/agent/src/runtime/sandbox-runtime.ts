@@ -75,7 +75,30 @@ export interface ExecSpec {
   stdin: boolean;
   /** The run's output kept in its log, at the most (the newest half at least). */
   logBytes: number;
+  /** Code run as a cell of this code context (ADR 42). */
+  contextId?: string;
 }
+
+/** A code context (ADR 42), as the runner describes it. */
+export interface CodeContextInfo {
+  contextId: string;
+  language: 'typescript' | 'javascript';
+  cwd: string;
+  createdAt: string;
+}
+
+/** What to do with the session's code contexts. */
+export type ContextAction =
+  | {
+      action: 'create';
+      language: 'typescript' | 'javascript';
+      cwd: string;
+      env: Record<string, string>;
+      /** A lost context's id, made again (the agent's own restart of it). */
+      contextId?: string;
+    }
+  | { action: 'list' }
+  | { action: 'delete' | 'restart'; contextId: string };
 
 export type { OutputMark, ProcessRef } from '@sandbox/contract';
 
@@ -203,6 +226,11 @@ export interface SandboxRuntime {
    * forbids are cut) and kept for its next start; 404 for a session this node does not hold.
    */
   setEgress(sessionId: string, policy: EgressPolicy): Promise<SandboxInfo>;
+  /**
+   * Creates, lists, deletes or restarts the session's code contexts: the one acted on, or all
+   * (none for delete). 404 context_not_found for an unknown id; 429 past the session's cap.
+   */
+  manageContexts(sessionId: string, action: ContextAction): Promise<CodeContextInfo[]>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */
   previewHost(sessionId: string): Promise<string>;
   /** Brings this node's sandboxes back to the state they should be in (after a crash). */

@@ -5,6 +5,8 @@ import {
   type DestroySandboxResponse__Output,
   type HibernateResponse__Output,
   type KillProcessesResponse__Output,
+  type ContextsRequest,
+  type ContextsResponse__Output,
   type ListFilesResponse__Output,
   type ListProcessesResponse__Output,
   type WriteFileResponse__Output,
@@ -18,6 +20,8 @@ import type { EgressPolicy, FileListing } from '@sandbox/contract';
 import { callMetadata, connectAgent, surviving, unaryCall, type UnaryCall } from './agent-channel';
 import { AgentFiles } from './agent-files';
 import {
+  toCodeContext,
+  type CodeContextRecord,
   toFileListing,
   toNodeStatus,
   toProcessRecord,
@@ -359,6 +363,15 @@ export class AgentClient {
         this.fileTimeoutMs,
       ),
     );
+  }
+
+  /** The session's code contexts (ADR 42): the one acted on, or all (none for delete). */
+  async manageContexts(request: ContextsRequest): Promise<CodeContextRecord[]> {
+    const response = await this.unary<ContextsResponse__Output>(
+      (md, options, cb) => this.client.manageContexts(request, md, options, cb),
+      this.fileTimeoutMs,
+    );
+    return response.contexts.map(toCodeContext);
   }
 
   close(): void {

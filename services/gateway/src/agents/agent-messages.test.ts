@@ -26,11 +26,11 @@ describe('agent messages', () => {
       filesWritten: ['a'],
       limitsExceeded: [{ limit: 'memory', max: 512 }],
     };
-    expect(toExecEvent({ result: { ...result, process: null } })).toEqual({
+    expect(toExecEvent({ result: { ...result, process: null, cell: null } })).toEqual({
       kind: 'result',
       result,
     });
-    expect(toExecEvent({ result: { ...result, process } })).toEqual({
+    expect(toExecEvent({ result: { ...result, process, cell: null } })).toEqual({
       kind: 'result',
       result,
       process,

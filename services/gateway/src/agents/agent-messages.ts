@@ -8,8 +8,11 @@ import {
   type ProcessRef,
   type RunResult,
 } from '@sandbox/contract';
+import type { CellOutcome } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type {
+  CellOutcome__Output,
+  CodeContext__Output,
   ExecEvent__Output,
   FileEntry__Output,
   ListFilesResponse__Output,
@@ -83,6 +86,14 @@ export function toRunResult(result: RunResult__Output): RunResult {
       limit: exceeded.limit as LimitExceeded['limit'],
       max: Number(exceeded.max),
     })),
+    ...(result.cell === null ? {} : { cell: toCellOutcome(result.cell) }),
+  };
+}
+
+function toCellOutcome(cell: CellOutcome__Output): CellOutcome {
+  return {
+    results: cell.results.map((result) => ({ data: result.data, isMain: result.isMain })),
+    ...(cell.error === null ? {} : { error: cell.error }),
   };
 }
 
@@ -221,5 +232,22 @@ export function toNodeStatus(info: NodeInfo__Output): NodeStatus {
       diskMb: shape.diskMb,
     })),
     blobStore: info.blobStore,
+  };
+}
+
+/** A code context (ADR 42), as the API shows it. */
+export interface CodeContextRecord {
+  contextId: string;
+  language: 'typescript' | 'javascript';
+  cwd: string;
+  createdAt: string;
+}
+
+export function toCodeContext(context: CodeContext__Output): CodeContextRecord {
+  return {
+    contextId: context.contextId,
+    language: context.language === 'javascript' ? 'javascript' : 'typescript',
+    cwd: context.workingDir,
+    createdAt: context.createdAt,
   };
 }

@@ -229,6 +229,7 @@ describe('the operation table drives both the document and validation', () => {
   it('covers every operation with a body or a query', () => {
     expect(validated.map(([name]) => name).sort()).toEqual(
       [
+        'createContext',
         'createSession',
         'createTerminal',
         'createWebhook',

@@ -12,11 +12,15 @@ import { writeFileBody } from '../routes/files/write-file';
 import { killBody } from '../routes/processes/kill-processes';
 import { outputQuery, stdinBody } from '../routes/processes/process-routes';
 import { createTerminalBody } from '../routes/terminals/create-terminal';
+import { createContextBody } from '../routes/contexts/create-context';
 import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import { egressInput } from '../sessions/session-egress';
 import { createWebhookBody } from '../routes/webhooks/webhooks';
 import {
+  codeContextSchema,
+  contextListSchema,
+  deletedContextSchema,
   createdWebhookSchema,
   deletedWebhookSchema,
   webhookListSchema,
@@ -167,7 +171,45 @@ export const operations = {
       'request_timeout',
       'disk_full',
       'service_unavailable',
+      'context_not_found',
+      'context_restarted',
+      'context_lost',
+      'conflict',
     ],
+  },
+  createContext: {
+    method: 'post',
+    path: '/sessions/:sessionId/contexts',
+    summary:
+      'Make a code context: a long-lived JavaScript/TypeScript process whose variables stay from one cell (POST /v1/execute with contextId) to the next',
+    scope: 'execute',
+    body: createContextBody,
+    success: { status: 201, schema: codeContextSchema, description: 'The context, ready' },
+    errors: ['invalid_path', 'session_not_found', 'context_limit_exceeded'],
+  },
+  listContexts: {
+    method: 'get',
+    path: '/sessions/:sessionId/contexts',
+    summary: "The session's code contexts",
+    scope: 'execute',
+    success: { status: 200, schema: contextListSchema, description: 'The contexts' },
+    errors: ['session_not_found'],
+  },
+  deleteContext: {
+    method: 'delete',
+    path: '/sessions/:sessionId/contexts/:contextId',
+    summary: 'Delete a code context (its process ends, its variables are gone)',
+    scope: 'execute',
+    success: { status: 200, schema: deletedContextSchema, description: 'Deleted' },
+    errors: ['session_not_found', 'context_not_found'],
+  },
+  restartContext: {
+    method: 'post',
+    path: '/sessions/:sessionId/contexts/:contextId/restart',
+    summary: 'Restart a code context: a fresh process under the same id, its variables gone',
+    scope: 'execute',
+    success: { status: 200, schema: codeContextSchema, description: 'The context, fresh' },
+    errors: ['session_not_found', 'context_not_found'],
   },
   killProcesses: {
     method: 'post',

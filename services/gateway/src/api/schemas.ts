@@ -77,6 +77,30 @@ export const deleteResultSchema = z.strictObject({
   sessionId: z.string(),
 });
 
+/** A code context (ADR 42). */
+export const codeContextSchema = z.strictObject({
+  contextId: z.string().describe('ctx_ and 24 hex digits'),
+  language: z.enum(['typescript', 'javascript']),
+  cwd: z.string(),
+  createdAt: isoTimestamp,
+});
+
+export const contextListSchema = z.strictObject({ contexts: z.array(codeContextSchema) });
+
+export const deletedContextSchema = z.strictObject({
+  deleted: z.literal(true),
+  contextId: z.string(),
+});
+
+/** A value of a context's cell: its MIME bundle (`text/plain` always) and `isMain`. */
+const cellResultSchema = z
+  .object({
+    'text/plain': z.string().describe('util.inspect of the value'),
+    'application/json': z.string().optional().describe('its JSON, where it serializes'),
+    isMain: z.boolean().describe("the value of the cell's last expression"),
+  })
+  .catchall(z.union([z.string(), z.boolean()]));
+
 export const executionResultSchema = z.strictObject({
   stdout: z.string(),
   stderr: z.string(),
@@ -90,6 +114,14 @@ export const executionResultSchema = z.strictObject({
     .literal(true)
     .optional()
     .describe('present when output past 16 MB per stream was dropped (non-streamed runs)'),
+  results: z
+    .array(cellResultSchema)
+    .optional()
+    .describe("a context's cell (contextId): its values, the last expression's first"),
+  error: z
+    .strictObject({ name: z.string(), message: z.string(), stack: z.string() })
+    .optional()
+    .describe("a context's cell that threw (exitCode 1)"),
 });
 
 /** Spec part 7, for one set of codes. */

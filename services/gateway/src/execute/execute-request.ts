@@ -4,6 +4,7 @@ import type { PlanLimits } from '../limits/plans';
 import { decodeFiles, fileInput, type DecodedFile } from '../files/file-content';
 import { resolveWorkingDir } from '../files/workspace-path';
 import { MAX_EXECUTION_TIMEOUT_S } from '../sessions/session-limits';
+import { checkContextId } from '../contexts/context-id';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Linux's MAX_ARG_STRLEN: the longest argument or `NAME=value` string, NUL included. */
@@ -39,6 +40,12 @@ export const executeBody = z.object({
     .describe(
       'the run reads its stdin from POST /v1/sessions/{id}/processes/{pid}/stdin (else it reads nothing)',
     ),
+  contextId: z
+    .string()
+    .optional()
+    .describe(
+      'run `code` as a cell of this code context (POST /v1/sessions/{id}/contexts): its variables stay for the next cell, and the result carries `results` and `error`',
+    ),
 });
 
 export type ExecuteBody = z.output<typeof executeBody>;
@@ -56,6 +63,8 @@ export interface ExecutePlan {
   stdin: boolean;
   /** The plan's cap on the run's kept output. */
   logBytes: number;
+  /** A code context's cell (ADR 42). */
+  contextId?: string;
 }
 
 /** The run's environment, checked against the plan's count and what the kernel accepts. */
@@ -140,5 +149,16 @@ export function planExecution(
     stream: body.stream ?? false,
     stdin: body.stdin ?? false,
     logBytes: limits.maxOutputLogBytes,
+    ...(body.contextId === undefined ? {} : { contextId: cellContext(body) }),
   };
+}
+
+/** A cell's context: code only, and no stdin (the context's process reads the runner's). */
+function cellContext(body: ExecuteBody): string {
+  if (body.code === undefined || body.stdin === true) {
+    throw new AppError('invalid_request', 'A cell of a context is code, without stdin', {
+      details: { field: 'contextId' },
+    });
+  }
+  return checkContextId(body.contextId ?? '');
 }

@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import { runDeadlines, type RunResult } from '@sandbox/contract';
+import type { CellError, CellOutcome } from '@sandbox/contract';
 import type { AgentClient } from '../agents/agent-client';
 import type { OutputMark, ProcessRef } from '../agents/agent-messages';
 import type { FlowControl } from '../agents/agent-streams';
@@ -24,6 +25,21 @@ export interface ExecutionResult {
   filesWritten?: string[];
   /** Present when output past MAX_COLLECTED_OUTPUT_BYTES per stream was dropped. */
   outputTruncated?: true;
+  /** A context's cell (ADR 42): its values, the last expression's `isMain`. */
+  results?: CellResultBody[];
+  /** A context's cell that threw. */
+  error?: CellError;
+}
+
+/** A cell's value as the API shows it: its MIME bundle, flat, and `isMain`. */
+export type CellResultBody = Record<string, string | boolean> & { isMain: boolean };
+
+/** The API's form of a cell's outcome: MIME types as keys beside `isMain`. */
+export function cellBody(cell: CellOutcome): Pick<ExecutionResult, 'results' | 'error'> {
+  return {
+    results: cell.results.map((result) => ({ ...result.data, isMain: result.isMain })),
+    ...(cell.error === undefined ? {} : { error: cell.error }),
+  };
 }
 
 /** Output kept per stream of a non-streamed run. */
@@ -65,6 +81,7 @@ export function executionResult(
     timedOut: result.timedOut,
     filesWritten: result.filesWritten,
     ...(stdout.truncated || stderr.truncated ? { outputTruncated: true as const } : {}),
+    ...(result.cell === undefined ? {} : cellBody(result.cell)),
   };
 }
 
@@ -197,6 +214,7 @@ export class ExecuteService {
         timeoutMs: plan.timeoutS * 1000,
         stdin: plan.stdin,
         logBytes: plan.logBytes,
+        contextId: plan.contextId ?? '',
       },
       {
         onEvent: (event, flow) => {

@@ -17,6 +17,8 @@ import type { ProcessLogs } from '../processes/process-logs';
 import type { RunnerClient } from './runner-client';
 import type {
   ByteSink,
+  CodeContextInfo,
+  ContextAction,
   ExecSpec,
   FileContent,
   ListPage,
@@ -155,6 +157,7 @@ async function execAdmitted(
       cpuTimeMs: result.cpuTimeMs,
       timedOut: result.timedOut,
       filesWritten: cappedFilesWritten([...written, ...result.filesWritten]),
+      ...(result.cell === undefined ? {} : { cell: result.cell }),
     };
     log.current?.exited({ result: outcome });
     return outcome;
@@ -219,6 +222,7 @@ function runToResult(
           cwd: spec.workingDir,
           timeoutMs,
           ...(spec.stdin ? { stdin: true } : {}),
+          ...(spec.contextId === undefined ? {} : { contextId: spec.contextId }),
         },
         'exec',
         {
@@ -382,4 +386,13 @@ export async function openTerminal(
     },
     exited,
   };
+}
+
+/** The session's code contexts (ADR 42): the one acted on, or all (none for delete). */
+export async function manageContexts(
+  runner: RunnerClient,
+  action: ContextAction,
+): Promise<CodeContextInfo[]> {
+  const { contexts } = await runner.request({ op: 'context', ...action }, 'contexts');
+  return contexts;
 }

@@ -2,6 +2,8 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { ContextsRequest as _agent_v1_ContextsRequest, ContextsRequest__Output as _agent_v1_ContextsRequest__Output } from '../../agent/v1/ContextsRequest';
+import type { ContextsResponse as _agent_v1_ContextsResponse, ContextsResponse__Output as _agent_v1_ContextsResponse__Output } from '../../agent/v1/ContextsResponse';
 import type { CreateSandboxRequest as _agent_v1_CreateSandboxRequest, CreateSandboxRequest__Output as _agent_v1_CreateSandboxRequest__Output } from '../../agent/v1/CreateSandboxRequest';
 import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroySandboxRequest__Output as _agent_v1_DestroySandboxRequest__Output } from '../../agent/v1/DestroySandboxRequest';
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from '../../agent/v1/DestroySandboxResponse';
@@ -126,6 +128,15 @@ export interface AgentClient extends grpc.Client {
   makeDirectory(argument: _agent_v1_MakeDirectoryRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
   makeDirectory(argument: _agent_v1_MakeDirectoryRequest, callback: grpc.requestCallback<_agent_v1_MakeDirectoryResponse__Output>): grpc.ClientUnaryCall;
   
+  ManageContexts(argument: _agent_v1_ContextsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  ManageContexts(argument: _agent_v1_ContextsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  ManageContexts(argument: _agent_v1_ContextsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  ManageContexts(argument: _agent_v1_ContextsRequest, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  manageContexts(argument: _agent_v1_ContextsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  manageContexts(argument: _agent_v1_ContextsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  manageContexts(argument: _agent_v1_ContextsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  manageContexts(argument: _agent_v1_ContextsRequest, callback: grpc.requestCallback<_agent_v1_ContextsResponse__Output>): grpc.ClientUnaryCall;
+  
   OpenTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
   OpenTerminal(options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
   openTerminal(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_agent_v1_TerminalInput, _agent_v1_TerminalOutput__Output>;
@@ -245,6 +256,8 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   MakeDirectory: grpc.handleUnaryCall<_agent_v1_MakeDirectoryRequest__Output, _agent_v1_MakeDirectoryResponse>;
   
+  ManageContexts: grpc.handleUnaryCall<_agent_v1_ContextsRequest__Output, _agent_v1_ContextsResponse>;
+  
   OpenTerminal: grpc.handleBidiStreamingCall<_agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput>;
   
   PauseSandbox: grpc.handleUnaryCall<_agent_v1_TransitionRequest__Output, _agent_v1_Sandbox>;
@@ -282,6 +295,7 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   ListFiles: MethodDefinition<_agent_v1_ListFilesRequest, _agent_v1_ListFilesResponse, _agent_v1_ListFilesRequest__Output, _agent_v1_ListFilesResponse__Output>
   ListProcesses: MethodDefinition<_agent_v1_ListProcessesRequest, _agent_v1_ListProcessesResponse, _agent_v1_ListProcessesRequest__Output, _agent_v1_ListProcessesResponse__Output>
   MakeDirectory: MethodDefinition<_agent_v1_MakeDirectoryRequest, _agent_v1_MakeDirectoryResponse, _agent_v1_MakeDirectoryRequest__Output, _agent_v1_MakeDirectoryResponse__Output>
+  ManageContexts: MethodDefinition<_agent_v1_ContextsRequest, _agent_v1_ContextsResponse, _agent_v1_ContextsRequest__Output, _agent_v1_ContextsResponse__Output>
   OpenTerminal: MethodDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalOutput, _agent_v1_TerminalInput__Output, _agent_v1_TerminalOutput__Output>
   PauseSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_Sandbox, _agent_v1_TransitionRequest__Output, _agent_v1_Sandbox__Output>
   ReadFile: MethodDefinition<_agent_v1_ReadFileRequest, _agent_v1_FileChunk, _agent_v1_ReadFileRequest__Output, _agent_v1_FileChunk__Output>

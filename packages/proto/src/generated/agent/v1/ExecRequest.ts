@@ -13,6 +13,7 @@ export interface ExecRequest {
   'files'?: (_agent_v1_FileInput)[];
   'stdin'?: (boolean);
   'logBytes'?: (number | string | Long);
+  'contextId'?: (string);
   'program'?: "command"|"code";
 }
 
@@ -26,5 +27,6 @@ export interface ExecRequest__Output {
   'files': (_agent_v1_FileInput__Output)[];
   'stdin': (boolean);
   'logBytes': (number);
+  'contextId': (string);
   'program'?: "command"|"code";
 }

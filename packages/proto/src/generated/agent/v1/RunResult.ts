@@ -2,6 +2,7 @@
 
 import type { LimitExceeded as _agent_v1_LimitExceeded, LimitExceeded__Output as _agent_v1_LimitExceeded__Output } from '../../agent/v1/LimitExceeded';
 import type { ProcessRef as _agent_v1_ProcessRef, ProcessRef__Output as _agent_v1_ProcessRef__Output } from '../../agent/v1/ProcessRef';
+import type { CellOutcome as _agent_v1_CellOutcome, CellOutcome__Output as _agent_v1_CellOutcome__Output } from '../../agent/v1/CellOutcome';
 import type { Long } from '@grpc/proto-loader';
 
 export interface RunResult {
@@ -13,6 +14,7 @@ export interface RunResult {
   'filesWritten'?: (string)[];
   'limitsExceeded'?: (_agent_v1_LimitExceeded)[];
   'process'?: (_agent_v1_ProcessRef | null);
+  'cell'?: (_agent_v1_CellOutcome | null);
 }
 
 export interface RunResult__Output {
@@ -24,4 +26,5 @@ export interface RunResult__Output {
   'filesWritten': (string)[];
   'limitsExceeded': (_agent_v1_LimitExceeded__Output)[];
   'process': (_agent_v1_ProcessRef__Output | null);
+  'cell': (_agent_v1_CellOutcome__Output | null);
 }

@@ -1,0 +1,231 @@
+import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import type { CellAnswer, CellRequest } from './context-host';
+import { FrameSplitter } from './frames';
+import { RunnerError } from './protocol';
+import type { SpawnedRun } from './spawner';
+
+/** What a context is, as the API shows it. */
+export interface ContextInfo {
+  contextId: string;
+  language: 'typescript' | 'javascript';
+  cwd: string;
+  createdAt: string;
+}
+
+/** Starts a context's process (the spawner, as the sandbox user). */
+export type StartContextProcess = (cwd: string, env: Record<string, string>) => Promise<SpawnedRun>;
+
+/** A cell under way: its output streams, and its answer once both pipes marked its end. */
+export interface CellRun {
+  stdout: PassThrough;
+  stderr: PassThrough;
+  /** Its answer; rejects with context_restarted when the process ended under it. */
+  answer: Promise<CellAnswer>;
+}
+
+/** How long a cell may overrun its timeout before its process is killed (a stuck microtask loop). */
+export const CELL_KILL_GRACE_MS = 2_000;
+
+interface Current {
+  run: CellRun;
+  answer?: CellAnswer;
+  stderrEnded: boolean;
+  settle(answer: CellAnswer): void;
+  fail(err: Error): void;
+}
+
+/**
+ * One code context: a long-lived process of its own (context-host.ts), one cell at a time.
+ * When its process ends (a cell killed it, or a kill-all), the cell under way fails with
+ * context_restarted, and so does the next one if none was under way; a fresh process then
+ * serves the cells after.
+ */
+export class CodeContext {
+  private process: SpawnedRun | undefined;
+  private token = '';
+  private current: Current | undefined;
+  /** The process ended while no cell ran: the next cell is told its state is gone. */
+  private lostIdle = false;
+  private closed = false;
+  /** Counts starts and stops: a start overtaken by a stop or another start drops its process. */
+  private generation = 0;
+  /** A start under way: a cell waits for it. */
+  private starting: Promise<void> | undefined;
+
+  constructor(
+    readonly info: ContextInfo,
+    private readonly env: Record<string, string>,
+    private readonly startProcess: StartContextProcess,
+  ) {}
+
+  get pid(): number {
+    return this.process?.pid ?? 0;
+  }
+
+  get busy(): boolean {
+    return this.current !== undefined;
+  }
+
+  /** Starts (or restarts) the process; resolves once it is ready for cells. */
+  start(): Promise<void> {
+    this.stop('the context was restarted');
+    this.closed = false;
+    this.lostIdle = false;
+    const starting = this.startNow(this.generation);
+    this.starting = starting;
+    void starting
+      .finally(() => {
+        if (this.starting === starting) this.starting = undefined;
+      })
+      .catch(() => undefined);
+    return starting;
+  }
+
+  private async startNow(generation: number): Promise<void> {
+    const token = randomBytes(16).toString('hex');
+    const process = await this.startProcess(this.info.cwd, this.env);
+    if (generation !== this.generation) {
+      kill(process.pid); // stopped or started again meanwhile
+      throw new RunnerError('context_not_found', 'The context was deleted while it started');
+    }
+    this.token = token;
+    this.process = process;
+    const ready = this.follow(process);
+    await process.input?.write(Buffer.from(`${JSON.stringify({ token })}\n`));
+    await ready;
+  }
+
+  /** Runs a cell (its code plain JavaScript): its output and its answer. */
+  async run(cell: CellRequest): Promise<CellRun> {
+    if (this.current === undefined && this.starting !== undefined) {
+      await this.starting.catch(() => undefined);
+    }
+    if (this.current !== undefined) {
+      throw new RunnerError('conflict', 'A cell is already running in this context');
+    }
+    const process = this.process;
+    if (process === undefined || this.lostIdle) {
+      this.lostIdle = false;
+      void this.start().catch(() => undefined);
+      throw restarted('its process had ended');
+    }
+    let settle: (answer: CellAnswer) => void = () => undefined;
+    let fail: (err: Error) => void = () => undefined;
+    const answer = new Promise<CellAnswer>((resolve, reject) => {
+      settle = resolve;
+      fail = reject;
+    });
+    const run: CellRun = { stdout: new PassThrough(), stderr: new PassThrough(), answer };
+    this.current = { run, stderrEnded: false, settle, fail };
+    const guard = setTimeout(() => kill(process.pid), cell.timeoutMs + CELL_KILL_GRACE_MS);
+    answer.finally(() => clearTimeout(guard)).catch(() => undefined);
+    process.input?.write(Buffer.from(`${JSON.stringify(cell)}\n`)).catch(() => undefined);
+    return run;
+  }
+
+  /** Ends the process for good (the context is deleted, or the runner stops). */
+  stop(why = 'the context was deleted'): void {
+    this.closed = true;
+    this.generation += 1;
+    const current = this.current;
+    this.current = undefined;
+    if (current !== undefined) {
+      current.run.stdout.end();
+      current.run.stderr.end();
+      current.fail(restarted(why));
+    }
+    const process = this.process;
+    this.process = undefined;
+    if (process === undefined) return;
+    process.input?.end().catch(() => undefined);
+    kill(process.pid);
+  }
+
+  /** Reads the process's pipes: output to the cell under way, answers to their waiters. */
+  private follow(process: SpawnedRun): Promise<void> {
+    const stdout = new FrameSplitter(this.token);
+    const stderr = new FrameSplitter(this.token);
+    let ready: () => void = () => undefined;
+    let failed: (err: Error) => void = () => undefined;
+    const isReady = new Promise<void>((resolve, reject) => {
+      ready = resolve;
+      failed = reject;
+    });
+    process.stdout.on('data', (chunk: Buffer) => {
+      const { output, frames } = stdout.push(chunk);
+      for (const bytes of output) this.current?.run.stdout.write(bytes);
+      for (const frame of frames) {
+        const message = parseAnswer(frame);
+        if (message?.ev === 'ready') ready();
+        else if (message !== undefined && this.current !== undefined) this.current.answer = message;
+        this.finishIfDone();
+      }
+    });
+    process.stderr.on('data', (chunk: Buffer) => {
+      const { output, frames } = stderr.push(chunk);
+      for (const bytes of output) this.current?.run.stderr.write(bytes);
+      if (frames.length > 0 && this.current !== undefined) this.current.stderrEnded = true;
+      this.finishIfDone();
+    });
+    process.exited
+      .catch(() => undefined)
+      .finally(() => {
+        failed(new RunnerError('internal_error', 'The context could not start'));
+        if (this.process !== process) return; // replaced or stopped
+        this.process = undefined;
+        this.ended();
+      });
+    return isReady;
+  }
+
+  private finishIfDone(): void {
+    const current = this.current;
+    if (current?.answer === undefined || !current.stderrEnded) return;
+    this.current = undefined;
+    current.run.stdout.end();
+    current.run.stderr.end();
+    current.settle(current.answer);
+  }
+
+  /** The process ended by itself: the cell under way (if any) is told, a fresh one starts. */
+  private ended(): void {
+    const current = this.current;
+    this.current = undefined;
+    if (this.closed) return;
+    if (current === undefined) {
+      this.lostIdle = true;
+      return;
+    }
+    current.run.stdout.end();
+    current.run.stderr.end();
+    current.fail(restarted('the cell ended its process'));
+    void this.start().catch(() => {
+      this.lostIdle = true;
+    });
+  }
+}
+
+/** An answer line; undefined for one that is not JSON (only the context could write it). */
+function parseAnswer(frame: string): CellAnswer | { ev: 'ready' } | undefined {
+  try {
+    return JSON.parse(frame) as CellAnswer | { ev: 'ready' };
+  } catch {
+    return undefined;
+  }
+}
+
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function restarted(why: string): RunnerError {
+  return new RunnerError(
+    'context_restarted',
+    `The context was restarted (${why}): its variables are gone; the next cell runs in a fresh context`,
+  );
+}

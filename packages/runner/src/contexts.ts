@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { readFileSync } from 'node:fs';
+import type { RunResult } from '@sandbox/contract/run';
+import { cappedFilesWritten, TIMEOUT_EXIT_CODE } from '@sandbox/contract/run';
+import { sourceStack } from './cell-lines';
+import { errorOf, type CellError, type CellOutcome } from './cell-result';
+import { CodeContext, type ContextInfo, type StartContextProcess } from './code-context';
+import { changeClock, type RunHandle } from './exec';
+import { changedSince } from './file-snapshot';
+import { RunnerError } from './protocol';
+import { RunOutput, type RunSink } from './run-output';
+import { transpileCell } from './transpile';
+import { cpuTimeMs } from './zygotes';
+
+/** Contexts a session may hold at once. */
+export const MAX_CONTEXTS = 8;
+
+export interface ContextSpec {
+  language: 'typescript' | 'javascript';
+  cwd: string;
+  env: Record<string, string>;
+  /** The id of a context this runner lost (a deep sleep, a restart), made again. */
+  contextId?: string;
+}
+
+const CONTEXT_ID = /^ctx_[0-9a-f]{24}$/;
+
+export interface CellSpec {
+  contextId: string;
+  code: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+/** A cell's result: a run's, plus its values and error. */
+export type CellResultOf = RunResult & { cell: CellOutcome };
+
+/** The resident set of a process now, bytes (0 when it is gone). */
+function rssBytes(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+)/m.exec(status)?.[1];
+    return kb === undefined ? 0 : Number(kb) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** The session's code contexts, by id (ADR 42). */
+export class CodeContexts {
+  private readonly contexts = new Map<string, CodeContext>();
+
+  constructor(private readonly startProcess: StartContextProcess) {}
+
+  async create(spec: ContextSpec): Promise<ContextInfo> {
+    if (this.contexts.size >= MAX_CONTEXTS) {
+      throw new RunnerError(
+        'context_limit_exceeded',
+        `A session holds ${MAX_CONTEXTS} contexts at the most: delete one first`,
+        { max: MAX_CONTEXTS },
+      );
+    }
+    if (spec.contextId !== undefined && !CONTEXT_ID.test(spec.contextId)) {
+      throw new RunnerError('invalid_request', 'Not a context id', { contextId: spec.contextId });
+    }
+    if (spec.contextId !== undefined && this.contexts.has(spec.contextId)) {
+      throw new RunnerError('conflict', 'The context exists', { contextId: spec.contextId });
+    }
+    const info: ContextInfo = {
+      contextId: spec.contextId ?? `ctx_${randomBytes(12).toString('hex')}`,
+      language: spec.language,
+      cwd: spec.cwd,
+      createdAt: new Date().toISOString(),
+    };
+    const context = new CodeContext(info, spec.env, this.startProcess);
+    this.contexts.set(info.contextId, context);
+    try {
+      await context.start();
+    } catch (err) {
+      this.contexts.delete(info.contextId);
+      context.stop();
+      throw err;
+    }
+    return info;
+  }
+
+  list(): ContextInfo[] {
+    return [...this.contexts.values()].map((context) => context.info);
+  }
+
+  delete(contextId: string): void {
+    this.get(contextId).stop();
+    this.contexts.delete(contextId);
+  }
+
+  async restart(contextId: string): Promise<ContextInfo> {
+    const context = this.get(contextId);
+    await context.start();
+    return context.info;
+  }
+
+  close(): void {
+    for (const context of this.contexts.values()) context.stop();
+    this.contexts.clear();
+  }
+
+  private get(contextId: string): CodeContext {
+    const context = this.contexts.get(contextId);
+    if (context === undefined) {
+      throw new RunnerError('context_not_found', 'No such context in this session', {
+        contextId,
+      });
+    }
+    return context;
+  }
+
+  /** Runs a cell in its context: a run handle as exec's, whose result carries the cell's. */
+  async run(spec: CellSpec, sink: RunSink): Promise<RunHandle> {
+    const context = this.get(spec.contextId);
+    const started = performance.now();
+    let code = spec.code;
+    let mappings: string | undefined;
+    if (context.info.language === 'typescript') {
+      try {
+        ({ code, mappings } = await transpileCell(spec.code, 'cell.ts'));
+      } catch (err) {
+        return failedCell(context.pid, syntaxError(err), started);
+      }
+    }
+    const pid = context.pid;
+    const cpuBefore = cpuTimeMs(pid);
+    const since = await changeClock.read();
+    const cell = await context.run({ code, timeoutMs: spec.timeoutMs, env: spec.env });
+    const output = new RunOutput([cell.stdout, cell.stderr], sink, 'forward');
+    const done = cell.answer.then(async (answer): Promise<CellResultOf> => {
+      await output.ended;
+      const filesWritten = await changedSince(context.info.cwd, since).catch(() => []);
+      return {
+        exitCode: answer.timedOut ? TIMEOUT_EXIT_CODE : answer.error === undefined ? 0 : 1,
+        executionTimeMs: Math.round(performance.now() - started),
+        memoryUsedBytes: rssBytes(pid),
+        cpuTimeMs: Math.max(0, Math.round(cpuTimeMs(pid) - cpuBefore)),
+        timedOut: answer.timedOut,
+        filesWritten: cappedFilesWritten(filesWritten),
+        cell: {
+          results: answer.results,
+          ...(answer.error === undefined ? {} : { error: sourceError(answer.error, mappings) }),
+        },
+      };
+    });
+    return {
+      pid,
+      pauseOutput: () => output.pause(),
+      resumeOutput: () => output.resume(),
+      // A cell is not hung up when its client goes: it runs to its end or its timeout.
+      cancel: () => undefined,
+      done,
+      closed: output.ended,
+    };
+  }
+}
+
+/** A cell's error, its stack pointing at the cell's TypeScript where there is a map. */
+function sourceError(error: CellError, mappings: string | undefined): CellError {
+  return mappings === undefined ? error : { ...error, stack: sourceStack(error.stack, mappings) };
+}
+
+/** esbuild's refusal of a cell, as the cell's error. */
+function syntaxError(err: unknown): CellOutcome['error'] {
+  const text = err instanceof Error ? err.message : String(err);
+  const message = text.replace(/^Transform failed with \d+ errors?:\n/, '').trim();
+  return { ...errorOf(new SyntaxError(message)), stack: `SyntaxError: ${message}` };
+}
+
+/** A cell that never ran (its source does not compile). */
+function failedCell(pid: number, error: CellOutcome['error'], started: number): RunHandle {
+  const result: CellResultOf = {
+    exitCode: 1,
+    executionTimeMs: Math.round(performance.now() - started),
+    memoryUsedBytes: 0,
+    cpuTimeMs: 0,
+    timedOut: false,
+    filesWritten: [],
+    cell: { results: [], ...(error === undefined ? {} : { error }) },
+  };
+  return {
+    pid,
+    pauseOutput: () => undefined,
+    resumeOutput: () => undefined,
+    cancel: () => undefined,
+    done: Promise.resolve(result),
+    closed: Promise.resolve(),
+  };
+}

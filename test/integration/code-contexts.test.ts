@@ -1,0 +1,307 @@
+import {
+  ContextLimitExceededError,
+  ContextNotFoundError,
+  ContextRestartedError,
+  Sandbox,
+} from '@sandbox/sdk';
+import { createAccount } from '../support/api';
+import { parseEvents } from '../support/streamed-run';
+import { useStackWithAccount } from '../support/use-stack';
+
+/**
+ * Code contexts (ADR 42): a long-lived process per context, whose variables stay from one
+ * cell to the next, with the last expression's value as the cell's result.
+ */
+
+const t = useStackWithAccount('paid', { session: true });
+
+interface Cell {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  timedOut: boolean;
+  results?: Array<Record<string, unknown>>;
+  error?: { name: string; message: string; stack: string };
+}
+
+interface Context {
+  contextId: string;
+  language: string;
+  cwd: string;
+  createdAt: string;
+}
+
+const contextsPath = () => `/v1/sessions/${t.sessionId}/contexts`;
+
+async function newContext(body: Record<string, unknown> = {}): Promise<string> {
+  const created = await t.api.post<Context>(contextsPath(), body);
+  expect(created.status).toBe(201);
+  return created.body.contextId;
+}
+
+const cell = (contextId: string, code: string, extra: Record<string, unknown> = {}) =>
+  t.api.execute<Cell>(t.sessionId, { contextId, code, ...extra });
+
+const mainText = (run: { body: Cell }) =>
+  run.body.results?.find((result) => result.isMain === true)?.['text/plain'];
+
+describe('code contexts', () => {
+  let ctx: string;
+
+  beforeAll(async () => {
+    ctx = await newContext();
+  });
+
+  it('answers a create with the context', async () => {
+    const created = await t.api.post<Context>(contextsPath(), { language: 'javascript' });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      contextId: expect.stringMatching(/^ctx_[0-9a-f]{24}$/),
+      language: 'javascript',
+      cwd: '/workspace',
+      createdAt: expect.any(String),
+    });
+    await t.api.delete(`${contextsPath()}/${created.body.contextId}`);
+  });
+
+  it('keeps variables, functions and classes, and returns the last expression', async () => {
+    const first = await cell(
+      ctx,
+      'const x = 41;\nfunction inc(n) { return n + 1 }\nclass P { v = 2 }',
+    );
+    expect(first.status).toBe(200);
+    expect(first.body.exitCode).toBe(0);
+    const second = await cell(ctx, 'inc(x) + new P().v');
+    expect(second.body.results).toEqual([
+      { 'text/plain': '44', 'application/json': '44', isMain: true },
+    ]);
+  });
+
+  it('gives objects as inspect text and JSON, and console output as stdout and stderr', async () => {
+    const run = await cell(ctx, "console.log('out'); console.error('err'); ({ a: [1, 'b'] })");
+    expect(run.body.stdout).toBe('out\n');
+    expect(run.body.stderr).toBe('err\n');
+    expect(run.body.results).toEqual([
+      { 'text/plain': "{ a: [ 1, 'b' ] }", 'application/json': '{"a":[1,"b"]}', isMain: true },
+    ]);
+  });
+
+  it('strips TypeScript, and reports a syntax error as the cell error', async () => {
+    const typed = await cell(ctx, 'const typed: number = 3;\ninterface I { a: string }\ntyped * 2');
+    expect(mainText(typed)).toBe('6');
+    const broken = await cell(ctx, 'const = ;');
+    expect(broken.status).toBe(200);
+    expect(broken.body.exitCode).toBe(1);
+    expect(broken.body.error?.name).toBe('SyntaxError');
+  });
+
+  it('runs top-level await, and keeps what an awaited cell declares', async () => {
+    const run = await cell(
+      ctx,
+      'const later = await new Promise((r) => setTimeout(() => r(7), 20));\nlater + 1',
+    );
+    expect(mainText(run)).toBe('8');
+    expect(mainText(await cell(ctx, 'later'))).toBe('7');
+  });
+
+  it('keeps imports for the next cell', async () => {
+    await cell(ctx, "import { basename } from 'node:path';");
+    expect(mainText(await cell(ctx, "basename('/a/b.txt')"))).toBe("'b.txt'");
+  });
+
+  it('adds what display() shows, MIME bundles as they are, before the main result', async () => {
+    const run = await cell(
+      ctx,
+      "display({ 'text/html': '<b>hi</b>', 'image/png': new Uint8Array([1, 2, 3]) });\ndisplay([1]);\n'main'",
+    );
+    expect(run.body.results).toEqual([
+      {
+        'text/html': '<b>hi</b>',
+        'image/png': 'AQID',
+        'text/plain': '[text/html, image/png]',
+        isMain: false,
+      },
+      { 'text/plain': '[ 1 ]', 'application/json': '[1]', isMain: false },
+      { 'text/plain': "'main'", 'application/json': '"main"', isMain: true },
+    ]);
+  });
+
+  it('gives a thrown error as name, message and stack, exit code 1', async () => {
+    const run = await cell(ctx, "throw new TypeError('boom')");
+    expect(run.status).toBe(200);
+    expect(run.body.exitCode).toBe(1);
+    expect(run.body.error).toEqual({
+      name: 'TypeError',
+      message: 'boom',
+      stack: expect.stringContaining('TypeError: boom'),
+    });
+    expect(run.body.error?.stack).not.toContain('context-host');
+  });
+
+  it("points a TypeScript cell's stack at the line it was written on", async () => {
+    const run = await cell(
+      ctx,
+      'interface A { a: string }\ntype B = number;\nconst unused: number = 1;\n\nfunction thrower(): never {\n  throw new Error("here");\n}\nthrower();',
+    );
+    expect(run.body.error?.stack).toMatch(/at thrower \(\/workspace\/<cell-\d+>:6:9\)/);
+  });
+
+  it('stops an endless loop at the timeout and keeps the variables', async () => {
+    await cell(ctx, 'let kept = 5;');
+    const looped = await cell(ctx, 'while (true) {}', { timeout: 1 });
+    expect(looped.status).toBe(408);
+    expect(mainText(await cell(ctx, 'kept'))).toBe('5');
+  });
+
+  it('answers context_restarted when a cell kills its process, and runs the next cell fresh', async () => {
+    const own = await newContext();
+    await cell(own, 'const gone = 1;');
+    const killed = await cell(own, 'process.kill(process.pid, "SIGKILL")');
+    expect(killed.status).toBe(409);
+    expect((killed.body as unknown as { error: { code: string } }).error.code).toBe(
+      'context_restarted',
+    );
+    const next = await cell(own, 'typeof gone');
+    expect(mainText(next)).toBe("'undefined'");
+  });
+
+  it('runs one cell at a time: a second while one runs is 409 conflict', async () => {
+    const slow = cell(ctx, 'await new Promise((r) => setTimeout(r, 1500)); 1');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const second = await cell(ctx, '2');
+    expect(second.status).toBe(409);
+    expect((second.body as unknown as { error: { code: string } }).error.code).toBe('conflict');
+    expect(mainText(await slow)).toBe('1');
+  });
+
+  it('starts a context in its cwd, with its env', async () => {
+    const created = await t.api.post<Context>(contextsPath(), {
+      cwd: 'sub/dir',
+      env: { GREETING: 'hello' },
+    });
+    expect(created.body.cwd).toBe('/workspace/sub/dir');
+    const run = await cell(created.body.contextId, '[process.cwd(), process.env.GREETING]');
+    expect(mainText(run)).toBe("[ '/workspace/sub/dir', 'hello' ]");
+    await t.api.delete(`${contextsPath()}/${created.body.contextId}`);
+  });
+
+  it('keeps two contexts apart', async () => {
+    const a = await newContext();
+    const b = await newContext();
+    await cell(a, "globalThis.secret = 'a'; const onlyA = 1;");
+    const seen = await cell(b, 'typeof secret + typeof onlyA');
+    expect(mainText(seen)).toBe("'undefinedundefined'");
+    await t.api.delete(`${contextsPath()}/${a}`);
+    await t.api.delete(`${contextsPath()}/${b}`);
+  });
+
+  it('lists, restarts and deletes', async () => {
+    const own = await newContext();
+    const listed = await t.api.get<{ contexts: Context[] }>(contextsPath());
+    expect(listed.body.contexts.map((c) => c.contextId)).toContain(own);
+    await cell(own, 'const before = 1;');
+    const restarted = await t.api.post<Context>(`${contextsPath()}/${own}/restart`);
+    expect(restarted.status).toBe(200);
+    expect(restarted.body.contextId).toBe(own);
+    expect(mainText(await cell(own, 'typeof before'))).toBe("'undefined'");
+    expect((await t.api.delete(`${contextsPath()}/${own}`)).status).toBe(200);
+    const after = await t.api.get<{ contexts: Context[] }>(contextsPath());
+    expect(after.body.contexts.map((c) => c.contextId)).not.toContain(own);
+    const gone = await cell(own, '1');
+    expect(gone.status).toBe(404);
+  });
+
+  it('refuses a context past the cap with 429', async () => {
+    const session = await t.api.createSession();
+    const path = `/v1/sessions/${session}/contexts`;
+    for (let i = 0; i < 8; i++) expect((await t.api.post(path, {})).status).toBe(201);
+    const refused = await t.api.post<{ error: { code: string } }>(path, {});
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('context_limit_exceeded');
+    await t.api.deleteSession(session);
+  });
+
+  it('streams a cell: its output as it comes, then its result with its values', async () => {
+    const response = await t.api.executeStream(t.sessionId, {
+      contextId: ctx,
+      code: "console.log('one'); await new Promise((r) => setTimeout(r, 300)); console.log('two'); 40 + 2",
+    });
+    expect(response.status).toBe(200);
+    const events = parseEvents(await response.text());
+    const stdout = events.filter((e) => e.event === 'stdout').map((e) => e.data['data']);
+    expect(stdout.join('')).toBe('one\ntwo\n');
+    expect(stdout.length).toBeGreaterThanOrEqual(2);
+    const result = events.find((e) => e.event === 'result')?.data as unknown as Cell;
+    expect(result.results).toEqual([
+      { 'text/plain': '42', 'application/json': '42', isMain: true },
+    ]);
+  });
+
+  it('reports the files a cell wrote', async () => {
+    const run = await cell(ctx, "require('node:fs').writeFileSync('cell-made.txt', 'x');");
+    expect(run.body).toMatchObject({ exitCode: 0, filesWritten: ['cell-made.txt'] });
+  });
+
+  it('leaves plain runs stateless', async () => {
+    await t.api.execute(t.sessionId, { code: 'globalThis.plain = 1' });
+    const run = await t.api.execute<Cell>(t.sessionId, { code: 'console.log(typeof plain)' });
+    expect(run.body.stdout).toBe('undefined\n');
+    expect(run.body.results).toBeUndefined();
+  });
+
+  it('answers another account 404 for the session and its contexts', async () => {
+    const stranger = t.as((await createAccount(t.stack, 'paid')).key);
+    expect((await stranger.get(contextsPath())).status).toBe(404);
+    expect((await stranger.post(contextsPath(), {})).status).toBe(404);
+    const run = await stranger.execute(t.sessionId, { contextId: ctx, code: 'x' });
+    expect(run.status).toBe(404);
+  });
+});
+
+describe('code contexts through the SDK', () => {
+  it('creates, lists, runs cells, restarts and deletes, with typed errors', async () => {
+    const sandbox = await Sandbox.connect(t.sessionId, {
+      apiKey: t.account.key,
+      apiUrl: `${t.stack.url}/v1`,
+    });
+    const context = await sandbox.createContext({ language: 'typescript' });
+    expect(context.contextId).toMatch(/^ctx_/);
+    expect((await sandbox.contexts.list()).map((c) => c.contextId)).toContain(context.contextId);
+
+    await sandbox.runCode('const n: number = 20;', { context });
+    const seen: string[] = [];
+    const result = await sandbox.runCode("console.log('streamed'); n * 2 + 2", {
+      context,
+      onStdout: (data) => seen.push(data),
+    });
+    expect(seen.join('')).toBe('streamed\n');
+    expect(result.results).toEqual([
+      { 'text/plain': '42', 'application/json': '42', isMain: true },
+    ]);
+    const thrown = await sandbox.runCode("throw new RangeError('r')", {
+      context: context.contextId,
+    });
+    expect(thrown.error).toMatchObject({ name: 'RangeError', message: 'r' });
+
+    const killed = await sandbox
+      .runCode('process.exit(3)', { context })
+      .catch((err: unknown) => err);
+    expect(killed).toBeInstanceOf(ContextRestartedError);
+
+    await sandbox.runCode('const again = 1;', { context });
+    await sandbox.contexts.restart(context.contextId);
+    const fresh = await sandbox.runCode('typeof again', { context });
+    expect(fresh.results?.[0]?.['text/plain']).toBe("'undefined'");
+
+    await sandbox.contexts.delete(context.contextId);
+    const gone = await sandbox.runCode('1', { context }).catch((err: unknown) => err);
+    expect(gone).toBeInstanceOf(ContextNotFoundError);
+  });
+
+  it('throws ContextLimitExceededError past the cap', async () => {
+    const sandbox = await Sandbox.create({ apiKey: t.account.key, apiUrl: `${t.stack.url}/v1` });
+    await Promise.all(Array.from({ length: 8 }, () => sandbox.contexts.create()));
+    await expect(sandbox.contexts.create()).rejects.toBeInstanceOf(ContextLimitExceededError);
+    await sandbox.delete();
+  });
+});
