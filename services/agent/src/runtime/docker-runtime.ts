@@ -6,7 +6,6 @@ import type {
   RunResult,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
-import { sandboxLabelKeys } from './docker/docker-names';
 import { killAllInContainer } from './docker/kill-all';
 import type { AdmissionStats } from './admission';
 import type { DockerRuntimeParts } from './docker-runtime-parts';
@@ -15,7 +14,7 @@ import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/d
 import { enforceEgress } from './lifecycle/egress';
 import { requireRunning } from './lifecycle/heal';
 import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
-import { countSandboxes, reconcile } from './lifecycle/reconcile';
+import { collectLeftovers, countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
@@ -141,25 +140,8 @@ export class DockerRuntime implements SandboxRuntime {
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
     await this.parts.pool?.prune();
     const result = await reconcile(this.parts);
-    await this.collectLeftovers();
+    await collectLeftovers(this.parts);
     return result;
-  }
-
-  /**
-   * Removes the CPU groups and runner link directories that no container of this node has (a
-   * crash or reboot left them).
-   */
-  private async collectLeftovers(): Promise<void> {
-    const { cpuSplit, links, containers, config, logger } = this.parts;
-    if (cpuSplit === undefined && links === undefined) return;
-    const listed = await containers.listByLabel(
-      sandboxLabelKeys(config.labelPrefix).node,
-      config.nodeId,
-    );
-    const groups = (await cpuSplit?.collect(listed)) ?? [];
-    if (groups.length > 0) logger.info({ removed: groups }, 'removed CPU groups left behind');
-    const dirs = (await links?.collect(listed)) ?? [];
-    if (dirs.length > 0) logger.info({ removed: dirs }, 'removed runner links left behind');
   }
 
   async inspect(sessionId: string): Promise<SandboxInfo> {

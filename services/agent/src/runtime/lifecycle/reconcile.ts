@@ -1,5 +1,7 @@
 import { ALLOW_ALL, isAllowAll, type EgressPolicy } from '@sandbox/contract';
 import type { ContainerSummary } from '../docker/container-client';
+import type { CpuSplitContainers } from '../docker/cpu-split-containers';
+import type { RunnerLinkContainers } from '../docker/runner-link-containers';
 import {
   isPoolSlot,
   sandboxLabelKeys,
@@ -93,4 +95,23 @@ export async function countSandboxes(deps: LifecycleDeps): Promise<number> {
   const labels = sandboxLabelKeys(deps.config.labelPrefix);
   const containers = await deps.containers.listByLabel(labels.node, deps.config.nodeId);
   return containers.filter((container) => sessionOf(container, labels) !== undefined).length;
+}
+
+/**
+ * Removes the CPU groups and runner link directories that no container of this node has (a
+ * crash or reboot left them).
+ */
+export async function collectLeftovers(
+  parts: LifecycleDeps & { cpuSplit?: CpuSplitContainers; links?: RunnerLinkContainers },
+): Promise<void> {
+  const { cpuSplit, links, containers, config, logger } = parts;
+  if (cpuSplit === undefined && links === undefined) return;
+  const listed = await containers.listByLabel(
+    sandboxLabelKeys(config.labelPrefix).node,
+    config.nodeId,
+  );
+  const groups = (await cpuSplit?.collect(listed)) ?? [];
+  if (groups.length > 0) logger.info({ removed: groups }, 'removed CPU groups left behind');
+  const dirs = (await links?.collect(listed)) ?? [];
+  if (dirs.length > 0) logger.info({ removed: dirs }, 'removed runner links left behind');
 }
