@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { CodeContext, type ContextInfo } from './code-context';
+import { CodeContext } from './code-context';
+import type { ContextInfo } from './protocol';
 import { frameMark } from './frames';
 import type { SpawnExit, SpawnedRun } from './spawner';
 

@@ -2,16 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { CellAnswer, CellRequest } from './context-host';
 import { FrameSplitter } from './frames';
-import { RunnerError } from './protocol';
+import { RunnerError, type ContextInfo } from './protocol';
 import type { SpawnedRun } from './spawner';
-
-/** What a context is, as the API shows it. */
-export interface ContextInfo {
-  contextId: string;
-  language: 'typescript' | 'javascript';
-  cwd: string;
-  createdAt: string;
-}
 
 /** Starts a context's process (the spawner, as the sandbox user). */
 export type StartContextProcess = (cwd: string, env: Record<string, string>) => Promise<SpawnedRun>;

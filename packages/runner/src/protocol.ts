@@ -8,7 +8,6 @@ import type {
 } from '@sandbox/contract';
 import type { RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
-import type { ContextInfo } from './code-context';
 
 /**
  * The runner's protocol: one JSON object per line on its stdin (requests) and stdout (events),
@@ -160,4 +159,12 @@ export class RunnerError extends Error {
     super(message);
     this.name = 'RunnerError';
   }
+}
+
+/** What a context is, as the API shows it. */
+export interface ContextInfo {
+  contextId: string;
+  language: 'typescript' | 'javascript';
+  cwd: string;
+  createdAt: string;
 }
