@@ -64,7 +64,9 @@ try {
   const main = drawn.results.find((result) => result.isMain);
   writeFileSync(out, svg);
   console.log(`chart: ${main['text/plain']}`);
-  console.log(`wrote ${out}: ${svg.startsWith('<svg') ? 'an SVG' : 'not an SVG'} of ${svg.length} bytes`);
+  console.log(
+    `wrote ${out}: ${svg.startsWith('<svg') ? 'an SVG' : 'not an SVG'} of ${svg.length} bytes`,
+  );
 } finally {
   await sandbox.delete();
 }
