@@ -320,12 +320,13 @@ it('runs a REPL on a code context: state, multi-line entries, values, errors, Ct
   made.add(id);
   const at = await type(`sandbox repl ${id}`);
   await seen(at, 'the REPL prompt', (s) => s.endsWith(`\n${REPL_PROMPT}`), 60_000);
-  await entry('const xs: number[] = [1, 2, 3];');
+  // (No line ends with ';': tmux would take it for the end of its own command.)
+  await entry('const xs: number[] = [1, 2, 3]');
   // An open brace continues on the next line, as does a trailing operator.
   await type('function total(list: number[]) {');
   await seen(at, 'the continuation prompt', (s) => s.endsWith('\n...'));
   await type('  return list.reduce((sum, x) => sum +');
-  await type('    x, 0);');
+  await type('    x, 0)');
   expect(await entry('}')).not.toMatch(/Error/);
   expect(await entry('total(xs) * 7')).toMatch(/^42$/m);
   expect(await entry("display({ 'text/html': '<b>hi</b>' }); 'shown'")).toMatch(

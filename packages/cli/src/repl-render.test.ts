@@ -1,4 +1,11 @@
-import { errorText, historyPath, isIncomplete, resultLines, stylesFor } from './repl-render';
+import {
+  entryIncomplete,
+  errorText,
+  historyPath,
+  isIncomplete,
+  resultLines,
+  stylesFor,
+} from './repl-render';
 
 const syntax = (message: string) => ({ error: { name: 'SyntaxError', message, stack: '' } });
 
@@ -18,6 +25,30 @@ describe('the REPL reads another line', () => {
     const thrown = { name: 'Error', message: 'Unexpected end of input', stack: '' };
     expect(isIncomplete({ error: thrown })).toBe(false);
     expect(isIncomplete({})).toBe(false);
+  });
+});
+
+describe('an entry is cut short, judged at once by esbuild', () => {
+  it.each([
+    ['typescript', 'function total(list: number[]) {'],
+    ['typescript', 'const n: number = (1 +'],
+    ['typescript', 'const xs = [1,\n  2,'],
+    ['typescript', 'const text = `line one'],
+    ['typescript', 'config.'],
+    ['javascript', 'if (x) {} else'],
+  ] as const)('%s: %s', (language, code) => {
+    expect(entryIncomplete(code, language)).toBe(true);
+  });
+
+  it.each([
+    ['typescript', 'const n: number = 1'],
+    ['typescript', "const s = 'open"],
+    ['typescript', 'x++'],
+    ['typescript', 'function total(list: number[]) {\n  return list.length\n}'],
+    ['javascript', ')'],
+    ['javascript', 'const n: number = ('], // not JavaScript: the cell says so
+  ] as const)('not %s: %s', (language, code) => {
+    expect(entryIncomplete(code, language)).toBe(false);
   });
 });
 

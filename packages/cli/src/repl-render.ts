@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { transformSync, type TransformFailure } from 'esbuild';
 import type { CellError, CellResult, ExecutionResult } from '@sandbox/sdk';
 
 /*
@@ -17,6 +18,31 @@ export function isIncomplete(result: Pick<ExecutionResult, 'error'>): boolean {
   const error = result.error;
   if (error?.name !== 'SyntaxError') return false;
   return /\bend of (?:file|input)\b|Unterminated template/i.test(error.message);
+}
+
+/**
+ * Whether an entry is cut short, judged here at once (so that the REPL asks for the next line
+ * before it reads it, a paste of many lines too) by esbuild, the parser the service strips a
+ * TypeScript cell with: its end of file came too soon, or it ends inside a template literal.
+ * Where esbuild cannot tell, the cell's own answer does (`isIncomplete`).
+ */
+export function entryIncomplete(code: string, language: 'typescript' | 'javascript'): boolean {
+  const loader = language === 'typescript' ? 'ts' : 'js';
+  const failure = (source: string): string | undefined => {
+    try {
+      transformSync(source, { loader });
+      return undefined;
+    } catch (err) {
+      return (err as Partial<TransformFailure>).errors?.[0]?.text ?? '';
+    }
+  };
+  const text = failure(code);
+  if (text === undefined) return false;
+  if (/\bend of file\b/.test(text)) return true;
+  // esbuild calls an open template literal an unterminated string: a backtick closes it.
+  return (
+    /^Unterminated string/.test(text) && !/^Unterminated string/.test(failure(`${code}\``) ?? '')
+  );
 }
 
 /** Bytes as people read them: `532 B`, `1.2 kB`, `3.4 MB`. */

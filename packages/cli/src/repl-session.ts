@@ -15,6 +15,7 @@ import type { CliIo } from './context';
 import { exitCodeOf, OUTCOMES } from './exit-codes';
 import { errorLine } from './output';
 import {
+  entryIncomplete,
   errorText,
   historyPath,
   isIncomplete,
@@ -69,6 +70,10 @@ export class CellRepl {
       terminal,
       // One cell at a time, in the order entered (a line typed ahead waits its turn).
       eval: (code, _context, _file, done) => {
+        if (entryIncomplete(code, this.context.language)) {
+          done(new Recoverable(new SyntaxError('more')), undefined);
+          return;
+        }
         this.queue = this.queue
           .then(() => this.evaluate(code))
           .then(
