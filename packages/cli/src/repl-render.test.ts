@@ -1,11 +1,6 @@
-import {
-  entryIncomplete,
-  errorText,
-  historyPath,
-  isIncomplete,
-  resultLines,
-  stylesFor,
-} from './repl-render';
+import * as render from './repl-render';
+
+const { entryIncomplete, errorText, historyPath, isIncomplete, resultLines, stylesFor } = render;
 
 const syntax = (message: string) => ({ error: { name: 'SyntaxError', message, stack: '' } });
 
