@@ -46,6 +46,8 @@ export class CellRepl {
   /** The cells entered, run one after the other. */
   private queue: Promise<unknown> = Promise.resolve();
   private exitCode: number = OUTCOMES.ok.code;
+  /** A failure ends the REPL: entries left are not run. */
+  private ending = false;
   private readonly styles: Styles;
   private server: REPLServer | undefined;
 
@@ -75,7 +77,7 @@ export class CellRepl {
           return;
         }
         this.queue = this.queue
-          .then(() => this.evaluate(code))
+          .then(() => (this.ending ? false : this.evaluate(code)))
           .then(
             (incomplete) =>
               done(incomplete ? new Recoverable(new SyntaxError('more')) : null, undefined),
@@ -138,6 +140,7 @@ export class CellRepl {
     void ended.then(() => waiters.forEach((wake) => wake()));
     const display = server.displayPrompt.bind(server);
     server.displayPrompt = (preserveCursor?: boolean) => {
+      if (this.ending) return; // closed after a failure: no prompt, no more input
       if (terminal) display(preserveCursor);
       else server.prompt(preserveCursor);
       const woken = waiters;
@@ -237,6 +240,7 @@ export class CellRepl {
     const code = exitCodeOf(err);
     if (code === OUTCOMES.notFound.code || code === OUTCOMES.auth.code) {
       this.exitCode = code;
+      this.ending = true;
       this.server?.close();
     }
   }

@@ -1,4 +1,9 @@
-import { AbortedError, ContextRestartedError, type RunOptions } from '@sandbox/sdk';
+import {
+  AbortedError,
+  ContextRestartedError,
+  SessionNotFoundError,
+  type RunOptions,
+} from '@sandbox/sdk';
 import { OUTCOMES } from '../exit-codes';
 import { fakeCli, fakeSandbox, result } from '../testing/fake-cli';
 
@@ -133,5 +138,23 @@ describe('sandbox repl', () => {
     expect(cli.stdout()).toContain('ran: 2');
     expect(cli.stderr()).toContain(`sandbox: kept ${CONTEXT.contextId}`);
     expect(fake.contexts.delete).not.toHaveBeenCalled();
+  });
+
+  it('.restart empties the context; losing the session ends the REPL with exit 66', async () => {
+    const fake = fakeContext();
+    const restart = jest.fn(() => Promise.resolve(CONTEXT));
+    Object.assign(fake.sandbox.contexts, { restart });
+    fake.runCode.mockImplementationOnce(() =>
+      Promise.reject(
+        new SessionNotFoundError({ code: 'session_not_found', status: 404, message: 'gone' }),
+      ),
+    );
+    const stdin = '.restart\nfirst()\nnever()\n';
+    const cli = fakeCli({ connect: () => Promise.resolve(fake.sandbox) }, { stdin });
+    expect(await cli.run('repl', 'ses_aaaaaaaaaaaaaaaaaaaaaaaa')).toBe(OUTCOMES.notFound.code);
+    expect(restart).toHaveBeenCalledWith(CONTEXT.contextId);
+    expect(cli.stdout()).toContain('The context was restarted.');
+    expect(cli.stderr()).toContain('sandbox: gone (session_not_found)');
+    expect(fake.runCode).toHaveBeenCalledTimes(1);
   });
 });
