@@ -138,6 +138,10 @@ describe('code contexts', () => {
       stack: expect.stringContaining('TypeError: boom'),
     });
     expect(run.body.error?.stack).not.toContain('context-host');
+    // Only the cell's frames: not the context's event loop under it.
+    expect(run.body.error?.stack.split('\n').slice(1)).toEqual([
+      expect.stringMatching(/^ {4}at \/workspace\/<cell-\d+>:1:7$/),
+    ]);
   });
 
   it("points a TypeScript cell's stack at the line it was written on", async () => {
