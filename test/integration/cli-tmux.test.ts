@@ -366,7 +366,12 @@ it('runs a REPL on a code context: state, multi-line entries, values, errors, Ct
   await seen(again, 'the REPL prompt', (s) => s.endsWith(`\n${REPL_PROMPT}`), 60_000);
   await tmux('send-keys', '-t', PANE, 'Up', 'Up');
   await seen(again, 'the entry recalled', (s) => s.endsWith(`${REPL_PROMPT} typeof xs`));
-  await tmux('send-keys', '-t', PANE, 'C-u', 'C-d');
+  // Ctrl-C at the prompt clears the line (the entry is not run); Ctrl-D on an empty one leaves.
+  await tmux('send-keys', '-t', PANE, 'C-c');
+  await seen(again, 'the line cleared', (s) =>
+    s.endsWith(`${REPL_PROMPT} typeof xs\n${REPL_PROMPT}`),
+  );
+  await tmux('send-keys', '-t', PANE, 'C-d');
   await output(again, 30_000);
   expect(await exitCode()).toBe(0);
   const left = await api.get<{ contexts: { contextId: string }[] }>(`/v1/sessions/${id}/contexts`);
