@@ -31,6 +31,7 @@ interface DocOperation {
   operationId: string;
   requestBody?: { content: { 'application/json': { schema: JsonSchema } } };
   parameters?: { name: string; in: string; required: boolean; schema: JsonSchema }[];
+  responses: Record<string, { content?: Record<string, { 'x-event-data'?: unknown }> }>;
 }
 
 const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, DocOperation>> };
@@ -211,6 +212,14 @@ describe('the operation table drives both the document and validation', () => {
       );
     const expected = table.map(([name, op]) => `${op.method} ${openApiPath(op.path)} ${name}`);
     expect(listed.sort()).toEqual(expected.sort());
+  });
+
+  it("documents a streamed run's events, a context cell's values and error among them", () => {
+    const events = documented(operations.execute).responses['200']?.content?.['text/event-stream'];
+    const types = JSON.stringify(events?.['x-event-data']);
+    for (const type of ['started', 'cell_result', 'cell_error', 'exit']) {
+      expect(types).toContain(`"const":"${type}"`);
+    }
   });
 
   it.each(table)('%s: the document shows the schemas the validator uses', (_name, op) => {

@@ -45,7 +45,10 @@ describe('output event ids', () => {
       at: { stdout: 12, stderr: 3 },
       mark: 'exit',
     });
+    expect(parseOutputEventId('proc_0123456789abcdef:12:3:cell2').mark).toBe('cell2');
     for (const bad of [
+      'proc_0123456789abcdef:1:2:cell0',
+      'proc_0123456789abcdef:1:2:cell',
       '7',
       'proc_x:1:2',
       'proc_0123456789abcdef:-1:0',
