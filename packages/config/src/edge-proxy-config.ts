@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import {
+  envNames,
   intVar,
-  logLevel,
-  metricsSettings,
-  metricsVars,
   optionalString,
   parseEnv,
+  serviceSettings,
+  serviceVars,
   type Env,
 } from './env-schema';
 
@@ -19,8 +19,7 @@ const edgeSchema = z
     // A lookup may wake a session from deep sleep (a few seconds for a large workspace).
     EDGE_UPSTREAM_TIMEOUT_MS: intVar(10_000, 50),
     EDGE_ROUTE_CACHE_MS: intVar(1000, 0, 60_000),
-    ...metricsVars,
-    LOG_LEVEL: logLevel(),
+    ...serviceVars,
   })
   .transform((env) => ({
     host: env.EDGE_HOST,
@@ -31,9 +30,7 @@ const edgeSchema = z
     upstreamTimeoutMs: env.EDGE_UPSTREAM_TIMEOUT_MS,
     /** How long a looked-up route is reused (0: ask the gateway on every request). */
     routeCacheMs: env.EDGE_ROUTE_CACHE_MS,
-    /** Where Prometheus scrapes `/metrics` (a listener of its own). */
-    metrics: metricsSettings(env, env.EDGE_HOST),
-    logLevel: env.LOG_LEVEL,
+    ...serviceSettings(env, env.EDGE_HOST),
   }));
 
 export type EdgeProxyConfig = Readonly<z.output<typeof edgeSchema>>;
@@ -44,4 +41,4 @@ export function loadEdgeProxyConfig(env: Env = process.env): EdgeProxyConfig {
 }
 
 /** Every environment variable the edge proxy reads (deployment manifests are checked against it). */
-export const EDGE_PROXY_ENV_NAMES: readonly string[] = Object.keys(edgeSchema.in.shape);
+export const EDGE_PROXY_ENV_NAMES = envNames(edgeSchema);

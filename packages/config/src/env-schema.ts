@@ -29,8 +29,25 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Env): Readonly<z.o
   return Object.freeze(result.data);
 }
 
-/** `METRICS_PORT` (absent: no metrics listener), `METRICS_HOST`, `METRICS_TOKEN`: every service's. */
-export const metricsVars = {
+/** The items of a comma-separated value, trimmed, the empty ones dropped. */
+export function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/** A comma-separated list variable, empty by default, each item checked by `item`. */
+export const listVar = <T extends z.ZodType<unknown, string>>(item: T) =>
+  z.string().default('').transform(commaList).pipe(z.array(item));
+
+/** The variables a service's schema reads (deployment manifests are checked against them). */
+export function envNames(schema: { in: { shape: object } }): readonly string[] {
+  return Object.keys(schema.in.shape);
+}
+
+/** `METRICS_PORT` (absent: no metrics listener), `METRICS_HOST`, `METRICS_TOKEN`. */
+const metricsVars = {
   METRICS_PORT: optionalString().pipe(
     z
       .string()
@@ -43,6 +60,9 @@ export const metricsVars = {
   METRICS_TOKEN: optionalString(),
 };
 
+/** Every service's own variables: its metrics listener's and its log level. */
+export const serviceVars = { ...metricsVars, LOG_LEVEL: logLevel() };
+
 export interface MetricsSettings {
   /** Absent: no metrics listener. */
   port: number | undefined;
@@ -51,18 +71,20 @@ export interface MetricsSettings {
   token: string | undefined;
 }
 
-/** The metrics listener's settings; its host defaults to the service's own. */
-export function metricsSettings(
-  env: {
-    METRICS_PORT?: number | undefined;
-    METRICS_HOST?: string | undefined;
-    METRICS_TOKEN?: string | undefined;
-  },
+/**
+ * What `serviceVars` read: where Prometheus scrapes `/metrics` (a listener of its own, whose
+ * host defaults to the service's) and the log level.
+ */
+export function serviceSettings(
+  env: Pick<z.output<z.ZodObject<typeof serviceVars>>, keyof typeof serviceVars>,
   serviceHost: string,
-): MetricsSettings {
+): { metrics: MetricsSettings; logLevel: typeof env.LOG_LEVEL } {
   return {
-    port: env.METRICS_PORT,
-    host: env.METRICS_HOST ?? serviceHost,
-    token: env.METRICS_TOKEN,
+    metrics: {
+      port: env.METRICS_PORT,
+      host: env.METRICS_HOST ?? serviceHost,
+      token: env.METRICS_TOKEN,
+    },
+    logLevel: env.LOG_LEVEL,
   };
 }
