@@ -1,14 +1,12 @@
 import { availableParallelism, hostname, totalmem } from 'node:os';
 import { z } from 'zod';
 import {
-  envNames,
   intVar,
   listVar,
   optionalString,
-  parseEnv,
+  serviceConfig,
   serviceSettings,
   serviceVars,
-  type Env,
 } from './env-schema';
 
 /** Where deep-sleeping sessions' workspaces go: a local directory, or an S3(-compatible) bucket. */
@@ -284,7 +282,9 @@ const agentSchema = agentVars.transform((env, ctx) => ({
   ...serviceSettings(env, env.AGENT_HOST),
 }));
 
-export type AgentConfig = Readonly<z.output<typeof agentSchema>>;
+/** The agent's configuration (`loadAgentConfig(env)`) and every variable it reads. */
+export const { load: loadAgentConfig, envNames: AGENT_ENV_NAMES } = serviceConfig(agentSchema);
+export type AgentConfig = ReturnType<typeof loadAgentConfig>;
 
 /**
  * Names the store deep-sleeping sessions' workspaces go to: nodes naming the same one can wake
@@ -296,11 +296,3 @@ export function blobStoreId(config: Pick<AgentConfig, 'blobStore' | 'nodeId'>): 
   const host = store.endpoint === undefined ? 'aws' : new URL(store.endpoint).host;
   return `s3://${host}/${store.bucket}/${store.prefix}`;
 }
-
-/** The agent's configuration, read from `env` (default: the process environment). */
-export function loadAgentConfig(env: Env = process.env): AgentConfig {
-  return parseEnv(agentSchema, env);
-}
-
-/** Every environment variable the agent reads (deployment manifests are checked against it). */
-export const AGENT_ENV_NAMES = envNames(agentSchema);

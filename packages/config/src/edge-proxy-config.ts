@@ -1,13 +1,5 @@
 import { z } from 'zod';
-import {
-  envNames,
-  intVar,
-  optionalString,
-  parseEnv,
-  serviceSettings,
-  serviceVars,
-  type Env,
-} from './env-schema';
+import { intVar, optionalString, serviceConfig, serviceSettings, serviceVars } from './env-schema';
 
 const edgeSchema = z
   .object({
@@ -33,12 +25,7 @@ const edgeSchema = z
     ...serviceSettings(env, env.EDGE_HOST),
   }));
 
-export type EdgeProxyConfig = Readonly<z.output<typeof edgeSchema>>;
-
-/** The edge proxy's configuration, read from `env` (default: the process environment). */
-export function loadEdgeProxyConfig(env: Env = process.env): EdgeProxyConfig {
-  return parseEnv(edgeSchema, env);
-}
-
-/** Every environment variable the edge proxy reads (deployment manifests are checked against it). */
-export const EDGE_PROXY_ENV_NAMES = envNames(edgeSchema);
+/** The edge proxy's configuration (`loadEdgeProxyConfig(env)`) and every variable it reads. */
+export const { load: loadEdgeProxyConfig, envNames: EDGE_PROXY_ENV_NAMES } =
+  serviceConfig(edgeSchema);
+export type EdgeProxyConfig = ReturnType<typeof loadEdgeProxyConfig>;

@@ -41,9 +41,16 @@ export function commaList(value: string): string[] {
 export const listVar = <T extends z.ZodType<unknown, string>>(item: T) =>
   z.string().default('').transform(commaList).pipe(z.array(item));
 
-/** The variables a service's schema reads (deployment manifests are checked against them). */
-export function envNames(schema: { in: { shape: object } }): readonly string[] {
-  return Object.keys(schema.in.shape);
+/**
+ * A service's configuration from its schema: `load` reads it from `env` (default: the process
+ * environment), `envNames` are every variable it reads (deployment manifests are checked
+ * against them).
+ */
+export function serviceConfig<S extends z.ZodType & { in: { shape: object } }>(schema: S) {
+  return {
+    load: (env: Env = process.env): Readonly<z.output<S>> => parseEnv(schema, env),
+    envNames: Object.keys(schema.in.shape) as readonly string[],
+  };
 }
 
 /** `METRICS_PORT` (absent: no metrics listener), `METRICS_HOST`, `METRICS_TOKEN`. */

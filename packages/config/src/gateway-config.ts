@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { parseAgentNodes } from './agent-nodes';
 import {
-  envNames,
   intVar,
   listVar,
   optionalString,
-  parseEnv,
+  serviceConfig,
   serviceSettings,
   serviceVars,
-  type Env,
 } from './env-schema';
 
 /** 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`). */
@@ -120,12 +118,7 @@ const gatewaySchema = z
     ...serviceSettings(env, env.GATEWAY_HOST),
   }));
 
-export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>>;
-
-/** The gateway's configuration, read from `env` (default: the process environment). */
-export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
-  return parseEnv(gatewaySchema, env);
-}
-
-/** Every environment variable the gateway reads (deployment manifests are checked against it). */
-export const GATEWAY_ENV_NAMES = envNames(gatewaySchema);
+/** The gateway's configuration (`loadGatewayConfig(env)`) and every variable it reads. */
+export const { load: loadGatewayConfig, envNames: GATEWAY_ENV_NAMES } =
+  serviceConfig(gatewaySchema);
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
