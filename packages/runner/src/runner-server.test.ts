@@ -1,9 +1,9 @@
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import type { RunResult } from '@sandbox/contract/run';
-import type { RunHandle, RunSpec } from './exec';
+import type { RunHandle } from './exec';
 import type { RunnerOp } from './op-handlers';
-import { RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
+import { RunnerError, type RunnerEvent, type RunnerRequest, type RunSpec } from './protocol';
 import type { RunSink } from './run-output';
 import { serve } from './runner';
 import { OP_HANDLERS } from './runner-server';
