@@ -1,12 +1,7 @@
-import { execFile } from 'node:child_process';
-import { realpathSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import {
   AbortedError,
   ClientTimeoutError,
@@ -26,6 +21,7 @@ import {
 import { createAccount, type TestAccount } from '../support/api';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
 import { refused, SocketTerminal } from '../support/terminal-socket';
+import { BUN, DENO, denoRun, runWithSdk, SDK_DIST, useScratch } from '../support/sdk-runtimes';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -653,70 +649,25 @@ describe('retries', () => {
 });
 
 describe('builds and runtimes', () => {
-  const run = promisify(execFile);
-  const root = join(__dirname, '../..');
-  const dist = join(root, 'packages/sdk/dist');
   /** Creates a session, runs a command plainly and streamed, deletes it; prints two lines. */
   const body =
     "const s = await Sandbox.create(); const r = await s.exec('echo built'); " +
     "let streamed = ''; for await (const e of s.stream({ command: 'echo streamed' })) " +
     "if (e.type === 'stdout') streamed += e.data; await s.delete(); console.log(r.stdout + streamed.trim());";
-  const env = () => ({
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    SANDBOX_API_KEY: paid.key,
-    SANDBOX_API_URL: `${t.stack.url}/v1`,
+  const scratch = useScratch('sdk-runtimes-', {
+    'esm.mjs': `import { Sandbox } from ${JSON.stringify(join(SDK_DIST, 'esm/index.js'))};\n${body}\n`,
   });
-  let scratch: string;
-  beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'sdk-runtimes-'));
-    await writeFile(
-      join(scratch, 'esm.mjs'),
-      `import { Sandbox } from ${JSON.stringify(join(dist, 'esm/index.js'))};\n${body}\n`,
-    );
-    // Deno finds the SDK's one dependency through an import map (as an app's deno.json would).
-    const parser = realpathSync(join(root, 'packages/sdk/node_modules/eventsource-parser'));
-    await writeFile(
-      join(scratch, 'import-map.json'),
-      JSON.stringify({ imports: { 'eventsource-parser': `file://${parser}/dist/index.js` } }),
-    );
-  });
-  afterAll(() => rm(scratch, { recursive: true, force: true }));
+  const cjs = `const { Sandbox } = require(${JSON.stringify(join(SDK_DIST, 'cjs/index.js'))}); (async () => { ${body} })().catch((e) => { console.error(e); process.exit(1); })`;
 
-  const runtimes: Array<[string, () => [string, string[]]]> = [
-    [
-      'Node, CommonJS build',
-      () => [
-        process.execPath,
-        [
-          '-e',
-          `const { Sandbox } = require(${JSON.stringify(join(dist, 'cjs/index.js'))}); (async () => { ${body} })().catch((e) => { console.error(e); process.exit(1); })`,
-        ],
-      ],
-    ],
-    ['Node, ESM build', () => [process.execPath, [join(scratch, 'esm.mjs')]]],
-    [
-      'Bun, ESM build',
-      () => [join(root, 'node_modules/@oven/bun-linux-x64/bin/bun'), [join(scratch, 'esm.mjs')]],
-    ],
-    [
-      'Deno, ESM build',
-      () => [
-        join(root, 'node_modules/@deno/linux-x64-glibc/deno'),
-        [
-          'run',
-          '--allow-net=127.0.0.1',
-          '--allow-env',
-          `--import-map=${join(scratch, 'import-map.json')}`,
-          join(scratch, 'esm.mjs'),
-        ],
-      ],
-    ],
+  const runtimes: Array<[string, [string, string[]]]> = [
+    ['Node, CommonJS build', [process.execPath, ['-e', cjs]]],
+    ['Node, ESM build', [process.execPath, ['esm.mjs']]],
+    ['Bun, ESM build', [BUN, ['esm.mjs']]],
+    ['Deno, ESM build', [DENO, denoRun('esm.mjs')]],
   ];
 
   it.each(runtimes)('works on %s', async (_name, command) => {
-    const [file, args] = command();
-    const { stdout } = await run(file, args, { env: env(), cwd: scratch });
-    expect(stdout).toBe('built\nstreamed\n');
+    const sdk = { key: paid.key, url: `${t.stack.url}/v1` };
+    expect(await runWithSdk(command, scratch.dir, sdk)).toBe('built\nstreamed\n');
   });
 });
