@@ -84,3 +84,49 @@ export function useStackWithAccount(
     },
   };
 }
+
+export interface StrangerFixture extends StackFixture {
+  /** The account whose sessions are under test, and the API as its key sees it. */
+  readonly owner: TestAccount;
+  readonly mine: ApiClient;
+  /** Another account on the same plan, and the API as its key sees it. */
+  readonly stranger: TestAccount;
+  readonly theirs: ApiClient;
+}
+
+/** One stack, as `useStack`, with two accounts on `plan`: an owner and a stranger to it. */
+export function useStackWithStranger(
+  options: StackOptions = {},
+  plan: Plan = 'paid',
+): StrangerFixture {
+  const fixture = useStack(options);
+  let owner: TestAccount | undefined;
+  let stranger: TestAccount | undefined;
+  let mine: ApiClient | undefined;
+  let theirs: ApiClient | undefined;
+  beforeAll(async () => {
+    owner = await createAccount(fixture.stack, plan);
+    stranger = await createAccount(fixture.stack, plan);
+    mine = fixture.as(owner.key);
+    theirs = fixture.as(stranger.key);
+  });
+  return {
+    get stack() {
+      return fixture.stack;
+    },
+    as: fixture.as,
+    beforeStop: fixture.beforeStop,
+    get owner() {
+      return ready(owner, 'the owner');
+    },
+    get mine() {
+      return ready(mine, 'the owner');
+    },
+    get stranger() {
+      return ready(stranger, 'the stranger');
+    },
+    get theirs() {
+      return ready(theirs, 'the stranger');
+    },
+  };
+}
