@@ -44,32 +44,35 @@ export class TerminalStore {
    * unexpired token and it was never opened (a wrong path spends nothing); else undefined (whoever asks: an unknown, used or expired token look
    * the same).
    */
-  async openWithToken(
+  openWithToken(
     id: string,
     sessionId: string,
     tokenHash: Buffer,
   ): Promise<TerminalRecord | undefined> {
-    const { rows } = await this.db.query<Row>(
-      `UPDATE terminals SET connected_at = now()
-        WHERE id = $1 AND session_id = $2 AND token_hash = $3 AND connected_at IS NULL
-          AND token_expires_at > now()
-        RETURNING id, account_id, session_id, spec`,
-      [id, sessionId, tokenHash],
-    );
-    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+    return this.open(id, sessionId, 'token_hash = $3 AND token_expires_at > now()', tokenHash);
   }
 
   /** As `openWithToken`, for the account's own API key (no expiry: the key is the proof). */
-  async openForAccount(
+  openForAccount(
     id: string,
     sessionId: string,
     accountId: string,
   ): Promise<TerminalRecord | undefined> {
+    return this.open(id, sessionId, 'account_id = $3', accountId);
+  }
+
+  /** Marks the terminal opened when it is `sessionId`'s, `proof` holds of $3, never opened. */
+  private async open(
+    id: string,
+    sessionId: string,
+    proof: 'token_hash = $3 AND token_expires_at > now()' | 'account_id = $3',
+    value: Buffer | string,
+  ): Promise<TerminalRecord | undefined> {
     const { rows } = await this.db.query<Row>(
       `UPDATE terminals SET connected_at = now()
-        WHERE id = $1 AND session_id = $2 AND account_id = $3 AND connected_at IS NULL
+        WHERE id = $1 AND session_id = $2 AND ${proof} AND connected_at IS NULL
         RETURNING id, account_id, session_id, spec`,
-      [id, sessionId, accountId],
+      [id, sessionId, value],
     );
     return rows[0] === undefined ? undefined : toRecord(rows[0]);
   }
