@@ -40,37 +40,23 @@ export class TerminalStore {
   }
 
   /**
-   * Marks the terminal opened and returns it, when it is `sessionId`'s, `tokenHash` is its
-   * unexpired token and it was never opened (a wrong path spends nothing); else undefined (whoever asks: an unknown, used or expired token look
-   * the same).
+   * Marks the terminal opened and returns it, when it is `sessionId`'s, it was never opened and
+   * `proof` holds: the hash of its unexpired token, or its account's id (for the account's own
+   * API key: no expiry, the key is the proof). Else undefined, whoever asks (an unknown, used
+   * or expired token look the same; a wrong path spends nothing).
    */
-  openWithToken(
+  async open(
     id: string,
     sessionId: string,
-    tokenHash: Buffer,
+    proof: { tokenHash: Buffer } | { accountId: string },
   ): Promise<TerminalRecord | undefined> {
-    return this.open(id, sessionId, 'token_hash = $3 AND token_expires_at > now()', tokenHash);
-  }
-
-  /** As `openWithToken`, for the account's own API key (no expiry: the key is the proof). */
-  openForAccount(
-    id: string,
-    sessionId: string,
-    accountId: string,
-  ): Promise<TerminalRecord | undefined> {
-    return this.open(id, sessionId, 'account_id = $3', accountId);
-  }
-
-  /** Marks the terminal opened when it is `sessionId`'s, `proof` holds of $3, never opened. */
-  private async open(
-    id: string,
-    sessionId: string,
-    proof: 'token_hash = $3 AND token_expires_at > now()' | 'account_id = $3',
-    value: Buffer | string,
-  ): Promise<TerminalRecord | undefined> {
+    const [condition, value] =
+      'tokenHash' in proof
+        ? ['token_hash = $3 AND token_expires_at > now()', proof.tokenHash]
+        : ['account_id = $3', proof.accountId];
     const { rows } = await this.db.query<Row>(
       `UPDATE terminals SET connected_at = now()
-        WHERE id = $1 AND session_id = $2 AND ${proof} AND connected_at IS NULL
+        WHERE id = $1 AND session_id = $2 AND ${condition} AND connected_at IS NULL
         RETURNING id, account_id, session_id, spec`,
       [id, sessionId, value],
     );
