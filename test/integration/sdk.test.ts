@@ -120,19 +120,30 @@ describe('sessions', () => {
   });
 });
 
-describe('runs', () => {
-  let sandbox: Sandbox;
+/** One sandbox for the tests of a `describe`, deleted after them. */
+function useSandbox(): { readonly sandbox: Sandbox } {
+  let sandbox: Sandbox | undefined;
   beforeAll(async () => {
     sandbox = await Sandbox.create(client());
   });
-  afterAll(() => sandbox.delete());
+  afterAll(() => sandbox?.delete());
+  return {
+    get sandbox() {
+      if (sandbox === undefined) throw new Error('the sandbox is made in beforeAll');
+      return sandbox;
+    },
+  };
+}
+
+describe('runs', () => {
+  const box = useSandbox();
 
   it('runs TypeScript and commands with env, files and a working directory', async () => {
-    const code = await sandbox.run('const n: number = 6 * 7; console.log(n, process.env.WHO)', {
+    const code = await box.sandbox.run('const n: number = 6 * 7; console.log(n, process.env.WHO)', {
       env: { WHO: 'sdk' },
     });
     expect(code).toMatchObject({ stdout: '42 sdk\n', exitCode: 0, timedOut: false });
-    const command = await sandbox.exec('pwd; cat in.txt; exit 3', {
+    const command = await box.sandbox.exec('pwd; cat in.txt; exit 3', {
       workingDir: 'sub',
       files: [{ path: 'sub/in.txt', content: 'given' }],
     });
@@ -141,7 +152,7 @@ describe('runs', () => {
 
   it('streams events in order, and feeds callbacks', async () => {
     const events: ExecutionEvent[] = [];
-    for await (const event of sandbox.stream({ command: 'echo out; echo err >&2; exit 2' })) {
+    for await (const event of box.sandbox.stream({ command: 'echo out; echo err >&2; exit 2' })) {
       events.push(event);
     }
     // `started` first for every run (not only one with stdin), naming its pid and process id.
@@ -162,7 +173,7 @@ describe('runs', () => {
       { type: 'result', result: expect.objectContaining({ exitCode: 2, stdout: 'out\n' }) },
     ]);
     const seen: string[] = [];
-    const result = await sandbox.run('console.log("a"); console.error("b")', {
+    const result = await box.sandbox.run('console.log("a"); console.error("b")', {
       onStdout: (data) => seen.push(`out:${data}`),
       onStderr: (data) => seen.push(`err:${data}`),
     });
@@ -171,26 +182,26 @@ describe('runs', () => {
   });
 
   it('leaves the run going when the loop leaves early, and kills it when the signal aborts', async () => {
-    for await (const event of sandbox.stream({ command: 'echo go; sleep 2; touch left.txt' })) {
+    for await (const event of box.sandbox.stream({ command: 'echo go; sleep 2; touch left.txt' })) {
       if (event.type === 'stdout') break;
     }
     const controller = new AbortController();
-    const cancelled = sandbox.exec('sleep 2; touch aborted.txt', { signal: controller.signal });
+    const cancelled = box.sandbox.exec('sleep 2; touch aborted.txt', { signal: controller.signal });
     setTimeout(() => controller.abort(), 300);
     await expect(cancelled).rejects.toBeInstanceOf(AbortedError);
     await sleep(3000);
     // Leaving the loop only closed the connection: the run outlived it (issue 42).
-    expect(await exists(sandbox, 'left.txt')).toBe(true);
-    expect(await exists(sandbox, 'aborted.txt')).toBe(false);
+    expect(await exists(box.sandbox, 'left.txt')).toBe(true);
+    expect(await exists(box.sandbox, 'aborted.txt')).toBe(false);
   });
 
   it('throws ExecutionTimeoutError with the partial output, streamed or not', async () => {
-    const plain = await sandbox
+    const plain = await box.sandbox
       .exec('echo started; sleep 5', { timeout: 1 })
       .catch((e: unknown) => e);
     expect(plain).toBeInstanceOf(ExecutionTimeoutError);
     expect(plain).toMatchObject({ status: 408, stdout: 'started\n' });
-    const streamed = await sandbox
+    const streamed = await box.sandbox
       .exec('echo started; sleep 5', { timeout: 1, onStdout: () => undefined })
       .catch((e: unknown) => e);
     expect(streamed).toBeInstanceOf(ExecutionTimeoutError);
@@ -198,28 +209,26 @@ describe('runs', () => {
   });
 
   it('kills every process only when asked to by killAll, and names an unknown pid', async () => {
-    await sandbox.exec('nohup sleep 100 >/dev/null 2>&1 &');
+    await box.sandbox.exec('nohup sleep 100 >/dev/null 2>&1 &');
     // A missing pid no longer means "everything" (issue 42).
-    const kill = sandbox.processes.kill.bind(sandbox.processes) as (pid?: number) => unknown;
+    const kill = box.sandbox.processes.kill.bind(box.sandbox.processes) as (
+      pid?: number,
+    ) => unknown;
     await expect(kill(undefined)).rejects.toBeInstanceOf(InvalidRequestError);
-    expect((await sandbox.exec("pgrep -f 'sleep 100' >/dev/null && echo alive")).stdout).toBe(
+    expect((await box.sandbox.exec("pgrep -f 'sleep 100' >/dev/null && echo alive")).stdout).toBe(
       'alive\n',
     );
-    const killed = await sandbox.processes.killAll();
+    const killed = await box.sandbox.processes.killAll();
     expect(killed.killed).toBeGreaterThanOrEqual(1);
-    await expect(sandbox.processes.kill(999_999)).rejects.toBeInstanceOf(ProcessNotFoundError);
+    await expect(box.sandbox.processes.kill(999_999)).rejects.toBeInstanceOf(ProcessNotFoundError);
   });
 });
 
 describe('runs in the background (issue 42)', () => {
-  let sandbox: Sandbox;
-  beforeAll(async () => {
-    sandbox = await Sandbox.create(client());
-  });
-  afterAll(() => sandbox.delete());
+  const box = useSandbox();
 
   it('gives a handle at once, and its result when it ends', async () => {
-    const handle = await sandbox.exec('echo one; sleep 1; echo two >&2; exit 3', {
+    const handle = await box.sandbox.exec('echo one; sleep 1; echo two >&2; exit 3', {
       background: true,
     });
     expect(handle.pid).toEqual(expect.any(Number));
@@ -229,12 +238,12 @@ describe('runs in the background (issue 42)', () => {
     expect(result).toMatchObject({ stdout: 'one\n', stderr: 'two\n', exitCode: 3 });
     expect(await handle.wait()).toMatchObject({ exitCode: 3 }); // again, once it has ended
     // A run that says nothing and ends at once has a handle too (its started event).
-    const silent = await sandbox.exec('true', { background: true });
+    const silent = await box.sandbox.exec('true', { background: true });
     expect((await silent.wait()).exitCode).toBe(0);
   });
 
   it('keeps running without its client, and its output can be followed and read', async () => {
-    const handle = await sandbox.exec(
+    const handle = await box.sandbox.exec(
       'for i in 1 2 3; do echo $i; sleep 0.5; done; touch background-done.txt',
       { background: true },
     );
@@ -248,18 +257,18 @@ describe('runs in the background (issue 42)', () => {
       if (event.type === 'end') followed.push(`end:${String(event.process.exitCode)}`);
     }
     expect(followed.join('')).toBe('1\n2\n3\nend:0');
-    expect(await exists(sandbox, 'background-done.txt')).toBe(true);
+    expect(await exists(box.sandbox, 'background-done.txt')).toBe(true);
     expect((await handle.output()).stdout).toBe('1\n2\n3\n');
   });
 
   it('feeds output callbacks, writes stdin, and connects by pid', async () => {
     const seen: string[] = [];
-    const handle = await sandbox.run(
+    const handle = await box.sandbox.run(
       'process.stdin.on("data", (d) => console.log("got " + String(d).trim()));',
       { background: true, stdin: true, onStdout: (data) => seen.push(data) },
     );
     await handle.writeStdin('a\n');
-    const again = await sandbox.processes.connect(handle.pid);
+    const again = await box.sandbox.processes.connect(handle.pid);
     expect(again.id).toBe(handle.id);
     await again.closeStdin();
     expect((await handle.wait()).stdout).toBe('got a\n');
@@ -267,38 +276,39 @@ describe('runs in the background (issue 42)', () => {
   });
 
   it("kills its run by the handle or by the run's proc_ id, and killAll kills them all", async () => {
-    const one = await sandbox.exec('sleep 30', { background: true });
+    const one = await box.sandbox.exec('sleep 30', { background: true });
     expect((await one.kill()).killed).toBeGreaterThanOrEqual(1);
     expect((await one.wait()).exitCode).not.toBe(0);
     expect(await one.kill()).toEqual({ killed: 0, pids: [] }); // ended: nothing killed
-    const two = await sandbox.exec('sleep 30', { background: true });
-    expect((await sandbox.processes.kill(two.id)).pids).toContain(two.pid);
+    const two = await box.sandbox.exec('sleep 30', { background: true });
+    expect((await box.sandbox.processes.kill(two.id)).pids).toContain(two.pid);
     expect((await two.wait()).exitCode).not.toBe(0);
     const many = await Promise.all(
-      [1, 2].map(() => sandbox.exec('sleep 30', { background: true })),
+      [1, 2].map(() => box.sandbox.exec('sleep 30', { background: true })),
     );
-    expect((await sandbox.processes.killAll()).killed).toBeGreaterThanOrEqual(2);
+    expect((await box.sandbox.processes.killAll()).killed).toBeGreaterThanOrEqual(2);
     for (const handle of many) expect((await handle.wait()).exitCode).not.toBe(0);
   });
 });
 
 describe('files', () => {
-  let sandbox: Sandbox;
-  beforeAll(async () => {
-    sandbox = await Sandbox.create(client());
-  });
-  afterAll(() => sandbox.delete());
+  const box = useSandbox();
 
   it('writes and reads text and bytes, lists, and refuses bad paths', async () => {
-    await sandbox.files.write('notes/a.txt', 'héllo');
+    await box.sandbox.files.write('notes/a.txt', 'héllo');
     const bytes = Uint8Array.from([0, 255, 1, 254]);
-    expect(await sandbox.files.write('bin/b.dat', bytes)).toEqual({ path: 'bin/b.dat', size: 4 });
-    expect(await sandbox.files.readText('notes/a.txt')).toBe('héllo');
-    expect(Array.from(await sandbox.files.read('bin/b.dat'))).toEqual([0, 255, 1, 254]);
-    const listed = await sandbox.files.list();
+    expect(await box.sandbox.files.write('bin/b.dat', bytes)).toEqual({
+      path: 'bin/b.dat',
+      size: 4,
+    });
+    expect(await box.sandbox.files.readText('notes/a.txt')).toBe('héllo');
+    expect(Array.from(await box.sandbox.files.read('bin/b.dat'))).toEqual([0, 255, 1, 254]);
+    const listed = await box.sandbox.files.list();
     expect(listed.files.map((f) => f.path).sort()).toEqual(['bin/b.dat', 'notes/a.txt']);
-    await expect(sandbox.files.read('nope.txt')).rejects.toBeInstanceOf(FileNotFoundError);
-    await expect(sandbox.files.write('../escape', 'x')).rejects.toBeInstanceOf(InvalidPathError);
+    await expect(box.sandbox.files.read('nope.txt')).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(box.sandbox.files.write('../escape', 'x')).rejects.toBeInstanceOf(
+      InvalidPathError,
+    );
   });
 
   it('round-trips a 20 MB file as streams, by hash, with progress', async () => {
@@ -314,7 +324,7 @@ describe('files', () => {
       },
     });
     const progress: number[] = [];
-    const written = await sandbox.files.write('big.bin', source, {
+    const written = await box.sandbox.files.write('big.bin', source, {
       onProgress: (sent) => progress.push(sent),
     });
     expect(written.size).toBe(20_000_000);
@@ -323,7 +333,7 @@ describe('files', () => {
 
     const back = createHash('sha256');
     let size = 0;
-    const reader = (await sandbox.files.readStream('big.bin')).getReader();
+    const reader = (await box.sandbox.files.readStream('big.bin')).getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
