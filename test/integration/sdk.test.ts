@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -404,6 +404,19 @@ function forward(req: IncomingMessage, body: Buffer[]): Promise<Response> {
   });
 }
 
+/** A server in front of the gateway: `handle` answers each request, given its whole body. */
+async function proxyServer(
+  handle: (req: IncomingMessage, body: Buffer[], res: ServerResponse) => Promise<void>,
+): Promise<{ server: Server; url: string }> {
+  const server: Server = createServer((req, res) => {
+    const body: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => body.push(chunk));
+    req.on('end', () => void handle(req, body, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
+}
+
 /**
  * A proxy in front of the gateway that answers each request from `script` first (a status,
  * or 'lose' for one forwarded whose answer is replaced by a 503), then forwards the rest.
@@ -412,47 +425,37 @@ async function scriptedProxy(
   script: Array<{ path: string; answer: number | 'lose'; retryAfter?: string }>,
 ) {
   const forwarded: string[] = [];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    const body: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => body.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        const step = script.findIndex((s) => req.url?.includes(s.path));
-        const planned = step >= 0 ? script.splice(step, 1)[0] : undefined;
-        if (planned !== undefined && planned.answer !== 'lose') {
-          res.writeHead(
-            planned.answer,
-            planned.retryAfter === undefined ? {} : { 'retry-after': planned.retryAfter },
-          );
-          res.end(
-            JSON.stringify({
-              error: {
-                code: planned.answer === 429 ? 'rate_limit_exceeded' : 'service_unavailable',
-                message: 'scripted',
-              },
-            }),
-          );
-          return;
-        }
-        forwarded.push(`${req.method} ${req.url}`);
-        const answer = await forward(req, body);
-        const text = await answer.text();
-        if (planned?.answer === 'lose') {
-          res.writeHead(503, { 'retry-after': '0' });
-          res.end(
-            JSON.stringify({ error: { code: 'service_unavailable', message: 'answer lost' } }),
-          );
-          return;
-        }
-        res.writeHead(answer.status, {
-          'content-type': answer.headers.get('content-type') ?? 'application/json',
-        });
-        res.end(text);
-      })();
+  const { server, url } = await proxyServer(async (req, body, res) => {
+    const step = script.findIndex((s) => req.url?.includes(s.path));
+    const planned = step >= 0 ? script.splice(step, 1)[0] : undefined;
+    if (planned !== undefined && planned.answer !== 'lose') {
+      res.writeHead(
+        planned.answer,
+        planned.retryAfter === undefined ? {} : { 'retry-after': planned.retryAfter },
+      );
+      res.end(
+        JSON.stringify({
+          error: {
+            code: planned.answer === 429 ? 'rate_limit_exceeded' : 'service_unavailable',
+            message: 'scripted',
+          },
+        }),
+      );
+      return;
+    }
+    forwarded.push(`${req.method} ${req.url}`);
+    const answer = await forward(req, body);
+    const text = await answer.text();
+    if (planned?.answer === 'lose') {
+      res.writeHead(503, { 'retry-after': '0' });
+      res.end(JSON.stringify({ error: { code: 'service_unavailable', message: 'answer lost' } }));
+      return;
+    }
+    res.writeHead(answer.status, {
+      'content-type': answer.headers.get('content-type') ?? 'application/json',
     });
+    res.end(text);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return { url, forwarded, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
@@ -464,36 +467,28 @@ async function scriptedProxy(
 async function cuttingProxy(cutAfter: number, mode: 'cut' | 'stall' = 'cut') {
   let cut = false;
   const seen: string[] = [];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    const body: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => body.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        seen.push(`${req.method} ${req.url} ${String(req.headers['last-event-id'] ?? '')}`);
-        const answer = await forward(req, body);
-        res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
-        const cutting = !cut && (answer.headers.get('content-type') ?? '').includes('event-stream');
-        if (cutting) cut = true;
-        let sent = 0;
-        const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (cutting && sent + value.length > cutAfter) {
-            res.write(value.subarray(0, Math.max(0, cutAfter - sent)));
-            await reader.cancel();
-            if (mode === 'cut') res.socket?.destroy();
-            return;
-          }
-          sent += value.length;
-          res.write(value);
-        }
-        res.end();
-      })();
-    });
+  const { server, url } = await proxyServer(async (req, body, res) => {
+    seen.push(`${req.method} ${req.url} ${String(req.headers['last-event-id'] ?? '')}`);
+    const answer = await forward(req, body);
+    res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
+    const cutting = !cut && (answer.headers.get('content-type') ?? '').includes('event-stream');
+    if (cutting) cut = true;
+    let sent = 0;
+    const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (cutting && sent + value.length > cutAfter) {
+        res.write(value.subarray(0, Math.max(0, cutAfter - sent)));
+        await reader.cancel();
+        if (mode === 'cut') res.socket?.destroy();
+        return;
+      }
+      sent += value.length;
+      res.write(value);
+    }
+    res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return {
     url,
     seen,
