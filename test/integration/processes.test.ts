@@ -1,6 +1,6 @@
 import { createAccount } from '../support/api';
 import { ApiClient } from '../support/api-client';
-import { parseEvents, StreamedRun, type RunEvent } from '../support/streamed-run';
+import { parseEvents, runReadingStdin, StreamedRun, type RunEvent } from '../support/streamed-run';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -232,12 +232,9 @@ it('follows a run live as events, resumes that stream too, and ends with the pro
 }, 30_000);
 
 it('writes to the stdin of a run started with it, closes it, and refuses what takes none', async () => {
-  const sessionId = await t.api.createSession();
-  const run = new StreamedRun(
-    await t.api.executeStream(sessionId, {
-      command: 'read first; echo "got $first"; cat; echo "eof"',
-      stdin: true,
-    }),
+  const { sessionId, run } = await runReadingStdin(
+    t.api,
+    'read first; echo "got $first"; cat; echo "eof"',
   );
   await run.until('event: started');
   const started = run.events().find((e) => e.event === 'started')?.data ?? {};

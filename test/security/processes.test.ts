@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAccount } from '../support/api';
-import { parseEvents, StreamedRun } from '../support/streamed-run';
+import { parseEvents, runReadingStdin } from '../support/streamed-run';
 import { useStackWithStranger } from '../support/use-stack';
 
 /**
@@ -18,13 +18,7 @@ interface Listed {
 }
 
 it("refuses another account every way into a session's runs", async () => {
-  const sessionId = await t.mine.createSession();
-  const run = new StreamedRun(
-    await t.mine.executeStream(sessionId, {
-      command: 'echo secret-output; read x; echo "$x"',
-      stdin: true,
-    }),
-  );
+  const { sessionId, run } = await runReadingStdin(t.mine, 'echo secret-output; read x; echo "$x"');
   await run.until('secret-output');
   const lastId = run.events().at(-1)?.id ?? '';
   const [proc] = (await t.mine.get<Listed>(`/v1/sessions/${sessionId}/processes`)).body.processes;
