@@ -82,14 +82,18 @@ export interface RunFlags {
   json?: boolean;
 }
 
-/** Adds the options of every run to `command`: its timeout, its environment, a JSON result. */
-export function withRunOptions(command: Command): Command {
-  return command
-    .option(
+/**
+ * Adds the options of every run to `command`: its timeout, then those `own` adds (listed
+ * there in --help), its environment, a JSON result.
+ */
+export function withRunOptions(command: Command, own = (c: Command) => c): Command {
+  return own(
+    command.option(
       '--timeout <seconds>',
       "the run's timeout: killed after it (default: the session's, 30)",
       positiveNumber,
-    )
+    ),
+  )
     .option('--env <name=value>', 'an environment variable of the run (repeatable)', envPair)
     .addOption(jsonOption('the whole result ({stdout, stderr, exitCode, …}) at the end'));
 }

@@ -21,8 +21,8 @@ export function execCommand(ctx: Context): Command {
       )
       .usage('[options] <session> -- <command> [args...]')
       .argument('<session>', 'the session id (ses_…)')
-      .argument('<command...>', 'the command and its arguments, after --')
-      .option('--cwd <dir>', 'the working directory, relative to /workspace'),
+      .argument('<command...>', 'the command and its arguments, after --'),
+    (command) => command.option('--cwd <dir>', 'the working directory, relative to /workspace'),
   )
     .addHelpText(
       'after',
