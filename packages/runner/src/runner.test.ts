@@ -13,7 +13,8 @@ import {
   resolveExisting,
 } from './workspace-path';
 
-const invalidPath = expect.objectContaining({ name: 'RunnerError', code: 'invalid_path' });
+/** What a refusal for a bad path throws (an asymmetric matcher, typed as toThrow takes it). */
+const invalidPath: Error = expect.objectContaining({ name: 'RunnerError', code: 'invalid_path' });
 
 describe('lexicalPath', () => {
   it('resolves relative paths inside the root', () => {

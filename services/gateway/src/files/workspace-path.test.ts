@@ -1,6 +1,7 @@
 import { entryRelativePath, workspaceRelativePath } from './workspace-path';
 
-const invalidPath = expect.objectContaining({ name: 'AppError', code: 'invalid_path' });
+/** What a refusal for a bad path throws (an asymmetric matcher, typed as toThrow takes it). */
+const invalidPath: Error = expect.objectContaining({ name: 'AppError', code: 'invalid_path' });
 
 describe('entryRelativePath', () => {
   it('normalises entries of any kind, a trailing slash allowed', () => {

@@ -35,15 +35,14 @@ describe('output event ids', () => {
       at: { stdout: 12, stderr: 3 },
       mark: 'exit',
     });
+    const invalidRequest: Error = expect.objectContaining({ code: 'invalid_request' });
     for (const bad of [
       '7',
       'proc_x:1:2',
       'proc_0123456789abcdef:-1:0',
       'proc_0123456789abcdef:1:2:go',
     ]) {
-      expect(() => parseOutputEventId(bad)).toThrow(
-        expect.objectContaining({ code: 'invalid_request' }),
-      );
+      expect(() => parseOutputEventId(bad)).toThrow(invalidRequest);
     }
   });
 });

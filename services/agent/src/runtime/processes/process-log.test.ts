@@ -285,9 +285,8 @@ describe('ProcessLog', () => {
     expect(logs.find(SESSION, made[0]?.meta.id ?? '').meta.id).toBe(made[0]?.meta.id);
     start(logs, 1024, 8);
     expect(logs.list(SESSION).map((l) => l.meta.id)).not.toContain(made[0]?.meta.id);
-    expect(() => logs.find(SESSION, '99')).toThrow(
-      expect.objectContaining({ code: 'process_not_found' }),
-    );
+    const notFound: Error = expect.objectContaining({ code: 'process_not_found' });
+    expect(() => logs.find(SESSION, '99')).toThrow(notFound);
     logs.forget(SESSION);
     expect(logs.list(SESSION)).toEqual([]);
   });
