@@ -147,21 +147,28 @@ export class Processes implements ProcessCalls {
   ): Promise<StdinResult> {
     const body =
       typeof data === 'string' ? { data } : { data: base64(data), encoding: 'base64' as const };
-    return this.http.json<StdinResult>({
-      method: 'POST',
-      path: this.path(ref, '/stdin'),
-      json: { ...body, ...(options.close === true ? { close: true } : {}) },
-      signal: options.signal,
-      retry: 'refused',
-    });
+    return this.stdin(
+      ref,
+      { ...body, ...(options.close === true ? { close: true } : {}) },
+      options,
+    );
   }
 
   /** Closes the stdin of a run: it reads the end of its input. */
   closeStdin(ref: ProcessRef, options: ProcessCallOptions = {}): Promise<StdinResult> {
+    return this.stdin(ref, { close: true }, options);
+  }
+
+  /** A write to a run's stdin, never sent twice (the process may have taken the bytes). */
+  private stdin(
+    ref: ProcessRef,
+    json: Record<string, unknown>,
+    options: ProcessCallOptions,
+  ): Promise<StdinResult> {
     return this.http.json<StdinResult>({
       method: 'POST',
       path: this.path(ref, '/stdin'),
-      json: { close: true },
+      json,
       signal: options.signal,
       retry: 'refused',
     });
@@ -204,20 +211,15 @@ export class Processes implements ProcessCalls {
 
   /** Kills every process of the session (runs and what they left in the background). */
   killAll(options: ProcessCallOptions = {}): Promise<KillResult> {
-    return this.http.json<KillResult>({
-      method: 'POST',
-      path: '/execution/kill',
-      json: { sessionId: this.sessionId },
-      signal: options.signal,
-      retry: 'safe',
-    });
+    return this.killPid(undefined, options);
   }
 
-  private killPid(pid: number, options: ProcessCallOptions): Promise<KillResult> {
+  /** Kills `pid` and its descendants; without one, every process of the session. */
+  private killPid(pid: number | undefined, options: ProcessCallOptions): Promise<KillResult> {
     return this.http.json<KillResult>({
       method: 'POST',
       path: '/execution/kill',
-      json: { sessionId: this.sessionId, pid },
+      json: { sessionId: this.sessionId, ...(pid === undefined ? {} : { pid }) },
       signal: options.signal,
       retry: 'safe',
     });
