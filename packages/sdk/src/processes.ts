@@ -9,6 +9,7 @@ import {
   type ProcessRef,
 } from './process-handle.js';
 import { eventData, RunStream } from './run-stream.js';
+import { SessionCollection } from './session-collection.js';
 import { resumingEvents } from './sse.js';
 import type { KillResult, OutputEvent, ProcessInfo, ProcessOutput, StdinResult } from './types.js';
 
@@ -21,36 +22,19 @@ const MAX_RESUMES = 5;
  * A session's runs: their list and state, their kept output (after the connection that
  * streamed it dropped, after idle and deep sleep), their stdin, and killing them.
  */
-export class Processes implements ProcessCalls {
+export class Processes extends SessionCollection implements ProcessCalls {
   /** @internal Made by `Sandbox`; use `sandbox.processes`. */
-  constructor(
-    private readonly http: HttpClient,
-    private readonly sessionId: string,
-  ) {}
-
-  private path(ref?: ProcessRef, rest = ''): string {
-    const base = `/sessions/${encodeURIComponent(this.sessionId)}/processes`;
-    return ref === undefined ? base : `${base}/${encodeURIComponent(String(ref))}${rest}`;
+  constructor(http: HttpClient, sessionId: string) {
+    super(http, sessionId, 'processes');
   }
 
   /** The session's runs, oldest first (does not wake the session). */
   async list(options: ProcessCallOptions = {}): Promise<ProcessInfo[]> {
-    const listed = await this.http.json<{ processes: ProcessInfo[] }>({
-      method: 'GET',
-      path: this.path(),
-      signal: options.signal,
-      retry: 'safe',
-    });
-    return listed.processes;
+    return (await this.read<{ processes: ProcessInfo[] }>(this.path(), options)).processes;
   }
 
   get(ref: ProcessRef, options: ProcessCallOptions = {}): Promise<ProcessInfo> {
-    return this.http.json<ProcessInfo>({
-      method: 'GET',
-      path: this.path(ref),
-      signal: options.signal,
-      retry: 'safe',
-    });
+    return this.read<ProcessInfo>(this.path(ref), options);
   }
 
   /**
