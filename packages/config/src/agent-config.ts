@@ -1,13 +1,6 @@
 import { availableParallelism, hostname, totalmem } from 'node:os';
 import { z } from 'zod';
-import {
-  intVar,
-  listVar,
-  optionalString,
-  serviceConfig,
-  serviceSettings,
-  serviceVars,
-} from './env-schema';
+import { intVar, listVar, optionalString, serviceConfig, serviceVars } from './env-schema';
 
 /** Where deep-sleeping sessions' workspaces go: a local directory, or an S3(-compatible) bucket. */
 export type BlobStoreSettings =
@@ -279,7 +272,6 @@ const agentSchema = agentVars.transform((env, ctx) => ({
    */
   gatewayUrl: env.AGENT_GATEWAY_URL,
   announceIntervalS: env.AGENT_ANNOUNCE_INTERVAL_S,
-  ...serviceSettings(env, env.AGENT_HOST),
 }));
 
 /** The agent's configuration (`loadAgentConfig(env)`) and every variable it reads. */

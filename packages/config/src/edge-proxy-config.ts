@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { intVar, optionalString, serviceConfig, serviceSettings, serviceVars } from './env-schema';
+import { intVar, optionalString, serviceConfig, serviceVars } from './env-schema';
 
 const edgeSchema = z
   .object({
@@ -22,7 +22,6 @@ const edgeSchema = z
     upstreamTimeoutMs: env.EDGE_UPSTREAM_TIMEOUT_MS,
     /** How long a looked-up route is reused (0: ask the gateway on every request). */
     routeCacheMs: env.EDGE_ROUTE_CACHE_MS,
-    ...serviceSettings(env, env.EDGE_HOST),
   }));
 
 /** The edge proxy's configuration (`loadEdgeProxyConfig(env)`) and every variable it reads. */

@@ -42,13 +42,20 @@ export const listVar = <T extends z.ZodType<unknown, string>>(item: T) =>
   z.string().default('').transform(commaList).pipe(z.array(item));
 
 /**
- * A service's configuration from its schema: `load` reads it from `env` (default: the process
- * environment), `envNames` are every variable it reads (deployment manifests are checked
- * against them).
+ * A service's configuration from its schema (which reads `serviceVars` with its own, and whose
+ * output names the service's `host`): `load` reads it from `env` (default: the process
+ * environment) with the settings every service has (`serviceSettings`); `envNames` are every
+ * variable it reads (deployment manifests are checked against them).
  */
-export function serviceConfig<S extends z.ZodType & { in: { shape: object } }>(schema: S) {
+export function serviceConfig<S extends z.ZodType<{ host: string }> & { in: { shape: object } }>(
+  schema: S,
+) {
+  const shared = z.object(serviceVars);
   return {
-    load: (env: Env = process.env): Readonly<z.output<S>> => parseEnv(schema, env),
+    load: (env: Env = process.env): Readonly<Readonly<z.output<S>> & ServiceSettings> => {
+      const own = parseEnv(schema, env);
+      return Object.freeze({ ...own, ...serviceSettings(shared.parse(env), own.host) });
+    },
     envNames: Object.keys(schema.in.shape) as readonly string[],
   };
 }
@@ -78,6 +85,11 @@ export interface MetricsSettings {
   token: string | undefined;
 }
 
+export interface ServiceSettings {
+  metrics: MetricsSettings;
+  logLevel: z.output<ReturnType<typeof logLevel>>;
+}
+
 /**
  * What `serviceVars` read: where Prometheus scrapes `/metrics` (a listener of its own, whose
  * host defaults to the service's) and the log level.
@@ -85,7 +97,7 @@ export interface MetricsSettings {
 export function serviceSettings(
   env: Pick<z.output<z.ZodObject<typeof serviceVars>>, keyof typeof serviceVars>,
   serviceHost: string,
-): { metrics: MetricsSettings; logLevel: typeof env.LOG_LEVEL } {
+): ServiceSettings {
   return {
     metrics: {
       port: env.METRICS_PORT,

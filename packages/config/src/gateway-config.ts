@@ -1,13 +1,6 @@
 import { z } from 'zod';
 import { parseAgentNodes } from './agent-nodes';
-import {
-  intVar,
-  listVar,
-  optionalString,
-  serviceConfig,
-  serviceSettings,
-  serviceVars,
-} from './env-schema';
+import { intVar, listVar, optionalString, serviceConfig, serviceVars } from './env-schema';
 
 /** 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`). */
 const secretsKey = z
@@ -115,7 +108,6 @@ const gatewaySchema = z
      * own; `*` for any. Empty (the default): browsers get no CORS answer, so no page calls it.
      */
     corsOrigins: env.CORS_ALLOWED_ORIGINS,
-    ...serviceSettings(env, env.GATEWAY_HOST),
   }));
 
 /** The gateway's configuration (`loadGatewayConfig(env)`) and every variable it reads. */
