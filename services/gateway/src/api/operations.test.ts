@@ -5,6 +5,7 @@ import type { AccountStore } from '../accounts/account-store';
 import { createApp, type AppDeps } from '../app';
 import { ALL_SCOPES, type Principal } from '../auth/principal';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter';
+import { PAID_PLAN } from '../limits/plan-fixtures';
 import { buildOpenApiDocument, openApiPath } from './openapi';
 import { operations, type ApiOperation } from './operations';
 
@@ -43,17 +44,13 @@ const principal: Principal = {
   plan: 'enterprise',
   scopes: ALL_SCOPES,
   limits: {
+    ...PAID_PLAN,
     requestsPerMinute: 1_000_000,
-    maxExecutionTimeoutS: 300,
-    maxMemoryMb: 4096,
     maxFileSizeBytes: 1024,
     maxFilesPerRequest: 10,
     maxEnvVars: 10,
     maxConcurrentSessions: 10,
-    maxSessionTtlS: 604_800,
-    resourceOverrides: true,
     maxOutputLogBytes: 1048576,
-    egressDefault: 'allow',
   },
 };
 const KEY = `sk_live_${'a'.repeat(40)}`;
