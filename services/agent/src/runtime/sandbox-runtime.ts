@@ -1,4 +1,5 @@
 import type { AdmissionStats } from './admission';
+import type { SnapshotTaken } from './lifecycle/snapshot-sandbox';
 import type {
   EgressPolicy,
   FileListing,
@@ -153,7 +154,17 @@ export interface SandboxRuntime {
    * Creates and starts the sandbox; returns the existing one for a known session. Refuses at
    * once (503, Retry-After) a create that could not be done by `deadlineAt` (epoch ms).
    */
-  create(spec: SandboxSpec, options?: { deadlineAt?: number | undefined }): Promise<SandboxInfo>;
+  create(
+    spec: SandboxSpec,
+    options?: { deadlineAt?: number | undefined; snapshotId?: string | undefined },
+  ): Promise<SandboxInfo>;
+  /**
+   * Stores a snapshot of the session's workspace (ADR 44), its sandbox frozen only while the
+   * files are packed; processes are not kept.
+   */
+  snapshot(sessionId: string, snapshotId: string): Promise<SnapshotTaken>;
+  /** Deletes a snapshot from the blob store (idempotent). */
+  deleteSnapshot(snapshotId: string): Promise<void>;
   inspect(sessionId: string): Promise<SandboxInfo>;
   /** Removes the container and its workspace; false when nothing was there. */
   destroy(sessionId: string): Promise<boolean>;
