@@ -478,7 +478,9 @@ describe.each([
       expect(saved).toMatchObject({ filesCount, format });
       expect(await backend.store.snapshotManifest(snapshotId)).toEqual(saved);
       expect(await backend.objectsOf(snapshotId)).toEqual(
-        [`${snapshotId}.${format}`, `${snapshotId}.json`].map(backend.objectName).sort(),
+        [`${snapshotId}.${format}`, `${snapshotId}.json`]
+          .map((name) => backend.objectName(name))
+          .sort(),
       );
       // A snapshot is not used up by a restore: every session made from it gets all of it.
       for (let i = 0; i < 2; i += 1) {

@@ -17,7 +17,7 @@ import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { collectLeftovers, countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { snapshotSandbox, type SnapshotTaken } from './lifecycle/snapshot-sandbox';
-import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
+import { inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
 import { KnownContexts } from './runner/known-contexts';
 import { meteredExec } from './runner/metered-exec';

@@ -45,4 +45,3 @@ export const COMMON_ERRORS: readonly ErrorCode[] = [
   'internal_error',
   'service_unavailable', // Postgres or Redis out of reach
 ];
-

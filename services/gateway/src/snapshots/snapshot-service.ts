@@ -123,7 +123,10 @@ export class SnapshotService {
       await this.deps.store.removed(snapshotId);
       return true;
     } catch (err) {
-      this.deps.logger.warn({ err, snapshotId, nodeId }, 'snapshot blob removal failed; will retry');
+      this.deps.logger.warn(
+        { err, snapshotId, nodeId },
+        'snapshot blob removal failed; will retry',
+      );
       return false;
     }
   }

@@ -242,7 +242,11 @@ export class SnapshotStore {
           AND created_at < now() - make_interval(secs => $1)`,
       [ABANDONED_AFTER_S],
     );
-    const { rows } = await this.db.query<{ snapshot_id: string; node_id: string; stored_in: string }>(
+    const { rows } = await this.db.query<{
+      snapshot_id: string;
+      node_id: string;
+      stored_in: string;
+    }>(
       `UPDATE snapshot_blob_removals SET claimed_until = now() + make_interval(secs => $1)
         WHERE snapshot_id IN (
           SELECT snapshot_id FROM snapshot_blob_removals

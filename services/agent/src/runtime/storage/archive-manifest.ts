@@ -60,7 +60,10 @@ export function formatOf(manifest: ArchiveManifest): ArchiveFormat {
 }
 
 /** Reads `body` to its end, into `sink` if given: the bytes' sha256 and count. */
-export async function digest(body: Readable, sink?: Writable): Promise<{ sha256: string; bytes: number }> {
+export async function digest(
+  body: Readable,
+  sink?: Writable,
+): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
   let bytes = 0;
   const count = new Transform({
@@ -73,4 +76,3 @@ export async function digest(body: Readable, sink?: Writable): Promise<{ sha256:
   await pipeline(body, count, sink ?? new Writable({ write: (_chunk, _encoding, done) => done() }));
   return { sha256: hash.digest('hex'), bytes };
 }
-

@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import type {
-  IdempotentHandler,
-  OperationHandler,
-  OperationInput,
-} from '../operation-handler';
+import type { IdempotentHandler, OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { isStorableText } from '../../http/storable-json';
 import { pathParam } from '../../http/validate';
