@@ -17,6 +17,8 @@ type BodyOf<Op extends keyof operations> = JsonOf<operations[Op]['requestBody']>
 
 /** A new session (spec 2.1); `previewToken` only for a private preview (`info()` shows it too). */
 export type Session = Ok<'createSession'>;
+/** A snapshot of a session's files (ADR 44). */
+export type Snapshot = Ok<'createSnapshot'>;
 /** What `Sandbox.info()` reads (spec 2.3): state, counts, metadata, a private preview's token. */
 export type SessionInfo = Ok<'getSession'>;
 /** One page of `Sandbox.list()`. */
