@@ -23,6 +23,8 @@ export type Snapshot = Ok<'createSnapshot'>;
 export type SessionInfo = Ok<'getSession'>;
 /** One page of `Sandbox.list()`. */
 export type SessionPage = Ok<'listSessions'>;
+/** One page of the account's snapshots, newest first. */
+export type SnapshotPage = Ok<'listSnapshots'>;
 export type SessionState = SessionInfo['state'];
 /** The body of a session create: ttl, metadata, resourceLimits, preview. */
 export type CreateSessionBody = BodyOf<'createSession'>;
