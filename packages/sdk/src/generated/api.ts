@@ -6737,31 +6737,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description request_timeout */
-            408: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "request_timeout";
-                            message: string;
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                            retryAfter?: number;
-                            stdout?: string;
-                            stderr?: string;
-                        };
-                    };
-                };
-            };
             /** @description snapshot_quota_exceeded, rate_limit_exceeded */
             429: {
                 headers: {

@@ -38,12 +38,7 @@ export const snapshotOperations = {
     body: createSnapshotBody,
     idempotent: true,
     success: { status: 201, schema: snapshotSchema, description: 'The snapshot, stored' },
-    errors: [
-      'session_not_found',
-      'snapshot_quota_exceeded',
-      'request_timeout',
-      'service_unavailable',
-    ],
+    errors: ['session_not_found', 'snapshot_quota_exceeded', 'service_unavailable'],
   },
   listSnapshots: {
     method: 'get',
