@@ -149,15 +149,20 @@ export class BlobStore {
     }
   }
 
-  /** Stores a staged archive, reads it back, then writes its manifest (the commit point). */
+  /**
+   * Stores a staged archive, reads it back, then writes its manifest (the commit point). With
+   * `adopt`, a local store takes the staged file itself (a rename: the bytes hashed are the
+   * stored ones, so nothing is read back); other stores copy it as ever.
+   */
   private async store(
     name: Saved,
-    staged: { file: string; format: ArchiveFormat },
+    staged: { file: string; format: ArchiveFormat; sha256?: string },
     filesCount: number,
+    adopt = false,
   ): Promise<ArchiveManifest> {
     const manifest = manifestKey(name);
     const result: ArchiveManifest = {
-      sha256: await sha256Of(staged.file),
+      sha256: staged.sha256 ?? (await sha256Of(staged.file)),
       bytes: (await lstat(staged.file)).size,
       filesCount,
       format: staged.format,
@@ -165,8 +170,12 @@ export class BlobStore {
     const archive = archiveKey(name, staged.format);
     // An earlier save's manifest goes first: no manifest may name an archive being replaced.
     await this.objects.delete(manifest);
-    await this.objects.put(archive, staged.file);
-    await this.verifyStored(archive, result);
+    if (adopt && this.objects.adopt !== undefined) {
+      await this.objects.adopt(archive, staged.file);
+    } else {
+      await this.objects.put(archive, staged.file);
+      await this.verifyStored(archive, result);
+    }
     await this.objects.putText(manifest, JSON.stringify(result));
     await this.deleteArchives(name, staged.format);
     return result;
@@ -186,7 +195,7 @@ export class BlobStore {
     const name = checkedSnapshotId(snapshotId);
     await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
     try {
-      let staged: { file: string; format: ArchiveFormat; source: string };
+      let staged: { file: string; format: ArchiveFormat; source: string; sha256: string };
       try {
         staged = await archiveHeld(this.ids, hold, (format) => this.stagingFile(name, format));
       } catch (err) {
@@ -195,7 +204,7 @@ export class BlobStore {
           cause: err,
         });
       }
-      return await this.store(name, staged, await countFiles(staged.source));
+      return await this.store(name, staged, await countFiles(staged.source), true);
     } catch (err) {
       await this.removeSaved(name).catch(() => undefined);
       throw err;

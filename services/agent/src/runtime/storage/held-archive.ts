@@ -3,6 +3,7 @@ import type { SandboxHostIds } from '../docker/host-ids';
 import {
   checkArchive,
   packArgs,
+  sha256Of,
   startTar,
   WORTH_COMPRESSING,
   type ArchiveFormat,
@@ -69,7 +70,7 @@ export async function archiveHeld(
   ids: SandboxHostIds,
   hold: Hold,
   stagingFile: (format: ArchiveFormat) => string,
-): Promise<{ file: string; format: ArchiveFormat; source: string }> {
+): Promise<{ file: string; format: ArchiveFormat; source: string; sha256: string }> {
   const plain = stagingFile('tar');
   const handle = await open(plain, 'w', 0o600);
   let source: string;
@@ -78,27 +79,47 @@ export async function archiveHeld(
       await startTar(ids, packArgs('tar'), { stdout: handle.fd }, workspace, true).exited;
       return workspace;
     });
-    await handle.sync();
+    if (!(await worthCompressing(ids, plain))) {
+      // Kept as it is: synced, checked and hashed at once (the hash reads the page cache).
+      const [, , sha256] = await Promise.all([
+        handle.sync(),
+        checkArchive(ids, plain, 'tar'),
+        sha256Of(plain),
+      ]);
+      return { file: plain, format: 'tar', source, sha256 };
+    }
   } finally {
     await handle.close();
   }
   const tarBytes = await checkArchive(ids, plain, 'tar');
-  if (await worthCompressing(ids, plain)) {
-    const compressed = stagingFile('tar.zst');
-    const input = await open(plain, 'r');
-    const output = await open(compressed, 'w', 0o600);
-    try {
-      await zstdBytes(ids, input.fd, output.fd);
-      await output.sync();
-    } finally {
-      await Promise.all([input.close(), output.close()]);
-    }
-    if ((await stat(compressed)).size <= WORTH_COMPRESSING * tarBytes) {
-      await checkArchive(ids, compressed, 'tar.zst');
-      await rm(plain, { force: true });
-      return { file: compressed, format: 'tar.zst', source };
-    }
-    await rm(compressed, { force: true });
+  const compressed = stagingFile('tar.zst');
+  const input = await open(plain, 'r');
+  const output = await open(compressed, 'w', 0o600);
+  try {
+    await zstdBytes(ids, input.fd, output.fd);
+    await output.sync();
+  } finally {
+    await Promise.all([input.close(), output.close()]);
   }
-  return { file: plain, format: 'tar', source };
+  if ((await stat(compressed)).size > WORTH_COMPRESSING * tarBytes) {
+    // The probe was wrong about the rest: the plain tar after all.
+    await rm(compressed, { force: true });
+    await syncFile(plain);
+    return { file: plain, format: 'tar', source, sha256: await sha256Of(plain) };
+  }
+  await rm(plain, { force: true });
+  const [, sha256] = await Promise.all([
+    checkArchive(ids, compressed, 'tar.zst'),
+    sha256Of(compressed),
+  ]);
+  return { file: compressed, format: 'tar.zst', source, sha256 };
+}
+
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
