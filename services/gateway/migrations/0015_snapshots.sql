@@ -19,6 +19,8 @@ CREATE TABLE snapshots (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX snapshots_by_account ON snapshots (account_id, created_at DESC, id);
+-- The sweeper's look for pending rows a gateway that died left behind.
+CREATE INDEX snapshots_pending ON snapshots (created_at) WHERE state = 'pending';
 
 -- The blobs of deleted snapshot rows, however they went (a delete, a failed snapshot, their
 -- account's deletion by cascade): the sweeper asks a node that reaches `stored_in` to remove
