@@ -22,7 +22,7 @@ export interface SnapshotView {
 export interface SnapshotServiceDeps {
   store: SnapshotStore;
   access: Pick<SessionAccess, 'open'>;
-  agents: Pick<AgentPool, 'forDestroy'>;
+  agents: Pick<AgentPool, 'forStored'>;
   logger: Logger;
 }
 
@@ -118,7 +118,7 @@ export class SnapshotService {
 
   private async removeBlob({ snapshotId, nodeId, storedIn }: BlobRemoval): Promise<boolean> {
     try {
-      const agent = this.deps.agents.forDestroy(nodeId, storedIn === '' ? null : storedIn);
+      const agent = this.deps.agents.forStored(nodeId, storedIn);
       await agent.snapshots.remove(snapshotId);
       await this.deps.store.removed(snapshotId);
       return true;
