@@ -16,7 +16,7 @@ import { requireRunning } from './lifecycle/heal';
 import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { collectLeftovers, countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
-import { snapshotSandbox, type SnapshotTaken } from './lifecycle/snapshot-sandbox';
+import { snapshotSandbox } from './lifecycle/snapshot-sandbox';
 import { inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
 import { KnownContexts } from './runner/known-contexts';
@@ -40,6 +40,7 @@ import type {
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
+  SnapshotTaken,
   TerminalHandle,
   TerminalSpec,
 } from './sandbox-runtime';

@@ -1,5 +1,4 @@
 import type { AdmissionStats } from './admission';
-import type { SnapshotTaken } from './lifecycle/snapshot-sandbox';
 import type {
   EgressPolicy,
   FileListing,
@@ -45,6 +44,15 @@ export interface SandboxSpec {
   limits: SandboxLimits;
   /** Where the sandbox may connect (absent: allow-all). */
   egress?: EgressPolicy;
+}
+
+/** What a snapshot stored, and how long its source was frozen for it. */
+export interface SnapshotTaken {
+  bytes: number;
+  filesCount: number;
+  pausedMs: number;
+  /** Processes are never kept on this node (runc, or gVisor without checkpoints here). */
+  processesKept: false;
 }
 
 export type SandboxStatus = 'running' | 'paused' | 'missing';

@@ -1,17 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { AppError } from '@sandbox/errors';
+import type { SnapshotTaken } from '../sandbox-runtime';
 import type { Hold } from '../storage/held-archive';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { findSandbox } from './sandbox-info';
-
-/** What a snapshot stored, and how long its source was frozen for it. */
-export interface SnapshotTaken {
-  bytes: number;
-  filesCount: number;
-  pausedMs: number;
-  /** Processes are never kept on this node (runc, or gVisor without checkpoints here). */
-  processesKept: false;
-}
 
 /**
  * A snapshot of a session's workspace into the blob store (ADR 44). The session's lock is held
