@@ -169,6 +169,12 @@ describe('snapshots (ADR 44)', () => {
     expect(taken.body.sizeBytes).toBeGreaterThan(5_000_000);
     const { snapshotId } = taken.body;
     expect(await blobsOf(snapshotId)).toEqual([`${snapshotId}.json`, `${snapshotId}.tar`]);
+    // Retried with its Idempotency-Key: the same snapshot, not a second one.
+    const key = { 'idempotency-key': `snap-${snapshotId}` };
+    const once = await t.api.post<Snapshot>(`/v1/sessions/${source}/snapshots`, {}, key);
+    const again = await t.api.post<Snapshot>(`/v1/sessions/${source}/snapshots`, {}, key);
+    expect(again.body).toEqual(once.body);
+    expect((await t.api.delete(`/v1/snapshots/${once.body.snapshotId}`)).status).toBe(200);
     // The source runs on, its process too, and its files are its own.
     expect(
       (await execute(source, 'pgrep -f "sleep 100[0]" >/dev/null && echo alive')).body.stdout,
