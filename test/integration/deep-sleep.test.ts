@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import { loadAgentProto, type AgentClient } from '@sandbox/proto';
 import { sessionContainerNow, testWorkspaceDir } from '../support/stack';
+import type { Snapshot } from '@sandbox/sdk';
 import { createAccount } from '../support/api';
 import type { ApiClient } from '../support/api-client';
 import { useStackWithAccount } from '../support/use-stack';
@@ -127,14 +128,6 @@ it('destroys a sleeping session completely', async () => {
 });
 
 describe('snapshots (ADR 44)', () => {
-  interface Snapshot {
-    snapshotId: string;
-    sessionId: string;
-    name: string | null;
-    sizeBytes: number;
-    processesKept: boolean;
-    createdAt: string;
-  }
   interface ErrorBody {
     error: { code: string; details?: Record<string, unknown> };
   }
