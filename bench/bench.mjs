@@ -34,6 +34,7 @@ import { forkBombRows } from './forkbomb.mjs';
 import { contextRows } from './contexts.mjs';
 import { idleRows } from './idle.mjs';
 import { keptDiskWakeRows, wakeRows } from './wake.mjs';
+import { snapshotRows } from './snapshots.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 const CREATE_ROUNDS = Math.min(ROUNDS, 20);
@@ -60,6 +61,7 @@ const GROUPS = [
   'files',
   'preview',
   'wake',
+  'snapshot',
   'deadlines',
   'forkbomb',
 ];
@@ -355,6 +357,10 @@ async function main() {
       } finally {
         await keeping.stop();
       }
+    }
+    if (runs('snapshot')) {
+      const poolSize = stack.poolSize;
+      await snapshotRows(stack, results, { rounds: WAKE_ROUNDS, poolSize });
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));
     if (runs('forkbomb')) results.push(...(await forkBombRows(stack)));

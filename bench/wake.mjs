@@ -22,7 +22,7 @@ const copyNodeModulesUntil = (mb) =>
   'i=$((i + 1)); done';
 
 /** Shell commands run in the session that make each workspace (issue 17's kinds). */
-const WORKSPACES = [
+export const WORKSPACES = [
   { label: '30 MB random', fill: 'head -c 30000000 /dev/urandom > data.bin' },
   { label: '100 MB random', fill: 'head -c 100000000 /dev/urandom > data.bin' },
   // The image's npm and tsx, copied until 100 MB: about 7,900 small files that compress well.
@@ -124,7 +124,7 @@ async function timeWakes(stack, { poolSize, rounds }, sessionId, name, waitMs, e
 }
 
 /** A session filled by `fill` (a shell command); returns its id. */
-async function filledSession(stack, label, fill) {
+export async function filledSession(stack, label, fill) {
   const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
   const filled = JSON.parse(
     await stack.api('/execute', { sessionId, command: fill, timeout: 300 }),

@@ -1,8 +1,12 @@
 import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
 import { loadAgentProto, type AgentClient } from '@sandbox/proto';
 import { sessionContainerNow, testWorkspaceDir } from '../support/stack';
+import type { Snapshot } from '@sandbox/sdk';
+import { createAccount } from '../support/api';
+import type { ApiClient } from '../support/api-client';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -121,4 +125,134 @@ it('destroys a sleeping session completely', async () => {
   await expect(
     restore(sessionId, { memoryMb: 256, cpu: 0.25, diskMb: 1024, pids: 0 }),
   ).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+});
+
+describe('snapshots (ADR 44)', () => {
+  interface ErrorBody {
+    error: { code: string; details?: Record<string, unknown> };
+  }
+  const blobsDir = () => `${testWorkspaceDir(t.stack.nodeId)}-blobs`;
+  const blobsOf = async (snapshotId: string) =>
+    (await readdir(blobsDir())).filter((name) => name.startsWith(snapshotId)).sort();
+  const snapshot = (api: ApiClient, sessionId: string, body: object = {}) =>
+    api.post<Snapshot & ErrorBody>(`/v1/sessions/${sessionId}/snapshots`, body);
+
+  it('snapshots a running session, and new sessions start from it byte for byte', async () => {
+    const source = await t.api.createSession({
+      metadata: { team: 'a' },
+      resourceLimits: { memory: 512 },
+    });
+    await execute(
+      source,
+      [
+        'mkdir -p a/b empty-dir',
+        'head -c 5000000 /dev/urandom > a/big.bin',
+        'for i in $(seq 1 20); do head -c $((i * 97)) /dev/urandom > a/b/f$i; done',
+        'ln -s a/big.bin link-to-big && ln -s /etc host-etc',
+        'chmod 600 a/b/f1 && mkdir shared && chmod 777 shared',
+        'echo locked > locked.txt && chmod 000 locked.txt',
+      ].join(' && ') + '; nohup sleep 1000 >/dev/null 2>&1 &',
+    );
+    const before = (await execute(source, FINGERPRINT)).body.stdout;
+
+    const taken = await snapshot(t.api, source, { name: 'base', processes: true });
+    expect(taken.status).toBe(201);
+    expect(taken.body).toMatchObject({ sessionId: source, name: 'base', processesKept: false });
+    expect(taken.body.snapshotId).toMatch(/^snap_[a-z0-9]{24}$/);
+    expect(taken.body.sizeBytes).toBeGreaterThan(5_000_000);
+    const { snapshotId } = taken.body;
+    expect(await blobsOf(snapshotId)).toEqual([`${snapshotId}.json`, `${snapshotId}.tar`]);
+    // Retried with its Idempotency-Key: the same snapshot, not a second one.
+    const key = { 'idempotency-key': `snap-${snapshotId}` };
+    const once = await t.api.post<Snapshot>(`/v1/sessions/${source}/snapshots`, {}, key);
+    const again = await t.api.post<Snapshot>(`/v1/sessions/${source}/snapshots`, {}, key);
+    expect(again.body).toEqual(once.body);
+    expect((await t.api.delete(`/v1/snapshots/${once.body.snapshotId}`)).status).toBe(200);
+    // The source runs on, its process too, and its files are its own.
+    expect(
+      (await execute(source, 'pgrep -f "sleep 100[0]" >/dev/null && echo alive')).body.stdout,
+    ).toBe('alive\n');
+    await execute(source, 'echo later > later.txt');
+
+    // Its own settings where the create names none; the create's own fields win.
+    const made = await t.api.post<{ sessionId: string; resourceLimits: { memory: number } }>(
+      '/v1/sessions/create',
+      { snapshotId },
+    );
+    expect(made.status).toBe(200);
+    expect(made.body.resourceLimits.memory).toBe(512);
+    const copy = made.body.sessionId;
+    expect((await t.api.session<{ metadata: object }>(copy)).body.metadata).toEqual({ team: 'a' });
+    expect((await execute(copy, FINGERPRINT)).body.stdout).toBe(before);
+    expect((await execute(copy, 'pgrep -f "sleep 100[0]" || echo none')).body.stdout).toBe(
+      'none\n',
+    );
+    const second = await t.api.createSession({ snapshotId, metadata: { team: 'b' } });
+    expect((await t.api.session<{ metadata: object }>(second)).body.metadata).toEqual({
+      team: 'b',
+    });
+    expect((await execute(second, FINGERPRINT)).body.stdout).toBe(before);
+
+    const listed = await t.api.get<{ data: Snapshot[]; pagination: object }>(
+      '/v1/snapshots?limit=1',
+    );
+    expect(listed.body.data).toEqual([taken.body]);
+    expect(listed.body.pagination).toEqual({ total: 1, limit: 1, offset: 0, hasMore: false });
+    expect((await t.api.get(`/v1/snapshots/${snapshotId}`)).body).toEqual(taken.body);
+
+    // Deleting it removes its blob; it is then unknown everywhere.
+    expect((await t.api.delete(`/v1/snapshots/${snapshotId}`)).body).toEqual({
+      deleted: true,
+      snapshotId,
+    });
+    expect(await blobsOf(snapshotId)).toEqual([]);
+    for (const answer of [
+      await t.api.get<ErrorBody>(`/v1/snapshots/${snapshotId}`),
+      await t.api.delete<ErrorBody>(`/v1/snapshots/${snapshotId}`),
+      await t.api.post<ErrorBody>('/v1/sessions/create', { snapshotId }),
+    ]) {
+      expect(answer.status).toBe(404);
+      expect(answer.body.error.code).toBe('snapshot_not_found');
+    }
+    await Promise.all([source, copy, second].map((id) => t.api.deleteSession(id)));
+  });
+
+  it("keeps to the plan's quota, leaves nothing of a refused snapshot, and goes with its account", async () => {
+    const account = await createAccount(t.stack, 'enterprise', { limits: { maxSnapshots: 1 } });
+    const api = t.as(account.key);
+    const sessionId = await api.createSession();
+    await api.execute(sessionId, { command: 'echo one > one.txt' });
+    const kept = await snapshot(api, sessionId);
+    expect(kept.status).toBe(201);
+    const before = await readdir(blobsDir());
+    const refused = await snapshot(api, sessionId);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({
+      code: 'snapshot_quota_exceeded',
+      details: { kind: 'count', limit: 1, used: 1 },
+    });
+    // Past the plan's bytes: refused once stored, and the stored copy goes.
+    const small = await createAccount(t.stack, 'enterprise', {
+      limits: { maxSnapshotBytes: 1000 },
+    });
+    const smallApi = t.as(small.key);
+    const smallSession = await smallApi.createSession();
+    await smallApi.execute(smallSession, { command: 'head -c 100000 /dev/urandom > r.bin' });
+    const tooBig = await snapshot(smallApi, smallSession);
+    expect(tooBig.status).toBe(429);
+    expect(tooBig.body.error).toMatchObject({
+      code: 'snapshot_quota_exceeded',
+      details: { kind: 'bytes', limit: 1000 },
+    });
+    expect((await smallApi.get<{ data: [] }>('/v1/snapshots')).body.data).toEqual([]);
+    expect((await readdir(blobsDir())).sort()).toEqual(before.sort());
+
+    // An account's deletion takes its snapshots' rows, and the sweeper their blobs.
+    const gateway = t.stack.gateways[0]!;
+    await api.deleteSession(sessionId);
+    await smallApi.deleteSession(smallSession);
+    await gateway.db.query('DELETE FROM accounts WHERE id = $1', [account.accountId]);
+    await gateway.sweeper.sweep();
+    expect(await blobsOf(kept.body.snapshotId)).toEqual([]);
+  });
 });

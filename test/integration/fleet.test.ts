@@ -297,6 +297,27 @@ it('wakes a deep-sleeping session on another node through S3 when its own is dow
   await api.deleteSession(id);
 }, 60_000);
 
+it("starts a session from an S3 snapshot on another node while the snapshot's own is down", async () => {
+  const id = await sessionOn(a);
+  await api.writeFile(id, 'snap.txt', 'taken on a');
+  const taken = await api.post<{ snapshotId: string }>(`/v1/sessions/${id}/snapshots`, {});
+  expect(taken.status).toBe(201);
+  const { snapshotId } = taken.body;
+  await a.stop();
+  await untilHealth(a, 'down');
+  const copy = await api.createSession({ snapshotId });
+  expect(await nodeOf(copy)).toBe(b.nodeId);
+  const read = await api.execute<{ stdout: string }>(copy, { command: 'cat snap.txt' });
+  expect(read.body.stdout).toBe('taken on a');
+  // Its blob goes through a node that reaches the bucket: nothing is left to remove.
+  expect((await api.delete(`/v1/snapshots/${snapshotId}`)).status).toBe(200);
+  const { rows } = await fleet.gateways[0]!.db.query('SELECT * FROM snapshot_blob_removals');
+  expect(rows).toEqual([]);
+  await a.start();
+  await untilHealth(a, 'up');
+  for (const session of [id, copy]) await api.deleteSession(session);
+}, 60_000);
+
 it('forgets a node lost for good: its sleepers wake elsewhere, its other sessions end with session.lost', async () => {
   const receiver = await startWebhookReceiver();
   const hook = await api.post('/v1/webhooks', { url: receiver.url, events: ['session.lost'] });

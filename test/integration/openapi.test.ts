@@ -194,6 +194,10 @@ function everyOperation(
     ['post', '/webhooks', send('/webhooks', {})],
     ['get', '/webhooks', get('/webhooks')],
     ['delete', '/webhooks/{webhookId}', remove(`/webhooks/wh_${'0'.repeat(24)}`)],
+    ['post', '/sessions/{sessionId}/snapshots', send(`/sessions/${id}/snapshots`, {})],
+    ['get', '/snapshots', get('/snapshots')],
+    ['get', '/snapshots/{snapshotId}', get(`/snapshots/snap_${'0'.repeat(24)}`)],
+    ['delete', '/snapshots/{snapshotId}', remove(`/snapshots/snap_${'0'.repeat(24)}`)],
   ];
 }
 
@@ -591,6 +595,55 @@ describe('every operation answers as documented', () => {
     }
     expect(refused?.status).toBe(429);
     if (refused !== undefined) expectDocumented('post', base, refused);
+  });
+
+  it('snapshots: create, list, get, delete, and a create from one', async () => {
+    const base = '/sessions/{sessionId}/snapshots';
+    const one = '/snapshots/{snapshotId}';
+    // An account of its own, one snapshot at the most.
+    const owner = await createAccount(stack, 'enterprise', { limits: { maxSnapshots: 1 } });
+    const executeOnly = await createAccount(stack, 'free', { scopes: ['execute'] });
+    const created = await post('/sessions/create', owner.key, {});
+    const session = (created.body as { sessionId: string }).sessionId;
+    const at = (id = session) => `/sessions/${id}/snapshots`;
+
+    const taken = await post(at(), owner.key, { name: 'base' });
+    expect(taken.status).toBe(201);
+    expectDocumented('post', base, taken);
+    const { snapshotId } = taken.body as { snapshotId: string };
+    expectDocumented('post', base, await post(at(), owner.key, {}));
+    expectDocumented('post', base, await post(at(), owner.key, { name: '' }));
+    expectDocumented('post', base, await post(at(), undefined, {}));
+    expectDocumented('post', base, await post(at(), executeOnly.key, {}));
+    expectDocumented('post', base, await post(at(`ses_${'7'.repeat(24)}`), owner.key, {}));
+    expectDocumented('post', base, await post(at(), owner.key, {}, noAgent.url));
+
+    const list = (query = '', key?: string) =>
+      call(v1(`/snapshots${query}`), { ...(key ? { key } : {}) });
+    expectDocumented('get', '/snapshots', await list('', owner.key));
+    expectDocumented('get', '/snapshots', await list('?limit=0', owner.key));
+    expectDocumented('get', '/snapshots', await list());
+    expectDocumented('get', '/snapshots', await list('', executeOnly.key));
+
+    const path = `/snapshots/${snapshotId}`;
+    expectDocumented('get', one, await call(v1(path), { key: owner.key }));
+    expectDocumented('get', one, await call(v1(path)));
+    expectDocumented('get', one, await call(v1(path), { key: executeOnly.key }));
+    // Another account's (its own, so as not to spend the shared account's rate limit): 404.
+    const stranger = await createAccount(stack, 'paid');
+    expectDocumented('get', one, await call(v1(path), { key: stranger.key }));
+
+    const copy = await post('/sessions/create', owner.key, { snapshotId });
+    expect(copy.status).toBe(200);
+    expectDocumented('post', '/sessions/create', copy);
+    const del = (key?: string) => call(v1(path), { method: 'DELETE', ...(key ? { key } : {}) });
+    expectDocumented('delete', one, await del());
+    expectDocumented('delete', one, await del(executeOnly.key));
+    expectDocumented('delete', one, await del(owner.key));
+    expectDocumented('delete', one, await del(owner.key));
+    const gone = await post('/sessions/create', owner.key, { snapshotId });
+    expect(gone.status).toBe(404);
+    expectDocumented('post', '/sessions/create', gone);
   });
 
   it('writeFile, readFile and listFiles', async () => {

@@ -463,6 +463,55 @@ describe.each([
     expect(await backend.objectsOf(sessionId)).toEqual([]);
   });
 
+  it('keeps a snapshot packed while held, restores it byte for byte again and again, and removes it', async () => {
+    for (const [source, format] of [
+      [compressible, 'tar.zst'],
+      [workspace, 'tar'],
+    ] as const) {
+      const snapshotId = `snap_${randomBytes(12).toString('hex')}`;
+      let held = 0;
+      const saved = await backend.store.saveSnapshot(snapshotId, async (pack) => {
+        held += 1;
+        return pack(source);
+      });
+      expect(held).toBe(1);
+      expect(saved).toMatchObject({ filesCount, format });
+      expect(await backend.store.snapshotManifest(snapshotId)).toEqual(saved);
+      expect(await backend.objectsOf(snapshotId)).toEqual(
+        [`${snapshotId}.${format}`, `${snapshotId}.json`]
+          .map((name) => backend.objectName(name))
+          .sort(),
+      );
+      // A snapshot is not used up by a restore: every session made from it gets all of it.
+      for (let i = 0; i < 2; i += 1) {
+        const target = await newTarget();
+        expect(await backend.store.restoreSnapshot(snapshotId, target)).toEqual(saved);
+        expect(await fingerprintAll(target)).toEqual(await fingerprintAll(source));
+      }
+      await backend.store.removeSnapshot(snapshotId);
+      expect(await backend.objectsOf(snapshotId)).toEqual([]);
+      await expect(
+        backend.store.restoreSnapshot(snapshotId, await newTarget()),
+      ).rejects.toMatchObject({ code: 'snapshot_not_found' });
+    }
+  });
+
+  it('leaves nothing in the store when a snapshot fails while held', async () => {
+    const snapshotId = `snap_${randomBytes(12).toString('hex')}`;
+    await expect(
+      backend.store.saveSnapshot(snapshotId, (pack) => pack(join(root, 'no-such-workspace'))),
+    ).rejects.toBeInstanceOf(AppError);
+    await expect(
+      backend.store.saveSnapshot(snapshotId, () =>
+        Promise.reject(new AppError('session_not_found', 'gone')),
+      ),
+    ).rejects.toMatchObject({ code: 'session_not_found' });
+    expect(await backend.objectsOf(snapshotId)).toEqual([]);
+    await expect(
+      backend.store.saveSnapshot('ses_not-a-snapshot', (pack) => pack(workspace)),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
   it('leaves neither a manifest nor a staging file when a workspace cannot be archived', async () => {
     const sessionId = newSessionId();
 

@@ -119,3 +119,60 @@ it('never acts outside /workspace through a symlink a run made, nor on /workspac
     'dir\nfile\netc\nk',
   );
 });
+
+describe('snapshots apart (ADR 44)', () => {
+  it('answers another account 404 on every snapshot route and on a create from its snapshot', async () => {
+    await sh('printf snapshot-secret > snap-secret.txt');
+    const taken = await mine.post<{ snapshotId: string }>(
+      `/v1/sessions/${sessionId}/snapshots`,
+      {},
+    );
+    expect(taken.status).toBe(201);
+    const { snapshotId } = taken.body;
+    const answers = await Promise.all([
+      theirs.post<ErrorBody>(`/v1/sessions/${sessionId}/snapshots`, {}),
+      theirs.get<ErrorBody>(`/v1/snapshots/${snapshotId}`),
+      theirs.delete<ErrorBody>(`/v1/snapshots/${snapshotId}`),
+      theirs.post<ErrorBody>('/v1/sessions/create', { snapshotId }),
+    ]);
+    expect(answers.map((answer) => [answer.status, answer.body.error.code])).toEqual([
+      [404, 'session_not_found'],
+      [404, 'snapshot_not_found'],
+      [404, 'snapshot_not_found'],
+      [404, 'snapshot_not_found'],
+    ]);
+    for (const answer of answers) expect(answer.text).not.toContain('snapshot-secret');
+    const listed = await theirs.get<{ data: unknown[] }>('/v1/snapshots');
+    expect(listed.body.data).toEqual([]);
+    // Still the owner's, whole.
+    const copy = await mine.createSession({ snapshotId });
+    const read = await mine.execute<{ stdout: string }>(copy, { command: 'cat snap-secret.txt' });
+    expect(read.body.stdout).toBe('snapshot-secret');
+    expect((await mine.delete(`/v1/snapshots/${snapshotId}`)).status).toBe(200);
+  });
+
+  it('refuses malformed snapshot ids and bodies without touching anything', async () => {
+    for (const id of [
+      '../etc/passwd',
+      'snap_UPPER0000000000000000000',
+      `ses_${'0'.repeat(24)}`,
+      'snap_' + 'a'.repeat(200),
+    ]) {
+      const got = await mine.get<ErrorBody>(`/v1/snapshots/${encodeURIComponent(id)}`);
+      expect(got.status).toBe(404);
+      const created = await mine.post<ErrorBody>('/v1/sessions/create', { snapshotId: id });
+      expect([400, 404]).toContain(created.status);
+    }
+    for (const body of [
+      { name: '' },
+      { name: 'x'.repeat(201) },
+      { processes: 'yes' },
+      { extra: 1 },
+    ]) {
+      const refused = await mine.post<ErrorBody>(`/v1/sessions/${sessionId}/snapshots`, body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.code).toBe('invalid_request');
+    }
+    expect((await mine.get<{ data: unknown[] }>('/v1/snapshots')).body.data).toEqual([]);
+  });
+});

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { Sandbox, type ClientOptions, type CreateOptions, type SessionPage } from '@sandbox/sdk';
+import {
+  Sandbox,
+  Snapshots,
+  type ClientOptions,
+  type CreateOptions,
+  type SessionPage,
+} from '@sandbox/sdk';
 import { OUTCOMES } from './exit-codes';
 
 /** Where the CLI reads and writes, and how it hears Ctrl-C; main.ts passes the process's own. */
@@ -20,6 +26,8 @@ export interface Api {
   create(options: Omit<CreateOptions, keyof ClientOptions>): Promise<Sandbox>;
   connect(sessionId: string, options?: { previewToken?: string }): Promise<Sandbox>;
   list(page: { limit: number; offset: number }): Promise<SessionPage>;
+  /** The account's snapshots (ADR 44). */
+  snapshots(): Pick<Snapshots, 'list' | 'delete'>;
 }
 
 /** The SDK itself, reaching the API with `client`. */
@@ -28,6 +36,7 @@ export function sdkApi(client: ClientOptions): Api {
     create: (options) => Sandbox.create({ ...client, ...options }),
     connect: (sessionId, options = {}) => Sandbox.connect(sessionId, { ...client, ...options }),
     list: (page) => Sandbox.list({ ...client, ...page }),
+    snapshots: () => new Snapshots(client),
   };
 }
 

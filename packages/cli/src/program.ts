@@ -13,6 +13,7 @@ import { psCommand } from './commands/ps';
 import { replCommand } from './commands/repl';
 import { rmCommand } from './commands/rm';
 import { runCommand } from './commands/run';
+import { snapshotCommand, snapshotsCommand } from './commands/snapshot';
 import { terminalCommand } from './commands/terminal';
 import type { Api, CliIo, Context } from './context';
 import { exitCodesHelp } from './exit-codes';
@@ -31,6 +32,8 @@ const COMMANDS: readonly ((ctx: Context) => Command)[] = [
   psCommand,
   logsCommand,
   killCommand,
+  snapshotCommand,
+  snapshotsCommand,
   rmCommand,
 ];
 

@@ -18,3 +18,11 @@ export function previewLabelOf(sessionId: string): string {
 export function sessionIdOfLabel(id: string): string {
   return `${SESSION_ID_PREFIX}${id}`;
 }
+
+/** Snapshot ids: `snap_` + 24 lowercase alphanumerics (the blob store's object names, too). */
+export const SNAPSHOT_ID_PREFIX = 'snap_';
+export const SNAPSHOT_ID_PATTERN = new RegExp(`^${SNAPSHOT_ID_PREFIX}${SESSION_ID_BODY}$`);
+
+export function isSnapshotId(value: unknown): value is string {
+  return typeof value === 'string' && SNAPSHOT_ID_PATTERN.test(value);
+}

@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'file_not_found'
   | 'process_not_found'
   | 'context_not_found'
+  | 'snapshot_not_found'
   | 'context_restarted'
   | 'context_lost'
   | 'stdin_closed'
@@ -37,6 +38,7 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'session_limit_exceeded'
   | 'context_limit_exceeded'
+  | 'snapshot_quota_exceeded'
   | 'internal_error'
   | 'bad_gateway'
   | 'service_unavailable'
@@ -58,6 +60,8 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   file_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   process_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   context_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
+  // Unknown, deleted, or another account's snapshot (ADR 44).
+  snapshot_not_found: { httpStatus: 404, grpcStatus: GrpcStatus.NOT_FOUND },
   // A cell ended its context's process: the context runs on, fresh (ADR 42).
   context_restarted: { httpStatus: 409, grpcStatus: GrpcStatus.FAILED_PRECONDITION },
   // A context gone with its runner (deep sleep, restart): restart it (ADR 42).
@@ -73,6 +77,8 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   rate_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   session_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   context_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
+  // The plan's snapshot count or bytes: details.limit, details.used, details.kind (ADR 44).
+  snapshot_quota_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   internal_error: { httpStatus: 500, grpcStatus: GrpcStatus.INTERNAL },
   bad_gateway: { httpStatus: 502, grpcStatus: GrpcStatus.UNAVAILABLE },
   service_unavailable: { httpStatus: 503, grpcStatus: GrpcStatus.UNAVAILABLE },

@@ -77,6 +77,10 @@ export class ContextRestartedError extends SandboxError {}
 export class ContextLostError extends SandboxError {}
 /** 429: the session holds as many code contexts as it may (8). */
 export class ContextLimitExceededError extends SandboxError {}
+/** 404: no such snapshot of the account (deleted, or another account's). */
+export class SnapshotNotFoundError extends SandboxError {}
+/** 429: the plan's snapshot count or bytes are used up (`details.kind`, `limit`, `used`). */
+export class SnapshotQuotaExceededError extends SandboxError {}
 /** 409 stdin_closed: the process takes no more input (exited, closed, or started without it). */
 export class StdinClosedError extends SandboxError {}
 /** 409 file_exists: a rename's destination exists (and `overwrite` was not given). */
@@ -169,6 +173,8 @@ export const ERROR_CLASSES = {
   context_restarted: ContextRestartedError,
   context_lost: ContextLostError,
   context_limit_exceeded: ContextLimitExceededError,
+  snapshot_not_found: SnapshotNotFoundError,
+  snapshot_quota_exceeded: SnapshotQuotaExceededError,
   stdin_closed: StdinClosedError,
   conflict: ConflictError,
   file_exists: FileExistsError,
@@ -201,6 +207,8 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   context_restarted: 409,
   context_lost: 409,
   context_limit_exceeded: 429,
+  snapshot_not_found: 404,
+  snapshot_quota_exceeded: 429,
   stdin_closed: 409,
   conflict: 409,
   file_exists: 409,

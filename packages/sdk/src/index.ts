@@ -17,6 +17,7 @@ export type { SessionSummary } from './session-list.js';
 export { Files } from './files.js';
 export { Processes } from './processes.js';
 export { Contexts } from './contexts.js';
+export { Snapshots } from './snapshots.js';
 export type { ContextCallOptions } from './contexts.js';
 export type { OutputOptions, ProcessCallOptions, ProcessRef } from './processes.js';
 export type {

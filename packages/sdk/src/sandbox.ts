@@ -30,6 +30,7 @@ import type {
   Session,
   SessionInfo,
   SessionPage,
+  Snapshot,
 } from './types.js';
 
 export interface CreateOptions extends ClientOptions, Omit<CreateSessionBody, 'ttl'> {
@@ -140,6 +141,7 @@ export class Sandbox {
       resourceLimits,
       preview,
       egress,
+      snapshotId,
       ...client
     } = options;
     const http = new HttpClient(resolveOptions(client));
@@ -149,6 +151,7 @@ export class Sandbox {
       resourceLimits,
       preview,
       egress,
+      snapshotId,
     };
     const session = await http.json<Session>({
       method: 'POST',
@@ -200,6 +203,24 @@ export class Sandbox {
   ): Promise<void> {
     const { signal, ...client } = options;
     return deleteSession(new HttpClient(resolveOptions(client)), sessionId, signal);
+  }
+
+  /**
+   * Stores the session's files as a snapshot (ADR 44); `Sandbox.create({ snapshotId })`
+   * starts new sessions from it. `processesKept` says whether processes were kept too.
+   */
+  snapshot(
+    options: { name?: string; processes?: boolean; signal?: AbortSignal } = {},
+  ): Promise<Snapshot> {
+    const { signal, ...body } = options;
+    return this.http.json<Snapshot>({
+      method: 'POST',
+      path: `/sessions/${encodeURIComponent(this.id)}/snapshots`,
+      json: body,
+      headers: { 'idempotency-key': newIdempotencyKey() },
+      signal,
+      retry: 'safe',
+    });
   }
 
   /** State, counts and metadata; reading does not wake the session. */

@@ -17,10 +17,14 @@ type BodyOf<Op extends keyof operations> = JsonOf<operations[Op]['requestBody']>
 
 /** A new session (spec 2.1); `previewToken` only for a private preview (`info()` shows it too). */
 export type Session = Ok<'createSession'>;
+/** A snapshot of a session's files (ADR 44). */
+export type Snapshot = Ok<'createSnapshot'>;
 /** What `Sandbox.info()` reads (spec 2.3): state, counts, metadata, a private preview's token. */
 export type SessionInfo = Ok<'getSession'>;
 /** One page of `Sandbox.list()`. */
 export type SessionPage = Ok<'listSessions'>;
+/** One page of the account's snapshots, newest first. */
+export type SnapshotPage = Ok<'listSnapshots'>;
 export type SessionState = SessionInfo['state'];
 /** The body of a session create: ttl, metadata, resourceLimits, preview. */
 export type CreateSessionBody = BodyOf<'createSession'>;

@@ -1,4 +1,11 @@
-import { InvalidRequestError, Sandbox, UnauthorizedError } from '../src';
+import {
+  InvalidRequestError,
+  Sandbox,
+  SnapshotNotFoundError,
+  SnapshotQuotaExceededError,
+  Snapshots,
+  UnauthorizedError,
+} from '../src';
 import { apiError, clientOf, json, sessionInfo, type Call } from './fake-api';
 
 /** An account with `total` sessions (newest first); `shift` more appear after the first page. */
@@ -86,5 +93,63 @@ describe('Sandbox.create and connect', () => {
     expect(made.previewHeaders()).toEqual({ 'x-preview-token': 'pvt_1' });
     const again = await Sandbox.connect(made.id, { ...api.options, previewToken: 'pvt_1' });
     expect(again.previewHeaders()).toEqual({ 'x-preview-token': 'pvt_1' });
+  });
+});
+
+describe('snapshots', () => {
+  const snapshot = {
+    snapshotId: 'snap_abc',
+    sessionId: 'ses_abc',
+    name: 'base',
+    sizeBytes: 10,
+    processesKept: false,
+    createdAt: '2026-11-29T00:00:00.000Z',
+  };
+  const route = (call: Call) => {
+    if (call.path === '/sessions/create') return json({ ...sessionInfo(), resourceLimits: {} });
+    if (call.path.endsWith('/snapshots') && call.method === 'POST') return json(snapshot, 201);
+    if (call.path === '/snapshots') {
+      return json({
+        data: [snapshot],
+        pagination: { total: 1, limit: 1, offset: 0, hasMore: false },
+      });
+    }
+    if (call.method === 'DELETE') return apiError(404, 'snapshot_not_found');
+    return json(snapshot);
+  };
+
+  it('takes one of a session, starts a session from one, lists, reads and deletes them', async () => {
+    const api = clientOf(route);
+    const made = await Sandbox.create(api.options);
+    expect(await made.snapshot({ name: 'base', processes: true })).toEqual(snapshot);
+    await Sandbox.create({ ...api.options, snapshotId: 'snap_abc' });
+    const snapshots = new Snapshots(api.options);
+    expect((await snapshots.list({ limit: 1 })).data).toEqual([snapshot]);
+    expect(await snapshots.get('snap_abc')).toEqual(snapshot);
+    // Already gone: what was asked is done.
+    await expect(snapshots.delete('snap_abc')).resolves.toBeUndefined();
+    expect(api.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      'POST /sessions/create',
+      `POST /sessions/${made.id}/snapshots`,
+      'POST /sessions/create',
+      'GET /snapshots',
+      'GET /snapshots/snap_abc',
+      'DELETE /snapshots/snap_abc',
+    ]);
+    expect(api.calls[1]?.body).toEqual({ name: 'base', processes: true });
+    expect(api.calls[1]?.headers['idempotency-key']).toBeDefined();
+    expect(api.calls[2]?.body).toMatchObject({ snapshotId: 'snap_abc' });
+    expect(api.calls[3]?.query.get('limit')).toBe('1');
+  });
+
+  it('throws the quota and not-found errors as their classes', async () => {
+    const full = clientOf(() => apiError(429, 'snapshot_quota_exceeded'));
+    await expect(new Snapshots(full.options).get('snap_x')).rejects.toBeInstanceOf(
+      SnapshotQuotaExceededError,
+    );
+    const missing = clientOf(() => apiError(404, 'snapshot_not_found'));
+    await expect(new Snapshots(missing.options).get('snap_x')).rejects.toBeInstanceOf(
+      SnapshotNotFoundError,
+    );
   });
 });

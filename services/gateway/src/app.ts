@@ -55,6 +55,13 @@ import { createWebhook, deleteWebhook, listWebhooks } from './routes/webhooks/we
 import type { WebhookService } from './webhooks/webhook-service';
 import { createTerminal } from './routes/terminals/create-terminal';
 import type { TerminalService } from './terminals/terminal-service';
+import {
+  createSnapshot,
+  deleteSnapshot,
+  getSnapshot,
+  listSnapshots,
+} from './routes/snapshots/snapshot-routes';
+import type { SnapshotService } from './snapshots/snapshot-service';
 
 export interface AppDeps {
   logger: Logger;
@@ -73,6 +80,7 @@ export interface AppDeps {
   processes: ProcessesService;
   terminals: TerminalService;
   webhooks: WebhookService;
+  snapshots: SnapshotService;
   rateLimiter: RateLimiter;
   adminToken: string | undefined;
   internalToken: string | undefined;
@@ -115,6 +123,10 @@ function operationHandlers(deps: AppDeps): { [N in OperationName]: HandlerOf<N> 
     createWebhook: createWebhook(deps.webhooks),
     listWebhooks: listWebhooks(deps.webhooks),
     deleteWebhook: deleteWebhook(deps.webhooks),
+    createSnapshot: createSnapshot(deps.snapshots),
+    listSnapshots: listSnapshots(deps.snapshots),
+    getSnapshot: getSnapshot(deps.snapshots),
+    deleteSnapshot: deleteSnapshot(deps.snapshots),
   };
 }
 

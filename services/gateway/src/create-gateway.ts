@@ -10,6 +10,8 @@ import { IdempotencyStore } from './idempotency/idempotency-store';
 import { NodeDrainer } from './sessions/node-drainer';
 import { SessionStore } from './sessions/session-store';
 import type { SessionSweeper } from './sessions/session-sweeper';
+import { SnapshotService } from './snapshots/snapshot-service';
+import { SnapshotStore } from './snapshots/snapshot-store';
 import type { WebhookDispatcher } from './webhooks/webhook-dispatcher';
 import { TerminalStore } from './terminals/terminal-store';
 import {
@@ -59,6 +61,7 @@ export async function startGateway({
   const webhooks = await openWebhooks(config, logger, db, invalidations);
   const sessionStore = new SessionStore(db, invalidations);
   const metrics = gatewayMetrics(sessionStore, webhooks, agents);
+  const snapshotStore = new SnapshotStore(db);
   const { sessions, lifecycle, activity, sessionAccess } = openSessions(
     config,
     logger,
@@ -67,7 +70,14 @@ export async function startGateway({
     invalidations,
     metrics,
     webhooks.box,
+    snapshotStore,
   );
+  const snapshots = new SnapshotService({
+    store: snapshotStore,
+    access: sessionAccess,
+    agents,
+    logger,
+  });
   const idempotency = new IdempotencyStore(db, webhooks.box);
   const terminalStore = new TerminalStore(db);
   const sweeper = sessionSweeper(config, logger, {
@@ -76,6 +86,7 @@ export async function startGateway({
     lifecycle,
     idempotency,
     terminals: terminalStore,
+    snapshots,
   });
   const execute = new ExecuteService(sessionAccess, webhooks.store, logger);
   const accounts = new AccountStore(db, invalidations);
@@ -91,6 +102,7 @@ export async function startGateway({
     execute,
     webhooks,
     terminalStore,
+    snapshots,
     rateLimiter,
   });
   const { server, url } = await listen(app, config);

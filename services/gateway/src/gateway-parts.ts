@@ -32,6 +32,7 @@ import { SessionLifecycle } from './sessions/session-lifecycle';
 import { SessionService } from './sessions/session-service';
 import type { SessionStore } from './sessions/session-store';
 import { SessionSweeper } from './sessions/session-sweeper';
+import type { SnapshotSeeds } from './sessions/session-seed';
 import { resealPreviewTokens } from './sessions/preview-token-reseal';
 import { SecretBox } from './secrets/secret-box';
 import { disableRefusedEndpoints } from './webhooks/refused-endpoints';
@@ -110,12 +111,14 @@ export function openSessions(
   invalidations: Invalidations,
   wakes: WakeObserver,
   box: SecretBox | undefined,
+  snapshots: SnapshotSeeds,
 ) {
   const sessions = new SessionService({
     store: sessionStore,
     agents,
     logger,
     box,
+    snapshots,
     previewDomain: config.previewDomain,
     previewUrlScheme: config.previewUrlScheme,
   });
@@ -267,6 +270,7 @@ export interface AppParts {
   execute: ExecuteService;
   webhooks: Webhooks;
   terminalStore: TerminalStore;
+  snapshots: AppDeps['snapshots'];
   rateLimiter: AppDeps['rateLimiter'];
 }
 
@@ -288,6 +292,7 @@ export function publicApp(config: GatewayConfig, logger: Logger, parts: AppParts
     processes: new ProcessesService(sessionAccess, config.stdinWaitMs),
     terminals: new TerminalService(parts.terminalStore, sessionAccess),
     webhooks: webhooks.service,
+    snapshots: parts.snapshots,
     rateLimiter,
     adminToken: config.adminToken,
     internalToken: config.internalToken,

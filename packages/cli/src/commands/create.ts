@@ -10,6 +10,7 @@ interface CreateFlags {
   runTimeout?: number;
   metadata?: Record<string, unknown>;
   privatePreview?: boolean;
+  snapshot?: string;
   json?: boolean;
   timeout?: string;
 }
@@ -32,6 +33,10 @@ export function createCommand(ctx: Context): Command {
         positiveNumber,
       )
       .option('--metadata <json>', 'a JSON object kept with the session', jsonObject)
+      .option(
+        '--snapshot <id>',
+        "start with a snapshot's files (snap_…); unset options come from its session",
+      )
       .addOption(new Option('--private-preview', 'the preview needs the X-Preview-Token header'))
       .addOption(jsonOption('{sessionId, previewUrl, previewToken}'))
       // Renamed: --timeout read as the session's lifetime by some, as the runs' by others.
@@ -41,6 +46,7 @@ export function createCommand(ctx: Context): Command {
         examples(
           'sandbox create --ttl 3600 --metadata \'{"job":"build-42"}\'',
           'sandbox create --memory 2048 --run-timeout 120 --json',
+          'sandbox create --snapshot snap_…',
         ),
       )
       .action(
@@ -58,6 +64,7 @@ export function createCommand(ctx: Context): Command {
             metadata: flags.metadata,
             resourceLimits: limited ? { memory, cpu, timeout: runTimeout } : undefined,
             preview: flags.privatePreview === true ? { private: true } : undefined,
+            ...(flags.snapshot === undefined ? {} : { snapshotId: flags.snapshot }),
           });
           const session = {
             sessionId: sandbox.id,

@@ -59,6 +59,10 @@ export function fakeCli(
             create: unused('create'),
             connect: unused('connect'),
             list: unused('list'),
+            snapshots: () => ({
+              list: unused('snapshots.list'),
+              delete: unused('snapshots.delete'),
+            }),
             ...api,
           };
         },

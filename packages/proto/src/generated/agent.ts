@@ -9,6 +9,8 @@ import type { CodeContext as _agent_v1_CodeContext, CodeContext__Output as _agen
 import type { ContextsRequest as _agent_v1_ContextsRequest, ContextsRequest__Output as _agent_v1_ContextsRequest__Output } from './agent/v1/ContextsRequest';
 import type { ContextsResponse as _agent_v1_ContextsResponse, ContextsResponse__Output as _agent_v1_ContextsResponse__Output } from './agent/v1/ContextsResponse';
 import type { CreateSandboxRequest as _agent_v1_CreateSandboxRequest, CreateSandboxRequest__Output as _agent_v1_CreateSandboxRequest__Output } from './agent/v1/CreateSandboxRequest';
+import type { DeleteSnapshotRequest as _agent_v1_DeleteSnapshotRequest, DeleteSnapshotRequest__Output as _agent_v1_DeleteSnapshotRequest__Output } from './agent/v1/DeleteSnapshotRequest';
+import type { DeleteSnapshotResponse as _agent_v1_DeleteSnapshotResponse, DeleteSnapshotResponse__Output as _agent_v1_DeleteSnapshotResponse__Output } from './agent/v1/DeleteSnapshotResponse';
 import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroySandboxRequest__Output as _agent_v1_DestroySandboxRequest__Output } from './agent/v1/DestroySandboxRequest';
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from './agent/v1/DestroySandboxResponse';
 import type { EgressPolicy as _agent_v1_EgressPolicy, EgressPolicy__Output as _agent_v1_EgressPolicy__Output } from './agent/v1/EgressPolicy';
@@ -48,6 +50,8 @@ import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
 import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from './agent/v1/SetEgressRequest';
+import type { SnapshotRequest as _agent_v1_SnapshotRequest, SnapshotRequest__Output as _agent_v1_SnapshotRequest__Output } from './agent/v1/SnapshotRequest';
+import type { SnapshotResponse as _agent_v1_SnapshotResponse, SnapshotResponse__Output as _agent_v1_SnapshotResponse__Output } from './agent/v1/SnapshotResponse';
 import type { StatFileRequest as _agent_v1_StatFileRequest, StatFileRequest__Output as _agent_v1_StatFileRequest__Output } from './agent/v1/StatFileRequest';
 import type { TerminalExited as _agent_v1_TerminalExited, TerminalExited__Output as _agent_v1_TerminalExited__Output } from './agent/v1/TerminalExited';
 import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from './agent/v1/TerminalInput';
@@ -76,6 +80,8 @@ export interface ProtoGrpcType {
       ContextsRequest: MessageTypeDefinition<_agent_v1_ContextsRequest, _agent_v1_ContextsRequest__Output>
       ContextsResponse: MessageTypeDefinition<_agent_v1_ContextsResponse, _agent_v1_ContextsResponse__Output>
       CreateSandboxRequest: MessageTypeDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_CreateSandboxRequest__Output>
+      DeleteSnapshotRequest: MessageTypeDefinition<_agent_v1_DeleteSnapshotRequest, _agent_v1_DeleteSnapshotRequest__Output>
+      DeleteSnapshotResponse: MessageTypeDefinition<_agent_v1_DeleteSnapshotResponse, _agent_v1_DeleteSnapshotResponse__Output>
       DestroySandboxRequest: MessageTypeDefinition<_agent_v1_DestroySandboxRequest, _agent_v1_DestroySandboxRequest__Output>
       DestroySandboxResponse: MessageTypeDefinition<_agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxResponse__Output>
       EgressPolicy: MessageTypeDefinition<_agent_v1_EgressPolicy, _agent_v1_EgressPolicy__Output>
@@ -115,6 +121,8 @@ export interface ProtoGrpcType {
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
       SetEgressRequest: MessageTypeDefinition<_agent_v1_SetEgressRequest, _agent_v1_SetEgressRequest__Output>
+      SnapshotRequest: MessageTypeDefinition<_agent_v1_SnapshotRequest, _agent_v1_SnapshotRequest__Output>
+      SnapshotResponse: MessageTypeDefinition<_agent_v1_SnapshotResponse, _agent_v1_SnapshotResponse__Output>
       StatFileRequest: MessageTypeDefinition<_agent_v1_StatFileRequest, _agent_v1_StatFileRequest__Output>
       TerminalExited: MessageTypeDefinition<_agent_v1_TerminalExited, _agent_v1_TerminalExited__Output>
       TerminalInput: MessageTypeDefinition<_agent_v1_TerminalInput, _agent_v1_TerminalInput__Output>

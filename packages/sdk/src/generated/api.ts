@@ -396,6 +396,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{sessionId}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Snapshot a session's files into the blob store (the session runs on; it is frozen only while its files are packed) */
+        post: operations["createSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's snapshots, newest first */
+        get: operations["listSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/snapshots/{snapshotId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One snapshot */
+        get: operations["getSnapshot"];
+        put?: never;
+        post?: never;
+        /** Delete a snapshot and its stored files */
+        delete: operations["deleteSnapshot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sessions/{sessionId}/terminals/{terminalId}/connect": {
         parameters: {
             query?: never;
@@ -497,6 +549,8 @@ export interface operations {
                         /** @description at most 64: IPv4 addresses or CIDRs (203.0.113.0/24) */
                         deny?: string[];
                     };
+                    /** @description start with this snapshot's files (ADR 44); the fields this create leaves out (resourceLimits, egress, metadata) come from the snapshot's source */
+                    snapshotId?: string;
                     preview?: {
                         /** @description true: the preview needs the X-Preview-Token header (previewToken, also in the session info) */
                         private?: boolean;
@@ -599,6 +653,31 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description snapshot_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "snapshot_not_found";
                             message: string;
                             details?: {
                                 [key: string]: unknown;
@@ -6427,6 +6506,777 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createSnapshot: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key within 24 h return the original response */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description keep the running processes too; answered by processesKept (false on nodes that cannot, such as the default runtime) */
+                    processes?: boolean;
+                    /** @description a label of your own, at most 200 characters */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The snapshot, stored */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        snapshotId: string;
+                        /** @description the session it was taken from (it may be gone since) */
+                        sessionId: string;
+                        name: string | null;
+                        /** @description bytes it takes in the blob store */
+                        sizeBytes: number;
+                        /** @description false: files only (the default runtime cannot keep processes) */
+                        processesKept: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description snapshot_quota_exceeded, rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "snapshot_quota_exceeded" | "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listSnapshots: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of snapshots */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            snapshotId: string;
+                            /** @description the session it was taken from (it may be gone since) */
+                            sessionId: string;
+                            name: string | null;
+                            /** @description bytes it takes in the blob store */
+                            sizeBytes: number;
+                            /** @description false: files only (the default runtime cannot keep processes) */
+                            processesKept: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                snapshotId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snapshot */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        snapshotId: string;
+                        /** @description the session it was taken from (it may be gone since) */
+                        sessionId: string;
+                        name: string | null;
+                        /** @description bytes it takes in the blob store */
+                        sizeBytes: number;
+                        /** @description false: files only (the default runtime cannot keep processes) */
+                        processesKept: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description snapshot_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "snapshot_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                snapshotId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted: true;
+                        snapshotId: string;
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description snapshot_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "snapshot_not_found";
                             message: string;
                             details?: {
                                 [key: string]: unknown;

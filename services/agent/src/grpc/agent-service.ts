@@ -3,6 +3,7 @@ import {
   ALLOW_ALL,
   isAllowAll,
   isEgressProblem,
+  isSnapshotId,
   parseEgressPolicy,
   REQUEST_ID,
   REQUEST_ID_METADATA_KEY,
@@ -36,6 +37,7 @@ import { streaming, unary } from './call-handlers';
 import { fileHandlers } from './file-calls';
 import { contextHandlers } from './context-calls';
 import { processHandlers } from './process-calls';
+import { snapshotHandlers } from './snapshot-calls';
 import { openTerminal } from './terminal-call';
 
 export interface AgentServiceDeps {
@@ -184,7 +186,13 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
     }),
 
     CreateSandbox: unary(deps, 'CreateSandbox', async (request, call) => {
-      const info = await runtime.create(sandboxSpec(request), { deadlineAt: deadlineOf(call) });
+      if (request.snapshotId !== '' && !isSnapshotId(request.snapshotId)) {
+        throw new AppError('invalid_request', 'snapshotId is not a snapshot id');
+      }
+      const info = await runtime.create(sandboxSpec(request), {
+        deadlineAt: deadlineOf(call),
+        ...(request.snapshotId === '' ? {} : { snapshotId: request.snapshotId }),
+      });
       if (call.cancelled) {
         // The caller gave up (deadline passed) and has ended the session: leave nothing behind.
         logger.warn({ sessionId: request.sessionId }, 'create cancelled by caller; removing');
@@ -284,6 +292,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     ...lifecycleHandlers(deps),
     ...dataHandlers(deps),
     ...fileHandlers(deps, deps.runtime),
+    ...snapshotHandlers(deps, deps.runtime),
   };
 }
 

@@ -11,12 +11,13 @@ import type { AdmissionStats } from './admission';
 import type { DockerRuntimeParts } from './docker-runtime-parts';
 import { createSandbox } from './lifecycle/create-sandbox';
 import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
-import { enforceEgress } from './lifecycle/egress';
+import { replaceEgress } from './lifecycle/egress';
 import { requireRunning } from './lifecycle/heal';
 import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { collectLeftovers, countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
-import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
+import { snapshotSandbox } from './lifecycle/snapshot-sandbox';
+import { inspectSandbox } from './lifecycle/sandbox-info';
 import { LimitLedger } from './runner/limit-watch';
 import { KnownContexts } from './runner/known-contexts';
 import { meteredExec } from './runner/metered-exec';
@@ -39,6 +40,7 @@ import type {
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
+  SnapshotTaken,
   TerminalHandle,
   TerminalSpec,
 } from './sandbox-runtime';
@@ -117,14 +119,23 @@ export class DockerRuntime implements SandboxRuntime {
   /** A claim from the pool answers first; the rest of it holds the session's lock (ADR 16). */
   create(
     spec: SandboxSpec,
-    { deadlineAt }: { deadlineAt?: number | undefined } = {},
+    { deadlineAt, snapshotId }: { deadlineAt?: number; snapshotId?: string | undefined } = {},
   ): Promise<SandboxInfo> {
     // A create counts as a request: the pool refills in the quiet moments of a burst of them.
     return this.counted(() =>
       this.parts.locks.withLockAnsweringFirst(spec.sessionId, (lock, later) =>
-        createSandbox(this.parts, lock, spec, true, later, deadlineAt),
+        createSandbox(this.parts, lock, spec, true, later, deadlineAt, snapshotId),
       ),
     );
+  }
+
+  /** A use of the session (a pause or deep sleep waits for it), counted as a request. */
+  snapshot(sessionId: string, snapshotId: string): Promise<SnapshotTaken> {
+    return this.served(sessionId, () => snapshotSandbox(this.parts, sessionId, snapshotId));
+  }
+
+  deleteSnapshot(snapshotId: string): Promise<void> {
+    return this.parts.blobs.removeSnapshot(snapshotId);
   }
 
   /** The admission of cold creates, as `/metrics` shows it. */
@@ -217,20 +228,8 @@ export class DockerRuntime implements SandboxRuntime {
     return countSandboxes(this.parts);
   }
 
-  /** The new policy is the session's spec's (kept for its next start) and, if it runs, its sandbox's. */
   setEgress(sessionId: string, policy: EgressPolicy): Promise<SandboxInfo> {
-    return this.parts.locks.withLock(sessionId, async () => {
-      const spec = await this.parts.specs.read(sessionId);
-      if (spec === undefined) {
-        throw new AppError('session_not_found', `Session ${sessionId} not found on this node`);
-      }
-      await this.parts.specs.write({ ...spec, egress: policy });
-      const container = await findSandbox(this.parts, sessionId);
-      if (container?.running === true) {
-        await enforceEgress(this.parts, sessionId, container.id, policy);
-      }
-      return inspectSandbox(this.parts, sessionId);
-    });
+    return replaceEgress(this.parts, sessionId, policy);
   }
 
   /** The runner of a running sandbox; 404 session_not_found when there is none. */

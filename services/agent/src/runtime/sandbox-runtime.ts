@@ -46,6 +46,15 @@ export interface SandboxSpec {
   egress?: EgressPolicy;
 }
 
+/** What a snapshot stored, and how long its source was frozen for it. */
+export interface SnapshotTaken {
+  bytes: number;
+  filesCount: number;
+  pausedMs: number;
+  /** Processes are never kept on this node (runc, or gVisor without checkpoints here). */
+  processesKept: false;
+}
+
 export type SandboxStatus = 'running' | 'paused' | 'missing';
 
 export interface SandboxInfo {
@@ -153,7 +162,17 @@ export interface SandboxRuntime {
    * Creates and starts the sandbox; returns the existing one for a known session. Refuses at
    * once (503, Retry-After) a create that could not be done by `deadlineAt` (epoch ms).
    */
-  create(spec: SandboxSpec, options?: { deadlineAt?: number | undefined }): Promise<SandboxInfo>;
+  create(
+    spec: SandboxSpec,
+    options?: { deadlineAt?: number | undefined; snapshotId?: string | undefined },
+  ): Promise<SandboxInfo>;
+  /**
+   * Stores a snapshot of the session's workspace (ADR 44), its sandbox frozen only while the
+   * files are packed; processes are not kept.
+   */
+  snapshot(sessionId: string, snapshotId: string): Promise<SnapshotTaken>;
+  /** Deletes a snapshot from the blob store (idempotent). */
+  deleteSnapshot(snapshotId: string): Promise<void>;
   inspect(sessionId: string): Promise<SandboxInfo>;
   /** Removes the container and its workspace; false when nothing was there. */
   destroy(sessionId: string): Promise<boolean>;

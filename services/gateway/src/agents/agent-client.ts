@@ -19,6 +19,7 @@ import {
 import type { EgressPolicy, FileListing } from '@sandbox/contract';
 import { callMetadata, connectAgent, surviving, unaryCall, type UnaryCall } from './agent-channel';
 import { AgentFiles } from './agent-files';
+import { AgentSnapshots } from './agent-snapshots';
 import {
   toCodeContext,
   type CodeContextRecord,
@@ -59,6 +60,8 @@ export interface AgentClientOptions {
 /** How long a file's bytes may take to reach a slow reader, once the file is open. */
 const READ_STREAM_DEADLINE_MS = 10 * 60 * 1000;
 const HIBERNATE_TIMEOUT_MS = 10 * 60 * 1000;
+/** A snapshot packs, compresses and stores a whole workspace (up to the disk's size). */
+const SNAPSHOT_TIMEOUT_MS = 5 * 60 * 1000;
 
 /** What a deep sleep did (`inUse`: nothing, the session was in use), and where it saved. */
 export interface Hibernated {
@@ -75,6 +78,8 @@ export interface SandboxRequest {
   limits: ResourceLimits;
   /** Where the sandbox may connect; absent or null: allow-all. */
   egress?: EgressPolicy | null;
+  /** Create only: the workspace starts with this snapshot's files (ADR 44). */
+  snapshotId?: string;
 }
 
 /** A request's egress policy as the wire has it (absent: allow-all). */
@@ -92,6 +97,8 @@ export class AgentClient {
   private previewAddressCache: Promise<string> | undefined;
   /** Stat, remove, rename and mkdir in the node's sandboxes. */
   readonly files: AgentFiles;
+  /** Snapshots of sessions' workspaces in the node's blob store. */
+  readonly snapshots: AgentSnapshots;
 
   constructor(options: AgentClientOptions) {
     this.nodeId = options.nodeId;
@@ -100,6 +107,9 @@ export class AgentClient {
     this.fileTimeoutMs = options.fileTimeoutMs;
     this.client = connectAgent(options.address);
     this.files = new AgentFiles(this.client, (call) => this.unary(call, this.fileTimeoutMs));
+    this.snapshots = new AgentSnapshots(this.client, (call) =>
+      this.unary(call, SNAPSHOT_TIMEOUT_MS),
+    );
   }
 
   /** The token, and the id of the request this call serves (the agent logs under it). */

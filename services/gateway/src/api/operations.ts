@@ -1,6 +1,5 @@
-import type { z } from 'zod';
-import type { ErrorCode } from '@sandbox/errors';
-import type { Principal, Scope } from '../auth/principal';
+import type { ApiOperation } from './api-operation';
+import { snapshotOperations } from './snapshot-operations';
 import { executeBody } from '../execute/execute-request';
 import { listFilesQuery } from '../routes/files/list-files';
 import { makeDirectoryBody } from '../routes/files/make-directory';
@@ -46,48 +45,8 @@ import {
   terminalSchema,
 } from './schemas';
 
-export interface ApiOperation {
-  method: 'get' | 'post' | 'put' | 'delete';
-  /** Express path under /v1. */
-  path: string;
-  summary: string;
-  /** Scope a key needs; none means the operation is public. */
-  scope?: Scope;
-  /** The request body's schema: validates it (operation-route.ts) and documents it. */
-  body?: z.ZodType;
-  /** The query string's schema, likewise. */
-  query?: z.ZodType;
-  /**
-   * A check of the body that needs the caller's plan, run before the schema so that its more
-   * specific answer wins (createSession's ttl: field, value and the plan's maximum).
-   */
-  precheck?: (body: unknown, principal: Principal) => void;
-  idempotent?: boolean;
-  /** Takes `Last-Event-ID`: a stream's reconnect (answered 204 when the stream was complete). */
-  resumable?: boolean;
-  success: {
-    status: number;
-    schema: z.ZodType;
-    description: string;
-    /** Also Server-Sent Events: `true`, or the schema of their data. */
-    eventStream?: true | z.ZodType;
-    /** The body is raw bytes, not JSON. */
-    raw?: boolean;
-  };
-  /**
-   * Error codes this operation can answer with, besides the ones every call can, 403 forbidden
-   * (a key without the scope) and 400 invalid_request (the validator refusing a body or query).
-   */
-  errors: readonly ErrorCode[];
-}
-
-/** Errors any authenticated call can answer with. */
-export const COMMON_ERRORS: readonly ErrorCode[] = [
-  'unauthorized',
-  'rate_limit_exceeded',
-  'internal_error',
-  'service_unavailable', // Postgres or Redis out of reach
-];
+export type { ApiOperation } from './api-operation';
+export { COMMON_ERRORS } from './api-operation';
 
 /** Every public operation: app.ts registers these, openapi.ts documents these. */
 export const operations = {
@@ -103,6 +62,7 @@ export const operations = {
     errors: [
       'payload_too_large',
       'session_limit_exceeded',
+      'snapshot_not_found',
       'request_timeout',
       'service_unavailable',
     ],
@@ -381,6 +341,7 @@ export const operations = {
     success: { status: 200, schema: deletedWebhookSchema, description: 'Deleted' },
     errors: ['not_found'],
   },
+  ...snapshotOperations,
 } as const satisfies Record<string, ApiOperation>;
 
 export type OperationName = keyof typeof operations;

@@ -4,7 +4,7 @@ import { WEBHOOK_EVENTS, WEBHOOK_ID_PATTERN } from '../webhooks/events';
 
 /** Response shapes of the public API (spec part 2), the source of the OpenAPI document. */
 
-const isoTimestamp = z.iso.datetime();
+export const isoTimestamp = z.iso.datetime();
 
 export const resourceLimitsSchema = z.strictObject({
   memory: z.number().int().describe('MB'),

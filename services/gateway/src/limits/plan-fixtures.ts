@@ -16,6 +16,8 @@ export const FREE_PLAN: Readonly<PlanLimits> = {
   resourceOverrides: false,
   maxOutputLogBytes: 1_048_576,
   egressDefault: 'allow',
+  maxSnapshots: 10,
+  maxSnapshotBytes: 1024 * 1024 * 1024,
 };
 
 export const PAID_PLAN: Readonly<PlanLimits> = {
@@ -30,4 +32,6 @@ export const PAID_PLAN: Readonly<PlanLimits> = {
   maxSessionTtlS: 604_800,
   resourceOverrides: true,
   maxOutputLogBytes: 4 * 1_048_576,
+  maxSnapshots: 100,
+  maxSnapshotBytes: 50 * 1024 * 1024 * 1024,
 };

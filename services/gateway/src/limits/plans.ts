@@ -18,6 +18,9 @@ export interface PlanLimits {
   maxOutputLogBytes: number;
   /** The egress default of a session whose create names none (ADR 30). */
   egressDefault: EgressDefault;
+  /** Snapshots an account keeps at the most, and their stored bytes in all (ADR 44). */
+  maxSnapshots: number;
+  maxSnapshotBytes: number;
 }
 
 /** A `plans` row joined with an account's overrides (enterprise custom values). */
@@ -33,6 +36,8 @@ export interface PlanRow {
   resource_overrides: boolean;
   max_output_log_bytes: string | number;
   egress_default: EgressDefault;
+  max_snapshots: number;
+  max_snapshot_bytes: string | number;
   plan_overrides: Partial<PlanLimits> | null;
 }
 
@@ -49,6 +54,8 @@ export function planLimitsFromRow(row: PlanRow): PlanLimits {
     resourceOverrides: row.resource_overrides,
     maxOutputLogBytes: Number(row.max_output_log_bytes),
     egressDefault: row.egress_default,
+    maxSnapshots: row.max_snapshots,
+    maxSnapshotBytes: Number(row.max_snapshot_bytes),
   };
   return { ...base, ...(row.plan_overrides ?? {}) };
 }

@@ -340,6 +340,18 @@ export class AgentPool {
     return other.client;
   }
 
+  /**
+   * Who reaches a stored object (a snapshot's blob): its node while up; for a shared store, any
+   * node that answers naming it.
+   */
+  forStored(nodeId: string, storedIn: string): AgentClient {
+    const own = this.members.get(nodeId);
+    if (!isSharedStore(storedIn) || (own !== undefined && this.health(own) === 'up')) {
+      return this.forNode(nodeId);
+    }
+    return this.forDestroy('', storedIn);
+  }
+
   /** The draining nodes that answer, with their clients, for the drain. */
   draining(): Array<{ nodeId: string; agent: AgentClient }> {
     return [...this.members.values()]

@@ -1,3 +1,4 @@
+import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
@@ -6,12 +7,12 @@ import { hashPreviewToken, newPreviewToken } from './preview-token';
 import { newSessionId, previewUrl } from './session-id';
 import {
   checkMetadata,
-  resolveResourceLimits,
   resolveTtl,
   type ResourceLimitsInput,
   type SessionResourceLimits,
 } from './session-limits';
-import { resolveEgress, type EgressInput } from './session-egress';
+import type { EgressInput } from './session-egress';
+import { seededSettings, type SnapshotSeed, type SnapshotSeeds } from './session-seed';
 import type { NewSession, PendingDestroy, SessionRecord } from './session-record';
 import type { SessionStore } from './session-store';
 
@@ -21,6 +22,8 @@ export interface CreateSessionInput {
   metadata?: Record<string, unknown> | undefined;
   resourceLimits?: ResourceLimitsInput | undefined;
   egress?: EgressInput | undefined;
+  /** The new session starts with this snapshot's files and, unless named, settings (ADR 44). */
+  snapshotId?: string | undefined;
 }
 
 /** Spec 2.1 */
@@ -62,6 +65,8 @@ export interface SessionServiceDeps {
   pidsLimit?: number;
   /** Seals private previews' tokens for their owners (ADR 41); absent without SECRETS_KEY. */
   box?: Pick<SecretBox, 'seal' | 'open' | 'canOpen'> | undefined;
+  /** The snapshots sessions may be created from (absent: none, 404 snapshot_not_found). */
+  snapshots?: SnapshotSeeds;
 }
 
 /** Creating, reading and deleting sessions: the database and the node kept in step. */
@@ -90,17 +95,16 @@ export class SessionService {
 
   async create(principal: Principal, input: CreateSessionInput): Promise<SessionView> {
     const ttlS = resolveTtl(input.ttl, principal.limits);
-    const resourceLimits = resolveResourceLimits(input.resourceLimits, principal.limits);
-    const metadata = input.metadata ?? {};
+    const seed = await this.seedOf(principal, input.snapshotId);
+    const { resourceLimits, metadata, egress } = seededSettings(input, seed, principal.limits);
     checkMetadata(metadata);
-    const egress = resolveEgress(input.egress, principal.limits.egressDefault);
 
     const previewToken = input.preview?.private ? newPreviewToken() : undefined;
-    const agent = await this.deps.agents.placeNow({
-      memoryMb: resourceLimits.memory,
-      cpu: resourceLimits.cpu,
-      diskMb: resourceLimits.disk,
-    });
+    // From a snapshot: on a node whose blob store holds it.
+    const agent = await this.deps.agents.placeNow(
+      { memoryMb: resourceLimits.memory, cpu: resourceLimits.cpu, diskMb: resourceLimits.disk },
+      seed?.storedIn,
+    );
     const record = await this.deps.store.insert({
       id: newSessionId(),
       accountId: principal.accountId,
@@ -124,6 +128,7 @@ export class SessionService {
           pids: this.deps.pidsLimit ?? 0,
         },
         egress,
+        ...(seed === undefined ? {} : { snapshotId: seed.id }),
       });
     } catch (err) {
       // Nothing half-made survives: the row is ended and the sweeper removes any remains.
@@ -134,6 +139,17 @@ export class SessionService {
     for (const listener of this.createdListeners) listener(record);
     const view = this.view({ ...record, state: 'active' });
     return previewToken === undefined ? view : { ...view, previewToken };
+  }
+
+  private async seedOf(
+    principal: Principal,
+    snapshotId: string | undefined,
+  ): Promise<SnapshotSeed | undefined> {
+    if (snapshotId === undefined) return undefined;
+    if (this.deps.snapshots === undefined) {
+      throw new AppError('snapshot_not_found', 'Snapshot not found', { details: { snapshotId } });
+    }
+    return this.deps.snapshots.get(principal.accountId, snapshotId);
   }
 
   /** Session info with live counts from the node; reading does not count as activity. */

@@ -10,6 +10,8 @@ export interface SessionSweeperDeps {
   idempotency: IdempotencyStore;
   /** Forgets terminals made more than a day ago (the terminal store); how many. */
   terminals: { purgeExpired(): Promise<number> };
+  /** Removes the blobs of deleted snapshots (an account's deletion too); how many. */
+  snapshots?: { purge(): Promise<number> };
   lifecycle: SessionLifecycle;
   logger: Logger;
   /** The longest between two sweeps (retries of failed removals and transitions). */
@@ -87,6 +89,7 @@ export class SessionSweeper {
     }
     await this.deps.idempotency.purgeExpired();
     await this.deps.terminals.purgeExpired();
+    await this.deps.snapshots?.purge();
     const { idled, slept } = await this.deps.lifecycle.pass();
     return { expired, destroyed, idled, slept };
   }

@@ -5,7 +5,7 @@ import type { Later, SessionLock } from '../locks/session-locks';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
 import { claimPooled } from './claim-pooled';
 import { enforceEgress } from './egress';
-import type { LifecycleDeps } from './lifecycle-deps';
+import type { LifecycleDeps, PoolMember } from './lifecycle-deps';
 import { removeContainer, removeSandbox } from './remove-sandbox';
 import { findSandbox, inspectSandbox } from './sandbox-info';
 
@@ -24,6 +24,7 @@ async function provision(
   pooled: boolean,
   later?: Later,
   deadlineAt?: number,
+  snapshotId?: string,
 ): Promise<SandboxInfo> {
   const { sessionId } = spec;
   lock.check(sessionId);
@@ -39,28 +40,52 @@ async function provision(
   const { coldStarts } = deps;
   const cold = (deadline: number | undefined) => () =>
     coldStarts === undefined
-      ? startCold(deps, lock, spec, cleanup)
-      : coldStarts.run(() => startCold(deps, lock, spec, cleanup), deadline);
+      ? startCold(deps, lock, spec, cleanup, snapshotId)
+      : coldStarts.run(() => startCold(deps, lock, spec, cleanup, snapshotId), deadline);
   const work = cold(deadlineAt);
   if (pooled) {
     // After a claim already answered, the sandbox must be made whatever the caller's deadline.
     const deferred = later === undefined ? undefined : { later, startCold: cold(undefined) };
-    const claimed = await claimPooled(deps, lock, spec, undefined, deferred);
+    // From a snapshot: its files are unpacked into the member's disk before it is claimed.
+    const seed =
+      snapshotId === undefined
+        ? undefined
+        : async (member: PoolMember) => {
+            await deps.blobs.restoreSnapshot(
+              snapshotId,
+              await deps.workspaces.hostPath(member.slot),
+            );
+          };
+    const claimed = await claimPooled(deps, lock, spec, seed, deferred);
     if (claimed !== undefined) return claimed;
   }
   return pooled && deps.pool !== undefined ? deps.pool.cold(work) : work();
 }
 
-/** The slow way: the workspace (provisioned, or found), then a container on it. */
+/**
+ * The slow way: the workspace (provisioned, or found; with `snapshotId`, a new one that gets
+ * the snapshot's files), then a container on it.
+ */
 async function startCold(
   deps: LifecycleDeps,
   lock: SessionLock,
   spec: SandboxSpec,
   cleanup: Cleanup,
+  snapshotId?: string,
 ): Promise<SandboxInfo> {
   const { sessionId } = spec;
   const labels = sandboxLabels(spec, deps.config);
   const workspace = await deps.workspaces.create(sessionId, spec.limits.diskMb, labels);
+  if (snapshotId !== undefined) {
+    try {
+      await deps.blobs.restoreSnapshot(snapshotId, await deps.workspaces.hostPath(sessionId));
+    } catch (err) {
+      await cleanup(deps, lock).catch((cleanupErr: unknown) =>
+        deps.logger.error({ err: cleanupErr, sessionId }, 'cleanup failed'),
+      );
+      throw err;
+    }
+  }
   await deps.specs.write(spec);
   try {
     const containerId = await deps.containers.createAndStart(
@@ -91,6 +116,7 @@ async function startCold(
  * already made); a failed start removes what it made, workspace included. With `later`, a
  * claim from the pool answers before its disk move and rename, which run under the lock after.
  * A cold start that could not end by `deadlineAt` (the caller's) is refused before it begins.
+ * With `snapshotId`, the workspace starts with that snapshot's files (ADR 44).
  */
 export function createSandbox(
   deps: LifecycleDeps,
@@ -99,8 +125,9 @@ export function createSandbox(
   pooled = true,
   later?: Later,
   deadlineAt?: number,
+  snapshotId?: string,
 ): Promise<SandboxInfo> {
-  return provision(deps, lock, spec, removeSandbox, pooled, later, deadlineAt);
+  return provision(deps, lock, spec, removeSandbox, pooled, later, deadlineAt, snapshotId);
 }
 
 /** A sandbox rebuilt on its kept disk, which holds the session's only copy: never removed. */

@@ -1,6 +1,8 @@
 import { ALLOW_ALL, isAllowAll, type EgressPolicy } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
+import type { SandboxInfo } from '../sandbox-runtime';
 import type { LifecycleDeps, SandboxAddress } from './lifecycle-deps';
+import { findSandbox, inspectSandbox } from './sandbox-info';
 
 /** A running sandbox's address on the sandbox network, and a pid in its network namespace. */
 export async function addressOf(
@@ -39,4 +41,27 @@ export async function enforceEgress(
       retryAfter: 5,
     });
   }
+}
+
+/**
+ * The new policy becomes the session's spec's (kept for its next start) and, if its sandbox
+ * runs, the sandbox's at once.
+ */
+export function replaceEgress(
+  deps: LifecycleDeps,
+  sessionId: string,
+  policy: EgressPolicy,
+): Promise<SandboxInfo> {
+  return deps.locks.withLock(sessionId, async () => {
+    const spec = await deps.specs.read(sessionId);
+    if (spec === undefined) {
+      throw new AppError('session_not_found', `Session ${sessionId} not found on this node`);
+    }
+    await deps.specs.write({ ...spec, egress: policy });
+    const container = await findSandbox(deps, sessionId);
+    if (container?.running === true) {
+      await enforceEgress(deps, sessionId, container.id, policy);
+    }
+    return inspectSandbox(deps, sessionId);
+  });
 }

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import type { SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
+import type { Hold } from '../storage/held-archive';
+import { AppError } from '@sandbox/errors';
 import type { AdoptableWorkspaces } from '../storage/workspaces';
 import type { SavedWorkspaces, SpecStore } from './lifecycle-deps';
 import type { Journal } from './test-fixtures';
@@ -119,6 +121,32 @@ export class FakeBlobs implements SavedWorkspaces {
     this.journal.push(`blob.saveLogs ${sessionId}`);
     this.logs.add(sessionId);
     return Promise.resolve(true);
+  }
+
+  /** Snapshots stored, by id, with the workspace they were taken from. */
+  readonly snapshots = new Map<string, string>();
+
+  async saveSnapshot(snapshotId: string, hold: Hold): Promise<ArchiveManifest> {
+    const source = await hold((workspace) => {
+      this.journal.push(`blob.saveSnapshot ${snapshotId}`);
+      return Promise.resolve(workspace);
+    });
+    this.snapshots.set(snapshotId, source);
+    return { sha256: '0'.repeat(64), bytes: 100, filesCount: 3, format: 'tar' };
+  }
+
+  restoreSnapshot(snapshotId: string, target: string): Promise<ArchiveManifest> {
+    this.journal.push(`blob.restoreSnapshot ${snapshotId} ${target}`);
+    if (!this.snapshots.has(snapshotId)) {
+      return Promise.reject(new AppError('snapshot_not_found', 'No such snapshot'));
+    }
+    return Promise.resolve({ sha256: '0'.repeat(64), bytes: 100, filesCount: 3, format: 'tar' });
+  }
+
+  removeSnapshot(snapshotId: string): Promise<void> {
+    this.journal.push(`blob.removeSnapshot ${snapshotId}`);
+    this.snapshots.delete(snapshotId);
+    return Promise.resolve();
   }
 
   /** Takes the session's saved logs: an empty directory of them at `target`. */

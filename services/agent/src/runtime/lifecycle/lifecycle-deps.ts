@@ -6,6 +6,7 @@ import type { ContainerConfig } from '../docker/container-spec';
 import type { SessionLocks } from '../locks/session-locks';
 import type { SandboxLimits, SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
+import type { Hold } from '../storage/held-archive';
 import type { Admission } from '../admission';
 import type { WorkspaceStore } from '../storage/workspaces';
 
@@ -30,6 +31,12 @@ export interface SavedWorkspaces {
   saveLogs(sessionId: string, dir: string): Promise<boolean>;
   /** Unpacks a moved session's run logs into `target` and removes them; false when none. */
   restoreLogs(sessionId: string, target: string): Promise<boolean>;
+  /** Stores a snapshot of the workspace `hold` gives, packed while held (ADR 44). */
+  saveSnapshot(snapshotId: string, hold: Hold): Promise<ArchiveManifest>;
+  /** Unpacks a snapshot into `target` (a new workspace); 404 snapshot_not_found. */
+  restoreSnapshot(snapshotId: string, target: string): Promise<ArchiveManifest>;
+  /** Deletes a snapshot; deleting a missing one is no error. */
+  removeSnapshot(snapshotId: string): Promise<void>;
 }
 
 /** What each sandbox of this node was created with (`SandboxSpecs`). */

@@ -1,13 +1,18 @@
-import { createHash } from 'node:crypto';
 import { chown, copyFile, lstat, mkdir, mkdtemp, readdir, rm, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Transform, Writable, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { AgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
+import {
+  digest,
+  formatOf,
+  parseManifest,
+  unpackFailed,
+  type ArchiveManifest,
+} from './archive-manifest';
 import { LocalObjectStore } from './local-object-store';
 import type { ObjectStore } from './object-store';
+export type { ArchiveManifest } from './archive-manifest';
 import { S3ObjectStore, type S3Credentials } from './s3-object-store';
 import {
   ARCHIVE_FORMATS,
@@ -18,22 +23,10 @@ import {
   type ArchiveFormat,
   type Unpacking,
 } from './workspace-archive';
-import { isSessionId } from '@sandbox/contract';
+import { isSessionId, isSnapshotId } from '@sandbox/contract';
+import { archiveHeld, type Hold } from './held-archive';
 import { SandboxHostIds } from '../docker/host-ids';
 import { LOG_FILE } from '../processes/log-files';
-
-export interface ArchiveManifest {
-  /** Of the archive; empty for a kept disk. */
-  sha256: string;
-  /** Of the archive; for a kept disk, what its files take on it. */
-  bytes: number;
-  filesCount: number;
-  /**
-   * How the archive is compressed (absent in manifests written before zstd: gzip); `disk`:
-   * no archive, the session's own disk was kept on the node (SANDBOX_DEEP_SLEEP=disk).
-   */
-  format?: ArchiveFormat | 'disk';
-}
 
 /** What a session keeps in the store: its workspace, and its runs' logs (a session moving). */
 type Saved = string & { readonly saved: unique symbol };
@@ -43,68 +36,18 @@ function checkedSessionId(sessionId: string): Saved {
   return sessionId as Saved;
 }
 
+/** A snapshot keeps a workspace under its own id (ADR 44). */
+function checkedSnapshotId(snapshotId: string): Saved {
+  if (!isSnapshotId(snapshotId)) throw new AppError('invalid_request', 'Invalid snapshot id');
+  return snapshotId as Saved;
+}
+
 /** The files of a run's log: its meta (`proc_<id>.json`) and output segments (`.<n>.log`). */
 
 const logsOf = (sessionId: string): Saved => `${checkedSessionId(sessionId)}.logs` as Saved;
 
 const manifestKey = (name: Saved) => `${name}.json`;
 const archiveKey = (name: Saved, format: ArchiveFormat) => `${name}.${format}`;
-
-function parseManifest(text: string): ArchiveManifest {
-  const unreadable = (cause?: unknown) =>
-    new AppError('internal_error', 'The saved workspace has an unreadable manifest', { cause });
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw unreadable(err);
-  }
-  const { sha256, bytes, filesCount, format } = (value ?? {}) as Record<string, unknown>;
-  const disk = format === 'disk';
-  if (
-    (format !== undefined && !disk && !ARCHIVE_FORMATS.includes(format as ArchiveFormat)) ||
-    typeof sha256 !== 'string' ||
-    !(disk ? sha256 === '' : /^[0-9a-f]{64}$/.test(sha256)) ||
-    typeof bytes !== 'number' ||
-    !Number.isSafeInteger(bytes) ||
-    typeof filesCount !== 'number' ||
-    !Number.isSafeInteger(filesCount)
-  ) {
-    throw unreadable();
-  }
-  return {
-    sha256,
-    bytes,
-    filesCount,
-    ...(format === undefined ? {} : { format: format as ArchiveFormat | 'disk' }),
-  };
-}
-
-const unpackFailed = (cause: unknown) =>
-  new AppError('internal_error', 'The saved workspace could not be unpacked', { cause });
-
-/** The format of the archive `manifest` names (none for a kept disk). */
-function formatOf(manifest: ArchiveManifest): ArchiveFormat {
-  if (manifest.format === 'disk') {
-    throw new AppError('internal_error', 'A kept disk has no archive to restore');
-  }
-  return manifest.format ?? 'tar.gz';
-}
-
-/** Reads `body` to its end, into `sink` if given: the bytes' sha256 and count. */
-async function digest(body: Readable, sink?: Writable): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  const count = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      done(null, chunk);
-    },
-  });
-  await pipeline(body, count, sink ?? new Writable({ write: (_chunk, _encoding, done) => done() }));
-  return { sha256: hash.digest('hex'), bytes };
-}
 
 /**
  * Workspaces of deep-sleeping sessions: one compressed tar per session and a manifest with its
@@ -188,7 +131,6 @@ export class BlobStore {
   }
 
   private async saveArchive(name: Saved, source: string): Promise<ArchiveManifest> {
-    const manifest = manifestKey(name);
     await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
     try {
       let staged: { file: string; format: ArchiveFormat };
@@ -201,23 +143,84 @@ export class BlobStore {
           cause: err,
         });
       }
-      const result: ArchiveManifest = {
-        sha256: await sha256Of(staged.file),
-        bytes: (await lstat(staged.file)).size,
-        filesCount: await countFiles(source),
-        format: staged.format,
-      };
-      const archive = archiveKey(name, staged.format);
-      // An earlier save's manifest goes first: no manifest may name an archive being replaced.
-      await this.objects.delete(manifest);
-      await this.objects.put(archive, staged.file);
-      await this.verifyStored(archive, result);
-      await this.objects.putText(manifest, JSON.stringify(result));
-      await this.deleteArchives(name, staged.format);
-      return result;
+      return await this.store(name, staged, await countFiles(source));
     } finally {
       await this.removeStagingFiles(name);
     }
+  }
+
+  /**
+   * Stores a staged archive, reads it back, then writes its manifest (the commit point). With
+   * `adopt`, a local store takes the staged file itself (a rename: the bytes hashed are the
+   * stored ones, so nothing is read back); other stores copy it as ever.
+   */
+  private async store(
+    name: Saved,
+    staged: { file: string; format: ArchiveFormat; sha256?: string },
+    filesCount: number,
+    adopt = false,
+  ): Promise<ArchiveManifest> {
+    const manifest = manifestKey(name);
+    const result: ArchiveManifest = {
+      sha256: staged.sha256 ?? (await sha256Of(staged.file)),
+      bytes: (await lstat(staged.file)).size,
+      filesCount,
+      format: staged.format,
+    };
+    const archive = archiveKey(name, staged.format);
+    // An earlier save's manifest goes first: no manifest may name an archive being replaced.
+    await this.objects.delete(manifest);
+    if (adopt && this.objects.adopt !== undefined) {
+      await this.objects.adopt(archive, staged.file);
+    } else {
+      await this.objects.put(archive, staged.file);
+      await this.verifyStored(archive, result);
+    }
+    await this.objects.putText(manifest, JSON.stringify(result));
+    await this.deleteArchives(name, staged.format);
+    return result;
+  }
+
+  /** A snapshot's manifest (ADR 44); undefined when there is none. */
+  snapshotManifest(snapshotId: string): Promise<ArchiveManifest | undefined> {
+    return this.manifestOf(checkedSnapshotId(snapshotId));
+  }
+
+  /**
+   * Stores snapshot `snapshotId` of the workspace `hold` gives: packed while held (its sandbox
+   * frozen), then stored and verified like a deep sleep's archive. A failed snapshot leaves
+   * nothing in the store.
+   */
+  async saveSnapshot(snapshotId: string, hold: Hold): Promise<ArchiveManifest> {
+    const name = checkedSnapshotId(snapshotId);
+    await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
+    try {
+      let staged: { file: string; format: ArchiveFormat; source: string; sha256: string };
+      try {
+        staged = await archiveHeld(this.ids, hold, (format) => this.stagingFile(name, format));
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        throw new AppError('internal_error', 'The workspace could not be archived', {
+          cause: err,
+        });
+      }
+      return await this.store(name, staged, await countFiles(staged.source), true);
+    } catch (err) {
+      await this.removeSaved(name).catch(() => undefined);
+      throw err;
+    } finally {
+      await this.removeStagingFiles(name);
+    }
+  }
+
+  /** Unpacks snapshot `snapshotId` into `target`, as `restore` does; the snapshot stays. */
+  restoreSnapshot(snapshotId: string, target: string): Promise<ArchiveManifest> {
+    return this.restoreArchive(checkedSnapshotId(snapshotId), target, 'snapshot_not_found');
+  }
+
+  /** Deletes a snapshot: its manifest, then its archive. */
+  removeSnapshot(snapshotId: string): Promise<void> {
+    return this.removeSaved(checkedSnapshotId(snapshotId));
   }
 
   /** Bytes in use on the filesystem of `source`. */
@@ -275,8 +278,15 @@ export class BlobStore {
     return this.restoreArchive(checkedSessionId(sessionId), target);
   }
 
-  private async restoreArchive(name: Saved, target: string): Promise<ArchiveManifest> {
+  private async restoreArchive(
+    name: Saved,
+    target: string,
+    missing?: 'snapshot_not_found',
+  ): Promise<ArchiveManifest> {
     const expected = await this.manifestOf(name);
+    if (expected === undefined && missing !== undefined) {
+      throw new AppError(missing, 'No such snapshot in the blob store');
+    }
     if (expected === undefined) {
       throw new AppError('service_unavailable', 'No saved workspace for this session', {
         retryAfter: 5,

@@ -59,6 +59,18 @@ export class LocalObjectStore implements ObjectStore {
     return this.write(key, (temp) => copyFile(localFile, temp));
   }
 
+  /** A rename into place (the staging directory is inside the store's), then the directory synced. */
+  async adopt(key: string, localFile: string): Promise<void> {
+    const path = this.path(key);
+    try {
+      await chmod(localFile, 0o600);
+      await rename(localFile, path);
+      await sync(this.dir);
+    } catch (err) {
+      throw failed('write an object', err);
+    }
+  }
+
   putText(key: string, text: string): Promise<void> {
     return this.write(key, (temp) => writeFile(temp, text, { mode: 0o600 }));
   }

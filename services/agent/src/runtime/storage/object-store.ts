@@ -27,6 +27,11 @@ export interface ObjectStore {
   getText(key: string): Promise<string | undefined>;
   /** Deletes the object `key`; deleting a missing object is no error. */
   delete(key: string): Promise<void>;
+  /**
+   * Where the store is a directory of this host: moves `localFile` (synced, on the store's own
+   * filesystem) into it as `key`, no copy made; `localFile` is gone after.
+   */
+  adopt?(key: string, localFile: string): Promise<void>;
 }
 
 const KEY = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}$/;

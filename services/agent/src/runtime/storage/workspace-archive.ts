@@ -27,7 +27,7 @@ const COMPRESSION: Record<ArchiveFormat, string[]> = {
 };
 
 /** zstd is kept when its archive is at most this part of the plain tar. */
-const WORTH_COMPRESSING = 0.9;
+export const WORTH_COMPRESSING = 0.9;
 
 /** `setpriv` arguments that run what follows as the sandbox user (`ids`), with no other group. */
 const asSandboxUser = (ids: SandboxHostIds): string[] => [
@@ -51,17 +51,18 @@ const SAFE_PATH = process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin';
  * output and stays on the workspace's own filesystem. `exited` rejects unless tar exits 0,
  * and resolves with (the end of) what tar wrote to stderr.
  */
-function startTar(
+export function startTar(
   ids: SandboxHostIds,
   args: string[],
-  stdio: { stdin?: number | 'pipe'; stdout?: number },
+  stdio: { stdin?: number | 'pipe'; stdout?: number | 'pipe' },
   cwd?: string,
   readAll = false,
+  program = 'tar',
 ): { child: ChildProcess; exited: Promise<string> } {
   const caps = readAll
     ? ['--inh-caps', '+dac_read_search', '--ambient-caps', '+dac_read_search']
     : [];
-  const child = spawn('setpriv', [...asSandboxUser(ids), ...caps, 'tar', ...args], {
+  const child = spawn('setpriv', [...asSandboxUser(ids), ...caps, program, ...args], {
     stdio: [stdio.stdin ?? 'ignore', stdio.stdout ?? 'ignore', 'pipe'],
     env: { PATH: SAFE_PATH, LC_ALL: 'C' },
     ...(cwd ? { cwd } : {}),
@@ -73,11 +74,22 @@ function startTar(
     });
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve(stderr) : reject(new Error(`tar ${args.join(' ')}: ${stderr.trim()}`)),
+      code === 0
+        ? resolve(stderr)
+        : reject(new Error(`${program} ${args.join(' ')}: ${stderr.trim()}`)),
     );
   });
   return { child, exited };
 }
+
+export const packArgs = (format: ArchiveFormat): string[] => [
+  '--one-file-system',
+  '--sparse',
+  ...COMPRESSION[format],
+  '-cf',
+  '-',
+  '.',
+];
 
 /** Archives the directory `source` into the (new or truncated) file `archive`, synced. */
 async function packWorkspace(
@@ -88,13 +100,7 @@ async function packWorkspace(
 ): Promise<void> {
   const handle = await open(archive, 'w', 0o600);
   try {
-    await startTar(
-      ids,
-      ['--one-file-system', '--sparse', ...COMPRESSION[format], '-cf', '-', '.'],
-      { stdout: handle.fd },
-      source,
-      true,
-    ).exited;
+    await startTar(ids, packArgs(format), { stdout: handle.fd }, source, true).exited;
     await handle.sync();
   } finally {
     await handle.close();
@@ -105,7 +111,7 @@ async function packWorkspace(
  * Rejects unless `archive` reads back as a complete tar of `format`; resolves with the size
  * of the tar itself (uncompressed).
  */
-async function checkArchive(
+export async function checkArchive(
   ids: SandboxHostIds,
   archive: string,
   format: ArchiveFormat,

@@ -22,6 +22,8 @@ const planOverrides = z
       .min(64 * 1024)
       .max(64 * 1024 * 1024),
     egressDefault: z.enum(['allow', 'deny']),
+    maxSnapshots: z.number().int().min(0),
+    maxSnapshotBytes: z.number().int().min(0),
   })
   .partial()
   .strict();

@@ -22,6 +22,13 @@ export const createSessionBody = z.object({
   egress: egressInput
     .optional()
     .describe("where the sandbox may connect (ADR 30); default: the plan's (allow-all)"),
+  snapshotId: z
+    .string()
+    .max(100)
+    .optional()
+    .describe(
+      "start with this snapshot's files (ADR 44); the fields this create leaves out (resourceLimits, egress, metadata) come from the snapshot's source",
+    ),
   preview: z
     .strictObject({
       private: z

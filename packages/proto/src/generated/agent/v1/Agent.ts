@@ -5,6 +5,8 @@ import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ContextsRequest as _agent_v1_ContextsRequest, ContextsRequest__Output as _agent_v1_ContextsRequest__Output } from '../../agent/v1/ContextsRequest';
 import type { ContextsResponse as _agent_v1_ContextsResponse, ContextsResponse__Output as _agent_v1_ContextsResponse__Output } from '../../agent/v1/ContextsResponse';
 import type { CreateSandboxRequest as _agent_v1_CreateSandboxRequest, CreateSandboxRequest__Output as _agent_v1_CreateSandboxRequest__Output } from '../../agent/v1/CreateSandboxRequest';
+import type { DeleteSnapshotRequest as _agent_v1_DeleteSnapshotRequest, DeleteSnapshotRequest__Output as _agent_v1_DeleteSnapshotRequest__Output } from '../../agent/v1/DeleteSnapshotRequest';
+import type { DeleteSnapshotResponse as _agent_v1_DeleteSnapshotResponse, DeleteSnapshotResponse__Output as _agent_v1_DeleteSnapshotResponse__Output } from '../../agent/v1/DeleteSnapshotResponse';
 import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroySandboxRequest__Output as _agent_v1_DestroySandboxRequest__Output } from '../../agent/v1/DestroySandboxRequest';
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from '../../agent/v1/DestroySandboxResponse';
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from '../../agent/v1/ExecEvent';
@@ -32,6 +34,8 @@ import type { RenameFileRequest as _agent_v1_RenameFileRequest, RenameFileReques
 import type { RenameFileResponse as _agent_v1_RenameFileResponse, RenameFileResponse__Output as _agent_v1_RenameFileResponse__Output } from '../../agent/v1/RenameFileResponse';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
 import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from '../../agent/v1/SetEgressRequest';
+import type { SnapshotRequest as _agent_v1_SnapshotRequest, SnapshotRequest__Output as _agent_v1_SnapshotRequest__Output } from '../../agent/v1/SnapshotRequest';
+import type { SnapshotResponse as _agent_v1_SnapshotResponse, SnapshotResponse__Output as _agent_v1_SnapshotResponse__Output } from '../../agent/v1/SnapshotResponse';
 import type { StatFileRequest as _agent_v1_StatFileRequest, StatFileRequest__Output as _agent_v1_StatFileRequest__Output } from '../../agent/v1/StatFileRequest';
 import type { TerminalInput as _agent_v1_TerminalInput, TerminalInput__Output as _agent_v1_TerminalInput__Output } from '../../agent/v1/TerminalInput';
 import type { TerminalOutput as _agent_v1_TerminalOutput, TerminalOutput__Output as _agent_v1_TerminalOutput__Output } from '../../agent/v1/TerminalOutput';
@@ -50,6 +54,15 @@ export interface AgentClient extends grpc.Client {
   createSandbox(argument: _agent_v1_CreateSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   createSandbox(argument: _agent_v1_CreateSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   createSandbox(argument: _agent_v1_CreateSandboxRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
+  
+  DeleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
+  DeleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
+  DeleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
+  DeleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
+  deleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
+  deleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
+  deleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
+  deleteSnapshot(argument: _agent_v1_DeleteSnapshotRequest, callback: grpc.requestCallback<_agent_v1_DeleteSnapshotResponse__Output>): grpc.ClientUnaryCall;
   
   DestroySandbox(argument: _agent_v1_DestroySandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_DestroySandboxResponse__Output>): grpc.ClientUnaryCall;
   DestroySandbox(argument: _agent_v1_DestroySandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_DestroySandboxResponse__Output>): grpc.ClientUnaryCall;
@@ -206,6 +219,15 @@ export interface AgentClient extends grpc.Client {
   setEgress(argument: _agent_v1_SetEgressRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   setEgress(argument: _agent_v1_SetEgressRequest, callback: grpc.requestCallback<_agent_v1_Sandbox__Output>): grpc.ClientUnaryCall;
   
+  SnapshotSandbox(argument: _agent_v1_SnapshotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  SnapshotSandbox(argument: _agent_v1_SnapshotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  SnapshotSandbox(argument: _agent_v1_SnapshotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  SnapshotSandbox(argument: _agent_v1_SnapshotRequest, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  snapshotSandbox(argument: _agent_v1_SnapshotRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  snapshotSandbox(argument: _agent_v1_SnapshotRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  snapshotSandbox(argument: _agent_v1_SnapshotRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  snapshotSandbox(argument: _agent_v1_SnapshotRequest, callback: grpc.requestCallback<_agent_v1_SnapshotResponse__Output>): grpc.ClientUnaryCall;
+  
   StatFile(argument: _agent_v1_StatFileRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
   StatFile(argument: _agent_v1_StatFileRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
   StatFile(argument: _agent_v1_StatFileRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_FileStat__Output>): grpc.ClientUnaryCall;
@@ -237,6 +259,8 @@ export interface AgentClient extends grpc.Client {
 
 export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   CreateSandbox: grpc.handleUnaryCall<_agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox>;
+  
+  DeleteSnapshot: grpc.handleUnaryCall<_agent_v1_DeleteSnapshotRequest__Output, _agent_v1_DeleteSnapshotResponse>;
   
   DestroySandbox: grpc.handleUnaryCall<_agent_v1_DestroySandboxRequest__Output, _agent_v1_DestroySandboxResponse>;
   
@@ -276,6 +300,8 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   SetEgress: grpc.handleUnaryCall<_agent_v1_SetEgressRequest__Output, _agent_v1_Sandbox>;
   
+  SnapshotSandbox: grpc.handleUnaryCall<_agent_v1_SnapshotRequest__Output, _agent_v1_SnapshotResponse>;
+  
   StatFile: grpc.handleUnaryCall<_agent_v1_StatFileRequest__Output, _agent_v1_FileStat>;
   
   WriteFile: grpc.handleUnaryCall<_agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse>;
@@ -286,6 +312,7 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
 
 export interface AgentDefinition extends grpc.ServiceDefinition {
   CreateSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
+  DeleteSnapshot: MethodDefinition<_agent_v1_DeleteSnapshotRequest, _agent_v1_DeleteSnapshotResponse, _agent_v1_DeleteSnapshotRequest__Output, _agent_v1_DeleteSnapshotResponse__Output>
   DestroySandbox: MethodDefinition<_agent_v1_DestroySandboxRequest, _agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxRequest__Output, _agent_v1_DestroySandboxResponse__Output>
   Exec: MethodDefinition<_agent_v1_ExecRequest, _agent_v1_ExecEvent, _agent_v1_ExecRequest__Output, _agent_v1_ExecEvent__Output>
   GetNodeInfo: MethodDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_NodeInfo, _agent_v1_GetNodeInfoRequest__Output, _agent_v1_NodeInfo__Output>
@@ -305,6 +332,7 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   RestoreSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
   ResumeSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
   SetEgress: MethodDefinition<_agent_v1_SetEgressRequest, _agent_v1_Sandbox, _agent_v1_SetEgressRequest__Output, _agent_v1_Sandbox__Output>
+  SnapshotSandbox: MethodDefinition<_agent_v1_SnapshotRequest, _agent_v1_SnapshotResponse, _agent_v1_SnapshotRequest__Output, _agent_v1_SnapshotResponse__Output>
   StatFile: MethodDefinition<_agent_v1_StatFileRequest, _agent_v1_FileStat, _agent_v1_StatFileRequest__Output, _agent_v1_FileStat__Output>
   WriteFile: MethodDefinition<_agent_v1_WriteFileRequest, _agent_v1_WriteFileResponse, _agent_v1_WriteFileRequest__Output, _agent_v1_WriteFileResponse__Output>
   WriteStdin: MethodDefinition<_agent_v1_WriteStdinRequest, _agent_v1_WriteStdinResponse, _agent_v1_WriteStdinRequest__Output, _agent_v1_WriteStdinResponse__Output>

@@ -8,6 +8,7 @@ export interface CreateSandboxRequest {
   'accountId'?: (string);
   'limits'?: (_agent_v1_ResourceLimits | null);
   'egress'?: (_agent_v1_EgressPolicy | null);
+  'snapshotId'?: (string);
 }
 
 export interface CreateSandboxRequest__Output {
@@ -15,4 +16,5 @@ export interface CreateSandboxRequest__Output {
   'accountId': (string);
   'limits': (_agent_v1_ResourceLimits__Output | null);
   'egress': (_agent_v1_EgressPolicy__Output | null);
+  'snapshotId': (string);
 }
