@@ -13,9 +13,16 @@ const MEMORY_CONTEXTS = 4;
 /** How long a process is left alone before its memory is read (its start-up garbage collected). */
 const SETTLE_MS = 3000;
 
-/** The cgroup charge of the container (memory.current as it sees its own), bytes. */
+/**
+ * What the container's memory cgroup is charged, as it sees its own: memory.current on cgroup
+ * v2; on v1, memory.stat's total_rss + total_cache (usage_in_bytes is batched per CPU).
+ */
+const CHARGE_SH =
+  "if [ -f /sys/fs/cgroup/memory.current ]; then cat /sys/fs/cgroup/memory.current; else awk '/^total_(rss|cache) / { s += $2 } END { print s }' /sys/fs/cgroup/memory/memory.stat; fi";
+
+/** The container's cgroup charge now, bytes. */
 async function charged(containerId) {
-  const out = await dockerExec(containerId, ['cat', '/sys/fs/cgroup/memory.current']);
+  const out = await dockerExec(containerId, ['sh', '-c', CHARGE_SH]);
   return Number(
     out
       .replace(/[^0-9\n]/g, '')
@@ -40,10 +47,10 @@ function privateBytes(pid) {
  */
 async function bareNodeMemory(containerId) {
   const script = [
-    'before=$(cat /sys/fs/cgroup/memory.current)',
+    `before=$(${CHARGE_SH})`,
     "node -e 'setTimeout(() => {}, 60000)' & pid=$!",
     `sleep ${SETTLE_MS / 1000}`,
-    'after=$(cat /sys/fs/cgroup/memory.current)',
+    `after=$(${CHARGE_SH})`,
     "priv=$(awk '/^Private_(Clean|Dirty):/ { s += $2 } END { print s * 1024 }' /proc/$pid/smaps_rollup)",
     'kill $pid',
     'echo "{\\"private\\":$priv,\\"charged\\":$((after - before))}"',
