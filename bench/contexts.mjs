@@ -136,7 +136,12 @@ async function memoryRows(api, containerId) {
 function contextApi(stack, sessionId) {
   const path = `/sessions/${sessionId}/contexts`;
   return {
-    create: async (body = {}) => JSON.parse(await stack.api(path, body)).contextId,
+    create: async (body = {}) => {
+      const answer = JSON.parse(await stack.api(path, body));
+      if (answer.contextId === undefined)
+        throw new Error(`create failed: ${JSON.stringify(answer)}`);
+      return answer.contextId;
+    },
     remove: (id) =>
       fetch(`${stack.url}/v1${path}/${id}`, {
         method: 'DELETE',
@@ -154,11 +159,6 @@ export async function contextRows(stack, sessionId, containerId, { rounds, creat
   createRounds = Math.min(createRounds, 20);
   const api = contextApi(stack, sessionId);
   const execute = (body) => () => stack.api('/execute', { sessionId, ...body });
-  const commandRun = await measure(
-    'baseline: execute command "true"',
-    rounds,
-    execute({ command: 'true' }),
-  );
   const codeRun = await measure(
     `baseline: execute code console.log(1), ${CODE_GAP_MS} ms apart`,
     createRounds,
@@ -185,18 +185,30 @@ export async function contextRows(stack, sessionId, containerId, { rounds, creat
     async () => (contextId = await api.create({ env: { NODE_BENCH: '1' } })),
     { before: dropLast, warmup: 1, baseline: codeRun },
   );
-  if (contextId === undefined) await create();
-  await api.cell(contextId, 'var x = 1;');
-  const cell = (code) => () => api.cell(contextId, code);
-  const cells = await measure('context cell x + 1, back to back', rounds, cell('x + 1'), {
-    baseline: commandRun,
-  });
-  const typed = await measure(
-    'context cell (TypeScript) const n: number = x + 1; n',
+  if (contextId !== undefined) await api.remove(contextId);
+  // A cell in a JavaScript context (no transpile), and one in a TypeScript context (esbuild).
+  const js = await api.create({ language: 'javascript' });
+  const ts = await api.create({ language: 'typescript' });
+  for (const id of [js, ts]) await api.cell(id, 'var x = 1;');
+  const cell = (id, code) => () => api.cell(id, code);
+  // The cells' baseline right before them: the machine's load moves both alike.
+  const commandRun = await measure(
+    'baseline: execute command "true"',
     rounds,
-    cell('const n: number = x + 1; n'),
+    execute({ command: 'true' }),
+  );
+  const cells = await measure(
+    'context cell x + 1 (JavaScript), back to back',
+    rounds,
+    cell(js, 'x + 1'),
     { baseline: commandRun },
   );
-  await api.remove(contextId);
+  const typed = await measure(
+    'context cell const n: number = x + 1; n (TypeScript), back to back',
+    rounds,
+    cell(ts, 'const n: number = x + 1; n'),
+    { baseline: commandRun },
+  );
+  for (const id of [js, ts]) await api.remove(id);
   return [commandRun, codeRun, warmed, cold, cells, typed, ...(await memoryRows(api, containerId))];
 }
