@@ -1,5 +1,5 @@
 import { parse } from 'acorn';
-import { IMPORTER, rewriteImports, type Parse } from './cell-source';
+import { IMPORTER, mayBeTypeScript, rewriteImports, type Parse } from './cell-source';
 
 const parser = (): Parse => parse as unknown as Parse;
 const rewrite = (code: string) => rewriteImports(code, parser);
@@ -40,5 +40,39 @@ describe('rewriteImports', () => {
     const parsing = jest.fn(parser);
     expect(rewriteImports(important, parsing)).toBe(important);
     expect(parsing).not.toHaveBeenCalled();
+  });
+});
+
+describe('mayBeTypeScript', () => {
+  it.each([
+    'const n: number = 1',
+    'f<string>(x)',
+    'function f(a?) {}',
+    'x!.y',
+    '@sealed class A {}',
+    'function f(a);\nfunction f(a) { return a }',
+    'interface I {}',
+    'type T = string',
+    'enum E { A }',
+    'x as unknown',
+    'x satisfies T',
+    'class A { constructor(private a) {} }',
+    'class A { readonly a = 1 }',
+    "import fs = require('fs')",
+    'using r = resource()',
+    'declare const y',
+    'class A { m(a); m(a) { return a } }',
+  ])('sends %s through esbuild', (code) => {
+    expect(mayBeTypeScript(code)).toBe(true);
+  });
+
+  it.each([
+    'x + 1',
+    'total * 2',
+    'console.log(x);',
+    'const a = [1, 2].map((v) => v * 2)\na',
+    'await f()',
+  ])('runs %s as it is', (code) => {
+    expect(mayBeTypeScript(code)).toBe(false);
   });
 });

@@ -123,3 +123,21 @@ export function rewriteImports(code: string, parse: () => Parse): string {
   for (const edit of edits) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
   return out;
 }
+
+/**
+ * What TypeScript-only syntax needs at the least: a `:` (annotations), `<` (type arguments,
+ * casts), `?` (optional parameters), `!` (non-null), `@` (decorators), a function's `;`
+ * right after its parameters (an overload), a class (a method's overload), or one of these
+ * words; and what Node 20 lacks that esbuild lowers (`using`, `accessor`). A match may be plain JavaScript (a ternary, an object): it only
+ * sends the cell through esbuild.
+ */
+const MAYBE_TYPESCRIPT =
+  /[:<?!@]|\bfunction\b[^{]*\)\s*;|\b(?:class|as|satisfies|interface|type|enum|namespace|module|declare|abstract|public|private|protected|readonly|override|implements|accessor|using|keyof|infer|asserts|is|unique)\b|\bimport\s+[\w$]+\s*=|\bexport\s*=/;
+
+/**
+ * Whether a TypeScript cell may hold syntax of TypeScript's own: if not, it is plain
+ * JavaScript as it stands, and needs no trip through esbuild (`x + 1`, `total * 2`).
+ */
+export function mayBeTypeScript(code: string): boolean {
+  return MAYBE_TYPESCRIPT.test(code);
+}

@@ -5,6 +5,7 @@ import type { RunResult } from '@sandbox/contract/run';
 import { cappedFilesWritten, TIMEOUT_EXIT_CODE } from '@sandbox/contract/run';
 import { sourceStack } from './cell-lines';
 import { errorOf, type CellError, type CellOutcome } from './cell-result';
+import { mayBeTypeScript } from './cell-source';
 import { CodeContext, type ContextProcess } from './code-context';
 import { changeClock, type RunHandle } from './exec';
 import { changedSince } from './file-snapshot';
@@ -162,7 +163,7 @@ export class CodeContexts {
     const started = performance.now();
     let code = spec.code;
     let mappings: string | undefined;
-    if (context.info.language === 'typescript') {
+    if (context.info.language === 'typescript' && mayBeTypeScript(spec.code)) {
       try {
         ({ code, mappings } = await transpileCell(spec.code, 'cell.ts'));
       } catch (err) {
