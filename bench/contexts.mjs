@@ -203,6 +203,12 @@ export async function contextRows(stack, sessionId, containerId, { rounds, creat
     cell(js, 'x + 1'),
     { baseline: commandRun },
   );
+  const plainInTs = await measure(
+    'context cell x + 1 (TypeScript context: no TypeScript syntax, no esbuild), back to back',
+    rounds,
+    cell(ts, 'x + 1'),
+    { baseline: commandRun },
+  );
   const typed = await measure(
     'context cell const n: number = x + 1; n (TypeScript), back to back',
     rounds,
@@ -210,5 +216,14 @@ export async function contextRows(stack, sessionId, containerId, { rounds, creat
     { baseline: commandRun },
   );
   for (const id of [js, ts]) await api.remove(id);
-  return [commandRun, codeRun, warmed, cold, cells, typed, ...(await memoryRows(api, containerId))];
+  return [
+    commandRun,
+    codeRun,
+    warmed,
+    cold,
+    cells,
+    plainInTs,
+    typed,
+    ...(await memoryRows(api, containerId)),
+  ];
 }
