@@ -305,7 +305,10 @@ async function main() {
       if (runs('code')) {
         results.push(...(await codeRows(stack, sessionId, spawnNode)));
         results.push(
-          ...(await contextRows(stack, sessionId, { rounds: ROUNDS, createRounds: CODE_ROUNDS })),
+          ...(await contextRows(stack, sessionId, container.Id, {
+            rounds: ROUNDS,
+            createRounds: CODE_ROUNDS,
+          })),
         );
       }
     }

@@ -32,7 +32,7 @@ async function untilState(api: ApiClient, sessionId: string, state: string): Pro
   throw new Error(`${sessionId} did not become ${state} within 30 s`);
 }
 
-it('keeps a context through idle, and answers context_lost after a deep sleep until restarted', async () => {
+it('keeps a context through idle, and answers context_lost after a deep sleep until restarted or deleted', async () => {
   const { key } = await createAccount(t.stack, 'paid');
   const api = new ApiClient(t.stack, key);
   const sessionId = await api.createSession();
@@ -41,8 +41,11 @@ it('keeps a context through idle, and answers context_lost after a deep sleep un
   });
   expect(created.status).toBe(201);
   const { contextId } = created.body;
-  const cell = (code: string) => api.execute<Cell>(sessionId, { contextId, code });
+  const cell = (code: string, id = contextId) =>
+    api.execute<Cell>(sessionId, { contextId: id, code });
   await cell('var kept = 41;');
+  const other = (await api.post<{ contextId: string }>(`/v1/sessions/${sessionId}/contexts`, {}))
+    .body.contextId;
 
   await untilState(api, sessionId, 'idle');
   const afterIdle = await cell('kept + 1');
@@ -66,4 +69,11 @@ it('keeps a context through idle, and answers context_lost after a deep sleep un
   expect(restarted.body).toMatchObject({ contextId, language: 'javascript' });
   const fresh = await cell('typeof kept');
   expect(fresh.body.results?.[0]?.['text/plain']).toBe("'undefined'");
+
+  // A lost context can be deleted too; then it is gone for good.
+  expect((await cell('1', other)).body).toMatchObject({ error: { code: 'context_lost' } });
+  expect((await api.delete(`/v1/sessions/${sessionId}/contexts/${other}`)).status).toBe(200);
+  const deleted = await cell('1', other);
+  expect(deleted.status).toBe(404);
+  expect(deleted.body).toMatchObject({ error: { code: 'context_not_found' } });
 });

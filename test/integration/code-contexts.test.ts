@@ -111,6 +111,24 @@ describe('code contexts', () => {
     expect(mainText(await cell(ctx, "basename('/a/b.txt')"))).toBe("'b.txt'");
   });
 
+  it('lets a later cell declare a const, a let or a class again, as in a notebook', async () => {
+    await cell(ctx, 'const again = 1;\nlet twice = 2;\nclass Again { v() { return 1 } }');
+    const redeclared = await cell(
+      ctx,
+      'const again = 10;\nlet twice = 20;\nclass Again { v() { return 2 } }\nagain + twice + new Again().v()',
+    );
+    expect(redeclared.body.exitCode).toBe(0);
+    expect(mainText(redeclared)).toBe('32');
+  });
+
+  it('runs an import cell again, and imports workspace modules from the cwd', async () => {
+    await cell(ctx, "require('node:fs').writeFileSync('helper.mjs', 'export const answer = 21;')");
+    const source =
+      "import { answer } from './helper.mjs';\nconst mod = await import('./helper.mjs');\nanswer + mod.answer";
+    expect(mainText(await cell(ctx, source))).toBe('42');
+    expect(mainText(await cell(ctx, source))).toBe('42');
+  });
+
   it('adds what display() shows, MIME bundles as they are, before the main result', async () => {
     const run = await cell(
       ctx,
@@ -180,14 +198,29 @@ describe('code contexts', () => {
     expect(mainText(await slow)).toBe('1');
   });
 
-  it('starts a context in its cwd, with its env', async () => {
+  it('starts a context in its cwd, with its env, from a process started ahead (the spare)', async () => {
+    // The spare starts once the session has a context, out of the way of its cells.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    const asked = Date.now();
     const created = await t.api.post<Context>(contextsPath(), {
       cwd: 'sub/dir',
       env: { GREETING: 'hello' },
     });
     expect(created.body.cwd).toBe('/workspace/sub/dir');
-    const run = await cell(created.body.contextId, '[process.cwd(), process.env.GREETING]');
-    expect(mainText(run)).toBe("[ '/workspace/sub/dir', 'hello' ]");
+    await cell(
+      created.body.contextId,
+      "require('node:fs').writeFileSync('here.cjs', 'module.exports = 7')",
+    );
+    const run = await cell(
+      created.body.contextId,
+      "[process.cwd(), process.env.GREETING, require('./here.cjs'), process.uptime()]",
+    );
+    const [cwd, greeting, required, uptime] = JSON.parse(
+      String(run.body.results?.[0]?.['application/json']),
+    ) as [string, string, number, number];
+    expect([cwd, greeting, required]).toEqual(['/workspace/sub/dir', 'hello', 7]);
+    // Its process was there before the create was asked for.
+    expect(uptime).toBeGreaterThan((Date.now() - asked) / 1000);
     await t.api.delete(`${contextsPath()}/${created.body.contextId}`);
   });
 

@@ -68,19 +68,20 @@ export function displayed(value: unknown): CellResult {
 const TICK_FRAME =
   /^\s+at process\.processTicksAndRejections \(node:internal\/process\/task_queues:/;
 
-/** A stack without the frames of the context's own machinery (`hostFile`, node:vm, its ticks). */
-export function cellStack(stack: string, hostFile: string): string {
+/** Frames of the context's own machinery: Node's vm and inspector, the context's importer. */
+const MACHINERY = /\((?:node:vm|node:inspector):|<context>:\d+:\d+\)?$/;
+
+/** A stack without the frames of the context's own machinery (`host`, a file or directory). */
+export function cellStack(stack: string, host: string): string {
   return stack
     .split('\n')
-    .filter(
-      (line) => !line.includes(hostFile) && !line.includes('(node:vm:') && !TICK_FRAME.test(line),
-    )
+    .filter((line) => !line.includes(host) && !MACHINERY.test(line) && !TICK_FRAME.test(line))
     .join('\n');
 }
 
 /**
  * A thrown value as an error: an Error's own name, message and stack (less the frames of
- * `hostFile`); anything else inspected.
+ * `hostFile`, a file or directory); anything else inspected.
  */
 export function errorOf(thrown: unknown, hostFile = ''): CellError {
   if (thrown instanceof Error) {

@@ -1,36 +1,78 @@
-import { dynamicImports, mayAwait } from './cell-source';
+import { parse } from 'acorn';
+import { IMPORTER, mayBeTypeScript, rewriteImports, type Parse } from './cell-source';
 
-describe('dynamicImports', () => {
+const parser = (): Parse => parse as unknown as Parse;
+const rewrite = (code: string) => rewriteImports(code, parser);
+const call = (specifier: string) => `await ${IMPORTER}(${specifier})`;
+
+describe('rewriteImports', () => {
   it.each([
-    ["import fs from 'node:fs';", "var { default: fs } = await import('node:fs');"],
-    ['import * as path from "node:path"', 'var path = await import("node:path");'],
-    ["import { a, b as c } from 'm';", "var { a, b: c } = await import('m');"],
-    ["import d, { a } from 'm'", "var { default: d, a } = await import('m');"],
-    ["import d, * as ns from 'm'", "var ns = await import('m'), { default: d } = ns;"],
-    ["import 'side-effect';", "await import('side-effect');"],
+    ["import fs from 'node:fs';", `const { default: fs } = ${call("'node:fs'")};`],
+    ['import * as path from "node:path"', `const path = ${call('"node:path"')};`],
+    ["import { a, b as c } from 'm';", `const { a, b: c } = ${call("'m'")};`],
+    ["import d, { a } from 'm'", `const { default: d, a } = ${call("'m'")};`],
+    ["import d, * as ns from 'm'", `const ns = ${call("'m'")}, { default: d } = ns;`],
+    ["import 'side-effect';", `${call("'side-effect'")};`],
     [
       "import data from './d.json' with { type: 'json' };",
-      "var { default: data } = await import('./d.json');",
+      `const { default: data } = await ${IMPORTER}('./d.json', { with: { type: 'json' } });`,
     ],
+    ["const m = await import('m');", `const m = await ${IMPORTER}('m');`],
   ])('%s', (source, expected) => {
-    expect(dynamicImports(source)).toBe(expected);
+    expect(rewrite(source)).toBe(expected);
   });
 
   it('keeps the line count of a multi-line import', () => {
-    const out = dynamicImports("import {\n  a,\n  b,\n} from 'm';\na + b");
+    const out = rewrite("import {\n  a,\n  b,\n} from 'm';\na + b");
     expect(out.split('\n')).toHaveLength(5);
-    expect(out).toContain("var { a, b } = await import('m');");
+    expect(out).toContain(`const { a, b } = ${call("'m'")};`);
   });
 
-  it('leaves dynamic imports and other code alone', () => {
-    const code = "const m = await import('m');\nconst important = 1;";
-    expect(dynamicImports(code)).toBe(code);
+  it('leaves `import` in strings, comments and templates alone', () => {
+    const code =
+      "const s = \"import x from 'y'\"; // import('z')\n`import(${s})`; /* import 'q' */";
+    expect(rewrite(code)).toBe(code);
+  });
+
+  it('leaves code that does not parse, or never says import, as it is', () => {
+    expect(rewrite("import x from 'm'; let = ;")).toBe("import x from 'm'; let = ;");
+    const important = 'const important = 1;';
+    const parsing = jest.fn(parser);
+    expect(rewriteImports(important, parsing)).toBe(important);
+    expect(parsing).not.toHaveBeenCalled();
   });
 });
 
-describe('mayAwait', () => {
-  it('finds await as a word only', () => {
-    expect(mayAwait('await x')).toBe(true);
-    expect(mayAwait('const awaited = 1')).toBe(false);
+describe('mayBeTypeScript', () => {
+  it.each([
+    'const n: number = 1',
+    'f<string>(x)',
+    'function f(a?) {}',
+    'x!.y',
+    '@sealed class A {}',
+    'function f(a);\nfunction f(a) { return a }',
+    'interface I {}',
+    'type T = string',
+    'enum E { A }',
+    'x as unknown',
+    'x satisfies T',
+    'class A { constructor(private a) {} }',
+    'class A { readonly a = 1 }',
+    "import fs = require('fs')",
+    'using r = resource()',
+    'declare const y',
+    'class A { m(a); m(a) { return a } }',
+  ])('sends %s through esbuild', (code) => {
+    expect(mayBeTypeScript(code)).toBe(true);
+  });
+
+  it.each([
+    'x + 1',
+    'total * 2',
+    'console.log(x);',
+    'const a = [1, 2].map((v) => v * 2)\na',
+    'await f()',
+  ])('runs %s as it is', (code) => {
+    expect(mayBeTypeScript(code)).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { CodeContext } from './code-context';
+import { CodeContexts } from './contexts';
 import type { ContextInfo } from './protocol';
 import { frameMark } from './frames';
 import type { SpawnExit, SpawnedRun } from './spawner';
@@ -68,7 +69,7 @@ function contextWith(reply: (code: string, fake: FakeProcess) => void) {
     // Past any pid_max (2^22): a kill of it reaches no real process.
     const fake = new FakeProcess(5_000_000 + started.length, reply);
     started.push(fake);
-    return Promise.resolve(fake.run);
+    return Promise.resolve({ run: fake.run, dir: '/workspace', spare: false });
   });
   made.push(context);
   return { context, started };
@@ -131,5 +132,70 @@ describe('CodeContext', () => {
     context.stop();
     await expect(starting).rejects.toMatchObject({ code: 'context_not_found' });
     expect(started).toHaveLength(1);
+  });
+});
+
+describe('a spare context process', () => {
+  const spawned: FakeProcess[] = [];
+  const greetings: unknown[] = [];
+  let contexts: CodeContexts;
+
+  beforeEach(() => {
+    spawned.length = 0;
+    greetings.length = 0;
+    contexts = new CodeContexts(
+      {
+        workingDirectory: (cwd) => Promise.resolve(`/real${cwd}`),
+        spawn: (dir, env) => {
+          const fake = new FakeProcess(5_100_000 + spawned.length, () => undefined);
+          const input = fake.run.input!;
+          const write = input.write.bind(input);
+          input.write = (data) => {
+            greetings.push({ hello: JSON.parse(data.toString()) as unknown, spawnedIn: dir, env });
+            return write(data);
+          };
+          spawned.push(fake);
+          return Promise.resolve(fake.run);
+        },
+      },
+      10,
+    );
+  });
+  afterEach(() => contexts.close());
+
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+  const spec = (env: Record<string, string> = {}) => ({
+    language: 'javascript' as const,
+    cwd: '/workspace/a',
+    env,
+  });
+
+  it('is started only after a first create, and serves the next, greeted with its directory and env', async () => {
+    await settle();
+    expect(spawned).toHaveLength(0); // no context yet: no spare
+    await contexts.create(spec());
+    await settle();
+    expect(spawned).toHaveLength(2); // the first context's own, then the spare
+    await contexts.create(spec({ A: '1' }));
+    expect(spawned).toHaveLength(2); // the spare served it
+    expect(greetings[1]).toMatchObject({
+      hello: { cwd: '/real/workspace/a', env: { A: '1' } },
+      spawnedIn: '/real/workspace',
+      env: {},
+    });
+    await settle();
+    expect(spawned).toHaveLength(3); // armed again
+  });
+
+  it('is not used for an env Node reads as it starts, and replaced when it died waiting', async () => {
+    await contexts.create(spec());
+    await settle();
+    await contexts.create(spec({ NODE_OPTIONS: '--max-old-space-size=64' }));
+    expect(spawned).toHaveLength(3); // a process of its own: the spare still waits
+    spawned[1]!.die();
+    await settle();
+    await contexts.create(spec());
+    expect(spawned.length).toBeGreaterThanOrEqual(4);
+    expect(contexts.list()).toHaveLength(3);
   });
 });

@@ -1,12 +1,27 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import type { CellAnswer, CellRequest } from './context-host';
+import type { CellAnswer, CellRequest, ContextHello } from './context-host';
 import { FrameSplitter } from './frames';
 import { RunnerError, type ContextInfo } from './protocol';
 import type { SpawnedRun } from './spawner';
 
-/** Starts a context's process (the spawner, as the sandbox user). */
-export type StartContextProcess = (cwd: string, env: Record<string, string>) => Promise<SpawnedRun>;
+/** A context's process, and the real directory it works in. */
+export interface ContextProcess {
+  run: SpawnedRun;
+  dir: string;
+  /** Whether it is a spare started ahead (contexts.ts), rather than one started for it. */
+  spare: boolean;
+}
+
+/**
+ * Starts a context's process (the spawner, as the sandbox user), or takes a spare unless
+ * `fresh`; its working directory and environment are applied when it is greeted.
+ */
+export type StartContextProcess = (
+  cwd: string,
+  env: Record<string, string>,
+  fresh: boolean,
+) => Promise<ContextProcess>;
 
 /** A cell under way: its output streams, and its answer once both pipes marked its end. */
 export interface CellRun {
@@ -74,9 +89,9 @@ export class CodeContext {
     return starting;
   }
 
-  private async startNow(generation: number): Promise<void> {
+  private async startNow(generation: number, fresh = false): Promise<void> {
     const token = randomBytes(16).toString('hex');
-    const process = await this.startProcess(this.info.cwd, this.env);
+    const { run: process, dir, spare } = await this.startProcess(this.info.cwd, this.env, fresh);
     if (generation !== this.generation) {
       kill(process.pid); // stopped or started again meanwhile
       throw new RunnerError('context_not_found', 'The context was deleted while it started');
@@ -84,8 +99,16 @@ export class CodeContext {
     this.token = token;
     this.process = process;
     const ready = this.follow(process);
-    await process.input?.write(Buffer.from(`${JSON.stringify({ token })}\n`));
-    await ready;
+    const hello: ContextHello = { token, cwd: dir, env: this.env };
+    await process.input?.write(Buffer.from(`${JSON.stringify(hello)}\n`)).catch(() => undefined);
+    try {
+      await ready;
+    } catch (err) {
+      // A spare that died while it waited (a user's kill-all): a process of its own instead.
+      if (!spare || generation !== this.generation) throw err;
+      this.lostIdle = false;
+      await this.startNow(generation, true);
+    }
   }
 
   /** Runs a cell (its code plain JavaScript): its output and its answer. */

@@ -12,8 +12,9 @@ import { posix } from 'node:path';
 import { createInterface } from 'node:readline';
 import { constants, Script } from 'node:vm';
 import { displayed, errorOf, resultOf, type CellOutcome, type CellResult } from './cell-result';
-import { dynamicImports, mayAwait } from './cell-source';
+import { IMPORTER, rewriteImports, type Parse } from './cell-source';
 import { frameMark } from './frames';
+import { ReplEvaluator } from './repl-eval';
 
 /** A cell, as the runner sends it. */
 export interface CellRequest {
@@ -22,27 +23,28 @@ export interface CellRequest {
   env: Record<string, string>;
 }
 
+/**
+ * The runner's first line: the token of the answers, and the context's working directory and
+ * environment (a spare process, started ahead, takes them only now).
+ */
+export interface ContextHello {
+  token: string;
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
 /** The answer to a cell (besides its output). */
 export interface CellAnswer extends CellOutcome {
   ev: 'done';
   timedOut: boolean;
 }
 
-type TopLevelAwait = (source: string) => string | null;
+/** Node's own copy of acorn (the context is started with --expose-internals), loaded once. */
+const parser = (): Parse =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('internal/deps/acorn/acorn/dist/acorn') as { parse: Parse }).parse;
 
-/** Node's own REPL rewrite for top-level await (its declarations kept global), if reachable. */
-function loadTopLevelAwait(): TopLevelAwait | undefined {
-  try {
-    // Node's internal module, reachable with --expose-internals (the context is started so).
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require('internal/repl/await') as { processTopLevelAwait: TopLevelAwait })
-      .processTopLevelAwait;
-  } catch {
-    return undefined;
-  }
-}
-
-const topLevelAwait = loadTopLevelAwait();
+let evaluator: ReplEvaluator | undefined;
 let token = '';
 let cells = 0;
 /** An error thrown or a promise rejected outside the cell's own flow while it runs. */
@@ -55,15 +57,6 @@ const MAX_DISPLAYED = 100;
 
 function answer(message: object): void {
   writeSync(1, `${frameMark(token)}${JSON.stringify(message)}\n`);
-}
-
-/** The cell as a script, and whether its value is a promise of `{ value }` (top-level await). */
-function scriptOf(code: string): { source: string; wrapped: boolean } {
-  const source = dynamicImports(code);
-  if (!mayAwait(source)) return { source, wrapped: false };
-  const rewritten = topLevelAwait?.(source) ?? null;
-  if (rewritten !== null) return { source: rewritten, wrapped: true };
-  return { source, wrapped: false };
 }
 
 /** The promise's value, or a timeout once `ms` passed. */
@@ -82,11 +75,19 @@ class CellTimeout extends Error {
   }
 }
 
-function timedOutError(err: unknown): boolean {
-  return (
-    err instanceof CellTimeout ||
-    (err as { code?: unknown } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT'
+/** The cell's value: its script's completion value, a promise of it awaited. */
+async function valueOf(cell: CellRequest, deadline: number): Promise<unknown> {
+  evaluator ??= new ReplEvaluator();
+  const source = rewriteImports(cell.code, parser);
+  const filename = posix.join(process.cwd(), `<cell-${cells}>`);
+  const evaluated = await within(
+    evaluator.evaluate(source, filename, cell.timeoutMs),
+    deadline - Date.now(),
   );
+  if ('timedOut' in evaluated) throw new CellTimeout();
+  if ('thrown' in evaluated) throw evaluated.thrown;
+  const { value } = evaluated;
+  return value instanceof Promise ? within(value, deadline - Date.now()) : value;
 }
 
 /** Runs one cell: its value (or error) when it settled, within its timeout. */
@@ -98,19 +99,7 @@ async function runCell(cell: CellRequest): Promise<CellAnswer> {
   shown = [];
   running = true;
   try {
-    const { source, wrapped } = scriptOf(cell.code);
-    const script = new Script(source, {
-      filename: posix.join(process.cwd(), `<cell-${cells}>`),
-      importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-    });
-    let value: unknown = script.runInThisContext({ timeout: cell.timeoutMs, displayErrors: false });
-    if (wrapped) {
-      const settled = await within(
-        value as Promise<{ value: unknown } | undefined>,
-        deadline - Date.now(),
-      );
-      value = settled?.value;
-    } else if (value instanceof Promise) value = await within(value, deadline - Date.now());
+    const value = await valueOf(cell, deadline);
     // Rejections the cell left unhandled are reported after a turn of the event loop.
     await new Promise((resolve) => setImmediate(resolve));
     const strayed = stray as { error: unknown } | undefined;
@@ -121,8 +110,8 @@ async function runCell(cell: CellRequest): Promise<CellAnswer> {
     return {
       ev: 'done',
       results: shown,
-      error: errorOf(err, __filename),
-      timedOut: timedOutError(err),
+      error: errorOf(err, `${__dirname}/`),
+      timedOut: err instanceof CellTimeout,
     };
   } finally {
     running = false;
@@ -144,17 +133,33 @@ function display(value: unknown): void {
   if (running && shown.length < MAX_DISPLAYED) shown.push(displayed(value));
 }
 
+/**
+ * Takes the context's working directory and environment, and defines what a cell finds in its
+ * global scope: `display`, a `require` and an importer (cell-source.ts) that resolve from there.
+ */
+function settle(hello: ContextHello): void {
+  if (hello.cwd !== undefined) process.chdir(hello.cwd);
+  if (hello.env !== undefined) Object.assign(process.env, hello.env);
+  const here = posix.join(process.cwd(), '<context>');
+  const importer = new Script('(specifier, options) => import(specifier, options)', {
+    filename: here,
+    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  }).runInThisContext() as unknown;
+  const global = globalThis as Record<string, unknown>;
+  Object.defineProperty(global, IMPORTER, { value: importer, configurable: true, writable: true });
+  global.display = display;
+  global.require = createRequire(here);
+}
+
 function main(): void {
   catchStrays();
-  (globalThis as Record<string, unknown>).display = display;
-  (globalThis as Record<string, unknown>).require = createRequire(
-    posix.join(process.cwd(), '<context>'),
-  );
   let queue = Promise.resolve();
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   lines.on('line', (line) => {
     if (token === '') {
-      token = (JSON.parse(line) as { token: string }).token;
+      const hello = JSON.parse(line) as ContextHello;
+      settle(hello);
+      token = hello.token;
       answer({ ev: 'ready' });
       return;
     }

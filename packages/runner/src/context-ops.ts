@@ -11,17 +11,16 @@ const CONTEXT_HOST = posix.join(__dirname, 'context-host.js');
 /**
  * Starts a context's process as any run's: by the spawner, as the sandbox user, in the
  * session's CPU group, with the runner's environment and the context's. Node's internals are
- * exposed to it for the REPL's rewrite of top-level await: they give the sandbox user nothing
- * it could not do with a run.
+ * exposed to it for its own copy of acorn (a cell's imports, cell-source.ts): they give the
+ * sandbox user nothing it could not do with a run.
  */
-export async function startContextProcess(
-  cwd: string,
+export async function spawnContextProcess(
+  dir: string,
   env: Record<string, string>,
 ): Promise<SpawnedRun> {
   if (!spawner.available) {
     throw new RunnerError('service_unavailable', 'Code contexts need the run spawner of the image');
   }
-  const dir = await workingDirectory(cwd);
   return spawner.spawn(
     [
       process.execPath,
@@ -36,7 +35,7 @@ export async function startContextProcess(
 
 /** The session's contexts, their processes started as above. */
 export function sessionContexts(): CodeContexts {
-  return new CodeContexts(startContextProcess);
+  return new CodeContexts({ workingDirectory, spawn: spawnContextProcess });
 }
 
 /** Creates, lists, deletes or restarts contexts: answers with the one acted on, or all. */

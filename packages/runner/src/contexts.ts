@@ -5,13 +5,16 @@ import type { RunResult } from '@sandbox/contract/run';
 import { cappedFilesWritten, TIMEOUT_EXIT_CODE } from '@sandbox/contract/run';
 import { sourceStack } from './cell-lines';
 import { errorOf, type CellError, type CellOutcome } from './cell-result';
-import { CodeContext, type StartContextProcess } from './code-context';
+import { mayBeTypeScript } from './cell-source';
+import { CodeContext, type ContextProcess } from './code-context';
 import { changeClock, type RunHandle } from './exec';
 import { changedSince } from './file-snapshot';
 import { RunnerError, type ContextInfo } from './protocol';
 import { RunOutput, type RunSink } from './run-output';
+import { SpareContext } from './spare-context';
+import type { SpawnedRun } from './spawner';
 import { transpileCell } from './transpile';
-import { cpuTimeMs } from './zygotes';
+import { cpuTimeMs, needsOwnStart } from './zygotes';
 
 /** Contexts a session may hold at once. */
 export const MAX_CONTEXTS = 8;
@@ -47,11 +50,48 @@ function rssBytes(pid: number): number {
   }
 }
 
-/** The session's code contexts, by id (ADR 42). */
+/** How the runner makes a context's process. */
+export interface ContextLauncher {
+  /** The real working directory of `cwd`, made if missing (exec.ts). */
+  workingDirectory(cwd: string): Promise<string>;
+  /** A context's process, as the sandbox user, in `dir` with the runner's env and `env`. */
+  spawn(dir: string, env: Record<string, string>): Promise<SpawnedRun>;
+}
+
+/** Where a spare process waits: its greeting moves it to its context's directory. */
+const SPARE_CWD = '/workspace';
+
+/** The session's code contexts, by id (ADR 42), and a spare process for the next one. */
 export class CodeContexts {
   private readonly contexts = new Map<string, CodeContext>();
+  private readonly spare: SpareContext;
 
-  constructor(private readonly startProcess: StartContextProcess) {}
+  constructor(
+    private readonly launcher: ContextLauncher,
+    spareDelayMs?: number,
+  ) {
+    this.spare = new SpareContext(
+      async () => launcher.spawn(await launcher.workingDirectory(SPARE_CWD), {}),
+      spareDelayMs,
+    );
+  }
+
+  /**
+   * A context's process: the spare where there is one (unless `fresh`, or the context's env
+   * sets what Node reads only as it starts), else one started now. A spare is armed after.
+   */
+  private readonly startProcess = async (
+    cwd: string,
+    env: Record<string, string>,
+    fresh: boolean,
+  ): Promise<ContextProcess> => {
+    const dir = await this.launcher.workingDirectory(cwd);
+    const spare = fresh || needsOwnStart(env) ? undefined : this.spare.take();
+    this.spare.armSoon();
+    const run = await spare?.catch(() => undefined);
+    if (run !== undefined) return { run, dir, spare: true };
+    return { run: await this.launcher.spawn(dir, env), dir, spare: false };
+  };
 
   async create(spec: ContextSpec): Promise<ContextInfo> {
     if (this.contexts.size >= MAX_CONTEXTS) {
@@ -101,6 +141,7 @@ export class CodeContexts {
   }
 
   close(): void {
+    this.spare.close();
     for (const context of this.contexts.values()) context.stop();
     this.contexts.clear();
   }
@@ -118,10 +159,11 @@ export class CodeContexts {
   /** Runs a cell in its context: a run handle as exec's, whose result carries the cell's. */
   async run(spec: CellSpec, sink: RunSink): Promise<RunHandle> {
     const context = this.get(spec.contextId);
+    this.spare.putOff();
     const started = performance.now();
     let code = spec.code;
     let mappings: string | undefined;
-    if (context.info.language === 'typescript') {
+    if (context.info.language === 'typescript' && mayBeTypeScript(spec.code)) {
       try {
         ({ code, mappings } = await transpileCell(spec.code, 'cell.ts'));
       } catch (err) {

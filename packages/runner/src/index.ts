@@ -1,2 +1,3 @@
 export * from './protocol';
 export { CODE_PRELUDE } from './code-file';
+export { importedPackages } from './imports';

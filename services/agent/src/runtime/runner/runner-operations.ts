@@ -11,7 +11,7 @@ import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { Admission } from '../admission';
 import { InstallFailed, type PackageInstaller } from '../packages/package-installer';
-import { FILE_OPERATION_EVENTS, type RunnerEvent } from '@sandbox/runner';
+import { FILE_OPERATION_EVENTS, importedPackages, type RunnerEvent } from '@sandbox/runner';
 import type { ProcessLog } from '../processes/process-log';
 import type { ProcessLogs } from '../processes/process-logs';
 import type { RunnerClient } from './runner-client';
@@ -68,14 +68,16 @@ async function writeRequestFiles(runner: RunnerClient, files: FileContent[]): Pr
 
 /**
  * Installs the packages `code` imports that are missing, from the node's cache. Undefined when
- * it went well; else the run's outcome (an install failure is the run's own result).
+ * it went well; else the run's outcome (an install failure is the run's own result). Code that
+ * names no package (by the runner's own scan) costs no round trip to the runner: most cells.
  */
-async function installMissing(
+export async function installMissing(
   { runner, installer }: ExecDeps,
   spec: ExecSpec & { code: string },
   sink: ByteSink,
   run: { started: number; written: string[] },
 ): Promise<RunResult | undefined> {
+  if (importedPackages(spec.code).length === 0) return undefined;
   const { packages } = await runner.request(
     { op: 'missingPackages', code: spec.code, cwd: spec.workingDir },
     'packages',
