@@ -44,28 +44,31 @@ export class ReplEvaluator {
 
   /** Runs `source` (named `filename` in stacks); its value once its top-level awaits settled. */
   evaluate(source: string, filename: string, timeoutMs: number): Promise<Evaluated> {
-    return new Promise((resolve) => {
-      const params = {
-        expression: `${source}\n//# sourceURL=${filename}`,
-        replMode: true,
-        silent: true,
-        objectGroup: GROUP,
-        timeout: Math.max(1, timeoutMs),
-      };
-      this.session.post('Runtime.evaluate', params, (err, answer) => {
-        if (err !== null) {
-          resolve({ timedOut: true }); // the only failure of a valid request: terminated
-          return;
-        }
-        const { result, exceptionDetails } = answer as EvaluateAnswer;
-        const outcome: Evaluated =
-          exceptionDetails === undefined
-            ? { value: this.valueOf(result) }
-            : { thrown: this.thrownOf(exceptionDetails) };
-        this.session.post('Runtime.releaseObjectGroup', { objectGroup: GROUP });
-        resolve(outcome);
-      });
+    const params = {
+      expression: `${source}\n//# sourceURL=${filename}`,
+      replMode: true,
+      silent: true,
+      objectGroup: GROUP,
+      timeout: Math.max(1, timeoutMs),
+    };
+    // The cell runs inside `post` (in-process, synchronously): called outside a promise's
+    // executor, so that no `new Promise` frame of ours sits under the cell's in its stacks.
+    let settle: (outcome: Evaluated) => void = () => undefined;
+    const evaluated = new Promise<Evaluated>((resolve) => (settle = resolve));
+    this.session.post('Runtime.evaluate', params, (err, answer) => {
+      if (err !== null) {
+        settle({ timedOut: true }); // the only failure of a valid request: terminated
+        return;
+      }
+      const { result, exceptionDetails } = answer as EvaluateAnswer;
+      const outcome: Evaluated =
+        exceptionDetails === undefined
+          ? { value: this.valueOf(result) }
+          : { thrown: this.thrownOf(exceptionDetails) };
+      this.session.post('Runtime.releaseObjectGroup', { objectGroup: GROUP });
+      settle(outcome);
     });
+    return evaluated;
   }
 
   private thrownOf(details: NonNullable<EvaluateAnswer['exceptionDetails']>): unknown {
