@@ -36,6 +36,8 @@ import { streaming, unary } from './call-handlers';
 import { fileHandlers } from './file-calls';
 import { contextHandlers } from './context-calls';
 import { processHandlers } from './process-calls';
+import { forkHandlers } from './fork-calls';
+import { egressPolicy, sandboxSpec, toSandbox } from './sandbox-messages';
 import { openTerminal } from './terminal-call';
 
 export interface AgentServiceDeps {
@@ -51,13 +53,6 @@ export interface AgentServiceDeps {
   blobStore: string;
 }
 
-const toSandbox = (info: SandboxInfo): Sandbox => ({
-  sessionId: info.sessionId,
-  containerId: info.containerId,
-  status: info.status,
-  filesCount: info.filesCount,
-  activeProcesses: info.activeProcesses,
-});
 
 /** A run that prints this soon after it started needs no separate "started" message. */
 const START_UNLESS_OUTPUT_MS = 100;
@@ -84,48 +79,6 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
   throw new AppError('invalid_request', 'Either code or command is required', {
     details: { field: 'command' },
   });
-}
-
-/**
- * An egress policy from the wire, checked as the gateway checked it (a node enforces nothing it
- * cannot read); absent: allow-all.
- */
-export function egressPolicy(egress: EgressPolicy__Output | null): EgressPolicy {
-  if (egress === null) return ALLOW_ALL;
-  if (egress.default !== 'allow' && egress.default !== 'deny') {
-    throw new AppError('invalid_request', 'egress.default must be "allow" or "deny"', {
-      details: { field: 'egress.default', value: egress.default },
-    });
-  }
-  const parsed = parseEgressPolicy(
-    { default: egress.default, allow: egress.allow, deny: egress.deny },
-    egress.default,
-  );
-  if (isEgressProblem(parsed)) {
-    throw new AppError('invalid_request', `${parsed.field} ${parsed.message}`, {
-      details: { field: parsed.field, value: parsed.value },
-    });
-  }
-  return parsed;
-}
-
-function sandboxSpec(request: CreateSandboxRequest__Output): SandboxSpec {
-  const limits = request.limits;
-  if (limits === null || !request.sessionId) {
-    throw new AppError('invalid_request', 'sessionId and limits are required');
-  }
-  const egress = egressPolicy(request.egress);
-  return {
-    sessionId: request.sessionId,
-    accountId: request.accountId,
-    limits: {
-      memoryMb: limits.memoryMb,
-      cpu: limits.cpu,
-      diskMb: limits.diskMb,
-      pids: limits.pids,
-    },
-    ...(isAllowAll(egress) ? {} : { egress }),
-  };
 }
 
 type LifecycleMethods =
@@ -284,6 +237,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     ...lifecycleHandlers(deps),
     ...dataHandlers(deps),
     ...fileHandlers(deps, deps.runtime),
+    ...forkHandlers(deps, deps.runtime),
   };
 }
 

@@ -17,6 +17,7 @@ import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { collectLeftovers, countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
+import { forkSandboxes, type ForkResult } from './forks/fork-sandboxes';
 import { LimitLedger } from './runner/limit-watch';
 import { KnownContexts } from './runner/known-contexts';
 import { meteredExec } from './runner/metered-exec';
@@ -168,10 +169,7 @@ export class DockerRuntime implements SandboxRuntime {
     return this.use.track(sessionId, () => resumeSandbox(this.parts, sessionId));
   }
 
-  /**
-   * With `evacuate` (the session leaves the node), its runs' logs go to the blob store too,
-   * for the node that wakes it, and leave this one.
-   */
+  /** With `evacuate` (the session leaves the node), its runs' logs go to the blob store too. */
   async hibernate(
     sessionId: string,
     { unusedForMs = 0, evacuate = false }: { unusedForMs?: number; evacuate?: boolean } = {},
@@ -375,6 +373,11 @@ export class DockerRuntime implements SandboxRuntime {
     return this.served(sessionId, async () =>
       this.contexts.manage(sessionId, action, await this.runnerOf(sessionId)),
     );
+  }
+
+  /** Forks of a session, files only (ADR 43). */
+  fork(sourceId: string, specs: readonly SandboxSpec[]): Promise<ForkResult> {
+    return this.served(sourceId, () => forkSandboxes(this.parts, sourceId, specs));
   }
 
   /** A preview visit is a use of the session. */
