@@ -26,6 +26,7 @@ export type { ListFilesResponse__Output } from './generated/agent/v1/ListFilesRe
 export type { ContextsRequest__Output } from './generated/agent/v1/ContextsRequest';
 export type { ContextsRequest } from './generated/agent/v1/ContextsRequest';
 export type { ContextsResponse__Output } from './generated/agent/v1/ContextsResponse';
+export type { ForkSandboxResponse__Output } from './generated/agent/v1/ForkSandboxResponse';
 export type { CodeContext__Output } from './generated/agent/v1/CodeContext';
 export type { CellOutcome__Output } from './generated/agent/v1/CellOutcome';
 export type { WriteFileResponse__Output } from './generated/agent/v1/WriteFileResponse';

@@ -1,34 +1,10 @@
 import type * as grpc from '@grpc/grpc-js';
-import {
-  ALLOW_ALL,
-  isAllowAll,
-  isEgressProblem,
-  parseEgressPolicy,
-  REQUEST_ID,
-  REQUEST_ID_METADATA_KEY,
-  runDeadlines,
-  WORKSPACE,
-  type EgressPolicy,
-} from '@sandbox/contract';
+import { REQUEST_ID, REQUEST_ID_METADATA_KEY, runDeadlines, WORKSPACE } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import { withRequestId, type Logger } from '@sandbox/logger';
 import { loadAgentProto } from '@sandbox/proto';
-import type {
-  AgentHandlers,
-  CreateSandboxRequest__Output,
-  EgressPolicy__Output,
-  ExecEvent,
-  ExecRequest__Output,
-  Sandbox,
-} from '@sandbox/proto';
-import type {
-  ByteSink,
-  ExecSpec,
-  ProcessRef,
-  SandboxInfo,
-  SandboxRuntime,
-  SandboxSpec,
-} from '../runtime/sandbox-runtime';
+import type { AgentHandlers, ExecEvent, ExecRequest__Output } from '@sandbox/proto';
+import type { ByteSink, ExecSpec, ProcessRef, SandboxRuntime } from '../runtime/sandbox-runtime';
 import type { AgentMetrics } from '../node/agent-metrics';
 import { LastKnown } from '../node/last-known';
 import { readNodeLoad } from '../node/node-load';
@@ -52,7 +28,6 @@ export interface AgentServiceDeps {
   /** The blob store's id (`blobStoreId`): where an archived workspace is kept. */
   blobStore: string;
 }
-
 
 /** A run that prints this soon after it started needs no separate "started" message. */
 const START_UNLESS_OUTPUT_MS = 100;

@@ -60,4 +60,3 @@ export function sandboxSpec(request: CreateSandboxRequest__Output): SandboxSpec 
     ...(isAllowAll(egress) ? {} : { egress }),
   };
 }
-

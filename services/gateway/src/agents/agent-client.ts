@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import {
   type AgentClient as GrpcAgentClient,
   type DestroySandboxResponse__Output,
+  type ForkSandboxResponse__Output,
   type HibernateResponse__Output,
   type KillProcessesResponse__Output,
   type ContextsRequest,
@@ -171,6 +172,27 @@ export class AgentClient {
     await this.unary<Sandbox__Output>((md, options, cb) =>
       this.client.createSandbox(request, md, options, cb),
     );
+  }
+
+  /**
+   * Forks of a running session on its node (ADR 43), one per request, all or none; whether
+   * they kept its processes. Cold starts: the longer deadline of file calls.
+   */
+  async forkSandbox(
+    sourceSessionId: string,
+    forks: readonly SandboxRequest[],
+    processes: boolean,
+  ): Promise<{ processesKept: boolean }> {
+    const request = {
+      sourceSessionId,
+      forks: forks.map(({ egress, ...input }) => ({ ...input, ...wireEgress(egress) })),
+      processes,
+    };
+    const response = await this.unary<ForkSandboxResponse__Output>(
+      (md, options, cb) => this.client.forkSandbox(request, md, options, cb),
+      this.fileTimeoutMs,
+    );
+    return { processesKept: response.processesKept };
   }
 
   /** Replaces a session's egress policy on its node (applied to its sandbox at once). */

@@ -121,7 +121,6 @@ export class VolumeWorkspaces implements WorkspaceStore {
  * (ENOSPC → 507 disk_full), never the host's.
  */
 export class LoopWorkspaces implements AdoptableWorkspaces {
-
   /** Where new disks' images go: the copy-on-write store once `prepare` mounted it. */
   private imageDir: string;
 
@@ -276,7 +275,12 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
     }
     const images = to.map((slot) => join(this.imageDir, `${slot}.ext4`));
     try {
-      await cloneFrozen(this.dir, from, source, images.map((image) => `${image}.tmp`));
+      await cloneFrozen(
+        this.dir,
+        from,
+        source,
+        images.map((image) => `${image}.tmp`),
+      );
       for (const image of images) await rename(`${image}.tmp`, image);
     } catch (err) {
       for (const slot of to) await this.destroy(slot).catch(() => undefined);
