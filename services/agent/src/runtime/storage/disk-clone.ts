@@ -17,7 +17,7 @@ const CLONE_FROZEN = [
   'for dst; do cp --reflink=auto --preserve=mode "$src" "$dst" || { rc=1; break; }; done',
   'fsfreeze -u "$m" || rc=2',
   'exit $rc',
-].join('\n');
+].join('; ');
 
 /** The marker that says a disk may be frozen: a crash mid-clone leaves it (thawed at start). */
 function markerOf(dir: string, slot: string): string {
