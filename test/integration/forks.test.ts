@@ -47,7 +47,10 @@ beforeAll(async () => {
   });
   api = t.as(account.key);
   source = await api.createSession({ metadata: { team: 'forks' } });
-  await sh(source, 'echo source > a.txt && head -c 20M /dev/urandom > big && sha256sum big > big.sum');
+  await sh(
+    source,
+    'echo source > a.txt && head -c 20M /dev/urandom > big && sha256sum big > big.sum',
+  );
 });
 
 it('gives each fork the source files, its own writes, its own server and preview', async () => {

@@ -38,7 +38,6 @@ export async function forkSandboxes(
       })),
     );
   });
-  deps.logger.info({ sessionId: sourceId, forks: specs.length }, 'session disk cloned');
   const started = await Promise.allSettled(
     specs.map((spec) =>
       deps.locks.withLock(spec.sessionId, (lock) => createSandbox(deps, lock, spec, false)),

@@ -11,11 +11,13 @@ import { run } from './host-files';
  */
 const CLONE_FROZEN = [
   'm=$1 src=$2; shift 2',
+  't0=$(date +%s%N)',
   'fsfreeze -f "$m" || exit 1',
   `trap 'fsfreeze -u "$m"; exit 1' HUP INT TERM`,
   'rc=0',
   'for dst; do cp --reflink=auto --preserve=mode "$src" "$dst" || { rc=1; break; }; done',
   'fsfreeze -u "$m" || rc=2',
+  'echo $((($(date +%s%N) - t0) / 1000000))',
   'exit $rc',
 ].join('; ');
 
@@ -26,18 +28,27 @@ function markerOf(dir: string, slot: string): string {
 
 /**
  * A consistent copy of a mounted disk's image to each of `targets` (paths, made here), taken
- * while the disk is frozen: every write before it is in the copies, none after.
+ * while the disk is frozen: every write before it is in the copies, none after. Answers how
+ * long the disk was frozen (ms, as the host command saw it).
  */
 export async function cloneFrozen(
   markerDir: string,
   slot: string,
   disk: { image: string; mount: string },
   targets: readonly string[],
-): Promise<void> {
+): Promise<number> {
   const marker = markerOf(markerDir, slot);
   await writeFile(marker, disk.mount, { mode: 0o600 });
   try {
-    await run('/bin/sh', ['-c', CLONE_FROZEN, 'clone-frozen', disk.mount, disk.image, ...targets]);
+    const output = await run('/bin/sh', [
+      '-c',
+      CLONE_FROZEN,
+      'clone-frozen',
+      disk.mount,
+      disk.image,
+      ...targets,
+    ]);
+    return Number(output.trim());
   } finally {
     await rm(marker, { force: true });
   }

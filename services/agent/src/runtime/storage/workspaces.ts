@@ -275,13 +275,10 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
     }
     const images = to.map((slot) => join(this.imageDir, `${slot}.ext4`));
     try {
-      await cloneFrozen(
-        this.dir,
-        from,
-        source,
-        images.map((image) => `${image}.tmp`),
-      );
+      const targets = images.map((image) => `${image}.tmp`);
+      const frozenMs = await cloneFrozen(this.dir, from, source, targets);
       for (const image of images) await rename(`${image}.tmp`, image);
+      this.logger.info({ sessionId: from, forks: to, frozenMs }, 'session disk cloned');
     } catch (err) {
       for (const slot of to) await this.destroy(slot).catch(() => undefined);
       this.logger.error({ err, sessionId: from, forks: to }, 'disk clone failed');
