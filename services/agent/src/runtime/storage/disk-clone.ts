@@ -4,16 +4,19 @@ import type { Logger } from '@sandbox/logger';
 import { run } from './host-files';
 
 /**
- * Freezes the filesystem mounted at $1 (writes to it wait; nothing is lost), copies its image
- * $2 to each further argument, thaws it. On the reflink store each copy is a clone that shares
- * every block (`cp --reflink=auto`: FICLONE); elsewhere a whole copy. One process for all of
- * it, so that the source stays frozen for the copies only; a signal thaws it too.
+ * Writes back the filesystem mounted at $1 and its image $2 (while its writers go on, so that
+ * the freeze has little left to write), freezes it (writes to it wait; nothing is lost),
+ * copies its image to each further argument, thaws it, and prints how long it was frozen
+ * (ms). On the reflink store each copy is a clone that shares every block (`cp
+ * --reflink=auto`: FICLONE); elsewhere a whole copy. One process for all of it, so that the
+ * source stays frozen for the copies only; a signal thaws it too.
  */
 const CLONE_FROZEN = [
   'm=$1 src=$2; shift 2',
+  'sync -f "$m"; sync "$src"',
+  `trap 'fsfreeze -u "$m"; exit 1' HUP INT TERM`,
   't0=$(date +%s%N)',
   'fsfreeze -f "$m" || exit 1',
-  `trap 'fsfreeze -u "$m"; exit 1' HUP INT TERM`,
   'rc=0',
   'for dst; do cp --reflink=auto --preserve=mode "$src" "$dst" || { rc=1; break; }; done',
   'fsfreeze -u "$m" || rc=2',
