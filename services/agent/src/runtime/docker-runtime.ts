@@ -104,6 +104,7 @@ export class DockerRuntime implements SandboxRuntime {
     this.parts.stopEgressProxy?.();
     await this.parts.pool?.stop();
     await this.parts.cpuSplit?.close();
+    await this.parts.workspaces.close?.();
     this.parts.cache?.unwatch();
   }
 

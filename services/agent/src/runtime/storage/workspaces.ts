@@ -26,6 +26,8 @@ export interface WorkspaceStore {
    * when the session has none.
    */
   attach(sessionId: string): Promise<boolean>;
+  /** Releases what the store keeps for itself while the agent runs (at its stop). */
+  close?(): Promise<void>;
   /**
    * Gives each of `to` (sessions with no workspace) a copy of the workspace of `from` as it
    * was at one instant, taken while `from` stays in use (a fork, ADR 43); all or none.
@@ -150,6 +152,22 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
     await thawLeftFrozen(this.dir, (slot) => join(this.dir, slot), this.logger);
     if (store === undefined) return;
     this.imageDir = (await ensureReflinkStore(this.dir, store.sizeGb, this.logger)) ?? this.dir;
+  }
+
+  /**
+   * Unmounts the disk store if nothing uses it any more (no disk of it mounted: a plain
+   * `umount` refuses a busy one, which stays for the next start); kept otherwise.
+   */
+  async close(): Promise<void> {
+    if (this.imageDir === this.dir) return;
+    const store = this.imageDir;
+    await run('umount', [store]).then(
+      () => {
+        this.imageDir = this.dir;
+        this.prepared = undefined;
+      },
+      () => undefined,
+    );
   }
 
   /** The image of a disk: where it is (an older one beside the mounts), or where it goes. */
