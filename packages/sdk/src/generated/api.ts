@@ -1142,31 +1142,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description conflict */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        error: {
-                            /** @enum {string} */
-                            code: "conflict";
-                            message: string;
-                            details?: {
-                                [key: string]: unknown;
-                            };
-                            retryAfter?: number;
-                            stdout?: string;
-                            stderr?: string;
-                        };
-                    };
-                };
-            };
             /** @description payload_too_large */
             413: {
                 headers: {

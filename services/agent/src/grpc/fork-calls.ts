@@ -13,7 +13,7 @@ export function forkHandlers(
   runtime: SandboxRuntime,
 ): Pick<AgentHandlers, 'ForkSandbox'> {
   return {
-    ForkSandbox: unary(context, 'ForkSandbox', async (request) => {
+    ForkSandbox: unary(context, 'ForkSandbox', async (request, call) => {
       const specs = request.forks.map(sandboxSpec);
       if (!request.sourceSessionId || specs.length === 0 || specs.length > MAX_FORKS) {
         throw new AppError('invalid_request', `sourceSessionId and 1 to ${MAX_FORKS} forks`);
@@ -22,6 +22,12 @@ export function forkHandlers(
         throw new AppError('service_unavailable', 'This node cannot fork sessions');
       }
       const forked = await runtime.fork(request.sourceSessionId, specs);
+      if (call.cancelled) {
+        // The caller gave up (its deadline passed) and has ended the forks' sessions.
+        context.logger.warn({ sessionId: request.sourceSessionId }, 'fork cancelled; removing');
+        for (const spec of specs) await runtime.destroy(spec.sessionId);
+        throw new AppError('request_timeout', 'The caller cancelled the fork');
+      }
       return {
         sandboxes: forked.sandboxes.map(toSandbox),
         processesKept: forked.processesKept,

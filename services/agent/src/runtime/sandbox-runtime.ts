@@ -233,7 +233,7 @@ export interface SandboxRuntime {
   manageContexts(sessionId: string, action: ContextAction): Promise<CodeContextInfo[]>;
   /**
    * Forks of a running or idle session, one per spec (ADR 43): files copied on write, its
-   * processes not (`processesKept` false). All or none; 409 conflict when it has no sandbox.
+   * processes not (`processesKept` false). All or none; 503 when it has no sandbox (now).
    */
   fork?(
     sourceId: string,

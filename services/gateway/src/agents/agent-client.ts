@@ -176,7 +176,7 @@ export class AgentClient {
 
   /**
    * Forks of a running session on its node (ADR 43), one per request, all or none; whether
-   * they kept its processes. Cold starts: the longer deadline of file calls.
+   * they kept its processes. Within the session operation timeout, as a create.
    */
   async forkSandbox(
     sourceSessionId: string,
@@ -188,9 +188,8 @@ export class AgentClient {
       forks: forks.map(({ egress, ...input }) => ({ ...input, ...wireEgress(egress) })),
       processes,
     };
-    const response = await this.unary<ForkSandboxResponse__Output>(
-      (md, options, cb) => this.client.forkSandbox(request, md, options, cb),
-      this.fileTimeoutMs,
+    const response = await this.unary<ForkSandboxResponse__Output>((md, options, cb) =>
+      this.client.forkSandbox(request, md, options, cb),
     );
     return { processesKept: response.processesKept };
   }

@@ -28,10 +28,10 @@ describe('forkSandboxes', () => {
     expect(forked.sandboxes[0]?.status).toBe('running');
   });
 
-  it('refuses a source with no sandbox here as conflict, making nothing', async () => {
+  it('refuses a source with no sandbox here as service_unavailable, making nothing', async () => {
     const d = doubles();
     await expect(forkSandboxes(d, 'ses_gone', [sandboxSpec('ses_a')])).rejects.toMatchObject({
-      code: 'conflict',
+      code: 'service_unavailable',
     });
     expect(d.journal).toEqual([]);
   });

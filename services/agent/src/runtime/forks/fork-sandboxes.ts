@@ -26,8 +26,9 @@ export async function forkSandboxes(
   await deps.locks.withLock(sourceId, async () => {
     const source = await findSandbox(deps, sourceId);
     if (source === undefined || (!source.running && !source.paused)) {
-      throw new AppError('conflict', 'The session has no sandbox on this node to fork', {
-        details: { sessionId: sourceId },
+      // Put to sleep (or removed) since the gateway woke it: a moment's state, retried.
+      throw new AppError('service_unavailable', 'The session has no sandbox here to fork now', {
+        retryAfter: 1,
       });
     }
     await deps.workspaces.clone(

@@ -286,7 +286,9 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
     const to = targets.map((target) => target.sessionId);
     const source = await this.paths(from);
     if (!(await this.isMounted(source.mount))) {
-      throw new AppError('conflict', 'The session has no disk to fork');
+      throw new AppError('service_unavailable', 'The session has no disk here to fork now', {
+        retryAfter: 1,
+      });
     }
     for (const slot of to) {
       if (await this.hasImage(slot)) throw new Error(`${slot} has a workspace already`);

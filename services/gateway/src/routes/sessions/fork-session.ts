@@ -44,7 +44,6 @@ export const forkSessionOperation = {
     'payload_too_large',
     'session_not_found',
     'session_limit_exceeded',
-    'conflict',
     'request_timeout',
     'service_unavailable',
   ],
