@@ -146,3 +146,21 @@ it('keeps a disk made before the copy-on-write store where it is; clones go to t
   }
   expect(readFileSync('/proc/self/mounts', 'utf8')).not.toContain(`${dir}/`);
 });
+
+it('thaws, at the next start, a disk that an agent stopped mid-fork left frozen', async () => {
+  const crashed = new LoopWorkspaces(dir, logger, engine());
+  await crashed.create('ses_owner', 16);
+  const mount = await crashed.hostPath('ses_owner');
+  // As a clone cut short leaves it: frozen, and its marker naming it.
+  await run('fsfreeze', ['-f', mount]);
+  await writeFile(join(dir, '.frozen-ses_owner'), mount);
+  try {
+    await new LoopWorkspaces(dir, logger, engine()).prepare();
+    const wrote = writeFile(join(mount, 'after.txt'), 'thawed').then(() => 'written');
+    const late = new Promise((resolve) => setTimeout(() => resolve('still frozen'), 5000));
+    expect(await Promise.race([wrote, late])).toBe('written');
+    expect(existsSync(join(dir, '.frozen-ses_owner'))).toBe(false);
+  } finally {
+    await run('fsfreeze', ['-u', mount]).catch(() => undefined);
+  }
+});
