@@ -7,7 +7,7 @@
 #                   needed. Returns non-zero with a clear message on failure.
 #   restart_docker  stops dockerd (its containers with it) and starts it again,
 #                   to load settings it reads only at start; waits until it answers.
-#   dockerd_pid     prints the pid of the running dockerd.
+#   dockerd_pid     prints the pid of the node's running dockerd (its pid file first).
 #   DOCKER          the docker client to use (/usr/bin/docker when present).
 #
 # Safe to source from scripts running under `set -euo pipefail`; it does not
@@ -38,8 +38,17 @@ _ensure_docker_ok() {
 
 # The pid of the running (root) dockerd, from /proc: needs neither procps nor sysvinit-utils
 # (both may be absent on a minimal system). A user's rootless dockerd is not it.
+# The engine this node's scripts start writes /var/run/docker.pid (dockerd's default): that
+# names it even when another root process is named dockerd (a second engine for research).
+# Without the file (an engine started otherwise), the first root process named dockerd.
+DOCKERD_PIDFILE=${DOCKERD_PIDFILE:-/var/run/docker.pid}
 dockerd_pid() {
-  local comm f uid
+  local comm f uid pid
+  if { read -r pid <"$DOCKERD_PIDFILE"; } 2>/dev/null && [[ $pid =~ ^[0-9]+$ ]] &&
+    { read -r comm <"/proc/$pid/comm"; } 2>/dev/null && [[ $comm == dockerd ]]; then
+    echo "$pid"
+    return 0
+  fi
   for f in /proc/[0-9]*/comm; do
     { read -r comm <"$f"; } 2>/dev/null || continue
     [[ $comm == dockerd ]] || continue

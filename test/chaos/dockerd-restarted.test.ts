@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   FORBIDDEN_PORT,
@@ -26,17 +26,14 @@ const t = useStackWithAccount('paid', { stack: { edge: true } });
 
 const ROOT = join(__dirname, '..', '..');
 
-/** The pid of the running dockerd, from /proc (undefined when none runs). */
+/** The pid of the node's dockerd, as the scripts find it (its pid file first). */
 function dockerdPid(): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'dockerd') return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
+  const found = spawnSync(
+    'bash',
+    ['-c', 'source scripts/lib/common.sh && source scripts/lib/ensure-docker.sh && dockerd_pid'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  return found.status === 0 ? Number(found.stdout.trim()) : undefined;
 }
 
 /** Stops dockerd (as its service manager would) and starts it again as the scripts do. */

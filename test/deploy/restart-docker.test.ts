@@ -1,5 +1,13 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -79,5 +87,53 @@ describe('restart_docker under systemd', () => {
     const { status, calls } = restartDocker();
     expect(status).toBe(0);
     expect(calls).toContain('restart docker');
+  });
+});
+
+describe('dockerd_pid', () => {
+  let dir: string;
+  const sleepers: ChildProcess[] = [];
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'dockerd-pid-'));
+    // A process whose name is dockerd: a copy of sleep under that name.
+    copyFileSync('/bin/sleep', join(dir, 'dockerd'));
+    chmodSync(join(dir, 'dockerd'), 0o755);
+  });
+
+  afterEach(() => {
+    for (const sleeper of sleepers.splice(0)) sleeper.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function fakeDockerd(): number {
+    const sleeper = spawn(join(dir, 'dockerd'), ['60'], { stdio: 'ignore' });
+    sleepers.push(sleeper);
+    return sleeper.pid ?? 0;
+  }
+
+  function dockerdPid(pidFile: string): string {
+    const result = spawnSync(
+      'bash',
+      ['-c', 'source scripts/lib/common.sh && source scripts/lib/ensure-docker.sh && dockerd_pid'],
+      { cwd: ROOT, env: { ...process.env, DOCKERD_PIDFILE: pidFile }, encoding: 'utf8' },
+    );
+    return result.stdout.trim();
+  }
+
+  it('names the engine of the pid file, not another process called dockerd', () => {
+    fakeDockerd(); // a second engine (research), started before
+    const engine = fakeDockerd();
+    writeFileSync(join(dir, 'docker.pid'), `${engine}\n`);
+    expect(dockerdPid(join(dir, 'docker.pid'))).toBe(String(engine));
+  });
+
+  it('falls back to a process called dockerd when the pid file names none', () => {
+    const engine = fakeDockerd();
+    writeFileSync(join(dir, 'docker.pid'), `${process.pid}\n`); // a stale file: not a dockerd
+    const found = dockerdPid(join(dir, 'docker.pid'));
+    expect(readFileSync(`/proc/${found}/comm`, 'utf8').trim()).toBe('dockerd');
+    expect(found).not.toBe(String(process.pid));
+    expect(engine).toBeGreaterThan(0);
   });
 });

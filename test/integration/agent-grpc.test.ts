@@ -1,21 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { createDockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
-import { loadAgentConfig } from '@sandbox/config';
-import { createLogger } from '@sandbox/logger';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
-import { loadAgentProto, type AgentClient } from '@sandbox/proto';
-import { removeNodeSandboxes, testAgentEnv } from '../support/stack';
+import { useAgent } from '../support/use-agent';
 
-const nodeId = `test-grpc-${Date.now()}`;
-const token = 'agent-test-token';
+const t = useAgent('grpc');
 const sessionId = `ses_${randomBytes(12).toString('hex')}`;
-let agent: RunningAgent;
-let client: AgentClient;
-
-const logger = createLogger({ name: 'test', level: 'silent' });
-// No warm pool: these calls make their sandbox themselves (the agent's default would fill 16).
-const config = loadAgentConfig({ ...testAgentEnv(nodeId, token), SANDBOX_POOL: '0' });
 
 function metadata(value?: string): grpc.Metadata {
   const md = new grpc.Metadata();
@@ -25,23 +14,11 @@ function metadata(value?: string): grpc.Metadata {
 
 function nodeInfo(md: grpc.Metadata): Promise<{ nodeId: string; previewAddress: string }> {
   return new Promise((resolve, reject) => {
-    client.getNodeInfo({}, md, (err, res) =>
+    t.client.getNodeInfo({}, md, (err, res) =>
       err || !res ? reject(err ?? new Error('empty')) : resolve(res),
     );
   });
 }
-
-beforeAll(async () => {
-  agent = await startAgent({ config, logger, runtime: createDockerRuntime({ config, logger }) });
-  const Agent = loadAgentProto().agent.v1.Agent;
-  client = new Agent(agent.address, grpc.credentials.createInsecure());
-});
-
-afterAll(async () => {
-  client?.close();
-  await agent?.stop();
-  await removeNodeSandboxes(nodeId);
-});
 
 describe('agent gRPC service', () => {
   it('refuses calls without the internal token', async () => {
@@ -54,36 +31,26 @@ describe('agent gRPC service', () => {
   });
 
   it('answers with the token, and finds its sandboxes again after a restart', async () => {
-    expect(await nodeInfo(metadata(token))).toMatchObject({
-      nodeId,
-      previewAddress: agent.previewAddress,
+    expect(await nodeInfo(metadata(t.token))).toMatchObject({
+      nodeId: t.nodeId,
+      previewAddress: t.agent.previewAddress,
     });
     const create = () =>
       new Promise<{ containerId: string; status: string }>((resolve, reject) => {
-        client.createSandbox(
+        t.client.createSandbox(
           {
             sessionId,
             accountId: 'acc_x',
             limits: { memoryMb: 256, cpu: 0.5, diskMb: 1024, pids: 64 },
           },
-          metadata(token),
+          metadata(t.token),
           (err, res) => (err || !res ? reject(err ?? new Error('empty')) : resolve(res)),
         );
       });
     const first = await create();
     expect(first.status).toBe('running');
 
-    await agent.stop();
-    agent = await startAgent({
-      config,
-      logger,
-      runtime: createDockerRuntime({ config, logger }),
-    });
-    client.close();
-    client = new (loadAgentProto().agent.v1.Agent)(
-      agent.address,
-      grpc.credentials.createInsecure(),
-    );
+    await t.restart();
     const again = await create();
     expect(again.containerId).toBe(first.containerId);
   });

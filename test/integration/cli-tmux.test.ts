@@ -304,3 +304,79 @@ it("runs an interactive terminal of the session: typed keys, its screen, back to
   expect(out).toMatch(/(^|\s)icanon(\s|$)/m);
   expect(out).toMatch(/(^|\s)echo(\s|$)/m);
 });
+
+/** The REPL's prompt, as the screen shows it (trailing blanks trimmed). */
+const REPL_PROMPT = 'ts>';
+
+/** Types an entry into the REPL; the screen from it once the REPL prompts again and `test` holds. */
+async function entry(line: string, test: (text: string) => boolean = () => true, ms = 60_000) {
+  const at = await type(line);
+  const prompted = (s: string) => s.split('\n').length > 1 && s.endsWith(`\n${REPL_PROMPT}`);
+  return seen(at, `the REPL to answer ${line}`, (s) => prompted(s) && test(s), ms);
+}
+
+it('runs a REPL on a code context: state, multi-line entries, values, errors, Ctrl-C, history', async () => {
+  const id = await api.createSession();
+  made.add(id);
+  const at = await type(`sandbox repl ${id}`);
+  await seen(at, 'the REPL prompt', (s) => s.endsWith(`\n${REPL_PROMPT}`), 60_000);
+  // (No line ends with ';': tmux would take it for the end of its own command.)
+  await entry('const xs: number[] = [1, 2, 3]');
+  // An open brace continues on the next line, as does a trailing operator.
+  await type('function total(list: number[]) {');
+  await seen(at, 'the continuation prompt', (s) => s.endsWith('\n...'));
+  await type('  return list.reduce((sum, x) => sum +');
+  await type('    x, 0)');
+  expect(await entry('}')).not.toMatch(/Error/);
+  expect(await entry('total(xs) * 7')).toMatch(/^42$/m);
+  expect(await entry("display({ 'text/html': '<b>hi</b>' }); 'shown'")).toMatch(
+    /^\[text\/html, 9 B: not shown in a terminal\]\n'shown'$/m,
+  );
+  const thrown = await entry("throw new RangeError('bad ' + xs.length)");
+  expect(thrown).toMatch(/^RangeError: bad 3$/m);
+  expect(thrown).toMatch(/^ {4}at .*<cell-\d+>:1:\d+/m);
+  const printed = await entry(
+    "console.log('printed'); await new Promise((r) => setTimeout(r, 50)); xs.length",
+  );
+  expect(printed).toMatch(/^printed\n3$/m);
+
+  // Ctrl-C stops an entry that never ends; the context restarts, and the REPL goes on.
+  const looping = await type('while (true) {}');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  expect((await screen()).at(-1)).not.toBe(REPL_PROMPT);
+  await tmux('send-keys', '-t', PANE, 'C-c');
+  await seen(
+    looping,
+    'the interrupt',
+    (s) => /^Interrupted: the cell was stopped/m.test(s) && s.endsWith(`\n${REPL_PROMPT}`),
+  );
+  expect(await entry('typeof xs')).toMatch(/^'undefined'$/m);
+  await type('.exit');
+  await output(at, 30_000);
+  expect(await exitCode()).toBe(0);
+  // The context made for the REPL is gone, and the entries are in the history.
+  const contexts = await api.get<{ contexts: unknown[] }>(`/v1/sessions/${id}/contexts`);
+  expect(contexts.body.contexts).toEqual([]);
+  const history = await readFile(join(scratch, '.config/sandbox/repl_history'), 'utf8');
+  expect(history).toContain('total(xs) * 7');
+
+  // A new REPL recalls them (Up), on a context that exists (--context); Ctrl-D leaves.
+  const made2 = await api.post<{ contextId: string }>(`/v1/sessions/${id}/contexts`, {});
+  const again = await type(`sandbox repl --context ${made2.body.contextId} ${id}`);
+  await seen(again, 'the REPL prompt', (s) => s.endsWith(`\n${REPL_PROMPT}`), 60_000);
+  await tmux('send-keys', '-t', PANE, 'Up', 'Up');
+  await seen(again, 'the entry recalled', (s) => s.endsWith(`${REPL_PROMPT} typeof xs`));
+  // Ctrl-C at the prompt clears the line (the entry is not run); Ctrl-D on an empty one leaves.
+  await tmux('send-keys', '-t', PANE, 'C-c');
+  await seen(again, 'the line cleared', (s) =>
+    s.endsWith(`${REPL_PROMPT} typeof xs\n${REPL_PROMPT}`),
+  );
+  await tmux('send-keys', '-t', PANE, 'C-d');
+  await output(again, 30_000);
+  expect(await exitCode()).toBe(0);
+  const left = await api.get<{ contexts: { contextId: string }[] }>(`/v1/sessions/${id}/contexts`);
+  expect(left.body.contexts.map((c) => c.contextId)).toEqual([made2.body.contextId]);
+  expect((await sh(`sandbox repl --context ctx_${'0'.repeat(24)} ${id}`)).code).toBe(
+    OUTCOMES.notFound.code,
+  );
+});

@@ -241,7 +241,30 @@ it('runs a file in a throwaway session, and exits 124 on a timeout', async () =>
   expect(slow.stderr).toContain('timed out');
 });
 
-// Ctrl-C, rm past ids already gone, the interactive terminal, exit codes per error class, usage,
+it('runs piped entries in a REPL: in order, a multi-line one joined, no prompts, then gone', async () => {
+  const sessionId = await newSession();
+  const entries = [
+    'const n: number = 2',
+    'function times(k: number) {',
+    '  return n * k',
+    '}',
+    "console.log('printed'); times(21)",
+    "JSON.parse('{')",
+  ];
+  const repl = await sandbox(['repl', sessionId], `${entries.join('\n')}\n`);
+  expect(repl.code).toBe(0);
+  expect(repl.stdout).toBe('printed\n42\n');
+  expect(repl.stderr).toMatch(/^Context ctx_[0-9a-f]{24} \(typescript, \/workspace\)/);
+  expect(repl.stderr).toMatch(/^SyntaxError: .*JSON/m);
+  // The context made for it was deleted as it ended.
+  const listed = await fetch(`${t.stack.url}/v1/sessions/${sessionId}/contexts`, {
+    headers: { authorization: `Bearer ${account.key}` },
+  });
+  expect(await listed.json()).toEqual({ contexts: [] });
+  await sandbox(['rm', sessionId]);
+});
+
+// Ctrl-C, rm past ids already gone, the interactive terminal and REPL, exit codes per error class, usage,
 // --version and each command's help: in a real terminal, as typed, in cli-tmux.test.ts.
 
 it('forks a session: the forks’ ids on stdout, each with the source’s files', async () => {

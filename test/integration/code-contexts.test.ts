@@ -3,6 +3,8 @@ import {
   ContextNotFoundError,
   ContextRestartedError,
   Sandbox,
+  type CellError,
+  type CellResult,
 } from '@sandbox/sdk';
 import { createAccount } from '../support/api';
 import { parseEvents } from '../support/streamed-run';
@@ -136,6 +138,10 @@ describe('code contexts', () => {
       stack: expect.stringContaining('TypeError: boom'),
     });
     expect(run.body.error?.stack).not.toContain('context-host');
+    // Only the cell's frames: not the context's event loop under it.
+    expect(run.body.error?.stack.split('\n').slice(1)).toEqual([
+      expect.stringMatching(/^ {4}at \/workspace\/<cell-\d+>:1:7$/),
+    ]);
   });
 
   it("points a TypeScript cell's stack at the line it was written on", async () => {
@@ -221,20 +227,48 @@ describe('code contexts', () => {
     await t.api.deleteSession(session);
   });
 
-  it('streams a cell: its output as it comes, then its result with its values', async () => {
+  it('streams a cell: its output as it comes, its values and error as events, then its result', async () => {
     const response = await t.api.executeStream(t.sessionId, {
       contextId: ctx,
-      code: "console.log('one'); await new Promise((r) => setTimeout(r, 300)); console.log('two'); 40 + 2",
+      code:
+        "console.log('one'); await new Promise((r) => setTimeout(r, 300)); console.log('two');\n" +
+        "display({ 'text/html': '<b>hi</b>' }); 40 + 2",
     });
     expect(response.status).toBe(200);
     const events = parseEvents(await response.text());
     const stdout = events.filter((e) => e.event === 'stdout').map((e) => e.data['data']);
     expect(stdout.join('')).toBe('one\ntwo\n');
     expect(stdout.length).toBeGreaterThanOrEqual(2);
-    const result = events.find((e) => e.event === 'result')?.data as unknown as Cell;
-    expect(result.results).toEqual([
-      { 'text/plain': '42', 'application/json': '42', isMain: true },
+    const shown = { 'text/html': '<b>hi</b>', 'text/plain': '[text/html]', isMain: false };
+    const main = { 'text/plain': '42', 'application/json': '42', isMain: true };
+    const tail = events.slice(events.findIndex((e) => e.event === 'cell_result'));
+    expect(tail.map((e) => [e.event, e.data['result'] ?? e.data['type']])).toEqual([
+      ['cell_result', shown],
+      ['cell_result', main],
+      ['exit', 'exit'],
+      ['result', undefined],
     ]);
+    expect((tail[3]?.data as unknown as Cell).results).toEqual([shown, main]);
+
+    // A reader that dropped after the first value resumes with the rest, none twice.
+    const resumed = await t.api.executeStream(t.sessionId, {}, undefined, {
+      'last-event-id': tail[0]?.id ?? '',
+    });
+    const rest = parseEvents(await resumed.text());
+    expect(rest.map((e) => e.event)).toEqual(['cell_result', 'exit', 'result']);
+    expect(rest[0]?.data['result']).toEqual(main);
+    expect(rest[0]?.id).toBe(tail[1]?.id);
+  });
+
+  it("streams a cell's error as a cell_error event before exit", async () => {
+    const response = await t.api.executeStream(t.sessionId, {
+      contextId: ctx,
+      code: "display(1); throw new TypeError('streamed no')",
+    });
+    const events = parseEvents(await response.text()).filter((e) => e.event.startsWith('cell_'));
+    expect(events.map((e) => e.event)).toEqual(['cell_result', 'cell_error']);
+    expect(events[1]?.data['error']).toMatchObject({ name: 'TypeError', message: 'streamed no' });
+    expect(events[1]?.id).toMatch(/:cell2$/);
   });
 
   it('reports the files a cell wrote', async () => {
@@ -270,18 +304,22 @@ describe('code contexts through the SDK', () => {
 
     await sandbox.runCode('const n: number = 20;', { context });
     const seen: string[] = [];
-    const result = await sandbox.runCode("console.log('streamed'); n * 2 + 2", {
+    const values: CellResult[] = [];
+    const result = await sandbox.runCode("console.log('streamed'); display('shown'); n * 2 + 2", {
       context,
       onStdout: (data) => seen.push(data),
+      onResult: (value) => values.push(value),
     });
     expect(seen.join('')).toBe('streamed\n');
-    expect(result.results).toEqual([
-      { 'text/plain': '42', 'application/json': '42', isMain: true },
-    ]);
+    expect(values.map((value) => value['text/plain'])).toEqual(["'shown'", '42']);
+    expect(result.results).toEqual(values);
+    const errors: CellError[] = [];
     const thrown = await sandbox.runCode("throw new RangeError('r')", {
       context: context.contextId,
+      onError: (error) => errors.push(error),
     });
     expect(thrown.error).toMatchObject({ name: 'RangeError', message: 'r' });
+    expect(errors).toEqual([thrown.error]);
 
     const killed = await sandbox
       .runCode('process.exit(3)', { context })

@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { containerProcesses, onGvisor } from '../support/stack';
+import type { ExecutionResult } from '@sandbox/sdk';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -9,16 +10,8 @@ import { useStackWithAccount } from '../support/use-stack';
 
 const t = useStackWithAccount('free', { session: true });
 
-interface Run {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  cpuTime: number;
-  memoryUsed: number;
-}
-
 const code = (source: string, extra: Record<string, unknown> = {}) =>
-  t.api.execute<Run>(t.sessionId, { code: source, ...extra });
+  t.api.execute<ExecutionResult>(t.sessionId, { code: source, ...extra });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

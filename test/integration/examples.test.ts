@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createAccount, type TestAccount } from '../support/api';
@@ -9,12 +11,17 @@ const t = useStack({ edge: true });
 let account: TestAccount;
 const run = promisify(execFile);
 
+const scratch = mkdtempSync(join(tmpdir(), 'sandbox-examples-'));
+
 beforeAll(async () => {
   account = await createAccount(t.stack, 'paid');
 });
 
-const example = async (name: string) => {
-  const { stdout } = await run(process.execPath, [join(__dirname, '../../examples', name)], {
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const example = async (name: string, args: string[] = []) => {
+  const script = join(__dirname, '../../examples', name);
+  const { stdout } = await run(process.execPath, [script, ...args], {
     env: {
       PATH: process.env.PATH,
       SANDBOX_API_URL: `${t.stack.url}/v1`,
@@ -53,3 +60,16 @@ it('background-process: followed live, still running after the loop, then killed
   expect(out).toContain('after 3 ticks it is running');
   expect(out).toContain('killed: yes, now exited');
 });
+
+it('chart-svg: Vega and Vega-Lite installed on first use, the chart back as an SVG result', async () => {
+  const out = await example('chart-svg.mjs', [join(scratch, 'chart.svg')]);
+  expect(out).toMatch(/^vega \d+\.\d+\.\d+ imported$/m);
+  expect(out).toContain('chart: { bars: 5, bytes: ');
+  const svg = readFileSync(join(scratch, 'chart.svg'), 'utf8');
+  expect(out).toContain(`wrote ${join(scratch, 'chart.svg')}: an SVG of ${svg.length} bytes`);
+  expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  // Five bars, labelled with the data's languages, the tallest first (sort: '-y').
+  expect(svg.match(/aria-roledescription="bar"/g)).toHaveLength(5);
+  const labels = [...svg.matchAll(/>([A-Za-z]+)<\/text>/g)].map((m) => m[1]);
+  expect(labels.slice(0, 5)).toEqual(['Go', 'Rust', 'JavaScript', 'Python', 'TypeScript']);
+}, 240_000);

@@ -2,15 +2,8 @@ import { execFile } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
-import { call, createAccount, createSession, type TestAccount } from '../support/api';
-import {
-  docker,
-  sessionContainer,
-  sessionContainerNow,
-  startStack,
-  testWorkspaceDir,
-  type TestStack,
-} from '../support/stack';
+import { docker, sessionContainer, sessionContainerNow, testWorkspaceDir } from '../support/stack';
+import { useStackWithAccount } from '../support/use-stack';
 
 /**
  * The agent brings sandboxes back by itself (desired state vs actual state): after a reboot
@@ -19,33 +12,19 @@ import {
  */
 
 const run = promisify(execFile);
-let stack: TestStack;
-let account: TestAccount;
 let runtime: DockerRuntime;
-
-beforeAll(async () => {
-  stack = await startStack({
-    runtime: (config, logger) => (runtime = createDockerRuntime({ config, logger })),
-  });
-  account = await createAccount(stack);
-});
-
-afterAll(async () => {
-  await stack?.stop();
+const t = useStackWithAccount('free', {
+  stack: { runtime: (config, logger) => (runtime = createDockerRuntime({ config, logger })) },
 });
 
 const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
 
 const execute = (sessionId: string, command: string) =>
-  call<{ stdout: string; exitCode: number }>(`${stack.url}/v1/execute`, {
-    method: 'POST',
-    key: account.key,
-    body: { sessionId, command },
-  });
+  t.api.execute<{ stdout: string; exitCode: number }>(sessionId, { command });
 
 /** A session with binary, nested and empty files; returns it and its fingerprint. */
 async function sessionWithFiles(): Promise<{ id: string; fingerprint: string }> {
-  const id = await createSession(stack.url, account.key);
+  const id = await t.api.createSession();
   const made = await execute(
     id,
     'head -c 3000000 /dev/urandom > blob.bin && mkdir -p a/b && echo nested > a/b/c.txt && : > empty && ' +
@@ -66,11 +45,11 @@ async function reboot(sessionId: string): Promise<void> {
   const container = await containerOf(sessionId);
   await docker.getContainer(container!.Id).kill();
   await docker.getContainer(container!.Id).wait();
-  await run('umount', [`${testWorkspaceDir(stack.nodeId)}/${sessionId}`]);
+  await run('umount', [`${testWorkspaceDir(t.stack.nodeId)}/${sessionId}`]);
 }
 
 const isMounted = async (sessionId: string) =>
-  await run('findmnt', ['-n', `${testWorkspaceDir(stack.nodeId)}/${sessionId}`]).then(
+  await run('findmnt', ['-n', `${testWorkspaceDir(t.stack.nodeId)}/${sessionId}`]).then(
     () => true,
     () => false,
   );
@@ -113,12 +92,9 @@ it('rebuilds a container removed behind its back, on the same workspace', async 
 
 it('never brings back a deleted session', async () => {
   const { id } = await sessionWithFiles();
-  const deleted = await call(`${stack.url}/v1/sessions/${id}`, {
-    method: 'DELETE',
-    key: account.key,
-  });
+  const deleted = await t.api.delete(`/v1/sessions/${id}`);
   expect(deleted.status).toBe(200);
   expect(await runtime.reconcile()).toEqual({ started: [], rebuilt: [] });
   expect(await sessionContainerNow(id)).toBeUndefined();
-  await expect(access(`${testWorkspaceDir(stack.nodeId)}/.specs/${id}.json`)).rejects.toThrow();
+  await expect(access(`${testWorkspaceDir(t.stack.nodeId)}/.specs/${id}.json`)).rejects.toThrow();
 });

@@ -72,15 +72,21 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
     expect(await limitAt(t.stack.urls[1]!)).toBe(paidLimit);
   });
 
-  it('ends a session on every replica at once when one replica deletes it', async () => {
+  /** A new account's session, made and run once on replica A; the API on both replicas. */
+  async function servedByA() {
     const key = (await createAccount(t.stack, 'free')).key;
-    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
-    const sessionId = await a!.createSession();
+    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key)) as [ApiClient, ApiClient];
+    const sessionId = await a.createSession();
+    expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
+    return { a, b, sessionId };
+  }
+
+  it('ends a session on every replica at once when one replica deletes it', async () => {
     // Replica A has read the session (and keeps it) before replica B deletes it.
-    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
-    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
-    expect((await b!.deleteSession(sessionId)).status).toBe(200);
-    const after = await a!.execute(sessionId, { command: 'true' });
+    const { a, b, sessionId } = await servedByA();
+    expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
+    expect((await b.deleteSession(sessionId)).status).toBe(200);
+    const after = await a.execute(sessionId, { command: 'true' });
     expect(after.status).toBe(404);
     expect(after.body).toMatchObject({ error: { code: 'session_not_found' } });
   });
@@ -100,49 +106,40 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
   });
 
   it("wakes a session on one replica that another replica's sweep put to idle", async () => {
-    const key = (await createAccount(t.stack, 'free')).key;
-    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
-    const sessionId = await a!.createSession();
-    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    const { a, b, sessionId } = await servedByA();
     // Unused for longer than the idle delay (replica A writes that run's activity within a
     // second): replica B's next sweep pauses it.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const { idled } = await t.stack.gateways[1]!.sweeper.sweep();
     expect(idled).toContain(sessionId);
-    expect((await b!.session(sessionId)).body).toMatchObject({ state: 'idle' });
+    expect((await b.session(sessionId)).body).toMatchObject({ state: 'idle' });
     // Replica A still holds the record it read while the session was active.
-    const woken = await a!.execute(sessionId, { command: 'echo awake' });
+    const woken = await a.execute(sessionId, { command: 'echo awake' });
     expect(woken.status).toBe(200);
     expect(woken.body).toMatchObject({ stdout: 'awake\n' });
-    expect((await b!.session(sessionId)).body).toMatchObject({ state: 'active' });
+    expect((await b.session(sessionId)).body).toMatchObject({ state: 'active' });
   });
 
   it('writes the activity a replica kept in memory within a second or so', async () => {
-    const key = (await createAccount(t.stack, 'free')).key;
-    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
-    const sessionId = await a!.createSession();
-    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    const { a, b, sessionId } = await servedByA();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const before = Date.now();
-    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
+    expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const { lastActive } = (await b!.session<{ lastActive: string }>(sessionId)).body;
+    const { lastActive } = (await b.session<{ lastActive: string }>(sessionId)).body;
     expect(Date.parse(lastActive)).toBeGreaterThanOrEqual(before - 50);
   });
 
   it("records a run's event for an endpoint another replica registered just before", async () => {
-    const key = (await createAccount(t.stack, 'free')).key;
-    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key));
-    const sessionId = await a!.createSession();
     // Replica A learns that the account has no endpoint, and keeps that.
-    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
-    expect((await a!.execute(sessionId, { command: 'true' })).status).toBe(200);
-    const created = await b!.post<{ id: string }>('/v1/webhooks', {
+    const { a, b, sessionId } = await servedByA();
+    expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
+    const created = await b.post<{ id: string }>('/v1/webhooks', {
       url: 'http://127.0.0.1:9/hook',
       events: ['execution.completed'],
     });
     expect(created.status).toBe(201);
-    expect((await a!.execute(sessionId, { command: 'exit 3' })).status).toBe(200);
+    expect((await a.execute(sessionId, { command: 'exit 3' })).status).toBe(200);
     // Recorded just after the answer.
     const recorded = async () => {
       const { rows } = await t.stack.gateways[0]!.db.query<{ payload: string }>(

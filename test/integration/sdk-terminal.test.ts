@@ -1,9 +1,4 @@
-import { execFile } from 'node:child_process';
-import { realpathSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import WebSocket from 'ws';
 import {
   InvalidRequestError,
@@ -14,6 +9,7 @@ import {
   type TerminalHandle,
 } from '@sandbox/sdk';
 import { createAccount, type TestAccount } from '../support/api';
+import { BUN, DENO, denoRun, runWithSdk, SDK_DIST, useScratch } from '../support/sdk-runtimes';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -148,10 +144,8 @@ it('throws WebSocketUnavailableError when the runtime has none and none was give
 });
 
 describe("on runtimes' built-in WebSocket", () => {
-  const root = join(__dirname, '../..');
-  const esm = join(root, 'packages/sdk/dist/esm/index.js');
   const script =
-    `import { Sandbox } from ${JSON.stringify(esm)};\n` +
+    `import { Sandbox } from ${JSON.stringify(join(SDK_DIST, 'esm/index.js'))};\n` +
     'const s = await Sandbox.create();\n' +
     'try {\n' +
     "  let out = ''; const decoder = new TextDecoder();\n" +
@@ -161,42 +155,20 @@ describe("on runtimes' built-in WebSocket", () => {
     '  const { exitCode } = await term.wait();\n' +
     '  console.log(JSON.stringify({ exitCode, saw: /42z/.test(out) }));\n' +
     '} finally { await s.delete(); }\n';
-  let scratch: string;
-  beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'sdk-terminal-'));
-    await writeFile(join(scratch, 'term.mjs'), script);
-    const parser = realpathSync(join(root, 'packages/sdk/node_modules/eventsource-parser'));
-    await writeFile(
-      join(scratch, 'import-map.json'),
-      JSON.stringify({ imports: { 'eventsource-parser': `file://${parser}/dist/index.js` } }),
-    );
-  });
-  afterAll(() => rm(scratch, { recursive: true, force: true }));
+  const scratch = useScratch('sdk-terminal-', { 'term.mjs': script });
 
-  const runtimes: Array<[string, () => [string, string[]]]> = [
+  const runtimes: Array<[string, [string, string[]]]> = [
     [
       'Node 20 with --experimental-websocket',
-      () => [process.execPath, ['--experimental-websocket', 'term.mjs']],
+      [process.execPath, ['--experimental-websocket', 'term.mjs']],
     ],
-    ['Bun', () => [join(root, 'node_modules/@oven/bun-linux-x64/bin/bun'), ['term.mjs']]],
-    [
-      'Deno',
-      () => [
-        join(root, 'node_modules/@deno/linux-x64-glibc/deno'),
-        ['run', '--allow-net=127.0.0.1', '--allow-env', '--import-map=import-map.json', 'term.mjs'],
-      ],
-    ],
+    ['Bun', [BUN, ['term.mjs']]],
+    ['Deno', [DENO, denoRun('term.mjs')]],
   ];
 
   it.each(runtimes)('types into a shell and waits for its exit on %s', async (_name, command) => {
-    const [file, args] = command();
-    const env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      SANDBOX_API_KEY: paid.key,
-      SANDBOX_API_URL: `${t.stack.url}/v1`,
-    };
-    const { stdout } = await promisify(execFile)(file, args, { env, cwd: scratch });
+    const sdk = { key: paid.key, url: `${t.stack.url}/v1` };
+    const stdout = await runWithSdk(command, scratch.dir, sdk);
     expect(JSON.parse(stdout)).toEqual({ exitCode: 3, saw: true });
   });
 });

@@ -1,12 +1,7 @@
-import { execFile } from 'node:child_process';
-import { realpathSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import {
   AbortedError,
   ClientTimeoutError,
@@ -26,6 +21,7 @@ import {
 import { createAccount, type TestAccount } from '../support/api';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
 import { refused, SocketTerminal } from '../support/terminal-socket';
+import { BUN, DENO, denoRun, runWithSdk, SDK_DIST, useScratch } from '../support/sdk-runtimes';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -141,19 +137,30 @@ describe('sessions', () => {
   });
 });
 
-describe('runs', () => {
-  let sandbox: Sandbox;
+/** One sandbox for the tests of a `describe`, deleted after them. */
+function useSandbox(): { readonly sandbox: Sandbox } {
+  let sandbox: Sandbox | undefined;
   beforeAll(async () => {
     sandbox = await Sandbox.create(client());
   });
-  afterAll(() => sandbox.delete());
+  afterAll(() => sandbox?.delete());
+  return {
+    get sandbox() {
+      if (sandbox === undefined) throw new Error('the sandbox is made in beforeAll');
+      return sandbox;
+    },
+  };
+}
+
+describe('runs', () => {
+  const box = useSandbox();
 
   it('runs TypeScript and commands with env, files and a working directory', async () => {
-    const code = await sandbox.run('const n: number = 6 * 7; console.log(n, process.env.WHO)', {
+    const code = await box.sandbox.run('const n: number = 6 * 7; console.log(n, process.env.WHO)', {
       env: { WHO: 'sdk' },
     });
     expect(code).toMatchObject({ stdout: '42 sdk\n', exitCode: 0, timedOut: false });
-    const command = await sandbox.exec('pwd; cat in.txt; exit 3', {
+    const command = await box.sandbox.exec('pwd; cat in.txt; exit 3', {
       workingDir: 'sub',
       files: [{ path: 'sub/in.txt', content: 'given' }],
     });
@@ -162,7 +169,7 @@ describe('runs', () => {
 
   it('streams events in order, and feeds callbacks', async () => {
     const events: ExecutionEvent[] = [];
-    for await (const event of sandbox.stream({ command: 'echo out; echo err >&2; exit 2' })) {
+    for await (const event of box.sandbox.stream({ command: 'echo out; echo err >&2; exit 2' })) {
       events.push(event);
     }
     // `started` first for every run (not only one with stdin), naming its pid and process id.
@@ -183,7 +190,7 @@ describe('runs', () => {
       { type: 'result', result: expect.objectContaining({ exitCode: 2, stdout: 'out\n' }) },
     ]);
     const seen: string[] = [];
-    const result = await sandbox.run('console.log("a"); console.error("b")', {
+    const result = await box.sandbox.run('console.log("a"); console.error("b")', {
       onStdout: (data) => seen.push(`out:${data}`),
       onStderr: (data) => seen.push(`err:${data}`),
     });
@@ -192,26 +199,26 @@ describe('runs', () => {
   });
 
   it('leaves the run going when the loop leaves early, and kills it when the signal aborts', async () => {
-    for await (const event of sandbox.stream({ command: 'echo go; sleep 2; touch left.txt' })) {
+    for await (const event of box.sandbox.stream({ command: 'echo go; sleep 2; touch left.txt' })) {
       if (event.type === 'stdout') break;
     }
     const controller = new AbortController();
-    const cancelled = sandbox.exec('sleep 2; touch aborted.txt', { signal: controller.signal });
+    const cancelled = box.sandbox.exec('sleep 2; touch aborted.txt', { signal: controller.signal });
     setTimeout(() => controller.abort(), 300);
     await expect(cancelled).rejects.toBeInstanceOf(AbortedError);
     await sleep(3000);
     // Leaving the loop only closed the connection: the run outlived it (issue 42).
-    expect(await exists(sandbox, 'left.txt')).toBe(true);
-    expect(await exists(sandbox, 'aborted.txt')).toBe(false);
+    expect(await exists(box.sandbox, 'left.txt')).toBe(true);
+    expect(await exists(box.sandbox, 'aborted.txt')).toBe(false);
   });
 
   it('throws ExecutionTimeoutError with the partial output, streamed or not', async () => {
-    const plain = await sandbox
+    const plain = await box.sandbox
       .exec('echo started; sleep 5', { timeout: 1 })
       .catch((e: unknown) => e);
     expect(plain).toBeInstanceOf(ExecutionTimeoutError);
     expect(plain).toMatchObject({ status: 408, stdout: 'started\n' });
-    const streamed = await sandbox
+    const streamed = await box.sandbox
       .exec('echo started; sleep 5', { timeout: 1, onStdout: () => undefined })
       .catch((e: unknown) => e);
     expect(streamed).toBeInstanceOf(ExecutionTimeoutError);
@@ -219,28 +226,26 @@ describe('runs', () => {
   });
 
   it('kills every process only when asked to by killAll, and names an unknown pid', async () => {
-    await sandbox.exec('nohup sleep 100 >/dev/null 2>&1 &');
+    await box.sandbox.exec('nohup sleep 100 >/dev/null 2>&1 &');
     // A missing pid no longer means "everything" (issue 42).
-    const kill = sandbox.processes.kill.bind(sandbox.processes) as (pid?: number) => unknown;
+    const kill = box.sandbox.processes.kill.bind(box.sandbox.processes) as (
+      pid?: number,
+    ) => unknown;
     await expect(kill(undefined)).rejects.toBeInstanceOf(InvalidRequestError);
-    expect((await sandbox.exec("pgrep -f 'sleep 100' >/dev/null && echo alive")).stdout).toBe(
+    expect((await box.sandbox.exec("pgrep -f 'sleep 100' >/dev/null && echo alive")).stdout).toBe(
       'alive\n',
     );
-    const killed = await sandbox.processes.killAll();
+    const killed = await box.sandbox.processes.killAll();
     expect(killed.killed).toBeGreaterThanOrEqual(1);
-    await expect(sandbox.processes.kill(999_999)).rejects.toBeInstanceOf(ProcessNotFoundError);
+    await expect(box.sandbox.processes.kill(999_999)).rejects.toBeInstanceOf(ProcessNotFoundError);
   });
 });
 
 describe('runs in the background (issue 42)', () => {
-  let sandbox: Sandbox;
-  beforeAll(async () => {
-    sandbox = await Sandbox.create(client());
-  });
-  afterAll(() => sandbox.delete());
+  const box = useSandbox();
 
   it('gives a handle at once, and its result when it ends', async () => {
-    const handle = await sandbox.exec('echo one; sleep 1; echo two >&2; exit 3', {
+    const handle = await box.sandbox.exec('echo one; sleep 1; echo two >&2; exit 3', {
       background: true,
     });
     expect(handle.pid).toEqual(expect.any(Number));
@@ -250,12 +255,12 @@ describe('runs in the background (issue 42)', () => {
     expect(result).toMatchObject({ stdout: 'one\n', stderr: 'two\n', exitCode: 3 });
     expect(await handle.wait()).toMatchObject({ exitCode: 3 }); // again, once it has ended
     // A run that says nothing and ends at once has a handle too (its started event).
-    const silent = await sandbox.exec('true', { background: true });
+    const silent = await box.sandbox.exec('true', { background: true });
     expect((await silent.wait()).exitCode).toBe(0);
   });
 
   it('keeps running without its client, and its output can be followed and read', async () => {
-    const handle = await sandbox.exec(
+    const handle = await box.sandbox.exec(
       'for i in 1 2 3; do echo $i; sleep 0.5; done; touch background-done.txt',
       { background: true },
     );
@@ -269,18 +274,18 @@ describe('runs in the background (issue 42)', () => {
       if (event.type === 'end') followed.push(`end:${String(event.process.exitCode)}`);
     }
     expect(followed.join('')).toBe('1\n2\n3\nend:0');
-    expect(await exists(sandbox, 'background-done.txt')).toBe(true);
+    expect(await exists(box.sandbox, 'background-done.txt')).toBe(true);
     expect((await handle.output()).stdout).toBe('1\n2\n3\n');
   });
 
   it('feeds output callbacks, writes stdin, and connects by pid', async () => {
     const seen: string[] = [];
-    const handle = await sandbox.run(
+    const handle = await box.sandbox.run(
       'process.stdin.on("data", (d) => console.log("got " + String(d).trim()));',
       { background: true, stdin: true, onStdout: (data) => seen.push(data) },
     );
     await handle.writeStdin('a\n');
-    const again = await sandbox.processes.connect(handle.pid);
+    const again = await box.sandbox.processes.connect(handle.pid);
     expect(again.id).toBe(handle.id);
     await again.closeStdin();
     expect((await handle.wait()).stdout).toBe('got a\n');
@@ -288,38 +293,39 @@ describe('runs in the background (issue 42)', () => {
   });
 
   it("kills its run by the handle or by the run's proc_ id, and killAll kills them all", async () => {
-    const one = await sandbox.exec('sleep 30', { background: true });
+    const one = await box.sandbox.exec('sleep 30', { background: true });
     expect((await one.kill()).killed).toBeGreaterThanOrEqual(1);
     expect((await one.wait()).exitCode).not.toBe(0);
     expect(await one.kill()).toEqual({ killed: 0, pids: [] }); // ended: nothing killed
-    const two = await sandbox.exec('sleep 30', { background: true });
-    expect((await sandbox.processes.kill(two.id)).pids).toContain(two.pid);
+    const two = await box.sandbox.exec('sleep 30', { background: true });
+    expect((await box.sandbox.processes.kill(two.id)).pids).toContain(two.pid);
     expect((await two.wait()).exitCode).not.toBe(0);
     const many = await Promise.all(
-      [1, 2].map(() => sandbox.exec('sleep 30', { background: true })),
+      [1, 2].map(() => box.sandbox.exec('sleep 30', { background: true })),
     );
-    expect((await sandbox.processes.killAll()).killed).toBeGreaterThanOrEqual(2);
+    expect((await box.sandbox.processes.killAll()).killed).toBeGreaterThanOrEqual(2);
     for (const handle of many) expect((await handle.wait()).exitCode).not.toBe(0);
   });
 });
 
 describe('files', () => {
-  let sandbox: Sandbox;
-  beforeAll(async () => {
-    sandbox = await Sandbox.create(client());
-  });
-  afterAll(() => sandbox.delete());
+  const box = useSandbox();
 
   it('writes and reads text and bytes, lists, and refuses bad paths', async () => {
-    await sandbox.files.write('notes/a.txt', 'héllo');
+    await box.sandbox.files.write('notes/a.txt', 'héllo');
     const bytes = Uint8Array.from([0, 255, 1, 254]);
-    expect(await sandbox.files.write('bin/b.dat', bytes)).toEqual({ path: 'bin/b.dat', size: 4 });
-    expect(await sandbox.files.readText('notes/a.txt')).toBe('héllo');
-    expect(Array.from(await sandbox.files.read('bin/b.dat'))).toEqual([0, 255, 1, 254]);
-    const listed = await sandbox.files.list();
+    expect(await box.sandbox.files.write('bin/b.dat', bytes)).toEqual({
+      path: 'bin/b.dat',
+      size: 4,
+    });
+    expect(await box.sandbox.files.readText('notes/a.txt')).toBe('héllo');
+    expect(Array.from(await box.sandbox.files.read('bin/b.dat'))).toEqual([0, 255, 1, 254]);
+    const listed = await box.sandbox.files.list();
     expect(listed.files.map((f) => f.path).sort()).toEqual(['bin/b.dat', 'notes/a.txt']);
-    await expect(sandbox.files.read('nope.txt')).rejects.toBeInstanceOf(FileNotFoundError);
-    await expect(sandbox.files.write('../escape', 'x')).rejects.toBeInstanceOf(InvalidPathError);
+    await expect(box.sandbox.files.read('nope.txt')).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(box.sandbox.files.write('../escape', 'x')).rejects.toBeInstanceOf(
+      InvalidPathError,
+    );
   });
 
   it('round-trips a 20 MB file as streams, by hash, with progress', async () => {
@@ -335,7 +341,7 @@ describe('files', () => {
       },
     });
     const progress: number[] = [];
-    const written = await sandbox.files.write('big.bin', source, {
+    const written = await box.sandbox.files.write('big.bin', source, {
       onProgress: (sent) => progress.push(sent),
     });
     expect(written.size).toBe(20_000_000);
@@ -344,7 +350,7 @@ describe('files', () => {
 
     const back = createHash('sha256');
     let size = 0;
-    const reader = (await sandbox.files.readStream('big.bin')).getReader();
+    const reader = (await box.sandbox.files.readStream('big.bin')).getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
@@ -415,6 +421,19 @@ function forward(req: IncomingMessage, body: Buffer[]): Promise<Response> {
   });
 }
 
+/** A server in front of the gateway: `handle` answers each request, given its whole body. */
+async function proxyServer(
+  handle: (req: IncomingMessage, body: Buffer[], res: ServerResponse) => Promise<void>,
+): Promise<{ server: Server; url: string }> {
+  const server: Server = createServer((req, res) => {
+    const body: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => body.push(chunk));
+    req.on('end', () => void handle(req, body, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
+}
+
 /**
  * A proxy in front of the gateway that answers each request from `script` first (a status,
  * or 'lose' for one forwarded whose answer is replaced by a 503), then forwards the rest.
@@ -423,47 +442,37 @@ async function scriptedProxy(
   script: Array<{ path: string; answer: number | 'lose'; retryAfter?: string }>,
 ) {
   const forwarded: string[] = [];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    const body: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => body.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        const step = script.findIndex((s) => req.url?.includes(s.path));
-        const planned = step >= 0 ? script.splice(step, 1)[0] : undefined;
-        if (planned !== undefined && planned.answer !== 'lose') {
-          res.writeHead(
-            planned.answer,
-            planned.retryAfter === undefined ? {} : { 'retry-after': planned.retryAfter },
-          );
-          res.end(
-            JSON.stringify({
-              error: {
-                code: planned.answer === 429 ? 'rate_limit_exceeded' : 'service_unavailable',
-                message: 'scripted',
-              },
-            }),
-          );
-          return;
-        }
-        forwarded.push(`${req.method} ${req.url}`);
-        const answer = await forward(req, body);
-        const text = await answer.text();
-        if (planned?.answer === 'lose') {
-          res.writeHead(503, { 'retry-after': '0' });
-          res.end(
-            JSON.stringify({ error: { code: 'service_unavailable', message: 'answer lost' } }),
-          );
-          return;
-        }
-        res.writeHead(answer.status, {
-          'content-type': answer.headers.get('content-type') ?? 'application/json',
-        });
-        res.end(text);
-      })();
+  const { server, url } = await proxyServer(async (req, body, res) => {
+    const step = script.findIndex((s) => req.url?.includes(s.path));
+    const planned = step >= 0 ? script.splice(step, 1)[0] : undefined;
+    if (planned !== undefined && planned.answer !== 'lose') {
+      res.writeHead(
+        planned.answer,
+        planned.retryAfter === undefined ? {} : { 'retry-after': planned.retryAfter },
+      );
+      res.end(
+        JSON.stringify({
+          error: {
+            code: planned.answer === 429 ? 'rate_limit_exceeded' : 'service_unavailable',
+            message: 'scripted',
+          },
+        }),
+      );
+      return;
+    }
+    forwarded.push(`${req.method} ${req.url}`);
+    const answer = await forward(req, body);
+    const text = await answer.text();
+    if (planned?.answer === 'lose') {
+      res.writeHead(503, { 'retry-after': '0' });
+      res.end(JSON.stringify({ error: { code: 'service_unavailable', message: 'answer lost' } }));
+      return;
+    }
+    res.writeHead(answer.status, {
+      'content-type': answer.headers.get('content-type') ?? 'application/json',
     });
+    res.end(text);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return { url, forwarded, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
@@ -475,36 +484,28 @@ async function scriptedProxy(
 async function cuttingProxy(cutAfter: number, mode: 'cut' | 'stall' = 'cut') {
   let cut = false;
   const seen: string[] = [];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    const body: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => body.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        seen.push(`${req.method} ${req.url} ${String(req.headers['last-event-id'] ?? '')}`);
-        const answer = await forward(req, body);
-        res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
-        const cutting = !cut && (answer.headers.get('content-type') ?? '').includes('event-stream');
-        if (cutting) cut = true;
-        let sent = 0;
-        const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (cutting && sent + value.length > cutAfter) {
-            res.write(value.subarray(0, Math.max(0, cutAfter - sent)));
-            await reader.cancel();
-            if (mode === 'cut') res.socket?.destroy();
-            return;
-          }
-          sent += value.length;
-          res.write(value);
-        }
-        res.end();
-      })();
-    });
+  const { server, url } = await proxyServer(async (req, body, res) => {
+    seen.push(`${req.method} ${req.url} ${String(req.headers['last-event-id'] ?? '')}`);
+    const answer = await forward(req, body);
+    res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
+    const cutting = !cut && (answer.headers.get('content-type') ?? '').includes('event-stream');
+    if (cutting) cut = true;
+    let sent = 0;
+    const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (cutting && sent + value.length > cutAfter) {
+        res.write(value.subarray(0, Math.max(0, cutAfter - sent)));
+        await reader.cancel();
+        if (mode === 'cut') res.socket?.destroy();
+        return;
+      }
+      sent += value.length;
+      res.write(value);
+    }
+    res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   return {
     url,
     seen,
@@ -670,70 +671,25 @@ describe('retries', () => {
 });
 
 describe('builds and runtimes', () => {
-  const run = promisify(execFile);
-  const root = join(__dirname, '../..');
-  const dist = join(root, 'packages/sdk/dist');
   /** Creates a session, runs a command plainly and streamed, deletes it; prints two lines. */
   const body =
     "const s = await Sandbox.create(); const r = await s.exec('echo built'); " +
     "let streamed = ''; for await (const e of s.stream({ command: 'echo streamed' })) " +
     "if (e.type === 'stdout') streamed += e.data; await s.delete(); console.log(r.stdout + streamed.trim());";
-  const env = () => ({
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    SANDBOX_API_KEY: paid.key,
-    SANDBOX_API_URL: `${t.stack.url}/v1`,
+  const scratch = useScratch('sdk-runtimes-', {
+    'esm.mjs': `import { Sandbox } from ${JSON.stringify(join(SDK_DIST, 'esm/index.js'))};\n${body}\n`,
   });
-  let scratch: string;
-  beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'sdk-runtimes-'));
-    await writeFile(
-      join(scratch, 'esm.mjs'),
-      `import { Sandbox } from ${JSON.stringify(join(dist, 'esm/index.js'))};\n${body}\n`,
-    );
-    // Deno finds the SDK's one dependency through an import map (as an app's deno.json would).
-    const parser = realpathSync(join(root, 'packages/sdk/node_modules/eventsource-parser'));
-    await writeFile(
-      join(scratch, 'import-map.json'),
-      JSON.stringify({ imports: { 'eventsource-parser': `file://${parser}/dist/index.js` } }),
-    );
-  });
-  afterAll(() => rm(scratch, { recursive: true, force: true }));
+  const cjs = `const { Sandbox } = require(${JSON.stringify(join(SDK_DIST, 'cjs/index.js'))}); (async () => { ${body} })().catch((e) => { console.error(e); process.exit(1); })`;
 
-  const runtimes: Array<[string, () => [string, string[]]]> = [
-    [
-      'Node, CommonJS build',
-      () => [
-        process.execPath,
-        [
-          '-e',
-          `const { Sandbox } = require(${JSON.stringify(join(dist, 'cjs/index.js'))}); (async () => { ${body} })().catch((e) => { console.error(e); process.exit(1); })`,
-        ],
-      ],
-    ],
-    ['Node, ESM build', () => [process.execPath, [join(scratch, 'esm.mjs')]]],
-    [
-      'Bun, ESM build',
-      () => [join(root, 'node_modules/@oven/bun-linux-x64/bin/bun'), [join(scratch, 'esm.mjs')]],
-    ],
-    [
-      'Deno, ESM build',
-      () => [
-        join(root, 'node_modules/@deno/linux-x64-glibc/deno'),
-        [
-          'run',
-          '--allow-net=127.0.0.1',
-          '--allow-env',
-          `--import-map=${join(scratch, 'import-map.json')}`,
-          join(scratch, 'esm.mjs'),
-        ],
-      ],
-    ],
+  const runtimes: Array<[string, [string, string[]]]> = [
+    ['Node, CommonJS build', [process.execPath, ['-e', cjs]]],
+    ['Node, ESM build', [process.execPath, ['esm.mjs']]],
+    ['Bun, ESM build', [BUN, ['esm.mjs']]],
+    ['Deno, ESM build', [DENO, denoRun('esm.mjs')]],
   ];
 
   it.each(runtimes)('works on %s', async (_name, command) => {
-    const [file, args] = command();
-    const { stdout } = await run(file, args, { env: env(), cwd: scratch });
-    expect(stdout).toBe('built\nstreamed\n');
+    const sdk = { key: paid.key, url: `${t.stack.url}/v1` };
+    expect(await runWithSdk(command, scratch.dir, sdk)).toBe('built\nstreamed\n');
   });
 });

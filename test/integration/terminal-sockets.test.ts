@@ -1,24 +1,17 @@
-import { createAccount, type TestAccount } from '../support/api';
-import type { ApiClient } from '../support/api-client';
 import { refused, SocketTerminal } from '../support/terminal-socket';
-import { useStack } from '../support/use-stack';
+import { useStackWithAccount } from '../support/use-stack';
 
 /**
  * Terminals through the gateway (issue 14): POST /v1/sessions/{id}/terminals, then one
  * WebSocket with the terminal's token or the API key; typing, resize, exit; the session
  * stays active while the socket is open and goes idle after it closed.
  */
-const t = useStack({
-  gatewayEnv: { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '600' },
+const t = useStackWithAccount('paid', {
+  stack: {
+    gatewayEnv: { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '600' },
+  },
 });
-let account: TestAccount;
-let api: ApiClient;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-beforeAll(async () => {
-  account = await createAccount(t.stack, 'paid');
-  api = t.as(account.key);
-});
 
 interface Made {
   terminalId: string;
@@ -28,7 +21,7 @@ interface Made {
   tokenExpiresAt: string;
 }
 
-function makeTerminal(sessionId: string, body: Record<string, unknown> = {}, client = api) {
+function makeTerminal(sessionId: string, body: Record<string, unknown> = {}, client = t.api) {
   return client.post<Made>(`/v1/sessions/${sessionId}/terminals`, body);
 }
 
@@ -42,11 +35,11 @@ async function openWithToken(made: Made): Promise<SocketTerminal> {
 }
 
 const state = async (sessionId: string) =>
-  (await api.session<{ state: string }>(sessionId)).body.state;
+  (await t.api.session<{ state: string }>(sessionId)).body.state;
 
 it('makes a terminal and opens it once with its token: typing, resize, exit code', async () => {
-  const sessionId = await api.createSession();
-  await api.execute(sessionId, { command: 'mkdir -p sub' });
+  const sessionId = await t.api.createSession();
+  await t.api.execute(sessionId, { command: 'mkdir -p sub' });
   const made = await makeTerminal(sessionId, {
     shell: '/bin/bash',
     cols: 100,
@@ -84,9 +77,9 @@ it('makes a terminal and opens it once with its token: typing, resize, exit code
 });
 
 it('opens with the API key instead of the token, once', async () => {
-  const sessionId = await api.createSession();
+  const sessionId = await t.api.createSession();
   const made = (await makeTerminal(sessionId)).body;
-  const headers = { authorization: `Bearer ${account.key}` };
+  const headers = { authorization: `Bearer ${t.account.key}` };
   const opened = await SocketTerminal.open(socketUrl(made.path), headers);
   if (refused(opened)) throw new Error(`refused: ${opened.status} ${opened.body}`);
   await opened.until(/:\/workspace\$ /);
@@ -97,7 +90,7 @@ it('opens with the API key instead of the token, once', async () => {
 });
 
 it('keeps the session active while the terminal is open, and lets it idle after', async () => {
-  const sessionId = await api.createSession();
+  const sessionId = await t.api.createSession();
   const term = await openWithToken((await makeTerminal(sessionId)).body);
   await term.until(/:\/workspace\$ /);
   await sleep(3000);
@@ -112,7 +105,7 @@ it('keeps the session active while the terminal is open, and lets it idle after'
 });
 
 it('forgets terminals a day after they were made, at a sweep', async () => {
-  const sessionId = await api.createSession();
+  const sessionId = await t.api.createSession();
   const { terminalId } = (await makeTerminal(sessionId)).body;
   const [gateway] = t.stack.gateways;
   const count = async () =>
@@ -128,7 +121,7 @@ it('forgets terminals a day after they were made, at a sweep', async () => {
 });
 
 it('refuses bad input with the API error shape', async () => {
-  const sessionId = await api.createSession();
+  const sessionId = await t.api.createSession();
   const badShell = await makeTerminal(sessionId, { shell: 'bash' });
   expect(badShell.status).toBe(400);
   expect(badShell.body).toMatchObject({ error: { code: 'invalid_request' } });

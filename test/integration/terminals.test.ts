@@ -1,32 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { createDockerRuntime, startAgent, type RunningAgent } from '@sandbox/agent';
-import { loadAgentConfig } from '@sandbox/config';
 import { INTERNAL_TOKEN_METADATA_KEY } from '@sandbox/contract';
-import { createLogger } from '@sandbox/logger';
-import {
-  loadAgentProto,
-  type AgentClient,
-  type TerminalInput,
-  type TerminalOutput__Output,
-} from '@sandbox/proto';
-import { removeNodeSandboxes, testAgentEnv } from '../support/stack';
+import type { TerminalInput, TerminalOutput__Output } from '@sandbox/proto';
+import { useAgent } from '../support/use-agent';
 
 /**
  * Terminals on the agent (issue 14), through its gRPC OpenTerminal call on a real sandbox:
  * a shell on a pseudo-terminal of the asked size, typed input, resizes, ^C, a full-screen
  * program, its exit code, and a hangup when the caller goes away.
  */
-const nodeId = `test-term-${Date.now()}`;
-const token = 'agent-terminal-token';
+const t = useAgent('term');
 const sessionId = `ses_${randomBytes(12).toString('hex')}`;
-let agent: RunningAgent;
-let client: AgentClient;
-const logger = createLogger({ name: 'test', level: 'silent' });
-// The test agent's environment (and its runtime: ./scripts/test runs this file on gVisor too).
-const config = loadAgentConfig({ ...testAgentEnv(nodeId, token), SANDBOX_POOL: '0' });
 
-function metadata(value = token): grpc.Metadata {
+function metadata(value = t.token): grpc.Metadata {
   const md = new grpc.Metadata();
   md.set(INTERNAL_TOKEN_METADATA_KEY, `Bearer ${value}`);
   return md;
@@ -42,7 +28,7 @@ class Terminal {
   private readonly call: grpc.ClientDuplexStream<TerminalInput, TerminalOutput__Output>;
 
   constructor(start: TerminalInput['start'], md = metadata()) {
-    this.call = client.openTerminal(md);
+    this.call = t.client.openTerminal(md);
     let exitCode: number | undefined;
     this.ended = new Promise((resolve) => {
       this.call.on('data', (message: TerminalOutput__Output) => {
@@ -85,7 +71,7 @@ class Terminal {
 function exec(command: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let stdout = '';
-    const call = client.exec(
+    const call = t.client.exec(
       { sessionId, command, env: {}, workingDir: '/workspace', timeoutMs: 10_000, files: [] },
       metadata(),
     );
@@ -98,21 +84,13 @@ function exec(command: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  agent = await startAgent({ config, logger, runtime: createDockerRuntime({ config, logger }) });
-  client = new (loadAgentProto().agent.v1.Agent)(agent.address, grpc.credentials.createInsecure());
   await new Promise<void>((resolve, reject) =>
-    client.createSandbox(
+    t.client.createSandbox(
       { sessionId, accountId: 'acc_t', limits: { memoryMb: 512, cpu: 0.5, diskMb: 1024, pids: 0 } },
       metadata(),
       (err) => (err ? reject(err) : resolve()),
     ),
   );
-});
-
-afterAll(async () => {
-  client?.close();
-  await agent?.stop();
-  await removeNodeSandboxes(nodeId);
 });
 
 const shell = (extra: Partial<NonNullable<TerminalInput['start']>> = {}) => ({

@@ -1,6 +1,6 @@
-import { createAccount, type TestAccount } from '../support/api';
+import { createAccount } from '../support/api';
 import type { ApiClient } from '../support/api-client';
-import { useStack } from '../support/use-stack';
+import { useStackWithStranger } from '../support/use-stack';
 
 /**
  * Egress policies (ADR 30) against another account and against abuse: nobody but the
@@ -9,42 +9,36 @@ import { useStack } from '../support/use-stack';
  * not a rule, or too many of them, is refused whole; and the sandbox cannot loosen its own
  * rules from inside.
  */
-const t = useStack();
-let owner: TestAccount;
-let mine: ApiClient;
-let theirs: ApiClient;
+const t = useStackWithStranger();
 let executeOnly: ApiClient;
 
 beforeAll(async () => {
-  owner = await createAccount(t.stack, 'paid');
-  mine = t.as(owner.key);
-  theirs = t.as((await createAccount(t.stack, 'paid')).key);
   executeOnly = t.as((await createAccount(t.stack, 'paid', { scopes: ['execute'] })).key);
 });
 
 const path = (sessionId: string) => `/v1/sessions/${sessionId}/egress`;
 
 it("refuses another account, and a key without the sessions scope, a session's policy", async () => {
-  const created = await mine.post<{ sessionId: string }>('/v1/sessions/create', {
+  const created = await t.mine.post<{ sessionId: string }>('/v1/sessions/create', {
     egress: { default: 'deny' },
   });
   const sessionId = created.body.sessionId;
   for (const response of [
-    await theirs.get(path(sessionId)),
-    await theirs.put(path(sessionId), {}),
+    await t.theirs.get(path(sessionId)),
+    await t.theirs.put(path(sessionId), {}),
   ]) {
     expect(response.status).toBe(404);
     expect(response.body).toMatchObject({ error: { code: 'session_not_found' } });
   }
   expect((await executeOnly.put(path(sessionId), {})).status).toBe(403);
-  expect((await mine.get(path(sessionId))).body).toMatchObject({ default: 'deny' });
+  expect((await t.mine.get(path(sessionId))).body).toMatchObject({ default: 'deny' });
   // A missing session answers as another account's.
-  expect((await mine.put(path('ses_00000000000000000000000000'), {})).status).toBe(404);
+  expect((await t.mine.put(path('ses_00000000000000000000000000'), {})).status).toBe(404);
 });
 
 it('refuses what is not a policy, whole, and keeps the one in force', async () => {
-  const sessionId = await mine.createSession();
-  await mine.put(path(sessionId), { default: 'deny', allow: ['203.0.113.0/24'] });
+  const sessionId = await t.mine.createSession();
+  await t.mine.put(path(sessionId), { default: 'deny', allow: ['203.0.113.0/24'] });
   const refused = [
     { allow: Array.from({ length: 65 }, (_, i) => `198.51.100.${i}`) },
     { deny: ['x'.repeat(300)] },
@@ -57,22 +51,22 @@ it('refuses what is not a policy, whole, and keeps the one in force', async () =
     [],
   ];
   for (const body of refused) {
-    const response = await mine.put(path(sessionId), body);
+    const response = await t.mine.put(path(sessionId), body);
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ error: { code: 'invalid_request' } });
   }
-  expect((await mine.get(path(sessionId))).body).toMatchObject({
+  expect((await t.mine.get(path(sessionId))).body).toMatchObject({
     default: 'deny',
     allow: ['203.0.113.0/24'],
   });
 });
 
 it('cannot be loosened from inside the sandbox', async () => {
-  const created = await mine.post<{ sessionId: string }>('/v1/sessions/create', {
+  const created = await t.mine.post<{ sessionId: string }>('/v1/sessions/create', {
     egress: { default: 'deny' },
   });
   const attempt = (command: string) => `(${command}) >/dev/null 2>&1 && echo ok || echo refused`;
-  const run = await mine.execute<{ stdout: string }>(created.body.sessionId, {
+  const run = await t.mine.execute<{ stdout: string }>(created.body.sessionId, {
     command: [
       attempt('iptables -F'),
       attempt('nft flush ruleset'),

@@ -1,7 +1,7 @@
-import { createAccount, type TestAccount } from '../support/api';
+import type { TestAccount } from '../support/api';
 import type { ApiClient } from '../support/api-client';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
-import { useStack } from '../support/use-stack';
+import { useStackWithStranger } from '../support/use-stack';
 
 /**
  * Private previews' tokens, now shown again in the session's info (ADR 41), against another
@@ -9,23 +9,12 @@ import { useStack } from '../support/use-stack';
  * key gets 404 and never the token (info, list); a session's token opens no other session's
  * preview (same account or another), and neither does the sealed value kept in the database.
  */
-const t = useStack({ edge: true });
-let owner: TestAccount;
-let stranger: TestAccount;
-let mine: ApiClient;
-let theirs: ApiClient;
+const t = useStackWithStranger({ edge: true });
 
 interface Created {
   sessionId: string;
   previewToken: string;
 }
-
-beforeAll(async () => {
-  owner = await createAccount(t.stack, 'paid');
-  stranger = await createAccount(t.stack, 'paid');
-  mine = t.as(owner.key);
-  theirs = t.as(stranger.key);
-});
 
 async function privateSession(client: ApiClient, account: TestAccount): Promise<Created> {
   const created = await client.post<Created>('/v1/sessions/create', { preview: { private: true } });
@@ -45,23 +34,23 @@ const preview = async (sessionId: string, token?: string) =>
   ).status;
 
 it("never shows a session's token to another account", async () => {
-  const a = await privateSession(mine, owner);
-  expect((await mine.session(a.sessionId)).body).toMatchObject({ previewToken: a.previewToken });
+  const a = await privateSession(t.mine, t.owner);
+  expect((await t.mine.session(a.sessionId)).body).toMatchObject({ previewToken: a.previewToken });
 
-  const info = await theirs.session(a.sessionId);
+  const info = await t.theirs.session(a.sessionId);
   expect(info.status).toBe(404);
   expect(info.text).not.toContain(a.previewToken);
-  const list = await theirs.get('/v1/sessions?limit=100');
+  const list = await t.theirs.get('/v1/sessions?limit=100');
   expect(list.text).not.toContain(a.sessionId);
   expect(list.text).not.toContain(a.previewToken);
   // Nor does the owner's list carry it: only the one session's info.
-  expect((await mine.get('/v1/sessions?limit=100')).text).not.toContain(a.previewToken);
+  expect((await t.mine.get('/v1/sessions?limit=100')).text).not.toContain(a.previewToken);
 });
 
 it("opens only its own session's preview, and the sealed value opens none", async () => {
-  const a = await privateSession(mine, owner);
-  const b = await privateSession(mine, owner);
-  const c = await privateSession(theirs, stranger);
+  const a = await privateSession(t.mine, t.owner);
+  const b = await privateSession(t.mine, t.owner);
+  const c = await privateSession(t.theirs, t.stranger);
   expect(await preview(a.sessionId, a.previewToken)).toBe(200);
   expect(await preview(b.sessionId, a.previewToken)).toBe(403);
   expect(await preview(c.sessionId, a.previewToken)).toBe(403);

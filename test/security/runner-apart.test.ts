@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { RUNNER_FRONT_PATH, RUNNER_LINK_DIR, RUNNER_LINK_ENV } from '@sandbox/contract';
 import { containerProcesses, docker, onGvisor, sessionContainer } from '../support/stack';
+import type { ExecutionResult } from '@sandbox/sdk';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -22,18 +23,9 @@ const t = useStackWithAccount('paid');
  */
 let sessionId: string;
 
-interface Run {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  cpuTime: number;
-  memoryUsed: number;
-  filesWritten: string[];
-}
-
 /** A run's result; a run that was not answered 200 fails the test with what it was answered. */
-async function ran(body: Record<string, unknown>, timeout = 20): Promise<Run> {
-  const answer = await t.api.execute<Run>(sessionId, { ...body, timeout });
+async function ran(body: Record<string, unknown>, timeout = 20): Promise<ExecutionResult> {
+  const answer = await t.api.execute<ExecutionResult>(sessionId, { ...body, timeout });
   if (answer.status !== 200) throw new Error(`run answered ${answer.status}: ${answer.text}`);
   return answer.body;
 }

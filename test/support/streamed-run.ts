@@ -1,3 +1,5 @@
+import type { ApiClient } from './api-client';
+
 /** One event of a streamed execute: its name and its JSON data. */
 export interface RunEvent {
   id: string;
@@ -63,4 +65,14 @@ export class StreamedRun {
   events(): RunEvent[] {
     return parseEvents(this.text);
   }
+}
+
+/** A new session of `api`'s account with one streamed run of `command` that reads stdin. */
+export async function runReadingStdin(
+  api: ApiClient,
+  command: string,
+): Promise<{ sessionId: string; run: StreamedRun }> {
+  const sessionId = await api.createSession();
+  const run = new StreamedRun(await api.executeStream(sessionId, { command, stdin: true }));
+  return { sessionId, run };
 }

@@ -53,34 +53,64 @@ export function useStack(options: StackOptions = {}): StackFixture {
   };
 }
 
+/**
+ * `fixture` and, read through it, the fields `make` makes in a `beforeAll` of its own (after
+ * the stack started).
+ */
+function withMade<T extends object>(
+  fixture: StackFixture,
+  fields: readonly (keyof T)[],
+  make: () => Promise<T>,
+): StackFixture & T {
+  let made: T | undefined;
+  beforeAll(async () => {
+    made = await make();
+  });
+  const extended = Object.defineProperties({}, Object.getOwnPropertyDescriptors(fixture));
+  for (const field of fields) {
+    Object.defineProperty(extended, field, { get: () => ready(made, String(field))[field] });
+  }
+  return extended as StackFixture & T;
+}
+
 /** One stack, as `useStack`, with an account on `plan` and, on request, one session of it. */
 export function useStackWithAccount(
   plan: Plan = 'free',
   options: { stack?: StackOptions; session?: boolean } = {},
 ): AccountFixture {
   const fixture = useStack(options.stack);
-  let account: TestAccount | undefined;
-  let api: ApiClient | undefined;
-  let sessionId: string | undefined;
-  beforeAll(async () => {
-    account = await createAccount(fixture.stack, plan);
-    api = fixture.as(account.key);
-    if (options.session) sessionId = await api.createSession();
+  return withMade(fixture, ['account', 'api', 'sessionId'], async () => {
+    const account = await createAccount(fixture.stack, plan);
+    const api = fixture.as(account.key);
+    const sessionId = options.session === true ? await api.createSession() : undefined;
+    return {
+      account,
+      api,
+      get sessionId() {
+        return ready(sessionId, 'the session (ask for it with `session: true`)');
+      },
+    };
   });
-  return {
-    get stack() {
-      return fixture.stack;
-    },
-    as: fixture.as,
-    beforeStop: fixture.beforeStop,
-    get account() {
-      return ready(account, 'the account');
-    },
-    get api() {
-      return ready(api, 'the account');
-    },
-    get sessionId() {
-      return ready(sessionId, 'the session (ask for it with `session: true`)');
-    },
-  };
+}
+
+export interface StrangerFixture extends StackFixture {
+  /** The account whose sessions are under test, and the API as its key sees it. */
+  readonly owner: TestAccount;
+  readonly mine: ApiClient;
+  /** Another account on the same plan, and the API as its key sees it. */
+  readonly stranger: TestAccount;
+  readonly theirs: ApiClient;
+}
+
+/** One stack, as `useStack`, with two accounts on `plan`: an owner and a stranger to it. */
+export function useStackWithStranger(
+  options: StackOptions = {},
+  plan: Plan = 'paid',
+): StrangerFixture {
+  const fixture = useStack(options);
+  return withMade(fixture, ['owner', 'mine', 'stranger', 'theirs'], async () => {
+    const owner = await createAccount(fixture.stack, plan);
+    const stranger = await createAccount(fixture.stack, plan);
+    return { owner, mine: fixture.as(owner.key), stranger, theirs: fixture.as(stranger.key) };
+  });
 }

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 
 /*
  * Parsers of option and argument values, for commander: each turns the text into its value or
@@ -73,4 +73,35 @@ export function examples(...lines: string[]): string {
 /** The flags are in seconds, as the API's; the SDK takes milliseconds. */
 export function secondsToMs(seconds: number | undefined): number | undefined {
   return seconds === undefined ? undefined : seconds * 1000;
+}
+
+/** The flags of every run (`exec`, `run`), as `withRunOptions` reads them. */
+export interface RunFlags {
+  timeout?: number;
+  env?: Record<string, string>;
+  json?: boolean;
+}
+
+/**
+ * Adds the options of every run to `command`: its timeout, then those `own` adds (listed
+ * there in --help), its environment, a JSON result.
+ */
+export function withRunOptions(command: Command, own = (c: Command) => c): Command {
+  return own(
+    command.option(
+      '--timeout <seconds>',
+      "the run's timeout: killed after it (default: the session's, 30)",
+      positiveNumber,
+    ),
+  )
+    .option('--env <name=value>', 'an environment variable of the run (repeatable)', envPair)
+    .addOption(jsonOption('the whole result ({stdout, stderr, exitCode, …}) at the end'));
+}
+
+/** What the SDK takes of a run's flags. */
+export function runOptionsOf(flags: RunFlags): {
+  timeoutMs?: number;
+  env?: Record<string, string>;
+} {
+  return { timeoutMs: secondsToMs(flags.timeout), env: flags.env };
 }

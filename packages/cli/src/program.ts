@@ -11,6 +11,7 @@ import { logsCommand } from './commands/logs';
 import { lsCommand } from './commands/ls';
 import { openCommand } from './commands/open';
 import { psCommand } from './commands/ps';
+import { replCommand } from './commands/repl';
 import { rmCommand } from './commands/rm';
 import { runCommand } from './commands/run';
 import { terminalCommand } from './commands/terminal';
@@ -27,6 +28,7 @@ const COMMANDS: readonly ((ctx: Context) => Command)[] = [
   execCommand,
   cpCommand,
   terminalCommand,
+  replCommand,
   openCommand,
   psCommand,
   logsCommand,

@@ -1,14 +1,6 @@
 import { availableParallelism, hostname, totalmem } from 'node:os';
 import { z } from 'zod';
-import {
-  intVar,
-  logLevel,
-  optionalString,
-  parseEnv,
-  type Env,
-  metricsSettings,
-  metricsVars,
-} from './env-schema';
+import { intVar, listVar, optionalString, serviceConfig, serviceVars } from './env-schema';
 
 /** Where deep-sleeping sessions' workspaces go: a local directory, or an S3(-compatible) bucket. */
 export type BlobStoreSettings =
@@ -139,16 +131,15 @@ const agentVars = z.object({
   BLOB_STORE_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
   NPM_REGISTRY: z.url({ protocol: /^https?$/ }).default('https://registry.npmjs.org/'),
   PACKAGE_INSTALLER_NETWORK: z.string().default('sandbox-installer'),
-  SANDBOX_EGRESS_ALLOW: z.string().default(''),
-  SANDBOX_EGRESS_DNS: z.string().default(''),
+  SANDBOX_EGRESS_ALLOW: listVar(z.string()),
+  SANDBOX_EGRESS_DNS: listVar(z.string()),
   SANDBOX_WORKSPACE_DIR: z.string().default('/var/lib/sandbox-agent/workspaces'),
   AGENT_RECONCILE_INTERVAL_S: intVar(60, 1),
   AGENT_MAX_SANDBOXES: intVar(0, 0, 100_000),
   AGENT_MEMORY_RESERVE_MB: intVar(512, 0, 1_048_576),
   AGENT_GATEWAY_URL: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
   AGENT_ANNOUNCE_INTERVAL_S: intVar(30, 1, 3600),
-  ...metricsVars,
-  LOG_LEVEL: logLevel(),
+  ...serviceVars,
 });
 
 type AgentEnv = z.output<typeof agentVars>;
@@ -197,16 +188,12 @@ function networkSettings(env: AgentEnv) {
     /** `on`: sandboxes reach the internet only: not this host, private ranges or metadata. */
     egressFirewall: env.SANDBOX_EGRESS_FIREWALL === 'on',
     /** CIDRs sandboxes may reach although private (e.g. a registry mirror). */
-    egressAllow: env.SANDBOX_EGRESS_ALLOW.split(',')
-      .map((cidr) => cidr.trim())
-      .filter((cidr) => cidr !== ''),
+    egressAllow: env.SANDBOX_EGRESS_ALLOW,
     /**
      * Where the egress proxy resolves the names of domain rules (`ip` or `ip:port`, comma-
      * separated); empty: as the node's own programs do.
      */
-    egressDns: env.SANDBOX_EGRESS_DNS.split(',')
-      .map((server) => server.trim())
-      .filter((server) => server !== ''),
+    egressDns: env.SANDBOX_EGRESS_DNS,
   };
 }
 
@@ -294,12 +281,11 @@ const agentSchema = agentVars.transform((env, ctx) => ({
    */
   gatewayUrl: env.AGENT_GATEWAY_URL,
   announceIntervalS: env.AGENT_ANNOUNCE_INTERVAL_S,
-  /** Where Prometheus scrapes `/metrics` (a listener of its own). */
-  metrics: metricsSettings(env, env.AGENT_HOST),
-  logLevel: env.LOG_LEVEL,
 }));
 
-export type AgentConfig = Readonly<z.output<typeof agentSchema>>;
+/** The agent's configuration (`loadAgentConfig(env)`) and every variable it reads. */
+export const { load: loadAgentConfig, envNames: AGENT_ENV_NAMES } = serviceConfig(agentSchema);
+export type AgentConfig = ReturnType<typeof loadAgentConfig>;
 
 /**
  * Names the store deep-sleeping sessions' workspaces go to: nodes naming the same one can wake
@@ -311,11 +297,3 @@ export function blobStoreId(config: Pick<AgentConfig, 'blobStore' | 'nodeId'>): 
   const host = store.endpoint === undefined ? 'aws' : new URL(store.endpoint).host;
   return `s3://${host}/${store.bucket}/${store.prefix}`;
 }
-
-/** The agent's configuration, read from `env` (default: the process environment). */
-export function loadAgentConfig(env: Env = process.env): AgentConfig {
-  return parseEnv(agentSchema, env);
-}
-
-/** Every environment variable the agent reads (deployment manifests are checked against it). */
-export const AGENT_ENV_NAMES: readonly string[] = Object.keys(agentSchema.in.shape);

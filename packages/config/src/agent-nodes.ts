@@ -1,4 +1,5 @@
 import { AppError } from '@sandbox/errors';
+import { commaList } from './env-schema';
 
 export interface AgentNode {
   readonly id: string;
@@ -15,21 +16,17 @@ export const AGENT_ADDRESS = /^[A-Za-z0-9.-]+:\d{1,5}$|^unix:\/.+$/;
  * empty: none (every node joins through the registry).
  */
 export function parseAgentNodes(value: string): readonly AgentNode[] {
-  const nodes = value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '')
-    .map((entry) => {
-      const [id, address, ...rest] = entry.split('=');
-      if (id === undefined || address === undefined || rest.length > 0) {
-        throw new AppError('invalid_request', `AGENT_NODES entry "${entry}" is not id=host:port`);
-      }
-      if (!NODE_ID.test(id)) throw new AppError('invalid_request', `Bad agent node id "${id}"`);
-      if (!AGENT_ADDRESS.test(address)) {
-        throw new AppError('invalid_request', `Bad agent address "${address}"`);
-      }
-      return Object.freeze({ id, address });
-    });
+  const nodes = commaList(value).map((entry) => {
+    const [id, address, ...rest] = entry.split('=');
+    if (id === undefined || address === undefined || rest.length > 0) {
+      throw new AppError('invalid_request', `AGENT_NODES entry "${entry}" is not id=host:port`);
+    }
+    if (!NODE_ID.test(id)) throw new AppError('invalid_request', `Bad agent node id "${id}"`);
+    if (!AGENT_ADDRESS.test(address)) {
+      throw new AppError('invalid_request', `Bad agent address "${address}"`);
+    }
+    return Object.freeze({ id, address });
+  });
   if (new Set(nodes.map((n) => n.id)).size !== nodes.length) {
     throw new AppError('invalid_request', 'AGENT_NODES has a duplicate node id');
   }

@@ -1,13 +1,5 @@
 import { z } from 'zod';
-import {
-  intVar,
-  logLevel,
-  metricsSettings,
-  metricsVars,
-  optionalString,
-  parseEnv,
-  type Env,
-} from './env-schema';
+import { intVar, optionalString, serviceConfig, serviceVars } from './env-schema';
 
 const edgeSchema = z
   .object({
@@ -19,8 +11,7 @@ const edgeSchema = z
     // A lookup may wake a session from deep sleep (a few seconds for a large workspace).
     EDGE_UPSTREAM_TIMEOUT_MS: intVar(10_000, 50),
     EDGE_ROUTE_CACHE_MS: intVar(1000, 0, 60_000),
-    ...metricsVars,
-    LOG_LEVEL: logLevel(),
+    ...serviceVars,
   })
   .transform((env) => ({
     host: env.EDGE_HOST,
@@ -31,17 +22,9 @@ const edgeSchema = z
     upstreamTimeoutMs: env.EDGE_UPSTREAM_TIMEOUT_MS,
     /** How long a looked-up route is reused (0: ask the gateway on every request). */
     routeCacheMs: env.EDGE_ROUTE_CACHE_MS,
-    /** Where Prometheus scrapes `/metrics` (a listener of its own). */
-    metrics: metricsSettings(env, env.EDGE_HOST),
-    logLevel: env.LOG_LEVEL,
   }));
 
-export type EdgeProxyConfig = Readonly<z.output<typeof edgeSchema>>;
-
-/** The edge proxy's configuration, read from `env` (default: the process environment). */
-export function loadEdgeProxyConfig(env: Env = process.env): EdgeProxyConfig {
-  return parseEnv(edgeSchema, env);
-}
-
-/** Every environment variable the edge proxy reads (deployment manifests are checked against it). */
-export const EDGE_PROXY_ENV_NAMES: readonly string[] = Object.keys(edgeSchema.in.shape);
+/** The edge proxy's configuration (`loadEdgeProxyConfig(env)`) and every variable it reads. */
+export const { load: loadEdgeProxyConfig, envNames: EDGE_PROXY_ENV_NAMES } =
+  serviceConfig(edgeSchema);
+export type EdgeProxyConfig = ReturnType<typeof loadEdgeProxyConfig>;

@@ -29,8 +29,39 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Env): Readonly<z.o
   return Object.freeze(result.data);
 }
 
-/** `METRICS_PORT` (absent: no metrics listener), `METRICS_HOST`, `METRICS_TOKEN`: every service's. */
-export const metricsVars = {
+/** The items of a comma-separated value, trimmed, the empty ones dropped. */
+export function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/** A comma-separated list variable, empty by default, each item checked by `item`. */
+export const listVar = <T extends z.ZodType<unknown, string>>(item: T) =>
+  z.string().default('').transform(commaList).pipe(z.array(item));
+
+/**
+ * A service's configuration from its schema (which reads `serviceVars` with its own, and whose
+ * output names the service's `host`): `load` reads it from `env` (default: the process
+ * environment) with the settings every service has (`serviceSettings`); `envNames` are every
+ * variable it reads (deployment manifests are checked against them).
+ */
+export function serviceConfig<S extends z.ZodType<{ host: string }> & { in: { shape: object } }>(
+  schema: S,
+) {
+  const shared = z.object(serviceVars);
+  return {
+    load: (env: Env = process.env): Readonly<Readonly<z.output<S>> & ServiceSettings> => {
+      const own = parseEnv(schema, env);
+      return Object.freeze({ ...own, ...serviceSettings(shared.parse(env), own.host) });
+    },
+    envNames: Object.keys(schema.in.shape) as readonly string[],
+  };
+}
+
+/** `METRICS_PORT` (absent: no metrics listener), `METRICS_HOST`, `METRICS_TOKEN`. */
+const metricsVars = {
   METRICS_PORT: optionalString().pipe(
     z
       .string()
@@ -43,6 +74,9 @@ export const metricsVars = {
   METRICS_TOKEN: optionalString(),
 };
 
+/** Every service's own variables: its metrics listener's and its log level. */
+export const serviceVars = { ...metricsVars, LOG_LEVEL: logLevel() };
+
 export interface MetricsSettings {
   /** Absent: no metrics listener. */
   port: number | undefined;
@@ -51,18 +85,25 @@ export interface MetricsSettings {
   token: string | undefined;
 }
 
-/** The metrics listener's settings; its host defaults to the service's own. */
-export function metricsSettings(
-  env: {
-    METRICS_PORT?: number | undefined;
-    METRICS_HOST?: string | undefined;
-    METRICS_TOKEN?: string | undefined;
-  },
+export interface ServiceSettings {
+  metrics: MetricsSettings;
+  logLevel: z.output<ReturnType<typeof logLevel>>;
+}
+
+/**
+ * What `serviceVars` read: where Prometheus scrapes `/metrics` (a listener of its own, whose
+ * host defaults to the service's) and the log level.
+ */
+export function serviceSettings(
+  env: Pick<z.output<z.ZodObject<typeof serviceVars>>, keyof typeof serviceVars>,
   serviceHost: string,
-): MetricsSettings {
+): ServiceSettings {
   return {
-    port: env.METRICS_PORT,
-    host: env.METRICS_HOST ?? serviceHost,
-    token: env.METRICS_TOKEN,
+    metrics: {
+      port: env.METRICS_PORT,
+      host: env.METRICS_HOST ?? serviceHost,
+      token: env.METRICS_TOKEN,
+    },
+    logLevel: env.LOG_LEVEL,
   };
 }

@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import { parseAgentNodes } from './agent-nodes';
-import {
-  intVar,
-  logLevel,
-  optionalString,
-  parseEnv,
-  type Env,
-  metricsSettings,
-  metricsVars,
-} from './env-schema';
+import { intVar, listVar, optionalString, serviceConfig, serviceVars } from './env-schema';
 
 /** 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`). */
 const secretsKey = z
@@ -52,16 +44,7 @@ const gatewaySchema = z
     BODY_LIMIT_MB: intVar(100, 1, 1024),
     SSE_KEEP_ALIVE_S: intVar(15, 1, 300),
     SECRETS_KEY: optionalString().pipe(secretsKey.optional()),
-    SECRETS_PREVIOUS_KEYS: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((key) => key.trim())
-          .filter((key) => key !== ''),
-      )
-      .pipe(z.array(secretsKey)),
+    SECRETS_PREVIOUS_KEYS: listVar(secretsKey),
     WEBHOOK_POLL_INTERVAL_MS: intVar(1000, 50),
     WEBHOOK_TIMEOUT_MS: intVar(10_000, 100, 60_000),
     WEBHOOK_RETRY_SCHEDULE_S: z
@@ -70,19 +53,9 @@ const gatewaySchema = z
       .transform((list) => list.split(',').map((item) => Number(item.trim())))
       .pipe(z.array(z.number().int().min(1).max(86_400)).min(1).max(20)),
     WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['true', 'false']).default('false'),
-    CORS_ALLOWED_ORIGINS: z
-      .string()
-      .default('')
-      .transform((list) =>
-        list
-          .split(',')
-          .map((origin) => origin.trim())
-          .filter((origin) => origin !== ''),
-      )
-      .pipe(z.array(browserOrigin)),
+    CORS_ALLOWED_ORIGINS: listVar(browserOrigin),
     WEBHOOK_DISABLE_AFTER_S: intVar(5 * 86_400, 1),
-    ...metricsVars,
-    LOG_LEVEL: logLevel(),
+    ...serviceVars,
   })
   .transform((env) => ({
     host: env.GATEWAY_HOST,
@@ -135,17 +108,9 @@ const gatewaySchema = z
      * own; `*` for any. Empty (the default): browsers get no CORS answer, so no page calls it.
      */
     corsOrigins: env.CORS_ALLOWED_ORIGINS,
-    /** Where Prometheus scrapes `/metrics` (a listener of its own). */
-    metrics: metricsSettings(env, env.GATEWAY_HOST),
-    logLevel: env.LOG_LEVEL,
   }));
 
-export type GatewayConfig = Readonly<z.output<typeof gatewaySchema>>;
-
-/** The gateway's configuration, read from `env` (default: the process environment). */
-export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
-  return parseEnv(gatewaySchema, env);
-}
-
-/** Every environment variable the gateway reads (deployment manifests are checked against it). */
-export const GATEWAY_ENV_NAMES: readonly string[] = Object.keys(gatewaySchema.in.shape);
+/** The gateway's configuration (`loadGatewayConfig(env)`) and every variable it reads. */
+export const { load: loadGatewayConfig, envNames: GATEWAY_ENV_NAMES } =
+  serviceConfig(gatewaySchema);
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -9,3 +9,4 @@ export { Periodic } from './periodic';
 export { runService, type Stoppable } from './run-service';
 export * from './metrics-server';
 export * from './process-wire';
+export * from './sockets';

@@ -28,7 +28,8 @@ describe('errorOf', () => {
   it('keeps an error’s name, message and stack, less the host’s frames', () => {
     const err = new TypeError('boom');
     err.stack =
-      'TypeError: boom\n    at <cell-1>:1:7\n    at runCell (/opt/host.js:3:1)\n    at Script.runInThisContext (node:vm:137:12)';
+      'TypeError: boom\n    at <cell-1>:1:7\n    at runCell (/opt/host.js:3:1)\n    at Script.runInThisContext (node:vm:137:12)\n' +
+      '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)';
     expect(errorOf(err, '/opt/host.js')).toEqual({
       name: 'TypeError',
       message: 'boom',

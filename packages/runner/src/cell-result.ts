@@ -64,11 +64,17 @@ export function displayed(value: unknown): CellResult {
   return { data, isMain: false };
 }
 
-/** A stack without the frames of the context's own machinery (`hostFile`, node:vm). */
+/** Node's promise-job frame: the bottom of every cell's stack, the context's loop, not the cell's. */
+const TICK_FRAME =
+  /^\s+at process\.processTicksAndRejections \(node:internal\/process\/task_queues:/;
+
+/** A stack without the frames of the context's own machinery (`hostFile`, node:vm, its ticks). */
 export function cellStack(stack: string, hostFile: string): string {
   return stack
     .split('\n')
-    .filter((line) => !line.includes(hostFile) && !line.includes('(node:vm:'))
+    .filter(
+      (line) => !line.includes(hostFile) && !line.includes('(node:vm:') && !TICK_FRAME.test(line),
+    )
     .join('\n');
 }
 

@@ -14,7 +14,7 @@ import {
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
 import { inCpuGroup, splitsCpu } from './cpu-group';
 import { ChangeClock, changedSince } from './file-snapshot';
-import { RunnerError } from './protocol';
+import { RunnerError, type RunSpec } from './protocol';
 import { readTiming, TIME_FORMAT, UsagePoller, type Timing } from './run-measure';
 import { RunOutput, settledWithin, type RunSink } from './run-output';
 import { Spawner, SPAWNER_BINARY, type RunInput } from './spawner';
@@ -23,16 +23,6 @@ import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
 import { needsOwnStart, Zygotes, type Zygote } from './zygotes';
 import { lexicalDir, makeDirectories } from './workspace-path';
-
-export interface RunSpec {
-  command?: string;
-  code?: string;
-  env: Record<string, string>;
-  cwd: string;
-  timeoutMs: number;
-  /** stdin a pipe written through `RunHandle.input` (else /dev/null). */
-  stdin?: boolean;
-}
 
 export interface RunHandle {
   /** The run's leader process. */

@@ -1,8 +1,8 @@
 import type { CodeContexts } from './contexts';
-import type { RunHandle, RunSpec } from './exec';
+import type { RunHandle } from './exec';
 import type { RunSink } from './run-output';
 import type { Flow, OutputChannel } from './output-channel';
-import type { RunnerRequest } from './protocol';
+import type { RunnerRequest, RunSpec } from './protocol';
 import type { RunInput } from './spawner';
 
 export type RunnerOp = RunnerRequest['op'];

@@ -20,20 +20,24 @@ export interface FileInput {
   content: string;
 }
 
+/** A run, as an `exec` request asks for it and `startRun` starts it. */
+export interface RunSpec {
+  command?: string;
+  code?: string;
+  env: Record<string, string>;
+  cwd: string;
+  timeoutMs: number;
+  /** stdin a pipe written through `input` requests (`RunHandle.input`; else /dev/null). */
+  stdin?: boolean;
+}
+
 export type RunnerRequest =
-  | {
+  | ({
       id: number;
       op: 'exec';
-      command?: string;
-      code?: string;
-      env: Record<string, string>;
-      cwd: string;
-      timeoutMs: number;
-      /** stdin a pipe written through `input` requests (else /dev/null). */
-      stdin?: boolean;
       /** Code run as a cell of this code context (ADR 42), not as a process of its own. */
       contextId?: string;
-    }
+    } & RunSpec)
   | {
       id: number;
       op: 'terminal';

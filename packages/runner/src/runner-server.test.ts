@@ -1,9 +1,9 @@
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import type { RunResult } from '@sandbox/contract/run';
-import type { RunHandle, RunSpec } from './exec';
+import type { RunHandle } from './exec';
 import type { RunnerOp } from './op-handlers';
-import { RunnerError, type RunnerEvent, type RunnerRequest } from './protocol';
+import { RunnerError, type RunnerEvent, type RunnerRequest, type RunSpec } from './protocol';
 import type { RunSink } from './run-output';
 import { serve } from './runner';
 import { OP_HANDLERS } from './runner-server';
@@ -73,6 +73,15 @@ function fakeRun({ lingering = false } = {}) {
 }
 
 const EXEC = { op: 'exec', command: 'true', env: {}, cwd: '/workspace', timeoutMs: 1000 } as const;
+
+/** A runner whose one run (request 1, EXEC) has started. */
+async function startedRun() {
+  const run = fakeRun();
+  const runner = startRunner(() => Promise.resolve(run.handle));
+  runner.send({ id: 1, ...EXEC });
+  await runner.until(1, 'started');
+  return { run, runner };
+}
 
 describe('serve', () => {
   it('answers a ping with its pid', async () => {
@@ -172,10 +181,7 @@ describe('serve', () => {
   });
 
   it('passes pause, resume and cancel on to a run', async () => {
-    const run = fakeRun();
-    const runner = startRunner(() => Promise.resolve(run.handle));
-    runner.send({ id: 1, ...EXEC });
-    await runner.until(1, 'started');
+    const { run, runner } = await startedRun();
     runner.send({ id: 2, op: 'pause', target: 1 });
     runner.send({ id: 3, op: 'resume', target: 1 });
     runner.send({ id: 4, op: 'cancel', target: 1 });
@@ -224,19 +230,13 @@ describe('serve', () => {
   });
 
   it('cancels foreground runs when its input ends', async () => {
-    const run = fakeRun();
-    const runner = startRunner(() => Promise.resolve(run.handle));
-    runner.send({ id: 1, ...EXEC });
-    await runner.until(1, 'started');
+    const { run, runner } = await startedRun();
     await runner.end();
     expect(run.calls).toEqual(['cancel']);
   });
 
   it('ends, cancelling foreground runs, when its input closes without ending (a destroyed socket)', async () => {
-    const run = fakeRun();
-    const runner = startRunner(() => Promise.resolve(run.handle));
-    runner.send({ id: 1, ...EXEC });
-    await runner.until(1, 'started');
+    const { run, runner } = await startedRun();
     await runner.destroy();
     expect(run.calls).toEqual(['cancel']);
   });

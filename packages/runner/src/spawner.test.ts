@@ -37,6 +37,9 @@ function newSpawner(cpuProcs = ''): Spawner {
   spawners.push(spawner);
   return spawner;
 }
+
+/** `script` run by bash through a new spawner, with the common options. */
+const bash = (script: string) => newSpawner().spawn(['/bin/bash', '-c', script], options);
 afterAll(() => spawners.forEach((spawner) => spawner.close()));
 
 describe('Spawner', () => {
@@ -78,13 +81,8 @@ describe('Spawner', () => {
   });
 
   it('reports the CPU time and peak memory the run used, as GNU time did', async () => {
-    const run = await newSpawner().spawn(
-      [
-        '/bin/bash',
-        '-c',
-        'x=$(head -c 30000000 /dev/zero | tr "\\0" a); i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done',
-      ],
-      options,
+    const run = await bash(
+      'x=$(head -c 30000000 /dev/zero | tr "\\0" a); i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done',
     );
     void collect(run.stdout);
     void collect(run.stderr);
@@ -103,20 +101,15 @@ describe('Spawner', () => {
   });
 
   it('starts each run as the leader of a session and process group of its own', async () => {
-    const run = await newSpawner().spawn(
-      [
-        '/bin/bash',
-        '-c',
-        'read -r _ _ _ _ pgrp session _ </proc/$$/stat; echo "$$ $pgrp $session"',
-      ],
-      options,
+    const run = await bash(
+      'read -r _ _ _ _ pgrp session _ </proc/$$/stat; echo "$$ $pgrp $session"',
     );
     const [stdout] = await Promise.all([collect(run.stdout), run.exited]);
     expect(stdout.trim()).toBe(`${run.pid} ${run.pid} ${run.pid}`);
   });
 
   it('reports a run killed by a signal', async () => {
-    const run = await newSpawner().spawn(['/bin/bash', '-c', 'kill -TERM $$'], options);
+    const run = await bash('kill -TERM $$');
     await expect(run.exited).resolves.toMatchObject({ code: null, signal: 'SIGTERM' });
   });
 
@@ -137,7 +130,7 @@ describe('Spawner', () => {
   });
 
   it('holds a run whose output is not taken, and lets it go on when it is', async () => {
-    const run = await newSpawner().spawn(['/bin/bash', '-c', 'head -c 5000000 /dev/zero'], options);
+    const run = await bash('head -c 5000000 /dev/zero');
     void collect(run.stderr);
     let exited = false;
     void run.exited.then(() => (exited = true));
@@ -163,7 +156,7 @@ describe('Spawner', () => {
   });
 
   it('reads no more than a few chunks ahead of a paused reader of a fast run', async () => {
-    const run = await newSpawner().spawn(['/bin/bash', '-c', 'cat /dev/zero'], options);
+    const run = await bash('cat /dev/zero');
     void collect(run.stderr);
     run.stdout.pause();
     await new Promise((resolve) => setTimeout(resolve, 300));

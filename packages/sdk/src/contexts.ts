@@ -1,4 +1,5 @@
 import type { HttpClient } from './http.js';
+import { SessionCollection } from './session-collection.js';
 import type { CodeContext, CreateContextBody } from './types.js';
 
 export interface ContextCallOptions {
@@ -10,16 +11,10 @@ export interface ContextCallOptions {
  * functions and imports stay from one cell to the next (`sandbox.runCode(code, { context })`).
  * A session holds 8 at the most.
  */
-export class Contexts {
+export class Contexts extends SessionCollection {
   /** @internal Made by `Sandbox`; use `sandbox.contexts`. */
-  constructor(
-    private readonly http: HttpClient,
-    private readonly sessionId: string,
-  ) {}
-
-  private path(contextId?: string, rest = ''): string {
-    const base = `/sessions/${encodeURIComponent(this.sessionId)}/contexts`;
-    return contextId === undefined ? base : `${base}/${encodeURIComponent(contextId)}${rest}`;
+  constructor(http: HttpClient, sessionId: string) {
+    super(http, sessionId, 'contexts');
   }
 
   /** A new context (TypeScript in /workspace unless told), ready for cells. */
@@ -34,13 +29,7 @@ export class Contexts {
   }
 
   async list(options: ContextCallOptions = {}): Promise<CodeContext[]> {
-    const listed = await this.http.json<{ contexts: CodeContext[] }>({
-      method: 'GET',
-      path: this.path(),
-      signal: options.signal,
-      retry: 'safe',
-    });
-    return listed.contexts;
+    return (await this.read<{ contexts: CodeContext[] }>(this.path(), options)).contexts;
   }
 
   /** Deletes a context: its process ends. Throws ContextNotFoundError for an unknown one. */

@@ -1,5 +1,5 @@
 import { FileNotFoundError } from './errors.js';
-import type { HttpClient } from './http.js';
+import type { HttpClient, RetryPolicy } from './http.js';
 import type {
   FileList,
   FileStat,
@@ -186,13 +186,7 @@ export class Files {
 
   /** The files under `dir` (default: /workspace itself), recursively; files only. */
   list(dir?: string, options: FileCallOptions = {}): Promise<FileList> {
-    return this.http.json<FileList>({
-      method: 'GET',
-      path: '/files/list',
-      query: { sessionId: this.sessionId, path: dir },
-      signal: options.signal,
-      retry: 'safe',
-    });
+    return this.ask<FileList>('/files/list', dir, options);
   }
 
   /**
@@ -204,13 +198,7 @@ export class Files {
    * @throws InvalidPathError for a path that leaves /workspace (by `..` or a symlink).
    */
   stat(path: string, options: FileCallOptions = {}): Promise<FileStat> {
-    return this.http.json<FileStat>({
-      method: 'GET',
-      path: '/files/stat',
-      query: { sessionId: this.sessionId, path },
-      signal: options.signal,
-      retry: 'safe',
-    });
+    return this.ask<FileStat>('/files/stat', path, options);
   }
 
   /**
@@ -235,13 +223,11 @@ export class Files {
    * @throws DirectoryNotEmptyError for a non-empty directory without `recursive`.
    */
   remove(path: string, options: RemoveOptions = {}): Promise<RemovedFile> {
-    return this.http.json<RemovedFile>({
-      method: 'POST',
-      path: '/files/remove',
-      json: { sessionId: this.sessionId, path, recursive: options.recursive ?? false },
-      signal: options.signal,
-      retry: 'safe',
-    });
+    return this.change<RemovedFile>(
+      '/files/remove',
+      { path, recursive: options.recursive ?? false },
+      options,
+    );
   }
 
   /**
@@ -253,13 +239,8 @@ export class Files {
    * @throws DirectoryNotEmptyError when `to` is a non-empty directory.
    */
   rename(from: string, to: string, options: RenameOptions = {}): Promise<RenamedFile> {
-    return this.http.json<RenamedFile>({
-      method: 'POST',
-      path: '/files/rename',
-      json: { sessionId: this.sessionId, from, to, overwrite: options.overwrite ?? false },
-      signal: options.signal,
-      retry: 'refused',
-    });
+    const body = { from, to, overwrite: options.overwrite ?? false };
+    return this.change<RenamedFile>('/files/rename', body, options, 'refused');
   }
 
   /**
@@ -269,12 +250,33 @@ export class Files {
    * @throws InvalidPathError when a file is in the way.
    */
   mkdir(path: string, options: FileCallOptions = {}): Promise<MadeDirectory> {
-    return this.http.json<MadeDirectory>({
-      method: 'POST',
-      path: '/files/mkdir',
-      json: { sessionId: this.sessionId, path },
+    return this.change<MadeDirectory>('/files/mkdir', { path }, options);
+  }
+
+  /** A GET of the session's entry at `path` (undefined: /workspace), retried when safe. */
+  private ask<T>(endpoint: string, path: string | undefined, options: FileCallOptions): Promise<T> {
+    return this.http.json<T>({
+      method: 'GET',
+      path: endpoint,
+      query: { sessionId: this.sessionId, path },
       signal: options.signal,
       retry: 'safe',
+    });
+  }
+
+  /** A POST of `body` for the session; sent again after a cut only as `retry` allows. */
+  private change<T>(
+    endpoint: string,
+    body: Record<string, unknown>,
+    options: FileCallOptions,
+    retry: RetryPolicy = 'safe',
+  ): Promise<T> {
+    return this.http.json<T>({
+      method: 'POST',
+      path: endpoint,
+      json: { sessionId: this.sessionId, ...body },
+      signal: options.signal,
+      retry,
     });
   }
 

@@ -5,7 +5,13 @@ export { Terminals } from './terminals.js';
 export type { Terminal, TerminalOpenOptions } from './terminals.js';
 export { TerminalHandle } from './terminal-handle.js';
 export type { TerminalExit, WebSocketConstructor, WebSocketLike } from './terminal-handle.js';
-export type { BackgroundRunOptions, RunFileInput, RunInput, RunOptions } from './run-options.js';
+export type {
+  BackgroundRunOptions,
+  RunCallbacks,
+  RunFileInput,
+  RunInput,
+  RunOptions,
+} from './run-options.js';
 export { ProcessHandle } from './process-handle.js';
 export { SessionList } from './session-list.js';
 export type { SessionSummary } from './session-list.js';

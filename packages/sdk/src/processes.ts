@@ -9,6 +9,7 @@ import {
   type ProcessRef,
 } from './process-handle.js';
 import { eventData, RunStream } from './run-stream.js';
+import { SessionCollection } from './session-collection.js';
 import { resumingEvents } from './sse.js';
 import type { KillResult, OutputEvent, ProcessInfo, ProcessOutput, StdinResult } from './types.js';
 
@@ -21,36 +22,19 @@ const MAX_RESUMES = 5;
  * A session's runs: their list and state, their kept output (after the connection that
  * streamed it dropped, after idle and deep sleep), their stdin, and killing them.
  */
-export class Processes implements ProcessCalls {
+export class Processes extends SessionCollection implements ProcessCalls {
   /** @internal Made by `Sandbox`; use `sandbox.processes`. */
-  constructor(
-    private readonly http: HttpClient,
-    private readonly sessionId: string,
-  ) {}
-
-  private path(ref?: ProcessRef, rest = ''): string {
-    const base = `/sessions/${encodeURIComponent(this.sessionId)}/processes`;
-    return ref === undefined ? base : `${base}/${encodeURIComponent(String(ref))}${rest}`;
+  constructor(http: HttpClient, sessionId: string) {
+    super(http, sessionId, 'processes');
   }
 
   /** The session's runs, oldest first (does not wake the session). */
   async list(options: ProcessCallOptions = {}): Promise<ProcessInfo[]> {
-    const listed = await this.http.json<{ processes: ProcessInfo[] }>({
-      method: 'GET',
-      path: this.path(),
-      signal: options.signal,
-      retry: 'safe',
-    });
-    return listed.processes;
+    return (await this.read<{ processes: ProcessInfo[] }>(this.path(), options)).processes;
   }
 
   get(ref: ProcessRef, options: ProcessCallOptions = {}): Promise<ProcessInfo> {
-    return this.http.json<ProcessInfo>({
-      method: 'GET',
-      path: this.path(ref),
-      signal: options.signal,
-      retry: 'safe',
-    });
+    return this.read<ProcessInfo>(this.path(ref), options);
   }
 
   /**
@@ -147,21 +131,28 @@ export class Processes implements ProcessCalls {
   ): Promise<StdinResult> {
     const body =
       typeof data === 'string' ? { data } : { data: base64(data), encoding: 'base64' as const };
-    return this.http.json<StdinResult>({
-      method: 'POST',
-      path: this.path(ref, '/stdin'),
-      json: { ...body, ...(options.close === true ? { close: true } : {}) },
-      signal: options.signal,
-      retry: 'refused',
-    });
+    return this.stdin(
+      ref,
+      { ...body, ...(options.close === true ? { close: true } : {}) },
+      options,
+    );
   }
 
   /** Closes the stdin of a run: it reads the end of its input. */
   closeStdin(ref: ProcessRef, options: ProcessCallOptions = {}): Promise<StdinResult> {
+    return this.stdin(ref, { close: true }, options);
+  }
+
+  /** A write to a run's stdin, never sent twice (the process may have taken the bytes). */
+  private stdin(
+    ref: ProcessRef,
+    json: Record<string, unknown>,
+    options: ProcessCallOptions,
+  ): Promise<StdinResult> {
     return this.http.json<StdinResult>({
       method: 'POST',
       path: this.path(ref, '/stdin'),
-      json: { close: true },
+      json,
       signal: options.signal,
       retry: 'refused',
     });
@@ -204,20 +195,15 @@ export class Processes implements ProcessCalls {
 
   /** Kills every process of the session (runs and what they left in the background). */
   killAll(options: ProcessCallOptions = {}): Promise<KillResult> {
-    return this.http.json<KillResult>({
-      method: 'POST',
-      path: '/execution/kill',
-      json: { sessionId: this.sessionId },
-      signal: options.signal,
-      retry: 'safe',
-    });
+    return this.killPid(undefined, options);
   }
 
-  private killPid(pid: number, options: ProcessCallOptions): Promise<KillResult> {
+  /** Kills `pid` and its descendants; without one, every process of the session. */
+  private killPid(pid: number | undefined, options: ProcessCallOptions): Promise<KillResult> {
     return this.http.json<KillResult>({
       method: 'POST',
       path: '/execution/kill',
-      json: { sessionId: this.sessionId, pid },
+      json: { sessionId: this.sessionId, ...(pid === undefined ? {} : { pid }) },
       signal: options.signal,
       retry: 'safe',
     });

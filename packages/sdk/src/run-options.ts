@@ -1,6 +1,6 @@
 import { InvalidRequestError } from './errors.js';
 import { base64 } from './files.js';
-import type { ExecuteBody, RunFile } from './types.js';
+import type { CellError, CellResult, ExecuteBody, RunFile } from './types.js';
 
 /**
  * What a run runs: `{ code }` (JavaScript or TypeScript) or `{ command }` (bash), never both
@@ -51,7 +51,18 @@ export interface RunOptions {
   /** Output as it comes (the run is then streamed); the result still holds all of it. */
   onStdout?: (data: string) => void;
   onStderr?: (data: string) => void;
+  /**
+   * A context cell's values, each as its own event before the cell's end (the run is then
+   * streamed): what `display` showed, then the last expression's (`isMain`). The result's
+   * `results` still holds them all.
+   */
+  onResult?: (result: CellResult) => void;
+  /** A context cell's error, before the cell's end (streamed); also the result's `error`. */
+  onError?: (error: CellError) => void;
 }
+
+/** The callbacks that stream a run. */
+export type RunCallbacks = 'onStdout' | 'onStderr' | 'onResult' | 'onError';
 
 /** A run started in the background: `run`/`exec` give its process handle at once. */
 export interface BackgroundRunOptions extends RunOptions {

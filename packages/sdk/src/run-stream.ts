@@ -8,7 +8,13 @@ import {
 } from './errors.js';
 import { retryDelayMs, type HttpClient, type RequestSpec } from './http.js';
 import { resumingEvents } from './sse.js';
-import type { ExecuteBody, ExecutionEvent, ExecutionResult } from './types.js';
+import type {
+  CellError,
+  CellResult,
+  ExecuteBody,
+  ExecutionEvent,
+  ExecutionResult,
+} from './types.js';
 import { abortedError } from './watchdog.js';
 
 /** How often a dropped run stream is resumed before the failure is thrown. */
@@ -154,6 +160,10 @@ export class RunStream {
       case 'stdout':
       case 'stderr':
         return { type: message.event, data: data.data as string };
+      case 'cell_result':
+        return { type: 'cell_result', result: data.result as CellResult };
+      case 'cell_error':
+        return { type: 'cell_error', error: data.error as CellError };
       case 'exit':
         return { type: 'exit', code: data.code as number };
       case 'result':

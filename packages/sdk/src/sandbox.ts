@@ -12,6 +12,7 @@ import {
   runTimeoutS,
   secondsOf,
   type BackgroundRunOptions,
+  type RunCallbacks,
   type RunInput,
   type RunOptions,
 } from './run-options.js';
@@ -122,7 +123,8 @@ export class Sandbox {
    * Runs a cell in a code context: its variables, functions and imports stay for the next
    * cell; `results` holds the last expression's value (`text/plain`, `application/json`),
    * `error` what it threw. A cell that ended its context's process throws
-   * ContextRestartedError (the next cell runs in a fresh context).
+   * ContextRestartedError (the next cell runs in a fresh context). With `onStdout`,
+   * `onStderr`, `onResult` or `onError` the cell is streamed and each arrives as it comes.
    */
   runCode(
     code: string,
@@ -314,7 +316,7 @@ export class Sandbox {
    */
   async *stream(
     input: string | RunInput,
-    options: Omit<RunOptions, 'onStdout' | 'onStderr'> = {},
+    options: Omit<RunOptions, RunCallbacks> = {},
   ): AsyncGenerator<ExecutionEvent, void, undefined> {
     const body = executeBody(this.id, programOf(input, 'code'), options, true);
     const run = new RunStream(this.http, this.id);
@@ -348,9 +350,10 @@ export class Sandbox {
     program: { code: string } | { command: string },
     options: RunOptions,
   ): Promise<ExecutionResult> {
-    const { onStdout, onStderr, ...rest } = options;
+    const { onStdout, onStderr, onResult, onError, ...rest } = options;
+    const callbacks = [onStdout, onStderr, onResult, onError];
     // An abortable run is streamed: its pid comes at its start, so that an abort can kill it.
-    if (onStdout === undefined && onStderr === undefined && options.signal === undefined) {
+    if (callbacks.every((callback) => callback === undefined) && options.signal === undefined) {
       return this.http.json<ExecutionResult>({
         method: 'POST',
         path: '/execute',
@@ -362,6 +365,8 @@ export class Sandbox {
     for await (const event of this.stream(program, rest)) {
       if (event.type === 'stdout') onStdout?.(event.data);
       else if (event.type === 'stderr') onStderr?.(event.data);
+      else if (event.type === 'cell_result') onResult?.(event.result);
+      else if (event.type === 'cell_error') onError?.(event.error);
       else if (event.type === 'result') return resultOrTimeout(event.result, runTimeoutS(options));
     }
     throw new NetworkError({ code: 'network_error', status: 0, message: 'No result' });

@@ -77,6 +77,13 @@ export type ExecutionEvent =
   | { type: 'started'; pid: number; processId: string }
   | { type: 'stdout'; data: string }
   | { type: 'stderr'; data: string }
+  /**
+   * A context cell's value, before `exit` (`runCode`, or `contextId`): what `display` showed,
+   * then the last expression's (`isMain`); each is also in the result's `results`.
+   */
+  | { type: 'cell_result'; result: CellResult }
+  /** A context cell's error, before `exit`; also the result's `error`. */
+  | { type: 'cell_error'; error: CellError }
   | { type: 'exit'; code: number }
   | { type: 'result'; result: ExecutionResult };
 

@@ -17,6 +17,10 @@ export type Route = (call: Call) => Response | Promise<Response>;
 
 export const API_URL = 'http://api.test/v1';
 
+/** What `promise` rejects with (or its value): for assertions on the error a call throws. */
+export const caught = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.catch((err: unknown) => err);
+
 /** A fetch answering from `route`, and the calls it got. */
 export function fakeFetch(route: Route): { fetch: typeof fetch; calls: Call[] } {
   const calls: Call[] = [];

@@ -5,10 +5,7 @@ import {
   Sandbox,
   SessionNotFoundError,
 } from '../src';
-import { apiError, clientOf, json, sessionInfo, type Call } from './fake-api';
-
-const caught = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.catch((err: unknown) => err);
+import { apiError, caught, clientOf, json, sessionInfo, type Call } from './fake-api';
 
 async function sandboxOn(route: (call: Call) => Response) {
   const api = clientOf(

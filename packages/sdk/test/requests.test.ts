@@ -7,10 +7,7 @@ import {
   SandboxError,
 } from '../src';
 import { HttpClient, resolveOptions } from '../src/http';
-import { clientOf, json, sessionInfo, sse, stalled, type Call } from './fake-api';
-
-const caught = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.catch((err: unknown) => err);
+import { caught, clientOf, json, sessionInfo, sse, stalled, type Call } from './fake-api';
 
 describe('request timeouts', () => {
   it('fails a request whose answer never comes with ClientTimeoutError, a NetworkError', async () => {

@@ -213,6 +213,52 @@ describe('runs in the background', () => {
     expect(calls.at(-1)?.headers['last-event-id']).toBe(`${PROC}:1:0`);
   });
 
+  it("streams a context cell's values and error to onResult/onError, then gives the result", async () => {
+    const shown = { 'image/svg+xml': '<svg/>', 'text/plain': '[image/svg+xml]', isMain: false };
+    const main = { 'text/plain': '3', 'application/json': '3', isMain: true };
+    const error = { name: 'TypeError', message: 'no', stack: 'TypeError: no' };
+    const cell = { ...resultOf(''), exitCode: 1, results: [shown, main], error };
+    const { sandbox, runs } = await sandboxWith((call) =>
+      sse(call, [
+        {
+          event: 'started',
+          data: { type: 'started', pid: 42, processId: PROC },
+          id: `${PROC}:0:0`,
+        },
+        {
+          event: 'cell_result',
+          data: { type: 'cell_result', result: shown },
+          id: `${PROC}:0:0:cell1`,
+        },
+        {
+          event: 'cell_result',
+          data: { type: 'cell_result', result: main },
+          id: `${PROC}:0:0:cell2`,
+        },
+        { event: 'cell_error', data: { type: 'cell_error', error }, id: `${PROC}:0:0:cell3` },
+        { event: 'exit', data: { type: 'exit', code: 1 }, id: `${PROC}:0:0:exit` },
+        { event: 'result', data: cell, id: `${PROC}:0:0:end` },
+      ]),
+    );
+    const seen: unknown[] = [];
+    const result = await sandbox.runCode('display(svg); 1 + 2', {
+      context: 'ctx_0123456789abcdef01234567',
+      onResult: (value) => seen.push(value),
+      onError: (thrown) => seen.push(thrown.name),
+    });
+    expect(seen).toEqual([shown, main, 'TypeError']);
+    expect(result).toEqual(cell);
+    expect(runs()[0]?.body).toMatchObject({
+      stream: true,
+      contextId: 'ctx_0123456789abcdef01234567',
+    });
+    const types = [];
+    for await (const event of sandbox.stream('1', { contextId: 'ctx_0123456789abcdef01234567' })) {
+      types.push(event.type === 'cell_result' ? event.result['text/plain'] : event.type);
+    }
+    expect(types).toEqual(['started', '[image/svg+xml]', '3', 'cell_error', 'exit', 'result']);
+  });
+
   it('connects to a run by its pid or proc_ id', async () => {
     const { sandbox } = await sandboxWith(() => json(processInfo('running')));
     expect(await sandbox.processes.connect(PROC)).toMatchObject({ pid: 42, id: PROC });

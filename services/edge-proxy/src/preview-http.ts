@@ -1,5 +1,6 @@
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { closeTogether } from '@sandbox/contract';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) describe one connection and are not passed on. */
 const HOP_BY_HOP = new Set([
@@ -83,14 +84,7 @@ export function guardUpgrade(upstreamRequest: ClientRequest, visitor: Duplex): v
     setImmediate(() => visitor.destroy());
   });
   upstreamRequest.prependListener('upgrade', (_response: IncomingMessage, upstream: Duplex) => {
-    const closeBoth = () => {
-      upstream.destroy();
-      visitor.destroy();
-    };
-    for (const side of [upstream, visitor]) {
-      side.on('end', closeBoth);
-      side.on('close', closeBoth);
-    }
+    closeTogether(upstream, visitor, ['end', 'close']);
   });
   visitor.on('close', () => upstreamRequest.destroy());
 }

@@ -1,7 +1,7 @@
 import { createServer, request, type Agent, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { PREVIEW_HEADERS } from '@sandbox/contract';
+import { closeTogether, PREVIEW_HEADERS } from '@sandbox/contract';
 import { PreviewTunnels } from './preview-tunnels';
 
 const one = `ses_${'a'.repeat(24)}`;
@@ -35,14 +35,7 @@ describe('preview tunnels', () => {
         socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
         socket.pipe(upstream).pipe(socket);
       });
-      const closeBoth = () => {
-        upstream.destroy();
-        socket.destroy();
-      };
-      upstream.on('close', closeBoth);
-      socket.on('close', closeBoth);
-      socket.on('error', closeBoth);
-      upstream.on('error', closeBoth);
+      closeTogether(upstream, socket, ['close', 'error']);
     });
     await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve));
     previewAddress = `127.0.0.1:${(agent.address() as AddressInfo).port}`;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { keepHandedOver } from '@sandbox/contract';
 
 /** How a proxy server routes: `Target` names a request's upstream. */
 export interface ProxyRoutes<Target> {
@@ -30,16 +31,9 @@ export function createProxyServer<Target>(routes: ProxyRoutes<Target>): Server {
       (err: unknown) => routes.refuse(res, err),
     );
   });
-  const upgraded = new Set<Duplex>();
-  const closeAllConnections = server.closeAllConnections.bind(server);
-  server.closeAllConnections = () => {
-    closeAllConnections();
-    for (const socket of upgraded) socket.destroy();
-  };
+  const keepUpgraded = keepHandedOver(server);
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    upgraded.add(socket);
-    socket.on('close', () => upgraded.delete(socket));
-    socket.on('error', () => socket.destroy());
+    keepUpgraded(socket);
     routes.target(req).then(
       (target) => routes.ws(req, socket, head, target),
       (err: unknown) => {

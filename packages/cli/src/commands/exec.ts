@@ -1,37 +1,29 @@
 import { Command } from 'commander';
 import { action, type Context } from '../context';
-import { envPair, examples, jsonOption, positiveNumber, secondsToMs } from '../options';
+import { examples, runOptionsOf, withRunOptions, type RunFlags } from '../options';
 import { outputOf } from '../output';
 import { interruptSignal, streamRun } from '../run-stream';
 import { shellQuote } from '../shell-quote';
 
-interface ExecFlags {
-  timeout?: number;
+interface ExecFlags extends RunFlags {
   cwd?: string;
-  env?: Record<string, string>;
-  json?: boolean;
 }
 
 /** `sandbox exec SID -- COMMAND ARGS...`: exactly that argv, run by the session's shell. */
 export function execCommand(ctx: Context): Command {
-  return new Command('exec')
-    .summary('run a command (exactly its argv) in a session')
-    .description(
-      'Run a command in the session with exactly the arguments given (quoted for its shell: ' +
-        "for shell syntax, run sh -c '…'). Output streams live; exits with the command's exit " +
-        'code (124: it timed out; 130: Ctrl-C killed it).',
-    )
-    .usage('[options] <session> -- <command> [args...]')
-    .argument('<session>', 'the session id (ses_…)')
-    .argument('<command...>', 'the command and its arguments, after --')
-    .option(
-      '--timeout <seconds>',
-      "the run's timeout: killed after it (default: the session's, 30)",
-      positiveNumber,
-    )
-    .option('--cwd <dir>', 'the working directory, relative to /workspace')
-    .option('--env <name=value>', 'an environment variable of the run (repeatable)', envPair)
-    .addOption(jsonOption('the whole result ({stdout, stderr, exitCode, …}) at the end'))
+  return withRunOptions(
+    new Command('exec')
+      .summary('run a command (exactly its argv) in a session')
+      .description(
+        'Run a command in the session with exactly the arguments given (quoted for its shell: ' +
+          "for shell syntax, run sh -c '…'). Output streams live; exits with the command's exit " +
+          'code (124: it timed out; 130: Ctrl-C killed it).',
+      )
+      .usage('[options] <session> -- <command> [args...]')
+      .argument('<session>', 'the session id (ses_…)')
+      .argument('<command...>', 'the command and its arguments, after --'),
+    (command) => command.option('--cwd <dir>', 'the working directory, relative to /workspace'),
+  )
     .addHelpText(
       'after',
       examples(
@@ -46,11 +38,7 @@ export function execCommand(ctx: Context): Command {
         const interrupt = interruptSignal(ctx.io);
         try {
           const sandbox = await ctx.api().connect(sessionId);
-          const options = {
-            timeoutMs: secondsToMs(flags.timeout),
-            env: flags.env,
-            workingDir: flags.cwd,
-          };
+          const options = { ...runOptionsOf(flags), workingDir: flags.cwd };
           const input = { command: shellQuote(command) };
           return await streamRun(sandbox, input, options, ctx.io, out, interrupt.signal);
         } finally {

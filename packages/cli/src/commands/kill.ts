@@ -1,8 +1,9 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { KillResult, ProcessRef, Sandbox } from '@sandbox/sdk';
-import { action, UsageError, type Context } from '../context';
-import { examples, jsonOption, processRef } from '../options';
-import { outputOf, type Output } from '../output';
+import { UsageError, type Context } from '../context';
+import { processRef } from '../options';
+import type { Output } from '../output';
+import { sessionCommand } from '../session-command';
 
 /**
  * Kills one process of the session: a pid directly; a process id by its pid, only while that
@@ -18,47 +19,38 @@ export async function killOne(sandbox: Sandbox, ref: ProcessRef, out: Output): P
 
 /** `sandbox kill SID PID|proc_ID`, or `--all`. */
 export function killCommand(ctx: Context): Command {
-  return new Command('kill')
-    .summary('kill a process of a session, or all of them (--all)')
-    .description(
+  const spec = {
+    name: 'kill',
+    summary: 'kill a process of a session, or all of them (--all)',
+    description:
       'Kill one process of the session (and its children), by its pid or its process id; ' +
-        'or with --all every process of the session.',
-    )
-    .argument('<session>', 'the session id (ses_…)')
-    .argument('[process]', 'a pid, or a process id (proc_…)', processRef)
-    .option('--all', 'kill every process of the session')
-    .addOption(jsonOption('{killed, pids}'))
-    .addHelpText(
-      'after',
-      examples('sandbox kill ses_… 42', 'sandbox kill ses_… proc_…', 'sandbox kill ses_… --all'),
-    )
-    .action(
-      action(
-        ctx,
-        async (
-          sessionId: string,
-          ref: ProcessRef | undefined,
-          flags: { all?: boolean; json?: boolean },
-        ) => {
-          if (ref === undefined && flags.all !== true) {
-            throw new UsageError('kill needs a process (a pid or a proc_ id), or --all');
-          }
-          if (ref !== undefined && flags.all === true) {
-            throw new UsageError('kill takes a process or --all, not both');
-          }
-          const sandbox = await ctx.api().connect(sessionId);
-          const out = outputOf(ctx.io, flags.json);
-          const killed =
-            ref === undefined
-              ? await sandbox.processes.killAll()
-              : await killOne(sandbox, ref, out);
-          out.print(killed, () =>
-            killed.pids.length === 0
-              ? `killed ${killed.killed}`
-              : `killed ${killed.killed}: ${killed.pids.join(' ')}`,
-          );
-          return 0;
-        },
-      ),
-    );
+      'or with --all every process of the session.',
+    json: '{killed, pids}',
+    examples: ['sandbox kill ses_… 42', 'sandbox kill ses_… proc_…', 'sandbox kill ses_… --all'],
+    configure: (command: Command) =>
+      command
+        .argument('[process]', 'a pid, or a process id (proc_…)', processRef)
+        .option('--all', 'kill every process of the session'),
+  };
+  return sessionCommand<{ all?: boolean; json?: boolean }, [ProcessRef | undefined]>(
+    ctx,
+    spec,
+    async ({ connect, out, flags }, ref) => {
+      if (ref === undefined && flags.all !== true) {
+        throw new UsageError('kill needs a process (a pid or a proc_ id), or --all');
+      }
+      if (ref !== undefined && flags.all === true) {
+        throw new UsageError('kill takes a process or --all, not both');
+      }
+      const sandbox = await connect();
+      const killed =
+        ref === undefined ? await sandbox.processes.killAll() : await killOne(sandbox, ref, out);
+      out.print(killed, () =>
+        killed.pids.length === 0
+          ? `killed ${killed.killed}`
+          : `killed ${killed.killed}: ${killed.pids.join(' ')}`,
+      );
+      return 0;
+    },
+  );
 }

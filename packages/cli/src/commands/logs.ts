@@ -1,9 +1,10 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import type { ProcessRef, Sandbox } from '@sandbox/sdk';
 import type { CliIo } from '../context';
-import { action, type Context } from '../context';
-import { examples, jsonOption, processRef } from '../options';
+import type { Context } from '../context';
+import { processRef } from '../options';
 import { writeTo } from '../output';
+import { sessionCommand } from '../session-command';
 
 interface LogsFlags {
   follow?: boolean;
@@ -12,32 +13,32 @@ interface LogsFlags {
 
 /** `sandbox logs SID PID`: a run's kept output, or followed live with -f. */
 export function logsCommand(ctx: Context): Command {
-  return new Command('logs')
-    .summary("print a run's output, or follow it live (-f)")
-    .description(
+  const spec = {
+    name: 'logs',
+    summary: "print a run's output, or follow it live (-f)",
+    description:
       "Print a run's kept output: its stdout here, its stderr on stderr. With -f, follow it " +
-        'live until the run ends (resumed if the connection drops).',
-    )
-    .argument('<session>', 'the session id (ses_…)')
-    .argument('<process>', 'a pid, or a process id (proc_…)', processRef)
-    .option('-f, --follow', 'follow the output live until the run ends')
-    .addOption(jsonOption('the output ({stdout, stderr, …}; with -f, one event a line)'))
-    .addHelpText('after', examples('sandbox logs ses_… 42', 'sandbox logs -f ses_… proc_…'))
-    .action(
-      action(ctx, async (sessionId: string, ref: ProcessRef, flags: LogsFlags) => {
-        const sandbox = await ctx.api().connect(sessionId);
-        if (flags.follow === true) await follow(sandbox, ref, ctx.io, flags.json === true);
-        else {
-          const output = await sandbox.processes.output(ref);
-          if (flags.json === true) ctx.io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
-          else {
-            await writeTo(ctx.io.stdout, output.stdout);
-            await writeTo(ctx.io.stderr, output.stderr);
-          }
-        }
-        return 0;
-      }),
-    );
+      'live until the run ends (resumed if the connection drops).',
+    json: 'the output ({stdout, stderr, …}; with -f, one event a line)',
+    examples: ['sandbox logs ses_… 42', 'sandbox logs -f ses_… proc_…'],
+    configure: (command: Command) =>
+      command
+        .argument('<process>', 'a pid, or a process id (proc_…)', processRef)
+        .option('-f, --follow', 'follow the output live until the run ends'),
+  };
+  return sessionCommand<LogsFlags, [ProcessRef]>(ctx, spec, async ({ connect, flags }, ref) => {
+    const sandbox = await connect();
+    if (flags.follow === true) await follow(sandbox, ref, ctx.io, flags.json === true);
+    else {
+      const output = await sandbox.processes.output(ref);
+      if (flags.json === true) ctx.io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+      else {
+        await writeTo(ctx.io.stdout, output.stdout);
+        await writeTo(ctx.io.stderr, output.stderr);
+      }
+    }
+    return 0;
+  });
 }
 
 async function follow(sandbox: Sandbox, ref: ProcessRef, io: CliIo, json: boolean) {

@@ -3,16 +3,13 @@ import { Command, Option } from 'commander';
 import type { Sandbox } from '@sandbox/sdk';
 import { action, type Context } from '../context';
 import { OUTCOMES } from '../exit-codes';
-import { envPair, examples, jsonOption, positiveNumber, secondsToMs } from '../options';
+import { examples, runOptionsOf, withRunOptions, type RunFlags } from '../options';
 import { outputOf, type Output } from '../output';
 import { interruptSignal, streamRun, type StreamOptions } from '../run-stream';
 
-interface RunFlags {
+interface RunFileFlags extends RunFlags {
   session?: string;
   keep?: boolean;
-  timeout?: number;
-  env?: Record<string, string>;
-  json?: boolean;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -23,23 +20,20 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 
 /** `sandbox run FILE|-`: JavaScript or TypeScript, in a session or a throwaway one. */
 export function runCommand(ctx: Context): Command {
-  return new Command('run')
-    .summary('run a JavaScript/TypeScript file, in a throwaway session by default')
-    .description(
-      'Run a JavaScript or TypeScript file (- : standard input) in the session given, or in a ' +
-        'new session deleted afterwards, also at Ctrl-C (kept with --keep). Output streams ' +
-        "live; exits with the run's exit code (124: it timed out; 130: Ctrl-C killed it).",
-    )
-    .argument('<file>', 'the file to run, or - for standard input')
-    .option('--session <id>', 'run in this session (ses_…) instead of a new one')
-    .addOption(new Option('--keep', 'keep the new session (its id on stderr)').conflicts('session'))
-    .option(
-      '--timeout <seconds>',
-      "the run's timeout: killed after it (default: the session's, 30)",
-      positiveNumber,
-    )
-    .option('--env <name=value>', 'an environment variable of the run (repeatable)', envPair)
-    .addOption(jsonOption('the whole result ({stdout, stderr, exitCode, …}) at the end'))
+  return withRunOptions(
+    new Command('run')
+      .summary('run a JavaScript/TypeScript file, in a throwaway session by default')
+      .description(
+        'Run a JavaScript or TypeScript file (- : standard input) in the session given, or in a ' +
+          'new session deleted afterwards, also at Ctrl-C (kept with --keep). Output streams ' +
+          "live; exits with the run's exit code (124: it timed out; 130: Ctrl-C killed it).",
+      )
+      .argument('<file>', 'the file to run, or - for standard input')
+      .option('--session <id>', 'run in this session (ses_…) instead of a new one')
+      .addOption(
+        new Option('--keep', 'keep the new session (its id on stderr)').conflicts('session'),
+      ),
+  )
     .addHelpText(
       'after',
       examples(
@@ -49,9 +43,9 @@ export function runCommand(ctx: Context): Command {
       ),
     )
     .action(
-      action(ctx, async (file: string, flags: RunFlags) => {
+      action(ctx, async (file: string, flags: RunFileFlags) => {
         const code = await readAll(file === '-' ? ctx.io.stdin : createReadStream(file));
-        const options = { timeoutMs: secondsToMs(flags.timeout), env: flags.env };
+        const options = runOptionsOf(flags);
         const out = outputOf(ctx.io, flags.json);
         const interrupt = interruptSignal(ctx.io);
         try {

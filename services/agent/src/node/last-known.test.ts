@@ -11,28 +11,35 @@ function controlledReads() {
   return { read, pending, calls: () => calls };
 }
 
+/** A LastKnown (fresh for 1000 ms) over controlled readings, with a clock the test moves. */
+function lastKnown(start = 0) {
+  const reads = controlledReads();
+  const clock = { now: start };
+  const known = new LastKnown(reads.read, 1000, () => clock.now);
+  return { reads, clock, known };
+}
+
+/** The same, once its first reading (`value`, at time 0) is in. */
+async function readOnce(value: number) {
+  const t = lastKnown();
+  const first = t.known.get();
+  t.reads.pending.shift()?.(value);
+  await expect(first).resolves.toBe(value);
+  return t;
+}
+
 describe('LastKnown', () => {
   it('waits for the first reading only', async () => {
-    const reads = controlledReads();
-    let now = 0;
-    const known = new LastKnown(reads.read, 1000, () => now);
-    const first = known.get();
-    reads.pending.shift()?.(3);
-    await expect(first).resolves.toBe(3);
-    now = 5000;
+    const { reads, clock, known } = await readOnce(3);
+    clock.now = 5000;
     // Stale: answered at once with the last reading, while a new one runs (never resolved here).
     await expect(known.get()).resolves.toBe(3);
     expect(reads.calls()).toBe(2);
   });
 
   it('starts one reading at a time, and answers the new value once it is in', async () => {
-    const reads = controlledReads();
-    let now = 0;
-    const known = new LastKnown(reads.read, 1000, () => now);
-    const first = known.get();
-    reads.pending.shift()?.(1);
-    await first;
-    now = 2000;
+    const { reads, clock, known } = await readOnce(1);
+    clock.now = 2000;
     await known.get();
     await known.get();
     expect(reads.calls()).toBe(2);
@@ -42,13 +49,8 @@ describe('LastKnown', () => {
   });
 
   it('reads again while fresh only when asked after freshMs', async () => {
-    const reads = controlledReads();
-    let now = 0;
-    const known = new LastKnown(reads.read, 1000, () => now);
-    const first = known.get();
-    reads.pending.shift()?.(1);
-    await first;
-    now = 999;
+    const { reads, clock, known } = await readOnce(1);
+    clock.now = 999;
     await known.get();
     expect(reads.calls()).toBe(1);
   });
@@ -70,14 +72,12 @@ describe('LastKnown', () => {
   });
 
   it('says how old its answer is: from when that reading began', async () => {
-    const reads = controlledReads();
-    let now = 100;
-    const known = new LastKnown(reads.read, 1000, () => now);
+    const { reads, clock, known } = lastKnown(100);
     const first = known.getAged();
-    now = 400; // the reading took 300 ms
+    clock.now = 400; // the reading took 300 ms
     reads.pending.shift()?.(3);
     await expect(first).resolves.toEqual({ value: 3, ageMs: 300 });
-    now = 4100; // a busy dockerd: the next reading has not come back
+    clock.now = 4100; // a busy dockerd: the next reading has not come back
     await expect(known.getAged()).resolves.toEqual({ value: 3, ageMs: 4000 });
   });
 });

@@ -4,6 +4,8 @@ import type { Duplex } from 'node:stream';
 import { AppError, toAppError, toErrorBody } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import {
+  closeTogether,
+  keepHandedOver,
   parsePreviewTunnelTarget,
   PREVIEW_HEADERS,
   tokenMatches,
@@ -67,15 +69,7 @@ async function connectToSandbox(
 
 /** From now on, bytes pass both ways; either side closing or ending closes both. */
 function splice(visitor: Duplex, upstream: Socket, head: Buffer): void {
-  const closeBoth = () => {
-    upstream.destroy();
-    visitor.destroy();
-  };
-  for (const side of [upstream, visitor]) {
-    side.on('error', closeBoth);
-    side.on('end', closeBoth);
-    side.on('close', closeBoth);
-  }
+  closeTogether(upstream, visitor);
   if (head.length > 0) upstream.write(head);
   visitor.pipe(upstream);
   upstream.pipe(visitor);
@@ -97,16 +91,9 @@ export function createPreviewServer(deps: PreviewServerDeps): Server {
     res.end(JSON.stringify(toErrorBody(err)));
   });
   // Node's server forgets connections it has handed over; stopping the agent ends them too.
-  const tunnels = new Set<Duplex>();
-  const closeAllConnections = server.closeAllConnections.bind(server);
-  server.closeAllConnections = () => {
-    closeAllConnections();
-    for (const socket of tunnels) socket.destroy();
-  };
+  const keepTunnel = keepHandedOver(server);
   server.on('connect', (req: IncomingMessage, visitor: Duplex, head: Buffer) => {
-    tunnels.add(visitor);
-    visitor.on('close', () => tunnels.delete(visitor));
-    visitor.on('error', () => visitor.destroy());
+    keepTunnel(visitor);
     (async () => {
       const upstream = await connectToSandbox(deps, tunnelTarget(deps, req));
       if (visitor.destroyed) {

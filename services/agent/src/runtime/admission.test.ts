@@ -14,6 +14,14 @@ function heldWork() {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** One slot (`maxQueued` waiting), starts first thought to take `initialMs`, a test's clock. */
+function oneSlot(maxQueued: number, initialMs: number) {
+  const clock = { now: 0 };
+  const held = heldWork();
+  const starts = new Admission({ concurrency: 1, maxQueued, initialMs, now: () => clock.now });
+  return { clock, held, starts };
+}
+
 describe('Admission', () => {
   it('runs `concurrency` at once and the rest in turn', async () => {
     const held = heldWork();
@@ -37,14 +45,7 @@ describe('Admission', () => {
   });
 
   it('refuses at once, with Retry-After, a start that could not finish before its deadline', async () => {
-    let now = 0;
-    const held = heldWork();
-    const starts = new Admission({
-      concurrency: 1,
-      maxQueued: 10,
-      initialMs: 2000,
-      now: () => now,
-    });
+    const { clock, held, starts } = oneSlot(10, 2000);
     const first = starts.run(held.work, 10_000);
     // One ahead: this one would end at about 4 s, past a deadline at 3 s.
     const refused = starts.run(held.work, 3000);
@@ -52,24 +53,17 @@ describe('Admission', () => {
     await tick();
     expect(held.started()).toBe(1);
     expect(starts.stats().refused).toBe(1);
-    now = 1000;
+    clock.now = 1000;
     held.releases.shift()?.();
     await first;
   });
 
   it('refuses a waiter whose turn comes too late, before its work starts', async () => {
-    let now = 0;
-    const held = heldWork();
-    const starts = new Admission({
-      concurrency: 1,
-      maxQueued: 10,
-      initialMs: 1000,
-      now: () => now,
-    });
+    const { clock, held, starts } = oneSlot(10, 1000);
     const first = starts.run(held.work);
     const waiter = starts.run(held.work, 2500);
     await tick();
-    now = 2000; // the first took 2 s: the waiter's deadline cannot be met any more
+    clock.now = 2000; // the first took 2 s: the waiter's deadline cannot be met any more
     held.releases.shift()?.();
     await first;
     await expect(waiter).rejects.toBeInstanceOf(AppError);
@@ -77,18 +71,11 @@ describe('Admission', () => {
   });
 
   it('starts at once when a slot is free, however slow starts have been', async () => {
-    let now = 0;
-    const held = heldWork();
-    const starts = new Admission({
-      concurrency: 1,
-      maxQueued: 0,
-      initialMs: 60_000,
-      now: () => now,
-    });
+    const { clock, held, starts } = oneSlot(0, 60_000);
     const run = starts.run(held.work, 1000);
     await tick();
     expect(held.started()).toBe(1);
-    now = 200;
+    clock.now = 200;
     held.releases.shift()?.();
     await expect(run).resolves.toBe('made');
   });
@@ -107,15 +94,9 @@ describe('Admission', () => {
   });
 
   it('learns how long a start takes', async () => {
-    let now = 0;
-    const starts = new Admission({
-      concurrency: 1,
-      maxQueued: 1,
-      initialMs: 2000,
-      now: () => now,
-    });
+    const { clock, starts } = oneSlot(1, 2000);
     await starts.run(() => {
-      now += 500;
+      clock.now += 500;
       return Promise.resolve();
     });
     expect(starts.stats().typicalMs).toBe(1550);

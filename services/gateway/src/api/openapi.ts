@@ -5,6 +5,17 @@ import { errorBodySchema } from './schemas';
 
 type JsonSchema = Record<string, unknown>;
 
+/** An event stream's media type: text, its events' data (`x-event-data`) when known. */
+function eventStream(op: ApiOperation): Record<string, unknown> {
+  const events = op.success.eventStream;
+  if (events === true || events === undefined) return { schema: { type: 'string' } };
+  const data = jsonSchema(events, 'output');
+  return {
+    schema: { type: 'string', description: data.description },
+    'x-event-data': data,
+  };
+}
+
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
   return rest;
@@ -162,7 +173,7 @@ function operationObject(operationId: string, op: ApiOperation): Record<string, 
   const success: Record<string, unknown> = op.success.raw
     ? { '*/*': { schema: { type: 'string', format: 'binary' } } }
     : { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } };
-  if (op.success.eventStream) success['text/event-stream'] = { schema: { type: 'string' } };
+  if (op.success.eventStream !== undefined) success['text/event-stream'] = eventStream(op);
   return {
     operationId,
     summary: op.summary,

@@ -5,6 +5,7 @@ import type { AccountStore } from '../accounts/account-store';
 import { createApp, type AppDeps } from '../app';
 import { ALL_SCOPES, type Principal } from '../auth/principal';
 import { MemoryRateLimiter } from '../limits/memory-rate-limiter';
+import { PAID_PLAN } from '../limits/plan-fixtures';
 import { buildOpenApiDocument, openApiPath } from './openapi';
 import { operations, type ApiOperation } from './operations';
 
@@ -31,6 +32,7 @@ interface DocOperation {
   operationId: string;
   requestBody?: { content: { 'application/json': { schema: JsonSchema } } };
   parameters?: { name: string; in: string; required: boolean; schema: JsonSchema }[];
+  responses: Record<string, { content?: Record<string, { 'x-event-data'?: unknown }> }>;
 }
 
 const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, DocOperation>> };
@@ -42,17 +44,13 @@ const principal: Principal = {
   plan: 'enterprise',
   scopes: ALL_SCOPES,
   limits: {
+    ...PAID_PLAN,
     requestsPerMinute: 1_000_000,
-    maxExecutionTimeoutS: 300,
-    maxMemoryMb: 4096,
     maxFileSizeBytes: 1024,
     maxFilesPerRequest: 10,
     maxEnvVars: 10,
     maxConcurrentSessions: 10,
-    maxSessionTtlS: 604_800,
-    resourceOverrides: true,
     maxOutputLogBytes: 1048576,
-    egressDefault: 'allow',
   },
 };
 const KEY = `sk_live_${'a'.repeat(40)}`;
@@ -211,6 +209,14 @@ describe('the operation table drives both the document and validation', () => {
       );
     const expected = table.map(([name, op]) => `${op.method} ${openApiPath(op.path)} ${name}`);
     expect(listed.sort()).toEqual(expected.sort());
+  });
+
+  it("documents a streamed run's events, a context cell's values and error among them", () => {
+    const events = documented(operations.execute).responses['200']?.content?.['text/event-stream'];
+    const types = JSON.stringify(events?.['x-event-data']);
+    for (const type of ['started', 'cell_result', 'cell_error', 'exit']) {
+      expect(types).toContain(`"const":"${type}"`);
+    }
   });
 
   it.each(table)('%s: the document shows the schemas the validator uses', (_name, op) => {

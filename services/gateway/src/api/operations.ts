@@ -27,6 +27,7 @@ import {
   webhookListSchema,
   deleteResultSchema,
   egressSchema,
+  executionEventSchema,
   executionResultSchema,
   fileListSchema,
   fileStatSchema,
@@ -69,7 +70,8 @@ export interface ApiOperation {
     status: number;
     schema: z.ZodType;
     description: string;
-    eventStream?: boolean;
+    /** Also Server-Sent Events: `true`, or the schema of their data. */
+    eventStream?: true | z.ZodType;
     /** The body is raw bytes, not JSON. */
     raw?: boolean;
   };
@@ -161,7 +163,7 @@ export const operations = {
       status: 200,
       schema: executionResultSchema,
       description: 'The execution result; with stream: true, text/event-stream',
-      eventStream: true,
+      eventStream: executionEventSchema,
     },
     errors: [
       'process_not_found',

@@ -101,6 +101,12 @@ const cellResultSchema = z
   })
   .catchall(z.union([z.string(), z.boolean()]));
 
+const cellErrorSchema = z.strictObject({
+  name: z.string(),
+  message: z.string(),
+  stack: z.string(),
+});
+
 export const executionResultSchema = z.strictObject({
   stdout: z.string(),
   stderr: z.string(),
@@ -118,11 +124,29 @@ export const executionResultSchema = z.strictObject({
     .array(cellResultSchema)
     .optional()
     .describe("a context's cell (contextId): its values, the last expression's first"),
-  error: z
-    .strictObject({ name: z.string(), message: z.string(), stack: z.string() })
-    .optional()
-    .describe("a context's cell that threw (exitCode 1)"),
+  error: cellErrorSchema.optional().describe("a context's cell that threw (exitCode 1)"),
 });
+
+/**
+ * The data of a streamed run's events but its last two: `result` (the execution result) and
+ * `error` (the error object of a failure after the start). The event's name is its `type`.
+ */
+export const executionEventSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('started'), pid: z.number().int(), processId: z.string() }),
+    z.strictObject({ type: z.enum(['stdout', 'stderr']), data: z.string() }),
+    z
+      .strictObject({ type: z.literal('cell_result'), result: cellResultSchema })
+      .describe("a context cell's value (display's, then the last expression's), before exit"),
+    z
+      .strictObject({ type: z.literal('cell_error'), error: cellErrorSchema })
+      .describe("a context cell's error, before exit"),
+    z.strictObject({ type: z.literal('exit'), code: z.number().int() }),
+  ])
+  .describe(
+    'Server-Sent Events, in order: started, stdout/stderr, cell_result…, cell_error, exit, ' +
+      'then result (data: the execution result) or error (data: the error object)',
+  );
 
 /** Spec part 7, for one set of codes. */
 export function errorBodySchema(codes: readonly [string, ...string[]]) {

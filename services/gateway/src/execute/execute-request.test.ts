@@ -1,21 +1,10 @@
 import { AppError } from '@sandbox/errors';
+import { FREE_PLAN } from '../limits/plan-fixtures';
 import type { PlanLimits } from '../limits/plans';
 import { resolveWorkingDir } from '../files/workspace-path';
 import { planExecution } from './execute-request';
 
-const free: PlanLimits = {
-  requestsPerMinute: 100,
-  maxExecutionTimeoutS: 30,
-  maxMemoryMb: 1024,
-  maxFileSizeBytes: 10 * 1024 * 1024,
-  maxFilesPerRequest: 100,
-  maxEnvVars: 2,
-  maxConcurrentSessions: 10,
-  maxSessionTtlS: 86400,
-  resourceOverrides: false,
-  maxOutputLogBytes: 1048576,
-  egressDefault: 'allow',
-};
+const free: PlanLimits = { ...FREE_PLAN, maxEnvVars: 2 };
 
 function codeOf(fn: () => unknown): string | undefined {
   try {

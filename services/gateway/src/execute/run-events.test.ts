@@ -80,4 +80,29 @@ describe('the events of a streamed run', () => {
     expect(events.output('stdout', bytes.subarray(1))).toBe(false);
     expect(sent).toEqual(['é']);
   });
+
+  it("sends a context cell's values and error as events of their own before exit", () => {
+    const { events, sent } = recorder();
+    events.started(process);
+    const shown = { 'text/html': '<b>hi</b>', 'text/plain': '[text/html]', isMain: false };
+    const main = { 'text/plain': '2', 'application/json': '2', isMain: true };
+    const error = { name: 'Error', message: 'no', stack: 'Error: no\n    at <cell-1>:1:7' };
+    const cell = { ...result, stdout: '', exitCode: 1, results: [shown, main], error };
+    events.finish(cell);
+    expect(sent.slice(1)).toEqual([
+      {
+        event: 'cell_result',
+        data: { type: 'cell_result', result: shown },
+        id: `${process.id}:0:0:cell1`,
+      },
+      {
+        event: 'cell_result',
+        data: { type: 'cell_result', result: main },
+        id: `${process.id}:0:0:cell2`,
+      },
+      { event: 'cell_error', data: { type: 'cell_error', error }, id: `${process.id}:0:0:cell3` },
+      { event: 'exit', data: { type: 'exit', code: 1 }, id: `${process.id}:0:0:exit` },
+      { event: 'result', data: cell, id: `${process.id}:0:0:end` },
+    ]);
+  });
 });

@@ -1,5 +1,11 @@
 import type { OutputMark, ProcessRef } from '../agents/agent-messages';
-import { OutputText, outputEventId, type OutputStream } from '../processes/output-text';
+import {
+  OutputText,
+  outputEventId,
+  type EventMark,
+  type OutputStream,
+} from '../processes/output-text';
+import { cellEvents, cellMark } from './cell-events';
 import type { ExecutionResult } from './execute-service';
 
 /** Sends one event with its id; false when the reader's buffer is full (it then drains). */
@@ -10,7 +16,8 @@ export type SendEvent = (event: string, data: unknown, id: string) => boolean;
  * bytes>:<stderr bytes>`, where the output stands after it; a counter before the process
  * exists): `started` once, as soon as the run's process is known (the node's start message,
  * the mark of its first output, or at the latest its result), then its output as text (whole
- * characters only), `exit` and `result`. Every run whose process started says `started` first,
+ * characters only), a context cell's values and error (`cell_result`, `cell_error`), `exit` and
+ * `result`. Every run whose process started says `started` first,
  * so that a client learns the pid and `proc_` id of any run, not only of one taking stdin.
  */
 export class RunEvents {
@@ -40,12 +47,15 @@ export class RunEvents {
     return chunk === '' || this.send(stream, { type: stream, data: chunk }, this.id());
   }
 
-  /** The rest of the output held back, then `exit` and `result`. */
+  /** The rest of the output held back, a cell's values and error, then `exit` and `result`. */
   finish(result: ExecutionResult): void {
     for (const stream of ['stdout', 'stderr'] as const) {
       const rest = this.text.flush(stream);
       if (rest !== '') this.send(stream, { type: stream, data: rest }, this.id());
     }
+    cellEvents(result).forEach(({ event, data }, at) => {
+      this.send(event, data, this.id(cellMark(at + 1)));
+    });
     this.send('exit', { type: 'exit', code: result.exitCode }, this.id('exit'));
     this.send('result', result, this.id('end'));
   }
@@ -55,7 +65,7 @@ export class RunEvents {
     return this.id('end');
   }
 
-  private id(mark?: 'exit' | 'end'): string {
+  private id(mark?: EventMark): string {
     this.counter += 1;
     return this.process === undefined
       ? String(this.counter)

@@ -45,20 +45,18 @@ export class GatewayMetrics {
       labelNames: ['method', 'route', 'status'],
       registers,
     });
-    this.latency = new Histogram({
-      name: 'gateway_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request (a streamed run: until its stream ended)',
-      labelNames: ['method', 'route'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.wakes = new Histogram({
-      name: 'gateway_session_wake_duration_seconds',
-      help: 'Time to wake a session before its request, from idle or deep sleep',
-      labelNames: ['from', 'moved'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
+    const durations = <L extends string>(name: string, help: string, labelNames: L[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
+    this.latency = durations(
+      'gateway_http_request_duration_seconds',
+      'Time to answer an HTTP request (a streamed run: until its stream ended)',
+      ['method', 'route'],
+    );
+    this.wakes = durations(
+      'gateway_session_wake_duration_seconds',
+      'Time to wake a session before its request, from idle or deep sleep',
+      ['from', 'moved'],
+    );
     new Gauge({
       name: 'gateway_sessions',
       help: 'Live sessions by state (all gateway replicas: read from Postgres)',

@@ -22,18 +22,13 @@ export interface NodeRecord {
   unmoved: number;
 }
 
-interface NodeRow {
-  id: string;
-  address: string;
-  state: NodeState;
-  source: NodeSource;
-  version: string | null;
-  status: NodeStatus | null;
+/** The columns named as the record names them, and the rest in Postgres' names. */
+type NodeRow = Pick<NodeRecord, 'id' | 'address' | 'state' | 'source' | 'version' | 'status'> & {
   last_seen_at: Date | null;
   created_at: Date;
   sessions: string;
   unmoved: string;
-}
+};
 
 const toRecord = (row: NodeRow): NodeRecord => ({
   id: row.id,

@@ -7,6 +7,7 @@ import {
   type ExecutionResult,
 } from '../execute/execute-service';
 import { OutputBuffer } from '../execute/output-buffer';
+import { cellEvents, cellEventsSent, cellMark } from '../execute/cell-events';
 import type { Request, Response } from 'express';
 import { clientGone, SseStream } from '../http/sse';
 import { OutputText, outputEventId, type EventMark } from './output-text';
@@ -40,8 +41,8 @@ function failureOf(record: ProcessRecord): AppError {
 /**
  * Sends a run's kept output from `from` as the events of a streamed run (`stdout`, `stderr`;
  * `gap` where the kept output begins past `from`), following it live, at the client's pace:
- * - ending 'result': up to the run's exit, then `exit` and `result` exactly as the live stream
- *   sent them (the result's text is the whole kept output), or `error` for a lost run;
+ * - ending 'result': up to the run's exit, then a cell's `cell_result`/`cell_error`, `exit` and
+ *   `result` exactly as the live stream sent them (the result's text is the whole kept output), or `error` for a lost run;
  * - ending 'process': until its output closed (its background's too), then `end` with the
  *   process.
  * Every event's id is where the output stands after it.
@@ -122,7 +123,10 @@ interface ReplayEnd {
   idNow: (mark?: EventMark) => string;
 }
 
-/** After the run's output: what was held back, then `end`, or `exit` and `result` (or `error`). */
+/**
+ * After the run's output: what was held back, then `end`, or a cell's values and error (those
+ * the reader lacks), `exit` and `result` (or `error`).
+ */
 function finishReplay(
   sse: SseStream,
   { sent, whole, gapped, last, from, forResult, idNow }: ReplayEnd,
@@ -144,6 +148,10 @@ function finishReplay(
     whole.stdout.truncated = true;
   }
   const result: ExecutionResult = executionResult(last.result, whole.stdout, whole.stderr);
+  const sentCells = cellEventsSent(from.mark);
+  cellEvents(result).forEach(({ event, data }, at) => {
+    if (at >= sentCells) sse.send(event, data, idNow(cellMark(at + 1)));
+  });
   if (from.mark !== 'exit')
     sse.send('exit', { type: 'exit', code: result.exitCode }, idNow('exit'));
   sse.send('result', result, idNow('end'));

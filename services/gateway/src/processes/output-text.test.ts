@@ -1,15 +1,5 @@
 import { incompleteTail, OutputText, outputEventId, parseOutputEventId } from './output-text';
 
-/** The `code` of what `fn` throws. */
-function codeOf(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: unknown }).code;
-  }
-  return undefined;
-}
-
 describe('OutputText', () => {
   it('hands out whole characters only, and counts the bytes they cover', () => {
     const smile = Buffer.from('😀'); // 4 bytes
@@ -45,13 +35,17 @@ describe('output event ids', () => {
       at: { stdout: 12, stderr: 3 },
       mark: 'exit',
     });
+    expect(parseOutputEventId('proc_0123456789abcdef:12:3:cell2').mark).toBe('cell2');
+    const invalidRequest: Error = expect.objectContaining({ code: 'invalid_request' });
     for (const bad of [
+      'proc_0123456789abcdef:1:2:cell0',
+      'proc_0123456789abcdef:1:2:cell',
       '7',
       'proc_x:1:2',
       'proc_0123456789abcdef:-1:0',
       'proc_0123456789abcdef:1:2:go',
     ]) {
-      expect(codeOf(() => parseOutputEventId(bad))).toBe('invalid_request');
+      expect(() => parseOutputEventId(bad)).toThrow(invalidRequest);
     }
   });
 });

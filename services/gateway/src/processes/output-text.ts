@@ -59,15 +59,18 @@ export class OutputText {
   }
 }
 
-/** What follows a stream's events: its exit, then its end (the last event). */
-export type EventMark = 'exit' | 'end';
+/**
+ * What follows a stream's output: a context cell's values and error (`cell1`, `cell2`, …, in
+ * order), its exit, then its end (the last event).
+ */
+export type EventMark = 'exit' | 'end' | `cell${number}`;
 
-/** The id of an event of a run's output: `<processId>:<stdout>:<stderr>[:exit|:end]`. */
+/** The id of an event of a run's output: `<processId>:<stdout>:<stderr>[:cellN|:exit|:end]`. */
 export function outputEventId(processId: string, at: OutputPosition, mark?: EventMark): string {
   return `${processId}:${at.stdout}:${at.stderr}${mark === undefined ? '' : `:${mark}`}`;
 }
 
-const EVENT_ID = /^(proc_[a-f0-9]{16}):(\d{1,15}):(\d{1,15})(?::(exit|end))?$/;
+const EVENT_ID = /^(proc_[a-f0-9]{16}):(\d{1,15}):(\d{1,15})(?::(exit|end|cell[1-9]\d{0,3}))?$/;
 
 /** A `Last-Event-ID` of a run's output; 400 invalid_request for anything else. */
 export function parseOutputEventId(id: string): {

@@ -1,20 +1,8 @@
 import { AppError } from '@sandbox/errors';
-import type { PlanLimits } from '../limits/plans';
+import { PAID_PLAN } from '../limits/plan-fixtures';
 import { checkMetadata, resolveResourceLimits, resolveTtl } from './session-limits';
 
-const paid: PlanLimits = {
-  requestsPerMinute: 1000,
-  maxExecutionTimeoutS: 300,
-  maxMemoryMb: 4096,
-  maxFileSizeBytes: 50 * 1024 * 1024,
-  maxFilesPerRequest: 1000,
-  maxEnvVars: 500,
-  maxConcurrentSessions: 100,
-  maxSessionTtlS: 604_800,
-  resourceOverrides: true,
-  maxOutputLogBytes: 1048576,
-  egressDefault: 'allow',
-};
+const paid = PAID_PLAN;
 
 function errorOf(fn: () => unknown): AppError {
   try {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@sandbox/logger';
 import type { Principal } from '../auth/principal';
-import type { PlanLimits } from '../limits/plans';
+import { PAID_PLAN } from '../limits/plan-fixtures';
 import type { AgentPool } from '../nodes/agent-pool';
 import { SecretBox } from '../secrets/secret-box';
 import { hashPreviewToken } from './preview-token';
@@ -57,19 +57,7 @@ const agents = {
   recheck: () => Promise.resolve(),
   forNode: () => agent,
 } as unknown as AgentPool;
-const limits: PlanLimits = {
-  requestsPerMinute: 1000,
-  maxExecutionTimeoutS: 300,
-  maxMemoryMb: 4096,
-  maxFileSizeBytes: 50 * 1024 * 1024,
-  maxFilesPerRequest: 1000,
-  maxEnvVars: 500,
-  maxConcurrentSessions: 100,
-  maxSessionTtlS: 604_800,
-  resourceOverrides: true,
-  maxOutputLogBytes: 1048576,
-  egressDefault: 'allow',
-};
+const limits = PAID_PLAN;
 const principal = { accountId: 'acc_1', limits } as unknown as Principal;
 
 function serviceWith(box: SecretBox | undefined) {

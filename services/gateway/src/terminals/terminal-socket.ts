@@ -75,7 +75,7 @@ async function claim(
   const token = url.searchParams.get('token');
   let record: TerminalRecord | undefined;
   if (token !== null) {
-    record = await deps.store.openWithToken(terminalId, sessionId, hashTerminalToken(token));
+    record = await deps.store.open(terminalId, sessionId, { tokenHash: hashTerminalToken(token) });
     if (record === undefined) {
       throw new AppError('unauthorized', 'Unknown, used or expired terminal token');
     }
@@ -93,7 +93,7 @@ async function claim(
         details: { scope: 'execute' },
       });
     }
-    record = await deps.store.openForAccount(terminalId, sessionId, principal.accountId);
+    record = await deps.store.open(terminalId, sessionId, { accountId: principal.accountId });
   }
   // Another account's terminal, another session's, or one opened before: as if none.
   if (record === undefined) {

@@ -40,36 +40,25 @@ export class TerminalStore {
   }
 
   /**
-   * Marks the terminal opened and returns it, when it is `sessionId`'s, `tokenHash` is its
-   * unexpired token and it was never opened (a wrong path spends nothing); else undefined (whoever asks: an unknown, used or expired token look
-   * the same).
+   * Marks the terminal opened and returns it, when it is `sessionId`'s, it was never opened and
+   * `proof` holds: the hash of its unexpired token, or its account's id (for the account's own
+   * API key: no expiry, the key is the proof). Else undefined, whoever asks (an unknown, used
+   * or expired token look the same; a wrong path spends nothing).
    */
-  async openWithToken(
+  async open(
     id: string,
     sessionId: string,
-    tokenHash: Buffer,
+    proof: { tokenHash: Buffer } | { accountId: string },
   ): Promise<TerminalRecord | undefined> {
+    const [condition, value] =
+      'tokenHash' in proof
+        ? ['token_hash = $3 AND token_expires_at > now()', proof.tokenHash]
+        : ['account_id = $3', proof.accountId];
     const { rows } = await this.db.query<Row>(
       `UPDATE terminals SET connected_at = now()
-        WHERE id = $1 AND session_id = $2 AND token_hash = $3 AND connected_at IS NULL
-          AND token_expires_at > now()
+        WHERE id = $1 AND session_id = $2 AND ${condition} AND connected_at IS NULL
         RETURNING id, account_id, session_id, spec`,
-      [id, sessionId, tokenHash],
-    );
-    return rows[0] === undefined ? undefined : toRecord(rows[0]);
-  }
-
-  /** As `openWithToken`, for the account's own API key (no expiry: the key is the proof). */
-  async openForAccount(
-    id: string,
-    sessionId: string,
-    accountId: string,
-  ): Promise<TerminalRecord | undefined> {
-    const { rows } = await this.db.query<Row>(
-      `UPDATE terminals SET connected_at = now()
-        WHERE id = $1 AND session_id = $2 AND account_id = $3 AND connected_at IS NULL
-        RETURNING id, account_id, session_id, spec`,
-      [id, sessionId, accountId],
+      [id, sessionId, value],
     );
     return rows[0] === undefined ? undefined : toRecord(rows[0]);
   }

@@ -44,6 +44,14 @@ async function cached(): Promise<{
   };
 }
 
+/** After a reconnect delay: the stream opened a second time, caching again; then unwatched. */
+async function reconnected(t: Awaited<ReturnType<typeof cached>>): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  expect(t.open()).toBe(2);
+  expect(t.cache.caching).toBe(true);
+  t.cache.unwatch();
+}
+
 const event = (action: string, id: string, name: string) =>
   `${JSON.stringify({ Type: 'container', Action: action, Actor: { ID: id, Attributes: { name } } })}\n`;
 
@@ -117,10 +125,7 @@ describe('CachedContainers', () => {
     await t.cache.find('sbx-ses_1');
     await t.cache.find('sbx-ses_1');
     expect(t.finds()).toBe(3);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(t.open()).toBe(2);
-    expect(t.cache.caching).toBe(true);
-    t.cache.unwatch();
+    await reconnected(t);
   });
 
   it('survives its event stream failing (dockerd going away aborts it), and reconnects', async () => {
@@ -132,10 +137,7 @@ describe('CachedContainers', () => {
     t.events.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
     await tick();
     expect(t.cache.caching).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(t.open()).toBe(2);
-    expect(t.cache.caching).toBe(true);
-    t.cache.unwatch();
+    await reconnected(t);
   });
 
   it('tells who listens of containers that died or were removed', async () => {

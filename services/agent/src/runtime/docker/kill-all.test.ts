@@ -14,60 +14,60 @@ function inside(reply: { code: number; stdout: string }) {
   return { containers, rounds: () => rounds };
 }
 
+/** Processes as `ps -o pid,ppid,args` lists them, one a line (`#` starts a comment). */
+function listing(text: string): HostProcess[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const [pid, ppid, ...args] = line.split(/\s+/);
+      return { pid: Number(pid), ppid: Number(ppid), args: args.join(' ') };
+    });
+}
+
 describe('userProcessesOf', () => {
   it('keeps init, the keep-alive, runners and their helpers; targets the rest', () => {
-    const processes = [
-      { pid: 100, ppid: 90, args: '/sbin/docker-init -- sleep infinity' },
-      { pid: 101, ppid: 100, args: 'sleep infinity' },
-      { pid: 200, ppid: 80, args: 'node /opt/sandbox/runner/main.js' },
-      {
-        pid: 201,
-        ppid: 200,
-        args: '/usr/local/lib/node_modules/tsx/node_modules/@esbuild/linux-x64/bin/esbuild --service=0.28.2 --ping',
-      },
-      { pid: 202, ppid: 200, args: '/usr/bin/time -f x bash -c sleep 100' },
-      { pid: 203, ppid: 200, args: '/opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs' },
-      { pid: 204, ppid: 203, args: '/bin/bash -c sleep 100' },
-      // A run named like the spawner is not the runner's child: it is a user's.
-      { pid: 205, ppid: 203, args: '/opt/sandbox/runner/run-spawner' },
-      // The zygote waiting for its run is the spawner's child; one handed its run is renamed.
-      {
-        pid: 206,
-        ppid: 203,
-        args: '/usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js',
-      },
-      { pid: 207, ppid: 203, args: 'node /workspace/.sandbox-code-1.mjs' },
-      // A user's process named like a zygote, not the spawner's child.
-      {
-        pid: 208,
-        ppid: 204,
-        args: '/usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js',
-      },
-      { pid: 300, ppid: 100, args: 'sleep infinity' },
-      { pid: 301, ppid: 100, args: 'node server.js' },
-    ];
+    const processes = listing(`
+      100  90 /sbin/docker-init -- sleep infinity
+      101 100 sleep infinity
+      200  80 node /opt/sandbox/runner/main.js
+      201 200 /usr/local/lib/node_modules/tsx/node_modules/@esbuild/linux-x64/bin/esbuild --service=0.28.2 --ping
+      202 200 /usr/bin/time -f x bash -c sleep 100
+      203 200 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs
+      204 203 /bin/bash -c sleep 100
+      # A run named like the spawner is not the runner's child: it is a user's.
+      205 203 /opt/sandbox/runner/run-spawner
+      # The zygote waiting for its run is the spawner's child; one handed its run is renamed.
+      206 203 /usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js
+      207 203 node /workspace/.sandbox-code-1.mjs
+      # A user's process named like a zygote, not the spawner's child.
+      208 204 /usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js
+      300 100 sleep infinity
+      301 100 node server.js
+    `);
     expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
       202, 204, 205, 207, 208, 300, 301,
     ]);
   });
 
   it("keeps a runner's front (started by an exec), its Node and its spawner; not the runs", () => {
-    const processes = [
-      { pid: 100, ppid: 90, args: '/sbin/docker-init -- sleep infinity' },
-      { pid: 101, ppid: 100, args: 'sleep infinity' },
-      { pid: 400, ppid: 80, args: '/opt/sandbox/runner/front' },
-      { pid: 401, ppid: 400, args: 'node --no-memory-reducer /opt/sandbox/runner/main.js' },
-      { pid: 402, ppid: 400, args: '/opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000' },
-      { pid: 403, ppid: 401, args: '/opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000' },
-      { pid: 404, ppid: 402, args: '/bin/bash -c sleep 100' },
-      { pid: 405, ppid: 403, args: '/bin/bash -c sleep 200' },
-      // A user's process named like the front: its parent is in the container.
-      { pid: 406, ppid: 404, args: '/opt/sandbox/runner/front' },
-      { pid: 407, ppid: 406, args: '/opt/sandbox/runner/run-spawner' },
-      // A user's process named like a runner: neither a front's child nor an exec.
-      { pid: 408, ppid: 404, args: 'node --no-memory-reducer /opt/sandbox/runner/main.js' },
-      { pid: 409, ppid: 404, args: 'node /opt/sandbox/runner/main.js' },
-    ];
+    const processes = listing(`
+      100  90 /sbin/docker-init -- sleep infinity
+      101 100 sleep infinity
+      400  80 /opt/sandbox/runner/front
+      401 400 node --no-memory-reducer /opt/sandbox/runner/main.js
+      402 400 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
+      403 401 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
+      404 402 /bin/bash -c sleep 100
+      405 403 /bin/bash -c sleep 200
+      # A user's process named like the front: its parent is in the container.
+      406 404 /opt/sandbox/runner/front
+      407 406 /opt/sandbox/runner/run-spawner
+      # A user's process named like a runner: neither a front's child nor an exec.
+      408 404 node --no-memory-reducer /opt/sandbox/runner/main.js
+      409 404 node /opt/sandbox/runner/main.js
+    `);
     expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
       404, 405, 406, 407, 408, 409,
     ]);

@@ -4,6 +4,9 @@ import { doubles, running, type Doubles } from './in-memory-doubles';
 import { destroySandbox } from './remove-sandbox';
 import { sandboxSpec } from './test-fixtures';
 
+/** What hibernating the doubles' session answers: its 3 files of 100 bytes saved, not in use. */
+const hibernated = (keptDisk: boolean) => ({ filesCount: 3, bytes: 100, inUse: false, keptDisk });
+
 describe('hibernateSandbox', () => {
   it('leaves a session in use as it is: nothing paused, saved or removed', async () => {
     const d = doubles();
@@ -61,12 +64,7 @@ describe('hibernateSandbox', () => {
   it('pauses the sandbox, saves its workspace, then removes it', async () => {
     const d = doubles();
     await running(d, 'ses_1');
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({
-      filesCount: 3,
-      bytes: 100,
-      inUse: false,
-      keptDisk: false,
-    });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual(hibernated(false));
     expect(d.journal).toEqual([
       'container.pause ses_1',
       'blob.save ses_1',
@@ -93,12 +91,7 @@ describe('hibernateSandbox', () => {
     const d = doubles();
     await d.blobs.save('ses_1');
     d.journal.length = 0;
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({
-      filesCount: 3,
-      bytes: 100,
-      inUse: false,
-      keptDisk: false,
-    });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual(hibernated(false));
     expect(d.journal).toEqual([]);
     await expect(hibernateSandbox(d, 'ses_2')).rejects.toMatchObject({
       code: 'session_not_found',
@@ -250,12 +243,7 @@ describe('deep sleep that keeps the disk (SANDBOX_DEEP_SLEEP=disk)', () => {
   it('removes the container only: the disk stays, a manifest says so', async () => {
     const d = keeping();
     await running(d, 'ses_1');
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual({
-      filesCount: 3,
-      bytes: 100,
-      inUse: false,
-      keptDisk: true,
-    });
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual(hibernated(true));
     expect(d.journal).toEqual([
       'container.pause ses_1',
       'blob.keepDisk ses_1',

@@ -83,15 +83,6 @@ function metaRecords(path: string): { state: string }[] {
 }
 
 /** The `code` of what `fn` throws. */
-function codeOf(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: unknown }).code;
-  }
-  return undefined;
-}
-
 describe('ProcessLog', () => {
   it('hands back the output in order from any position, a record cut where it asks', async () => {
     const logs = new ProcessLogs(root, logger);
@@ -294,7 +285,8 @@ describe('ProcessLog', () => {
     expect(logs.find(SESSION, made[0]?.meta.id ?? '').meta.id).toBe(made[0]?.meta.id);
     start(logs, 1024, 8);
     expect(logs.list(SESSION).map((l) => l.meta.id)).not.toContain(made[0]?.meta.id);
-    expect(codeOf(() => logs.find(SESSION, '99'))).toBe('process_not_found');
+    const notFound: Error = expect.objectContaining({ code: 'process_not_found' });
+    expect(() => logs.find(SESSION, '99')).toThrow(notFound);
     logs.forget(SESSION);
     expect(logs.list(SESSION)).toEqual([]);
   });

@@ -1,12 +1,4 @@
-import { DockerFrameParser, LineSplitter } from './docker-stream';
-
-function frame(type: number, text: string): Buffer {
-  const payload = Buffer.from(text);
-  const header = Buffer.alloc(8);
-  header[0] = type;
-  header.writeUInt32BE(payload.length, 4);
-  return Buffer.concat([header, payload]);
-}
+import { dockerFrame, DockerFrameParser, LineSplitter } from './docker-stream';
 
 describe('DockerFrameParser', () => {
   it('routes frames split at any byte boundary', () => {
@@ -16,7 +8,11 @@ describe('DockerFrameParser', () => {
       (p) => out.push(p.toString()),
       (p) => err.push(p.toString()),
     );
-    const bytes = Buffer.concat([frame(1, 'hello '), frame(2, 'oops'), frame(1, 'world')]);
+    const bytes = Buffer.concat([
+      dockerFrame(1, 'hello '),
+      dockerFrame(2, 'oops'),
+      dockerFrame(1, 'world'),
+    ]);
     for (let i = 0; i < bytes.length; i += 3) parser.push(bytes.subarray(i, i + 3));
     expect(out.join('')).toBe('hello world');
     expect(err).toEqual(['oops']);

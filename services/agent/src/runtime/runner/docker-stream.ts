@@ -26,6 +26,15 @@ export class DockerFrameParser {
   }
 }
 
+/** One frame of that stream, as dockerd writes it (the parser's inverse; tests speak it). */
+export function dockerFrame(type: 1 | 2, text: string): Buffer {
+  const payload = Buffer.from(text);
+  const header = Buffer.alloc(8);
+  header[0] = type;
+  header.writeUInt32BE(payload.length, 4);
+  return Buffer.concat([header, payload]);
+}
+
 /** Longest line a LineSplitter keeps; the runner's lines (base64 chunks) stay far below. */
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
 

@@ -6,18 +6,10 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { RUNNER_LINK_DIR, RUNNER_LINK_ENV, RUNNER_LINK_SOCKET } from '@sandbox/contract';
 import { createLogger } from '@sandbox/logger';
+import { dockerFrame } from './docker-stream';
 import { linkRunner, type LinkOptions } from './runner-link';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
-
-/** A Docker attach frame: stream type (2 stderr), three zeros, a big-endian length, payload. */
-function frame(type: number, text: string): Buffer {
-  const payload = Buffer.from(text);
-  const header = Buffer.alloc(8);
-  header[0] = type;
-  header.writeUInt32BE(payload.length, 4);
-  return Buffer.concat([header, payload]);
-}
 
 function connected(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
@@ -147,7 +139,7 @@ describe('linkRunner', () => {
     expect(await readdir(silent.dir)).toEqual([]);
 
     const dead = setup((_env, exec) => {
-      exec.write(frame(2, 'node: cannot start'));
+      exec.write(dockerFrame(2, 'node: cannot start'));
       exec.end();
     });
     await expect(linkRunner(dead.options)).rejects.toThrow(
