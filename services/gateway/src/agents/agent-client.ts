@@ -174,20 +174,14 @@ export class AgentClient {
     );
   }
 
-  /**
-   * Forks of a running session on its node (ADR 43), one per request, all or none; whether
-   * they kept its processes. Within the session operation timeout, as a create.
-   */
+  /** Forks of a session on its node (ADR 43), one per request, all or none (as a create). */
   async forkSandbox(
     sourceSessionId: string,
     forks: readonly SandboxRequest[],
     processes: boolean,
   ): Promise<{ processesKept: boolean }> {
-    const request = {
-      sourceSessionId,
-      forks: forks.map(({ egress, ...input }) => ({ ...input, ...wireEgress(egress) })),
-      processes,
-    };
+    const wire = forks.map(({ egress, ...input }) => ({ ...input, ...wireEgress(egress) }));
+    const request = { sourceSessionId, forks: wire, processes };
     const response = await this.unary<ForkSandboxResponse__Output>((md, options, cb) =>
       this.client.forkSandbox(request, md, options, cb),
     );
