@@ -31,6 +31,7 @@ import {
 } from './lib.mjs';
 import { transitionLateness } from './deadlines.mjs';
 import { forkBombRows } from './forkbomb.mjs';
+import { forkRows } from './forks.mjs';
 import { contextRows } from './contexts.mjs';
 import { idleRows } from './idle.mjs';
 import { keptDiskWakeRows, wakeRows } from './wake.mjs';
@@ -64,6 +65,7 @@ const GROUPS = [
   'snapshot',
   'deadlines',
   'forkbomb',
+  'fork',
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').map((group) => group.trim());
 for (const group of ONLY ?? []) {
@@ -367,6 +369,7 @@ async function main() {
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));
     if (runs('forkbomb')) results.push(...(await forkBombRows(stack)));
+    if (runs('fork')) await forkRows(results, { rounds: Math.min(CREATE_ROUNDS, 10) });
 
     console.log(`\nMachine: ${machine()}`);
     printTable('One request at a time', results);

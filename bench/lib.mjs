@@ -3,16 +3,17 @@
 // process, for benches that drive it directly), an account with a key, timing helpers, an
 // edge proxy and a load generator in processes of their own (for the preview rows), and the
 // JSON record of a run. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
-import { fork, spawn } from 'node:child_process';
+import { execFile, fork, spawn } from 'node:child_process';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { sleep } from './timing.mjs';
 
 /** The OCI runtime of the benchmark's sandboxes (Docker's default when unset). */
@@ -21,6 +22,7 @@ export const SANDBOX_RUNTIME = process.env.SANDBOX_RUNTIME || undefined;
 export const runtime = SANDBOX_RUNTIME === undefined ? {} : { Runtime: SANDBOX_RUNTIME };
 
 const require = createRequire(import.meta.url);
+const run = promisify(execFile);
 const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
 const { startGateway } = require('../services/gateway/dist/index.js');
 const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
@@ -84,6 +86,7 @@ export async function startBenchStack({
   agentProcess = false,
   drivenLifecycle = false,
   agentEnv: extraAgentEnv = {},
+  onAgentLog,
 }) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
@@ -120,7 +123,7 @@ export async function startBenchStack({
   let runtime;
   let agent;
   if (agentProcess) {
-    agent = await startAgentProcess(agentEnv, token);
+    agent = await startAgentProcess(agentEnv, token, onAgentLog);
   } else {
     runtime = createDockerRuntime({ config: agentConfig, logger });
     agent = await startAgent({ config: agentConfig, logger, runtime });
@@ -216,6 +219,8 @@ export async function startBenchStack({
       await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await gateway.stop();
       await agent.stop();
+      // The agent's disk store (ADR 43) stays mounted after it stops: it goes with the rest.
+      await unmountUnder(agentConfig.workspaceDir);
       // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
       for (const dir of [
         agentConfig.workspaceDir,
@@ -227,6 +232,15 @@ export async function startBenchStack({
     },
   };
   return stack;
+}
+
+/** Lazily unmounts every filesystem mounted under `dir` (a stopped agent's). */
+async function unmountUnder(dir) {
+  const mounts = (await readFile('/proc/self/mounts', 'utf8'))
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '')
+    .filter((mount) => mount.startsWith(`${dir}/`));
+  for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
 }
 
 /**
@@ -279,7 +293,7 @@ export async function startServiceProcess(service, env, ready, timeoutMs, onLog)
  * a gRPC client of it: `nodeInfo()`, `destroy(sessionId)`, `stop()` (SIGTERM, as its service
  * manager would).
  */
-async function startAgentProcess(env, token) {
+async function startAgentProcess(env, token, onLog) {
   // Its errors (or what BENCH_AGENT_LOG_LEVEL asks for, e.g. 30) reach the bench's stderr.
   const shownLevel = Number(process.env.BENCH_AGENT_LOG_LEVEL ?? 50);
   const { child, entry } = await startServiceProcess(
@@ -289,6 +303,7 @@ async function startAgentProcess(env, token) {
     60_000,
     (logged) => {
       if (logged.level >= shownLevel) console.error(`agent: ${JSON.stringify(logged)}`);
+      onLog?.(logged);
     },
   );
   const { address } = entry;

@@ -29,9 +29,10 @@ apt_install() {
 }
 
 # Host tools the agent runs besides Docker's: zstd compresses deep-sleep archives (ADR 17);
-# tar, setpriv and mkfs.ext4 come with every Debian system.
+# xfsprogs makes the copy-on-write store that session disks live in (forks, ADR 43); tar,
+# setpriv, fsfreeze and mkfs.ext4 come with every Debian system.
 ensure_agent_tools() {
-  apt_install zstd
+  apt_install zstd xfsprogs
 }
 
 # Waits up to $1 seconds for the command in the remaining arguments to succeed.

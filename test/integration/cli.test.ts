@@ -266,3 +266,19 @@ it('runs piped entries in a REPL: in order, a multi-line one joined, no prompts,
 
 // Ctrl-C, rm past ids already gone, the interactive terminal and REPL, exit codes per error class, usage,
 // --version and each command's help: in a real terminal, as typed, in cli-tmux.test.ts.
+
+it('forks a session: the forks’ ids on stdout, each with the source’s files', async () => {
+  const sessionId = (await sandbox(['create'])).stdout.trim();
+  await sandbox(['exec', sessionId, '--', 'sh', '-c', 'echo kept > kept.txt']);
+  const forked = await sandbox(['fork', sessionId, '--count', '2']);
+  expect(forked.code).toBe(0);
+  const ids = forked.stdout.trim().split('\n');
+  expect(ids).toHaveLength(2);
+  expect(forked.stderr).toContain('processes kept: no');
+  for (const id of ids) {
+    expect(id).not.toBe(sessionId);
+    expect((await sandbox(['exec', id, '--', 'cat', 'kept.txt'])).stdout).toBe('kept\n');
+  }
+  expect((await sandbox(['fork', sessionId, '--count', '11'])).code).toBe(2);
+  expect((await sandbox(['rm', sessionId, ...ids])).code).toBe(0);
+});

@@ -72,11 +72,26 @@ it(`keeps the disk through ${CYCLES} deep-sleep cycles, every byte back`, async 
   expect(JSON.parse(readFileSync(smallManifest, 'utf8'))).toMatchObject({
     format: expect.stringMatching(/^tar/),
   });
+  // A fork wakes a sleeping source first, as any request does (ADR 43).
+  const forked = await api.post<{ sessions: { sessionId: string }[] }>(
+    `/v1/sessions/${small}/fork`,
+    {},
+  );
+  expect(forked.status).toBe(201);
+  const copy = forked.body.sessions[0]?.sessionId ?? '';
+  const inCopy = await api.execute<{ stdout: string }>(copy, { command: 'cat a.txt' });
+  expect(inCopy.body.stdout).toBe('small\n');
   const smallBack = await api.execute<{ stdout: string }>(small, { command: 'cat a.txt' });
   expect(smallBack.body.stdout).toBe('small\n');
   // Deleted while asleep: the kept disk goes with it.
   await untilDeepSleep(api, sessionId);
   expect((await api.deleteSession(sessionId)).status).toBe(200);
-  const image = join(t.stack.agentConfig.workspaceDir, `${sessionId}.ext4`);
-  expect(existsSync(image)).toBe(false);
+  // Wherever its image was: beside the mounts, or in the disk store (ADR 43).
+  const { workspaceDir } = t.stack.agentConfig;
+  for (const image of [
+    join(workspaceDir, `${sessionId}.ext4`),
+    join(workspaceDir, '.disks', `${sessionId}.ext4`),
+  ]) {
+    expect(existsSync(image)).toBe(false);
+  }
 }, 180_000);

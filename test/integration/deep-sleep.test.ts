@@ -94,7 +94,9 @@ it('saves a workspace byte for byte in deep sleep and brings it back', async () 
   expect(saved.filesCount).toBe(56);
   expect(saved.bytes).toBeGreaterThan(5_000_000);
   expect(await sessionContainerNow(sessionId)).toBeUndefined();
-  expect(existsSync(`${testWorkspaceDir(t.stack.nodeId)}/${sessionId}.ext4`)).toBe(false);
+  for (const dir of ['', '.disks/']) {
+    expect(existsSync(`${testWorkspaceDir(t.stack.nodeId)}/${dir}${sessionId}.ext4`)).toBe(false);
+  }
   // Asking again changes nothing.
   expect(await unary('hibernateSandbox', { sessionId })).toEqual(saved);
 

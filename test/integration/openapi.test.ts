@@ -155,6 +155,7 @@ function everyOperation(
     ['get', '/sessions', get('/sessions')],
     ['get', '/sessions/{sessionId}', get(`/sessions/${id}`)],
     ['delete', '/sessions/{sessionId}', remove(`/sessions/${id}`)],
+    ['post', '/sessions/{sessionId}/fork', send(`/sessions/${id}/fork`, {})],
     ['get', '/sessions/{sessionId}/egress', get(`/sessions/${id}/egress`)],
     ['put', '/sessions/{sessionId}/egress', put(`/sessions/${id}/egress`, {})],
     ['post', '/execute', send('/execute', { sessionId: id, command: 'x' })],
@@ -300,6 +301,38 @@ describe('every operation answers as documented', () => {
       path,
       await call(`${noAgent.url}/v1/sessions/${sessionId}`, { key: account.key }),
     );
+  });
+
+  it('forkSession', async () => {
+    const path = '/sessions/{sessionId}/fork';
+    // An account of its own: the free one's requests a minute are for the other cases.
+    const forker = await createAccount(stack, 'paid');
+    await poolFull();
+    const source = (await post('/sessions/create', forker.key, {})).body as { sessionId: string };
+    const fork = (body: unknown, key?: string, id = source.sessionId, url = stack.url) =>
+      post(`/sessions/${id}/fork`, key, body, url);
+    const ok = await fork({ processes: false }, forker.key);
+    expectDocumented('post', path, ok);
+    for (const made of (ok.body as { sessions: { sessionId: string }[] }).sessions) {
+      await call(v1(`/sessions/${made.sessionId}`), { method: 'DELETE', key: forker.key });
+    }
+    expectDocumented('post', path, await fork({ count: 11 }, forker.key));
+    expectDocumented('post', path, await fork({}));
+    const executeOnly = await createAccount(stack, 'free', { scopes: ['execute'] });
+    expectDocumented('post', path, await fork({}, executeOnly.key));
+    expectDocumented('post', path, await fork({}, forker.key, `ses_${'1'.repeat(24)}`));
+    expectDocumented('post', path, await fork({ blob: 'x'.repeat(1_200_000) }, forker.key));
+    const one = await createAccount(stack, 'enterprise', { limits: { maxConcurrentSessions: 1 } });
+    await poolFull();
+    const only = (await post('/sessions/create', one.key, {})).body as { sessionId: string };
+    expectDocumented('post', path, await fork({}, one.key, only.sessionId));
+    slowness.delayMs = SLOWER_THAN_TIMEOUT_MS;
+    try {
+      expectDocumented('post', path, await fork({}, forker.key));
+    } finally {
+      slowness.delayMs = 0;
+    }
+    expectDocumented('post', path, await fork({}, forker.key, source.sessionId, noAgent.url));
   });
 
   it('getEgress and setEgress', async () => {

@@ -67,6 +67,23 @@ describe('sessions', () => {
     expect((gone as SessionNotFoundError).requestId).toEqual(expect.any(String));
   });
 
+  it('forks a session into Sandbox objects with its files, and refuses a bad count', async () => {
+    const sandbox = await Sandbox.create({ ...client(), metadata: { owner: 'sdk-fork' } });
+    await sandbox.files.write('kept.txt', 'before the fork');
+    const forks = await sandbox.fork({ count: 2 });
+    expect(forks.processesKept).toBe(false);
+    expect(forks.map((fork) => fork.id)).not.toContain(sandbox.id);
+    expect(new Set(forks.map((fork) => fork.id)).size).toBe(2);
+    for (const fork of forks) {
+      expect(await fork.files.readText('kept.txt')).toBe('before the fork');
+      expect(await fork.info()).toMatchObject({ metadata: { owner: 'sdk-fork' } });
+      expect(fork.previewUrl()).toContain(fork.id.replace('_', '-'));
+      await fork.delete();
+    }
+    await expect(sandbox.fork({ count: 11 })).rejects.toBeInstanceOf(InvalidRequestError);
+    await sandbox.delete();
+  });
+
   it('lists every session past one page, and deletes one by its id (issue 42)', async () => {
     const own = await createAccount(t.stack, 'paid');
     const mine = { ...client(), apiKey: own.key };

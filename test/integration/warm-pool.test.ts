@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createDockerRuntime, DockerodeContainerClient, type DockerRuntime } from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import type Docker from 'dockerode';
@@ -226,7 +227,11 @@ describe('the warm pool', () => {
     const members = await poolContainers(config.nodeId);
     expect(members).toHaveLength(POOL_SIZE);
     expect(members.filter((m) => oldMembers.includes(m))).toEqual([]);
-    const disks = (await readdir(config.workspaceDir)).filter((n) => n.startsWith('pool-'));
+    // Mounts beside the images' store (ADR 43), images in it.
+    const disks = [
+      ...(await readdir(config.workspaceDir)),
+      ...(await readdir(join(config.workspaceDir, '.disks'))),
+    ].filter((n) => n.startsWith('pool-'));
     expect(disks.sort()).toEqual(
       members
         .flatMap((m) => [`${m.slice('/sbx-'.length)}`, `${m.slice('/sbx-'.length)}.ext4`])

@@ -1,5 +1,16 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import {
+  chmod,
+  chown,
+  mkdtemp,
+  readFile,
+  rm,
+  stat,
+  statfs,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -94,4 +105,62 @@ it("keeps each disk image the agent's alone, an older one too", async () => {
   await chmod(image, 0o644); // as agents before it made them
   expect(await workspaces.attach('ses_owner')).toBe(true);
   expect((await stat(image)).mode & 0o777).toBe(0o600);
+});
+
+it('keeps a disk made before the copy-on-write store where it is; clones go to the store, sharing blocks', async () => {
+  const before = new LoopWorkspaces(dir, logger, engine());
+  await before.create('ses_owner', 64);
+  await writeFile(join(await before.hostPath('ses_owner'), 'old.txt'), 'old');
+  const workspaces = new LoopWorkspaces(dir, logger, engine());
+  await workspaces.prepare({ sizeGb: 1 });
+  const made = ['ses_fork', 'ses_new', 'ses_new_fork'];
+  try {
+    expect(await workspaces.attach('ses_owner')).toBe(true);
+    expect(existsSync(join(dir, 'ses_owner.ext4'))).toBe(true);
+    // A clone of the older disk: a whole copy, into the store.
+    await workspaces.clone('ses_owner', [{ sessionId: 'ses_fork', labels: {} }]);
+    expect(existsSync(join(dir, '.disks', 'ses_fork.ext4'))).toBe(true);
+    await workspaces.create('ses_fork', 64);
+    const fork = await workspaces.hostPath('ses_fork');
+    expect(await readFile(join(fork, 'old.txt'), 'utf8')).toBe('old');
+    await writeFile(join(fork, 'new.txt'), 'fork');
+    expect(existsSync(join(await workspaces.hostPath('ses_owner'), 'new.txt'))).toBe(false);
+
+    // A disk of the store with 20 MB in it: its clone takes (almost) no block of its own.
+    await workspaces.create('ses_new', 64);
+    await run('sh', [
+      '-c',
+      `head -c 20000000 /dev/urandom > ${await workspaces.hostPath('ses_new')}/data && sync`,
+    ]);
+    const used = async () => {
+      const stats = await statfs(join(dir, '.disks'));
+      return (stats.blocks - stats.bfree) * stats.bsize;
+    };
+    const usedBefore = await used();
+    await workspaces.clone('ses_new', [{ sessionId: 'ses_new_fork', labels: {} }]);
+    expect((await used()) - usedBefore).toBeLessThan(5 * 1024 * 1024);
+  } finally {
+    for (const slot of made) await workspaces.destroy(slot);
+    await workspaces.destroy('ses_owner');
+    await workspaces.close();
+  }
+  expect(readFileSync('/proc/self/mounts', 'utf8')).not.toContain(`${dir}/`);
+});
+
+it('thaws, at the next start, a disk that an agent stopped mid-fork left frozen', async () => {
+  const crashed = new LoopWorkspaces(dir, logger, engine());
+  await crashed.create('ses_owner', 16);
+  const mount = await crashed.hostPath('ses_owner');
+  // As a clone cut short leaves it: frozen, and its marker naming it.
+  await run('fsfreeze', ['-f', mount]);
+  await writeFile(join(dir, '.frozen-ses_owner'), mount);
+  try {
+    await new LoopWorkspaces(dir, logger, engine()).prepare();
+    const wrote = writeFile(join(mount, 'after.txt'), 'thawed').then(() => 'written');
+    const late = new Promise((resolve) => setTimeout(() => resolve('still frozen'), 5000));
+    expect(await Promise.race([wrote, late])).toBe('written');
+    expect(existsSync(join(dir, '.frozen-ses_owner'))).toBe(false);
+  } finally {
+    await run('fsfreeze', ['-u', mount]).catch(() => undefined);
+  }
 });

@@ -63,3 +63,24 @@ it("opens only its own session's preview, and the sealed value opens none", asyn
   expect(rows[0]?.sealed).toMatch(/^v1\./);
   expect(await preview(a.sessionId, rows[0]!.sealed)).toBe(403);
 });
+
+it('forks: another account gets 404 and no fork; each fork has a token of its own', async () => {
+  const a = await privateSession(t.mine, t.owner);
+  const listed = async () => (await t.theirs.get<{ data: unknown[] }>('/v1/sessions')).body.data;
+  const before = (await listed()).length;
+  const refused = await t.theirs.post(`/v1/sessions/${a.sessionId}/fork`, { count: 2 });
+  expect(refused.status).toBe(404);
+  expect(refused.body).toMatchObject({ error: { code: 'session_not_found' } });
+  expect((await listed()).length).toBe(before);
+
+  const forked = await t.mine.post<{ sessions: Created[] }>(`/v1/sessions/${a.sessionId}/fork`, {});
+  expect(forked.status).toBe(201);
+  const [copy] = forked.body.sessions;
+  expect(copy?.previewToken).toEqual(expect.any(String));
+  expect(copy?.previewToken).not.toBe(a.previewToken);
+  const fork = copy as Created;
+  await startPreviewApp(t.stack.url, t.owner.key, fork.sessionId, [3000]);
+  expect(await preview(fork.sessionId, fork.previewToken)).toBe(200);
+  expect(await preview(fork.sessionId, a.previewToken)).toBe(403);
+  expect(await preview(a.sessionId, fork.previewToken)).toBe(403);
+});

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { cpCommand } from './commands/cp';
 import { createCommand } from './commands/create';
 import { execCommand } from './commands/exec';
+import { forkCommand } from './commands/fork';
 import { infoCommand } from './commands/info';
 import { killCommand } from './commands/kill';
 import { logsCommand } from './commands/logs';
@@ -23,6 +24,7 @@ const COMMANDS: readonly ((ctx: Context) => Command)[] = [
   createCommand,
   lsCommand,
   infoCommand,
+  forkCommand,
   runCommand,
   execCommand,
   cpCommand,

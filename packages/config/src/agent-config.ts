@@ -106,6 +106,8 @@ const agentVars = z.object({
   SANDBOX_EXTRA_CA_CERTS: optionalString(),
   SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
   SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
+  SANDBOX_DISK_STORE: z.enum(['reflink', 'plain']).default('reflink'),
+  SANDBOX_DISK_STORE_GB: intVar(256, 1, 16_384),
   SANDBOX_EGRESS_FIREWALL: z.enum(['on', 'off']).default('on'),
   SANDBOX_POOL: poolSetting,
   SANDBOX_POOL_MAX: intVar(64, 0, 10_000),
@@ -147,6 +149,13 @@ function storageSettings(env: AgentEnv, ctx: z.RefinementCtx) {
   return {
     /** `loop`: each workspace is its own ext4 filesystem of the session's disk size. */
     diskQuota: env.SANDBOX_DISK_QUOTA,
+    /**
+     * Where loop disks' images live (ADR 43). `reflink`: on an XFS filesystem (reflink=1) held
+     * in a sparse file of `diskStoreGb` under the workspace directory, so that a fork's disk is
+     * a copy-on-write clone; `plain`: beside the mounts, and a fork copies the whole image.
+     */
+    diskStore: env.SANDBOX_DISK_STORE,
+    diskStoreGb: env.SANDBOX_DISK_STORE_GB,
     workspaceDir: env.SANDBOX_WORKSPACE_DIR,
     /** The node's package cache: npm's cache and installed bundles, shared by all sessions. */
     packageCacheDir: env.PACKAGE_CACHE_DIR,

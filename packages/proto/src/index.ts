@@ -28,6 +28,7 @@ export type { ContextsRequest } from './generated/agent/v1/ContextsRequest';
 export type { ContextsResponse__Output } from './generated/agent/v1/ContextsResponse';
 export type { SnapshotResponse__Output } from './generated/agent/v1/SnapshotResponse';
 export type { SnapshotRequest__Output } from './generated/agent/v1/SnapshotRequest';
+export type { ForkSandboxResponse__Output } from './generated/agent/v1/ForkSandboxResponse';
 export type { CodeContext__Output } from './generated/agent/v1/CodeContext';
 export type { CellOutcome__Output } from './generated/agent/v1/CellOutcome';
 export type { WriteFileResponse__Output } from './generated/agent/v1/WriteFileResponse';

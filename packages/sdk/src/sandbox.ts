@@ -3,6 +3,7 @@ import { Files } from './files.js';
 import { HttpClient, resolveOptions, type ClientOptions } from './http.js';
 import { startInBackground, type ProcessHandle } from './process-handle.js';
 import { Contexts } from './contexts.js';
+import type { ForkOptions } from './fork-options.js';
 import { Processes } from './processes.js';
 import {
   answerTimeoutMs,
@@ -26,6 +27,8 @@ import type {
   EgressInfo,
   EgressPolicy,
   ExecutionEvent,
+  ForkBody,
+  ForkResult,
   ExecutionResult,
   Session,
   SessionInfo,
@@ -65,6 +68,9 @@ export interface ListOptions extends ClientOptions {
   offset?: number;
   signal?: AbortSignal;
 }
+
+/** The forks of a session, in order, and whether they kept its processes. */
+export type Forks = Sandbox[] & { readonly processesKept: boolean };
 
 export interface KillOptions {
   signal?: AbortSignal;
@@ -250,6 +256,30 @@ export class Sandbox {
       signal: options.signal,
       retry: 'safe',
     });
+  }
+
+  /**
+   * New sessions, each with a copy-on-write copy of this one's files as they are now (its runs
+   * go on), its limits, egress policy and metadata, and its own id, preview and expiry (ADR
+   * 43). All or none: past the account's session limit, SessionLimitExceededError and no fork.
+   *
+   *     const [a, b] = await sandbox.fork({ count: 2 });
+   */
+  async fork(options: ForkOptions = {}): Promise<Forks> {
+    const { count, processes, idempotencyKey, signal } = options;
+    const forked = await this.http.json<ForkResult>({
+      method: 'POST',
+      path: `/sessions/${encodeURIComponent(this.id)}/fork`,
+      json: { count, processes } satisfies ForkBody,
+      headers: { 'idempotency-key': idempotencyKey ?? newIdempotencyKey() },
+      signal,
+      retry: 'safe',
+    });
+    const sandboxes = forked.sessions.map(
+      (session) =>
+        new Sandbox(this.http, session.sessionId, session.previewUrl, session.previewToken),
+    );
+    return Object.assign(sandboxes, { processesKept: forked.processesKept });
   }
 
   /** Deletes the session and everything in it. A session already gone is not an error. */

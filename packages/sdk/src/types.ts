@@ -28,6 +28,10 @@ export type SnapshotPage = Ok<'listSnapshots'>;
 export type SessionState = SessionInfo['state'];
 /** The body of a session create: ttl, metadata, resourceLimits, preview. */
 export type CreateSessionBody = BodyOf<'createSession'>;
+/** The body of a fork: `count` (1…10) and `processes` (ADR 43). */
+export type ForkBody = BodyOf<'forkSession'>;
+/** A fork's answer: the new sessions, and whether they kept the source's processes. */
+export type ForkResult = Ok<'forkSession'>;
 /** Where a session's sandbox may connect: `default` and `allow`/`deny` CIDRs (ADR 30). */
 export type EgressPolicy = BodyOf<'setEgress'>;
 /** A session's egress policy as the API shows it (normalised). */

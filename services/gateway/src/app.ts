@@ -12,6 +12,8 @@ import type { ExecuteService } from './execute/execute-service';
 import type { FilesService } from './files/files-service';
 import type { ContextsService } from './contexts/contexts-service';
 import { createContext } from './routes/contexts/create-context';
+import { ForkService } from './forks/fork-service';
+import { forkSession } from './routes/sessions/fork-session';
 import { deleteContext } from './routes/contexts/delete-context';
 import { listContexts } from './routes/contexts/list-contexts';
 import { restartContext } from './routes/contexts/restart-context';
@@ -99,6 +101,7 @@ function operationHandlers(deps: AppDeps): { [N in OperationName]: HandlerOf<N> 
     createSession: createSession(deps.sessions),
     listSessions: listSessions(deps.sessionStore, deps.sessions),
     getSession: getSession(deps.sessions),
+    forkSession: forkSession(new ForkService(deps.sessionAccess, deps.sessionStore, deps.sessions)),
     getEgress: getEgress(deps.sessionStore),
     setEgress: setEgress(deps.sessionStore, deps.sessionAccess),
     deleteSession: deleteSession(deps.sessions),

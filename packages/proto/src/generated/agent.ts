@@ -21,6 +21,8 @@ import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_F
 import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_FileEntry__Output } from './agent/v1/FileEntry';
 import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from './agent/v1/FileInput';
 import type { FileStat as _agent_v1_FileStat, FileStat__Output as _agent_v1_FileStat__Output } from './agent/v1/FileStat';
+import type { ForkSandboxRequest as _agent_v1_ForkSandboxRequest, ForkSandboxRequest__Output as _agent_v1_ForkSandboxRequest__Output } from './agent/v1/ForkSandboxRequest';
+import type { ForkSandboxResponse as _agent_v1_ForkSandboxResponse, ForkSandboxResponse__Output as _agent_v1_ForkSandboxResponse__Output } from './agent/v1/ForkSandboxResponse';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from './agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from './agent/v1/GetSandboxRequest';
 import type { HibernateResponse as _agent_v1_HibernateResponse, HibernateResponse__Output as _agent_v1_HibernateResponse__Output } from './agent/v1/HibernateResponse';
@@ -92,6 +94,8 @@ export interface ProtoGrpcType {
       FileEntry: MessageTypeDefinition<_agent_v1_FileEntry, _agent_v1_FileEntry__Output>
       FileInput: MessageTypeDefinition<_agent_v1_FileInput, _agent_v1_FileInput__Output>
       FileStat: MessageTypeDefinition<_agent_v1_FileStat, _agent_v1_FileStat__Output>
+      ForkSandboxRequest: MessageTypeDefinition<_agent_v1_ForkSandboxRequest, _agent_v1_ForkSandboxRequest__Output>
+      ForkSandboxResponse: MessageTypeDefinition<_agent_v1_ForkSandboxResponse, _agent_v1_ForkSandboxResponse__Output>
       GetNodeInfoRequest: MessageTypeDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_GetNodeInfoRequest__Output>
       GetSandboxRequest: MessageTypeDefinition<_agent_v1_GetSandboxRequest, _agent_v1_GetSandboxRequest__Output>
       HibernateResponse: MessageTypeDefinition<_agent_v1_HibernateResponse, _agent_v1_HibernateResponse__Output>

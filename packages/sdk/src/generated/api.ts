@@ -35,6 +35,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sessions/{sessionId}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fork a running session into 1 to 10 new sessions, each with a copy-on-write copy of its files, its limits, egress policy and metadata (a sleeping source is woken first) */
+        post: operations["forkSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sessions/{sessionId}": {
         parameters: {
             query?: never;
@@ -961,6 +978,289 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "rate_limit_exceeded";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description service_unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "service_unavailable";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    forkSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key within 24 h return the original response */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description forks to make, 1 to 10; default 1 */
+                    count?: number;
+                    /** @description default true: keep the source's running processes where the node can; processesKept says whether it did (files are always kept) */
+                    processes?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The forks */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the forks, each as a create answers it */
+                        sessions: {
+                            sessionId: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            previewUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            resourceLimits: {
+                                /** @description MB */
+                                memory: number;
+                                /** @description CPU cores */
+                                cpu: number;
+                                /** @description default execution timeout, seconds */
+                                timeout: number;
+                                /** @description MB */
+                                disk: number;
+                            };
+                            /** @description only for "preview": {"private": true}: send it as X-Preview-Token (the session's info shows it again) */
+                            previewToken?: string;
+                        }[];
+                        /** @description whether the forks have the source's processes; false: its files only (ADR 43) */
+                        processesKept: boolean;
+                    };
+                };
+            };
+            /** @description invalid_request */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_request";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description forbidden */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_not_found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_not_found";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description request_timeout */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "request_timeout";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            message: string;
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            retryAfter?: number;
+                            stdout?: string;
+                            stderr?: string;
+                        };
+                    };
+                };
+            };
+            /** @description session_limit_exceeded, rate_limit_exceeded */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "session_limit_exceeded" | "rate_limit_exceeded";
                             message: string;
                             details?: {
                                 [key: string]: unknown;

@@ -1,35 +1,16 @@
 import type * as grpc from '@grpc/grpc-js';
 import {
-  ALLOW_ALL,
-  isAllowAll,
-  isEgressProblem,
   isSnapshotId,
-  parseEgressPolicy,
   REQUEST_ID,
   REQUEST_ID_METADATA_KEY,
   runDeadlines,
   WORKSPACE,
-  type EgressPolicy,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import { withRequestId, type Logger } from '@sandbox/logger';
 import { loadAgentProto } from '@sandbox/proto';
-import type {
-  AgentHandlers,
-  CreateSandboxRequest__Output,
-  EgressPolicy__Output,
-  ExecEvent,
-  ExecRequest__Output,
-  Sandbox,
-} from '@sandbox/proto';
-import type {
-  ByteSink,
-  ExecSpec,
-  ProcessRef,
-  SandboxInfo,
-  SandboxRuntime,
-  SandboxSpec,
-} from '../runtime/sandbox-runtime';
+import type { AgentHandlers, ExecEvent, ExecRequest__Output } from '@sandbox/proto';
+import type { ByteSink, ExecSpec, ProcessRef, SandboxRuntime } from '../runtime/sandbox-runtime';
 import type { AgentMetrics } from '../node/agent-metrics';
 import { LastKnown } from '../node/last-known';
 import { readNodeLoad } from '../node/node-load';
@@ -38,6 +19,8 @@ import { fileHandlers } from './file-calls';
 import { contextHandlers } from './context-calls';
 import { processHandlers } from './process-calls';
 import { snapshotHandlers } from './snapshot-calls';
+import { forkHandlers } from './fork-calls';
+import { egressPolicy, sandboxSpec, toSandbox } from './sandbox-messages';
 import { openTerminal } from './terminal-call';
 
 export interface AgentServiceDeps {
@@ -52,14 +35,6 @@ export interface AgentServiceDeps {
   /** The blob store's id (`blobStoreId`): where an archived workspace is kept. */
   blobStore: string;
 }
-
-const toSandbox = (info: SandboxInfo): Sandbox => ({
-  sessionId: info.sessionId,
-  containerId: info.containerId,
-  status: info.status,
-  filesCount: info.filesCount,
-  activeProcesses: info.activeProcesses,
-});
 
 /** A run that prints this soon after it started needs no separate "started" message. */
 const START_UNLESS_OUTPUT_MS = 100;
@@ -86,48 +61,6 @@ function execSpec(request: ExecRequest__Output): ExecSpec {
   throw new AppError('invalid_request', 'Either code or command is required', {
     details: { field: 'command' },
   });
-}
-
-/**
- * An egress policy from the wire, checked as the gateway checked it (a node enforces nothing it
- * cannot read); absent: allow-all.
- */
-export function egressPolicy(egress: EgressPolicy__Output | null): EgressPolicy {
-  if (egress === null) return ALLOW_ALL;
-  if (egress.default !== 'allow' && egress.default !== 'deny') {
-    throw new AppError('invalid_request', 'egress.default must be "allow" or "deny"', {
-      details: { field: 'egress.default', value: egress.default },
-    });
-  }
-  const parsed = parseEgressPolicy(
-    { default: egress.default, allow: egress.allow, deny: egress.deny },
-    egress.default,
-  );
-  if (isEgressProblem(parsed)) {
-    throw new AppError('invalid_request', `${parsed.field} ${parsed.message}`, {
-      details: { field: parsed.field, value: parsed.value },
-    });
-  }
-  return parsed;
-}
-
-function sandboxSpec(request: CreateSandboxRequest__Output): SandboxSpec {
-  const limits = request.limits;
-  if (limits === null || !request.sessionId) {
-    throw new AppError('invalid_request', 'sessionId and limits are required');
-  }
-  const egress = egressPolicy(request.egress);
-  return {
-    sessionId: request.sessionId,
-    accountId: request.accountId,
-    limits: {
-      memoryMb: limits.memoryMb,
-      cpu: limits.cpu,
-      diskMb: limits.diskMb,
-      pids: limits.pids,
-    },
-    ...(isAllowAll(egress) ? {} : { egress }),
-  };
 }
 
 type LifecycleMethods =
@@ -293,6 +226,7 @@ export function createAgentHandlers(deps: AgentServiceDeps): AgentHandlers {
     ...dataHandlers(deps),
     ...fileHandlers(deps, deps.runtime),
     ...snapshotHandlers(deps, deps.runtime),
+    ...forkHandlers(deps, deps.runtime),
   };
 }
 

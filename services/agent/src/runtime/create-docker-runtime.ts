@@ -279,7 +279,15 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     containers,
     coldStarts: new Admission(config.coldStarts),
     runStarts: new Admission(config.runStarts, RUN_START_WORDS),
-    prepareHost: hostPreparation(config, layers, docker, ids, logger),
+    prepareHost: async () => {
+      // Before any disk is made: where images go (ADR 43), and disks a crash left frozen.
+      if (workspaces instanceof LoopWorkspaces) {
+        await workspaces.prepare(
+          config.diskStore === 'reflink' ? { sizeGb: config.diskStoreGb } : undefined,
+        );
+      }
+      return hostPreparation(config, layers, docker, ids, logger)();
+    },
     runners,
     pool,
     load,

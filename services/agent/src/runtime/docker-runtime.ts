@@ -17,7 +17,8 @@ import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { collectLeftovers, countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { snapshotSandbox } from './lifecycle/snapshot-sandbox';
-import { inspectSandbox } from './lifecycle/sandbox-info';
+import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
+import { forkSandboxes, type ForkResult } from './forks/fork-sandboxes';
 import { LimitLedger } from './runner/limit-watch';
 import { KnownContexts } from './runner/known-contexts';
 import { meteredExec } from './runner/metered-exec';
@@ -105,6 +106,7 @@ export class DockerRuntime implements SandboxRuntime {
     this.parts.stopEgressProxy?.();
     await this.parts.pool?.stop();
     await this.parts.cpuSplit?.close();
+    await this.parts.workspaces.close?.();
     this.parts.cache?.unwatch();
   }
 
@@ -179,10 +181,7 @@ export class DockerRuntime implements SandboxRuntime {
     return this.use.track(sessionId, () => resumeSandbox(this.parts, sessionId));
   }
 
-  /**
-   * With `evacuate` (the session leaves the node), its runs' logs go to the blob store too,
-   * for the node that wakes it, and leave this one.
-   */
+  /** With `evacuate` (the session leaves the node), its runs' logs go to the blob store too. */
   async hibernate(
     sessionId: string,
     { unusedForMs = 0, evacuate = false }: { unusedForMs?: number; evacuate?: boolean } = {},
@@ -374,6 +373,11 @@ export class DockerRuntime implements SandboxRuntime {
     return this.served(sessionId, async () =>
       this.contexts.manage(sessionId, action, await this.runnerOf(sessionId)),
     );
+  }
+
+  /** Forks of a session, files only (ADR 43). */
+  fork(sourceId: string, specs: readonly SandboxSpec[]): Promise<ForkResult> {
+    return this.served(sourceId, () => forkSandboxes(this.parts, sourceId, specs));
   }
 
   /** A preview visit is a use of the session. */

@@ -250,6 +250,14 @@ export interface SandboxRuntime {
    * (none for delete). 404 context_not_found for an unknown id; 429 past the session's cap.
    */
   manageContexts(sessionId: string, action: ContextAction): Promise<CodeContextInfo[]>;
+  /**
+   * Forks of a running or idle session, one per spec (ADR 43): files copied on write, its
+   * processes not (`processesKept` false). All or none; 503 when it has no sandbox (now).
+   */
+  fork?(
+    sourceId: string,
+    specs: readonly SandboxSpec[],
+  ): Promise<{ sandboxes: SandboxInfo[]; processesKept: boolean }>;
   /** The sandbox's address on the sandbox network, for preview traffic; 404 when absent. */
   previewHost(sessionId: string): Promise<string>;
   /** Brings this node's sandboxes back to the state they should be in (after a crash). */

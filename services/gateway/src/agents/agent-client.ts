@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import {
   type AgentClient as GrpcAgentClient,
   type DestroySandboxResponse__Output,
+  type ForkSandboxResponse__Output,
   type HibernateResponse__Output,
   type KillProcessesResponse__Output,
   type ContextsRequest,
@@ -181,6 +182,20 @@ export class AgentClient {
     await this.unary<Sandbox__Output>((md, options, cb) =>
       this.client.createSandbox(request, md, options, cb),
     );
+  }
+
+  /** Forks of a session on its node (ADR 43), one per request, all or none (as a create). */
+  async forkSandbox(
+    sourceSessionId: string,
+    forks: readonly SandboxRequest[],
+    processes: boolean,
+  ): Promise<{ processesKept: boolean }> {
+    const wire = forks.map(({ egress, ...input }) => ({ ...input, ...wireEgress(egress) }));
+    const request = { sourceSessionId, forks: wire, processes };
+    const response = await this.unary<ForkSandboxResponse__Output>((md, options, cb) =>
+      this.client.forkSandbox(request, md, options, cb),
+    );
+    return { processesKept: response.processesKept };
   }
 
   /** Replaces a session's egress policy on its node (applied to its sandbox at once). */

@@ -241,6 +241,7 @@ describe('the operation table drives both the document and validation', () => {
         'createTerminal',
         'createWebhook',
         'execute',
+        'forkSession',
         'killProcesses',
         'listFiles',
         'listSessions',

@@ -13,6 +13,7 @@ import { outputQuery, stdinBody } from '../routes/processes/process-routes';
 import { createTerminalBody } from '../routes/terminals/create-terminal';
 import { createContextBody } from '../routes/contexts/create-context';
 import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
+import { forkSessionOperation } from '../routes/sessions/fork-session';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import { egressInput } from '../sessions/session-egress';
 import { createWebhookBody } from '../routes/webhooks/webhooks';
@@ -76,6 +77,7 @@ export const operations = {
     success: { status: 200, schema: sessionListSchema, description: 'One page of sessions' },
     errors: [],
   },
+  forkSession: forkSessionOperation,
   getSession: {
     method: 'get',
     path: '/sessions/:sessionId',

@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
+import type { SandboxRequest } from '../agents/agent-client';
 import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
 import type { SecretBox } from '../secrets/secret-box';
@@ -116,18 +117,10 @@ export class SessionService {
       ...this.previewTokenColumns(previewToken),
       egress,
     });
-    for (const listener of this.createdListeners) listener(record);
+    this.announce(record);
     try {
       await agent.createSandbox({
-        sessionId: record.id,
-        accountId: principal.accountId,
-        limits: {
-          memoryMb: resourceLimits.memory,
-          cpu: resourceLimits.cpu,
-          diskMb: resourceLimits.disk,
-          pids: this.deps.pidsLimit ?? 0,
-        },
-        egress,
+        ...this.sandboxRequest(record),
         ...(seed === undefined ? {} : { snapshotId: seed.id }),
       });
     } catch (err) {
@@ -136,7 +129,33 @@ export class SessionService {
       throw err;
     }
     await this.deps.store.markActive(record.id);
+    this.announce(record);
+    return this.createdView(record, previewToken);
+  }
+
+  /** What the node makes the session's sandbox with. */
+  sandboxRequest(record: SessionRecord): SandboxRequest {
+    const { resourceLimits: limits } = record;
+    return {
+      sessionId: record.id,
+      accountId: record.accountId,
+      limits: {
+        memoryMb: limits.memory,
+        cpu: limits.cpu,
+        diskMb: limits.disk,
+        pids: this.deps.pidsLimit ?? 0,
+      },
+      egress: record.egress,
+    };
+  }
+
+  /** Tells the listeners of `onCreated` of a new session: once inserted, once active. */
+  announce(record: SessionRecord): void {
     for (const listener of this.createdListeners) listener(record);
+  }
+
+  /** A create's answer: the session, active, with its preview's token if it has one. */
+  createdView(record: SessionRecord, previewToken: string | undefined): SessionView {
     const view = this.view({ ...record, state: 'active' });
     return previewToken === undefined ? view : { ...view, previewToken };
   }
@@ -175,7 +194,7 @@ export class SessionService {
   }
 
   /** A private preview's token as stored: its hash, and sealed when a key is configured. */
-  private previewTokenColumns(
+  previewTokenColumns(
     token: string | undefined,
   ): Pick<NewSession, 'previewTokenHash' | 'previewTokenSealed'> {
     if (token === undefined) return {};

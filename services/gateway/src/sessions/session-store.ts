@@ -1,4 +1,3 @@
-import { AppError } from '@sandbox/errors';
 import type { EgressPolicy } from '@sandbox/contract';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
@@ -11,6 +10,7 @@ import {
   MARK_IDLE_DUE_SQL,
   MS_UNTIL_NEXT_TRANSITION_SQL,
 } from './session-batch-sql';
+import { insertSession, insertSessions } from './insert-session';
 import { notFoundError, requireSessionId, sessionNotFound } from './session-not-found';
 import {
   COLUMNS,
@@ -47,33 +47,14 @@ export class SessionStore {
     await this.invalidations.bump(sessionIds.map(sessionStamp)).catch(() => undefined);
   }
 
-  /**
-   * Inserts a session in state `creating`, enforcing the account's concurrent-session limit
-   * atomically, in one round trip (migration 0008: the account row is locked while counting).
-   */
-  async insert(session: NewSession): Promise<SessionRecord> {
-    const { rows } = await this.db.query<SessionRow>(
-      `SELECT ${COLUMNS} FROM insert_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        session.id,
-        session.accountId,
-        session.nodeId,
-        session.metadata,
-        session.resourceLimits,
-        session.ttlS,
-        session.previewTokenHash ?? null,
-        session.maxConcurrent,
-        session.egress ?? null,
-        session.previewTokenSealed ?? null,
-      ],
-    );
-    const row = rows[0];
-    if (row === undefined) {
-      throw new AppError('session_limit_exceeded', 'Concurrent session limit reached', {
-        details: { limit: session.maxConcurrent },
-      });
-    }
-    return toRecord(row);
+  /** Inserts a session in state `creating`, within the account's concurrent-session limit. */
+  insert(session: NewSession): Promise<SessionRecord> {
+    return insertSession(this.db, session);
+  }
+
+  /** Inserts all of `sessions` or none (a fork's), within the limit. */
+  insertAll(sessions: readonly NewSession[]): Promise<SessionRecord[]> {
+    return insertSessions(this.db, sessions);
   }
 
   /** Replaces the caller's live session's egress policy (null: allow-all); 404 if none. */

@@ -3,7 +3,7 @@ import type { SandboxSpec } from '../sandbox-runtime';
 import type { ArchiveManifest } from '../storage/blob-store';
 import type { Hold } from '../storage/held-archive';
 import { AppError } from '@sandbox/errors';
-import type { AdoptableWorkspaces } from '../storage/workspaces';
+import type { AdoptableWorkspaces, CloneTarget } from '../storage/workspaces';
 import type { SavedWorkspaces, SpecStore } from './lifecycle-deps';
 import type { Journal } from './test-fixtures';
 
@@ -42,6 +42,22 @@ export class FakeWorkspaces implements AdoptableWorkspaces {
     }
     this.disks.delete(from);
     this.disks.set(to, disk);
+    return Promise.resolve();
+  }
+
+  /** Whether `clone` fails (after making the first target's disk, as a real failure could). */
+  failClone = false;
+
+  clone(from: string, to: readonly CloneTarget[]): Promise<void> {
+    this.journal.push(`workspace.clone ${from} ${to.map((target) => target.sessionId).join(' ')}`);
+    if (!this.disks.has(from)) return Promise.reject(new Error(`${from} has no disk`));
+    for (const { sessionId } of to) {
+      this.disks.set(sessionId, { attaches: true });
+      if (this.failClone) {
+        this.disks.delete(sessionId);
+        return Promise.reject(new Error('clone failed'));
+      }
+    }
     return Promise.resolve();
   }
 

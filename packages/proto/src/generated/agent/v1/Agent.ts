@@ -13,6 +13,8 @@ import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_E
 import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from '../../agent/v1/ExecRequest';
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from '../../agent/v1/FileChunk';
 import type { FileStat as _agent_v1_FileStat, FileStat__Output as _agent_v1_FileStat__Output } from '../../agent/v1/FileStat';
+import type { ForkSandboxRequest as _agent_v1_ForkSandboxRequest, ForkSandboxRequest__Output as _agent_v1_ForkSandboxRequest__Output } from '../../agent/v1/ForkSandboxRequest';
+import type { ForkSandboxResponse as _agent_v1_ForkSandboxResponse, ForkSandboxResponse__Output as _agent_v1_ForkSandboxResponse__Output } from '../../agent/v1/ForkSandboxResponse';
 import type { GetNodeInfoRequest as _agent_v1_GetNodeInfoRequest, GetNodeInfoRequest__Output as _agent_v1_GetNodeInfoRequest__Output } from '../../agent/v1/GetNodeInfoRequest';
 import type { GetSandboxRequest as _agent_v1_GetSandboxRequest, GetSandboxRequest__Output as _agent_v1_GetSandboxRequest__Output } from '../../agent/v1/GetSandboxRequest';
 import type { HibernateResponse as _agent_v1_HibernateResponse, HibernateResponse__Output as _agent_v1_HibernateResponse__Output } from '../../agent/v1/HibernateResponse';
@@ -77,6 +79,15 @@ export interface AgentClient extends grpc.Client {
   Exec(argument: _agent_v1_ExecRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
   exec(argument: _agent_v1_ExecRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
   exec(argument: _agent_v1_ExecRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
+  
+  ForkSandbox(argument: _agent_v1_ForkSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
+  ForkSandbox(argument: _agent_v1_ForkSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
+  ForkSandbox(argument: _agent_v1_ForkSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
+  ForkSandbox(argument: _agent_v1_ForkSandboxRequest, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
+  forkSandbox(argument: _agent_v1_ForkSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
+  forkSandbox(argument: _agent_v1_ForkSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
+  forkSandbox(argument: _agent_v1_ForkSandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
+  forkSandbox(argument: _agent_v1_ForkSandboxRequest, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
   
   GetNodeInfo(argument: _agent_v1_GetNodeInfoRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_NodeInfo__Output>): grpc.ClientUnaryCall;
   GetNodeInfo(argument: _agent_v1_GetNodeInfoRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_NodeInfo__Output>): grpc.ClientUnaryCall;
@@ -266,6 +277,8 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   Exec: grpc.handleServerStreamingCall<_agent_v1_ExecRequest__Output, _agent_v1_ExecEvent>;
   
+  ForkSandbox: grpc.handleUnaryCall<_agent_v1_ForkSandboxRequest__Output, _agent_v1_ForkSandboxResponse>;
+  
   GetNodeInfo: grpc.handleUnaryCall<_agent_v1_GetNodeInfoRequest__Output, _agent_v1_NodeInfo>;
   
   GetSandbox: grpc.handleUnaryCall<_agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox>;
@@ -315,6 +328,7 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   DeleteSnapshot: MethodDefinition<_agent_v1_DeleteSnapshotRequest, _agent_v1_DeleteSnapshotResponse, _agent_v1_DeleteSnapshotRequest__Output, _agent_v1_DeleteSnapshotResponse__Output>
   DestroySandbox: MethodDefinition<_agent_v1_DestroySandboxRequest, _agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxRequest__Output, _agent_v1_DestroySandboxResponse__Output>
   Exec: MethodDefinition<_agent_v1_ExecRequest, _agent_v1_ExecEvent, _agent_v1_ExecRequest__Output, _agent_v1_ExecEvent__Output>
+  ForkSandbox: MethodDefinition<_agent_v1_ForkSandboxRequest, _agent_v1_ForkSandboxResponse, _agent_v1_ForkSandboxRequest__Output, _agent_v1_ForkSandboxResponse__Output>
   GetNodeInfo: MethodDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_NodeInfo, _agent_v1_GetNodeInfoRequest__Output, _agent_v1_NodeInfo__Output>
   GetSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>
   HibernateSandbox: MethodDefinition<_agent_v1_TransitionRequest, _agent_v1_HibernateResponse, _agent_v1_TransitionRequest__Output, _agent_v1_HibernateResponse__Output>
