@@ -290,3 +290,8 @@ export class HttpClient {
     });
   }
 }
+
+/** A fresh idempotency key (UUID v4) from the runtime's crypto. */
+export function newIdempotencyKey(): string {
+  return globalThis.crypto.randomUUID();
+}

@@ -1,5 +1,6 @@
 export { Sandbox } from './sandbox.js';
 export type { ForkOptions } from './fork-options.js';
+export type { SnapshotOptions } from './snapshots.js';
 export type { ConnectOptions, CreateOptions, Forks, KillOptions, ListOptions } from './sandbox.js';
 export { Terminals } from './terminals.js';
 export type { Terminal, TerminalOpenOptions } from './terminals.js';

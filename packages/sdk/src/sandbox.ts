@@ -1,10 +1,11 @@
 import { NetworkError } from './errors.js';
 import { Files } from './files.js';
-import { HttpClient, resolveOptions, type ClientOptions } from './http.js';
+import { HttpClient, newIdempotencyKey, resolveOptions, type ClientOptions } from './http.js';
 import { startInBackground, type ProcessHandle } from './process-handle.js';
 import { Contexts } from './contexts.js';
-import type { ForkOptions } from './fork-options.js';
+import { requestForks, type ForkOptions } from './fork-options.js';
 import { Processes } from './processes.js';
+import { takeSnapshot, type SnapshotOptions } from './snapshots.js';
 import {
   answerTimeoutMs,
   executeBody,
@@ -27,8 +28,6 @@ import type {
   EgressInfo,
   EgressPolicy,
   ExecutionEvent,
-  ForkBody,
-  ForkResult,
   ExecutionResult,
   Session,
   SessionInfo,
@@ -74,11 +73,6 @@ export type Forks = Sandbox[] & { readonly processesKept: boolean };
 
 export interface KillOptions {
   signal?: AbortSignal;
-}
-
-/** A fresh idempotency key (UUID v4) from the runtime's crypto. */
-function newIdempotencyKey(): string {
-  return globalThis.crypto.randomUUID();
 }
 
 /**
@@ -215,18 +209,8 @@ export class Sandbox {
    * Stores the session's files as a snapshot (ADR 44); `Sandbox.create({ snapshotId })`
    * starts new sessions from it. `processesKept` says whether processes were kept too.
    */
-  snapshot(
-    options: { name?: string; processes?: boolean; signal?: AbortSignal } = {},
-  ): Promise<Snapshot> {
-    const { signal, ...body } = options;
-    return this.http.json<Snapshot>({
-      method: 'POST',
-      path: `/sessions/${encodeURIComponent(this.id)}/snapshots`,
-      json: body,
-      headers: { 'idempotency-key': newIdempotencyKey() },
-      signal,
-      retry: 'safe',
-    });
+  snapshot(options: SnapshotOptions = {}): Promise<Snapshot> {
+    return takeSnapshot(this.http, this.id, options);
   }
 
   /** State, counts and metadata; reading does not wake the session. */
@@ -266,15 +250,7 @@ export class Sandbox {
    *     const [a, b] = await sandbox.fork({ count: 2 });
    */
   async fork(options: ForkOptions = {}): Promise<Forks> {
-    const { count, processes, idempotencyKey, signal } = options;
-    const forked = await this.http.json<ForkResult>({
-      method: 'POST',
-      path: `/sessions/${encodeURIComponent(this.id)}/fork`,
-      json: { count, processes } satisfies ForkBody,
-      headers: { 'idempotency-key': idempotencyKey ?? newIdempotencyKey() },
-      signal,
-      retry: 'safe',
-    });
+    const forked = await requestForks(this.http, this.id, options);
     const sandboxes = forked.sessions.map(
       (session) =>
         new Sandbox(this.http, session.sessionId, session.previewUrl, session.previewToken),

@@ -1,5 +1,5 @@
 import { SandboxError } from './errors.js';
-import { HttpClient, resolveOptions, type ClientOptions } from './http.js';
+import { HttpClient, newIdempotencyKey, resolveOptions, type ClientOptions } from './http.js';
 import type { Snapshot, SnapshotPage } from './types.js';
 
 type CallOptions = { signal?: AbortSignal };
@@ -51,4 +51,29 @@ export class Snapshots {
       if (!(err instanceof SandboxError && err.code === 'snapshot_not_found')) throw err;
     }
   }
+}
+
+/** What `sandbox.snapshot()` takes (ADR 44). */
+export interface SnapshotOptions {
+  name?: string;
+  /** Keep the processes too where the service can; the answer's `processesKept` says. */
+  processes?: boolean;
+  signal?: AbortSignal;
+}
+
+/** `POST /sessions/{id}/snapshots`: the session's files stored as a snapshot. */
+export function takeSnapshot(
+  http: HttpClient,
+  sessionId: string,
+  options: SnapshotOptions,
+): Promise<Snapshot> {
+  const { signal, ...body } = options;
+  return http.json<Snapshot>({
+    method: 'POST',
+    path: `/sessions/${encodeURIComponent(sessionId)}/snapshots`,
+    json: body,
+    headers: { 'idempotency-key': newIdempotencyKey() },
+    signal,
+    retry: 'safe',
+  });
 }

@@ -14,13 +14,13 @@ import {
   type WriteStdinResponse__Output,
   type ExecRequest,
   type NodeInfo__Output,
-  type ResourceLimits,
   type Sandbox__Output,
 } from '@sandbox/proto';
 import type { EgressPolicy, FileListing } from '@sandbox/contract';
 import { callMetadata, connectAgent, surviving, unaryCall, type UnaryCall } from './agent-channel';
 import { AgentFiles } from './agent-files';
 import { AgentSnapshots } from './agent-snapshots';
+import { wireEgress, type SandboxRequest } from './sandbox-request';
 import {
   toCodeContext,
   type CodeContextRecord,
@@ -70,22 +70,6 @@ export interface Hibernated {
   inUse: boolean;
   /** The blob store's id, or `node:<id>` for a disk kept on the node. */
   savedIn: string;
-}
-
-/** What creating or restoring a sandbox needs. */
-export interface SandboxRequest {
-  sessionId: string;
-  accountId: string;
-  limits: ResourceLimits;
-  /** Where the sandbox may connect; absent or null: allow-all. */
-  egress?: EgressPolicy | null;
-  /** Create only: the workspace starts with this snapshot's files (ADR 44). */
-  snapshotId?: string;
-}
-
-/** A request's egress policy as the wire has it (absent: allow-all). */
-function wireEgress(egress: EgressPolicy | null | undefined): { egress?: EgressPolicy } {
-  return egress === undefined || egress === null ? {} : { egress };
 }
 
 /** The gateway's view of one agent; every failure comes back as an AppError. */

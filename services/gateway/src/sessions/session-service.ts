@@ -1,6 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import type { SandboxRequest } from '../agents/agent-client';
+import type { SandboxRequest } from '../agents/sandbox-request';
 import type { AgentPool } from '../nodes/agent-pool';
 import type { Principal } from '../auth/principal';
 import type { SecretBox } from '../secrets/secret-box';
