@@ -17,7 +17,7 @@ import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
 import { collectLeftovers, countSandboxes, reconcile } from './lifecycle/reconcile';
 import { destroySandbox } from './lifecycle/remove-sandbox';
 import { snapshotSandbox } from './lifecycle/snapshot-sandbox';
-import { findSandbox, inspectSandbox } from './lifecycle/sandbox-info';
+import { inspectSandbox } from './lifecycle/sandbox-info';
 import { forkSandboxes, type ForkResult } from './forks/fork-sandboxes';
 import { LimitLedger } from './runner/limit-watch';
 import { KnownContexts } from './runner/known-contexts';
