@@ -137,9 +137,25 @@ restart_docker() {
   ensure_docker
 }
 
+# The default bridge's interface (docker0) is made by dockerd at start only: an engine that
+# runs without it (removed by hand, or by a second engine started with "bridge": "none")
+# starts no container on the default network, and gVisor's probe uses it. Restarting brings it
+# back (and stops the containers: only ever for an engine already broken this way).
+_ensure_docker_default_bridge() {
+  local name
+  name=$("$DOCKER" network inspect bridge \
+    -f '{{index .Options "com.docker.network.bridge.name"}}' 2>/dev/null) || return 0
+  [[ -z $name || -e /sys/class/net/$name ]] && return 0
+  # Once: an engine that does not make it again is left as it is.
+  [[ -n ${_ENSURE_DOCKER_BRIDGE_RESTART:-} ]] && return 0
+  _ensure_docker_log "the default bridge's interface $name is missing: restarting dockerd"
+  _ENSURE_DOCKER_BRIDGE_RESTART=1 restart_docker
+}
+
 ensure_docker() {
   if _ensure_docker_ok; then
-    return 0
+    _ensure_docker_default_bridge
+    return
   fi
 
   # dockerd lives in /usr/sbin, which is not always on a non-root PATH.

@@ -31,7 +31,11 @@ exit 1
 `;
 
 const FAKE_DOCKER = `#!/bin/bash
-[[ $1 == info && -e $STATE/up ]]
+case $1 in
+  info) [[ -e $STATE/up ]] ;;
+  network) [[ -e $STATE/bridge ]] && cat "$STATE/bridge" ;;
+  *) exit 1 ;;
+esac
 `;
 
 describe('restart_docker under systemd', () => {
@@ -52,13 +56,10 @@ describe('restart_docker under systemd', () => {
 
   afterEach(() => rmSync(state, { recursive: true, force: true }));
 
-  function restartDocker(): { status: number | null; calls: string[] } {
+  function restartDocker(command = 'restart_docker'): { status: number | null; calls: string[] } {
     const result = spawnSync(
       'bash',
-      [
-        '-c',
-        'source scripts/lib/common.sh && source scripts/lib/ensure-docker.sh && restart_docker',
-      ],
+      ['-c', `source scripts/lib/common.sh && source scripts/lib/ensure-docker.sh && ${command}`],
       {
         cwd: ROOT,
         env: {
@@ -81,6 +82,23 @@ describe('restart_docker under systemd', () => {
     const { status, calls } = restartDocker();
     expect(status).toBe(0);
     expect(calls).toEqual(['is-active --quiet docker', 'reset-failed docker', 'restart docker']);
+  });
+
+  it('restarts, once, an engine whose default bridge lost its interface (no container starts on it)', () => {
+    writeFileSync(join(state, 'up'), '');
+    writeFileSync(join(state, 'bridge'), 'sbxnobridge0\n');
+    const { status, calls } = restartDocker('ensure_docker');
+    expect(status).toBe(0);
+    expect(calls.filter((call) => call === 'restart docker')).toHaveLength(1);
+  });
+
+  it('leaves an engine whose default bridge is there alone', () => {
+    writeFileSync(join(state, 'up'), '');
+    writeFileSync(join(state, 'bridge'), 'lo\n');
+    writeFileSync(join(state, 'calls'), '');
+    const { status, calls } = restartDocker('ensure_docker');
+    expect(status).toBe(0);
+    expect(calls).not.toContain('restart docker');
   });
 
   it('restarts a healthy docker through systemd too', () => {

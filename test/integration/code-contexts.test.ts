@@ -304,6 +304,21 @@ describe('code contexts', () => {
     expect(events[1]?.id).toMatch(/:cell2$/);
   });
 
+  it("streams a megabyte of a cell's output without loss, in order", async () => {
+    const lines = 16_384; // 64 bytes each: 1 MiB
+    const response = await t.api.executeStream(t.sessionId, {
+      contextId: ctx,
+      code: `for (let i = 0; i < ${lines}; i++) process.stdout.write(String(i).padStart(63, '0') + '\\n');`,
+    });
+    const events = parseEvents(await response.text());
+    const stdout = events.filter((e) => e.event === 'stdout').map((e) => String(e.data['data']));
+    const expected = Array.from({ length: lines }, (_, i) => `${String(i).padStart(63, '0')}\n`);
+    const received = stdout.join('');
+    expect(received.length).toBe(1024 * 1024);
+    expect(received === expected.join('')).toBe(true);
+    expect(events.at(-1)?.event).toBe('result');
+  });
+
   it('reports the files a cell wrote', async () => {
     const run = await cell(ctx, "require('node:fs').writeFileSync('cell-made.txt', 'x');");
     expect(run.body).toMatchObject({ exitCode: 0, filesWritten: ['cell-made.txt'] });
