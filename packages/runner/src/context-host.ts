@@ -6,7 +6,6 @@
  * types) and answers on stdout, beside the cells' own output (frames.ts); after each cell it
  * marks the end of that cell's stderr too.
  */
-import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { posix } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -55,8 +54,16 @@ let shown: CellResult[] = [];
 /** Results a cell may display at the most (more are dropped). */
 const MAX_DISPLAYED = 100;
 
+/**
+ * The streams' own writes, taken before any cell runs. A full pipe makes them queue: an answer
+ * or an end mark written past that queue (a direct write to the descriptor) would overtake the
+ * cell's last output, and the runner would end the cell without it.
+ */
+const toStdout = process.stdout.write.bind(process.stdout);
+const toStderr = process.stderr.write.bind(process.stderr);
+
 function answer(message: object): void {
-  writeSync(1, `${frameMark(token)}${JSON.stringify(message)}\n`);
+  toStdout(`${frameMark(token)}${JSON.stringify(message)}\n`);
 }
 
 /** The promise's value, or a timeout once `ms` passed. */
@@ -167,7 +174,7 @@ function main(): void {
     queue = queue.then(async () => {
       const done = await runCell(cell);
       answer(done);
-      writeSync(2, `${frameMark(token)}end\n`);
+      toStderr(`${frameMark(token)}end\n`);
     });
   });
   // The runner went away: so does the context.
