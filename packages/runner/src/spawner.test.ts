@@ -198,12 +198,16 @@ describe('Spawner', () => {
       ['/bin/sh', '-c', 'tty; stty size; read line; echo "got $line"; read x; stty size'],
       { ...options, terminal: { cols: 100, rows: 30 } },
     );
-    const screen = collect(run.stdout);
+    let text = '';
+    run.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const ended = new Promise((resolve) => run.stdout.on('end', resolve));
     await run.input?.write(Buffer.from('abc\r'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Resized once the program has read its first line: its first size is then printed (a
+    // fixed wait raced the shell's start on a loaded machine).
+    while (!text.includes('got abc')) await new Promise((resolve) => setTimeout(resolve, 20));
     run.input?.resize({ cols: 120, rows: 40 });
     await run.input?.write(Buffer.from('\r'));
-    const text = await screen;
+    await ended;
     expect(text).toMatch(/\/dev\/pts\/\d+/);
     expect(text).toContain('30 100');
     expect(text).toContain('got abc');
