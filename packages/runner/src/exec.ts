@@ -198,12 +198,18 @@ function fromChild(child: RunProcess, timingFile: string): Omit<Launched, 'under
 /** The pre-started Nodes of code runs (zygote.ts), one kept ready. */
 export const zygotes = new Zygotes(spawner);
 
-/** A ready zygote for a code run, unless the run sets what Node reads only at start-up. */
-function takeZygote(spec: RunSpec): Zygote | undefined {
+/**
+ * A zygote for a code run (the ready one, or the one starting), unless the run sets what Node
+ * reads only at start-up. Where the runner's CPU is its own (CPU_SPLIT), the next zygote
+ * starts at once, beside the run, so that a run right after this one finds it ready; where
+ * the run shares the container's CPU with the runner, once the run has ended.
+ */
+async function takeZygote(spec: RunSpec): Promise<Zygote | undefined> {
   // A zygote's stdin is the runner's pipe to it, not one the run's caller can write.
   if (needsOwnStart(spec.env) || spec.stdin === true) return undefined;
-  const zygote = zygotes.take();
-  return zygote?.ended === false ? zygote : undefined;
+  const zygote = await zygotes.take();
+  if (CPU_SPLIT) zygotes.prepare();
+  return zygote;
 }
 
 /**
@@ -312,7 +318,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
   const started = process.hrtime.bigint();
   const options = { cwd, env: spec.env, runId, timingFile, stdin: spec.stdin === true };
   const zygote =
-    codeFile !== undefined && argv[0] === process.execPath ? takeZygote(spec) : undefined;
+    codeFile !== undefined && argv[0] === process.execPath ? await takeZygote(spec) : undefined;
   const leader =
     zygote !== undefined && codeFile !== undefined
       ? handToZygote(zygote, codeFile, options)
@@ -331,7 +337,7 @@ export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>
     usage,
     timeout,
   });
-  // The next code run's Node starts once this run no longer needs the CPU.
+  // The next code run's Node starts once this run no longer needs the CPU, if not yet started.
   const done = codeFile === undefined ? result : result.finally(() => zygotes.prepare());
   return {
     pid: leader.pid,

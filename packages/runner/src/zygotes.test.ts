@@ -49,3 +49,47 @@ describe('Zygotes.settled', () => {
     expect(zygotes.waitingPid()).toBeUndefined();
   });
 });
+
+describe('Zygotes.take', () => {
+  /** A spawner whose one zygote starts when the test says so. */
+  function slowSpawner() {
+    let start: (() => void) | undefined;
+    return {
+      spawner: {
+        available: true,
+        spawn: () =>
+          new Promise<SpawnedRun>((resolve) => {
+            start = () =>
+              resolve({ pid: PID, exited: new Promise(() => undefined) } as unknown as SpawnedRun);
+          }),
+      },
+      started: () => start?.(),
+    };
+  }
+
+  it('waits for the zygote that is starting rather than answer none', async () => {
+    const { spawner, started } = slowSpawner();
+    const zygotes = new Zygotes(spawner, __filename);
+    zygotes.prepare();
+    const taken = zygotes.take(10_000);
+    setTimeout(started, 50);
+    expect((await taken)?.pid).toBe(PID);
+    expect(zygotes.waitingPid()).toBeUndefined();
+  });
+
+  it('answers none after its bound when the zygote does not start in time', async () => {
+    const { spawner, started } = slowSpawner();
+    const zygotes = new Zygotes(spawner, __filename);
+    zygotes.prepare();
+    expect(await zygotes.take(50)).toBeUndefined();
+    started();
+    // The late one is kept for the next run.
+    expect((await zygotes.take(1_000))?.pid).toBe(PID);
+  });
+
+  it('answers none at once when none is ready or starting', async () => {
+    const zygotes = new Zygotes({ ...fakeSpawner(PID), available: false }, __filename);
+    zygotes.prepare();
+    expect(await zygotes.take(60_000)).toBeUndefined();
+  });
+});

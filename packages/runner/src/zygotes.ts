@@ -10,6 +10,12 @@ const ZYGOTE_SCRIPT = posix.join(__dirname, 'zygote.js');
 const RESPAWN_DELAY_MS = 200;
 /** How often `settled` looks for the zygote's sign that it is warm. */
 const SETTLED_POLL_MS = 20;
+/**
+ * How long a code run waits for a zygote that is starting rather than start a Node of its own:
+ * a zygote starts on the runner's CPU, a Node of the run's own under the session's limit
+ * (0.25 CPU by default, four times slower), so waiting for one half started is the quicker.
+ */
+export const STARTING_WAIT_MS = 2_000;
 
 /** What a zygote is handed: the run it becomes. */
 export interface ZygoteRun {
@@ -49,7 +55,8 @@ export function needsOwnStart(env: Record<string, string>): boolean {
  */
 export class Zygotes {
   private ready: Zygote | undefined;
-  private starting = false;
+  /** The zygote being started, until it is ready (or failed to start). */
+  private starting: Promise<Zygote | undefined> | undefined;
   private respawn: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -66,28 +73,40 @@ export class Zygotes {
 
   /** Starts the next zygote unless one is ready or starting. */
   prepare(): void {
-    if (this.ready !== undefined || this.starting || this.closed || !this.available) return;
-    this.starting = true;
-    this.start().then(
+    if (this.ready !== undefined || this.starting !== undefined || this.closed || !this.available) return;
+    this.starting = this.start().then(
       (zygote) => {
-        this.starting = false;
-        if (this.closed) zygote.process.input?.end().catch(() => undefined);
-        else this.ready = zygote;
+        this.starting = undefined;
+        if (this.closed) {
+          zygote.process.input?.end().catch(() => undefined);
+          return undefined;
+        }
+        this.ready = zygote;
+        return zygote;
       },
       () => {
-        this.starting = false;
+        this.starting = undefined;
+        return undefined;
       },
     );
   }
 
   /**
-   * The ready zygote, for a run; undefined if none. The next one starts when this run has
-   * ended (`prepare`): its start-up would otherwise take CPU from the run.
+   * The ready zygote, for a run, or the one starting once it is ready (waited for at most
+   * `waitMs`); undefined if none, or if it died waiting. The caller starts the next one
+   * (`prepare`) when the run's CPU allows: at once where the runner's CPU is its own.
    */
-  take(): Zygote | undefined {
+  async take(waitMs = STARTING_WAIT_MS): Promise<Zygote | undefined> {
+    if (this.ready === undefined && this.starting !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), waitMs);
+      });
+      await Promise.race([this.starting, bound]).finally(() => clearTimeout(timer));
+    }
     const zygote = this.ready;
     this.ready = undefined;
-    return zygote;
+    return zygote?.ended === false ? zygote : undefined;
   }
 
   /**
@@ -106,7 +125,7 @@ export class Zygotes {
         return false; // unreadable: waited for no longer than the bound
       }
     };
-    const warm = () => !this.starting && (this.ready === undefined || signed(this.ready.pid));
+    const warm = () => this.starting === undefined && (this.ready === undefined || signed(this.ready.pid));
     while (!warm() && Date.now() < deadline) await sleep(SETTLED_POLL_MS);
   }
 
