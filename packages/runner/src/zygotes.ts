@@ -73,7 +73,8 @@ export class Zygotes {
 
   /** Starts the next zygote unless one is ready or starting. */
   prepare(): void {
-    if (this.ready !== undefined || this.starting !== undefined || this.closed || !this.available) return;
+    if (this.ready !== undefined || this.starting !== undefined || this.closed || !this.available)
+      return;
     this.starting = this.start().then(
       (zygote) => {
         this.starting = undefined;
@@ -125,7 +126,8 @@ export class Zygotes {
         return false; // unreadable: waited for no longer than the bound
       }
     };
-    const warm = () => this.starting === undefined && (this.ready === undefined || signed(this.ready.pid));
+    const warm = () =>
+      this.starting === undefined && (this.ready === undefined || signed(this.ready.pid));
     while (!warm() && Date.now() < deadline) await sleep(SETTLED_POLL_MS);
   }
 

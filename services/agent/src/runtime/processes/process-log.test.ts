@@ -343,10 +343,23 @@ describe('ProcessLog', () => {
     const firstInode = statSync(firstFile).ino;
     const third = start(logs);
     third.append('stdout', Buffer.from('third'));
-    const thirdFile = join(dir, `${third.meta.id}.0.log`);
-    expect(statSync(thirdFile).ino).toBe(firstInode);
+    // Gone from the session at once; emptied off the run's path, then a spare.
     expect(existsSync(firstFile)).toBe(false);
-    expect(readFileSync(thirdFile).includes('first')).toBe(false);
+    expect(logs.list(SESSION).map((log) => log.meta.id)).not.toContain(first.meta.id);
+    await logs.emptied();
+    const taker = logs.start({
+      sessionId: 'ses_other',
+      pid: 1,
+      kind: 'command',
+      source: 'x',
+      stdin: false,
+      capBytes: 1024,
+    });
+    taker.append('stdout', Buffer.from('taker'));
+    const takerFile = join(root, 'ses_other', `${taker.meta.id}.0.log`);
+    expect(statSync(takerFile).ino).toBe(firstInode);
+    expect(readFileSync(takerFile).includes('first')).toBe(false);
+    expect((await readAll(taker)).items).toEqual(['stdout:taker']);
     expect((await readAll(third)).items).toEqual(['stdout:third']);
     // A reader of the oldest holds its file: the next log gets a new one, the read its own.
     let release: () => void = () => undefined;
@@ -389,6 +402,7 @@ describe('ProcessLog', () => {
     }
     logs.forget(SESSION);
     expect(existsSync(join(root, SESSION))).toBe(false);
+    await logs.emptied();
     const other = (from: ProcessLogs) =>
       from.start({
         sessionId: 'ses_other',

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '@sandbox/contract';
-import { emptied, reuseFile } from './log-files';
+import { reuseFile } from './log-files';
 import {
   appendWhole,
   META_BYTE,
@@ -52,7 +52,7 @@ export class ProcessLog {
   private broken = false;
   /** Its files were removed (or handed to another log): nothing more is read from them. */
   private removed = false;
-  /** Reads under way: a log being read never hands its file to another (see `recycle`). */
+  /** Reads under way: a log being read never hands its file to another (see `detach`). */
   private readers = 0;
   /** An older agent's meta file this log was read from: removed once a meta record is written. */
   private legacyMeta: string | undefined;
@@ -364,19 +364,23 @@ export class ProcessLog {
   }
 
   /**
-   * Removes the log but for its newest segment file, which it empties and returns the path of
-   * for a new log to take (see SpareFiles); a log someone is reading, or whose file cannot be
-   * emptied, is removed whole instead (undefined).
+   * Removes the log but for its newest segment file, whose path it returns, bytes and all, for
+   * the caller to empty and hand to a new log (SpareFiles.giveFull); a log someone is reading
+   * is removed whole instead (undefined).
    */
-  recycle(): string | undefined {
-    const newest = this.meta.segments.at(-1);
-    let kept: string | undefined;
-    if (this.readers === 0 && !this.broken && this.fd === undefined && newest !== undefined) {
-      kept = this.segmentPath(newest.seq);
-      if (!emptied(kept)) kept = undefined;
-    }
+  detach(): string | undefined {
+    const kept = this.recyclable();
     this.removeKeeping(kept);
     return kept;
+  }
+
+  /** The newest file, if the log can hand it on: no reader, no write open, nothing broken. */
+  private recyclable(): string | undefined {
+    const newest = this.meta.segments.at(-1);
+    if (this.readers > 0 || this.broken || this.fd !== undefined || newest === undefined) {
+      return undefined;
+    }
+    return this.segmentPath(newest.seq);
   }
 
   private removeKeeping(kept: string | undefined): void {

@@ -61,6 +61,8 @@ export class ProcessLogs {
   private readonly dirsMade = new Set<string>();
   /** Emptied files of removed logs, for new logs to take (no file made per run). */
   private readonly spares: SpareFiles;
+  /** Pruned logs' files being emptied off the runs' path (see releaseLater). */
+  private emptying: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly root: string,
@@ -256,7 +258,7 @@ export class ProcessLogs {
     const logs = this.sessions.get(sessionId);
     this.sessions.delete(sessionId);
     this.dirsMade.delete(sessionId);
-    for (const log of logs?.values() ?? []) this.release(log);
+    for (const log of logs?.values() ?? []) this.releaseLater(log);
     rmSync(join(this.root, sessionId), { recursive: true, force: true });
   }
 
@@ -272,16 +274,26 @@ export class ProcessLogs {
       const endedAt = Date.parse(log.meta.exitedAt ?? log.meta.startedAt);
       if (excess > 0 || now - endedAt > this.settings.keepAfterExitMs) {
         excess -= 1;
-        this.release(log);
+        this.releaseLater(log);
         logs.delete(log.meta.id);
       }
     }
   }
 
-  /** Removes a log, its newest file emptied and kept for a new log when it can be. */
-  private release(log: ProcessLog): void {
-    const file = log.recycle();
-    if (file !== undefined) this.spares.give(file);
+  /**
+   * Removes a log at once; its newest file is emptied and kept for a new log later, off the
+   * path of the run whose start pruned it, or of the session's removal (SpareFiles.giveFull).
+   */
+  private releaseLater(log: ProcessLog): void {
+    const file = log.detach();
+    if (file === undefined) return;
+    const giving = this.spares.giveFull(file); // out of the session's directory before it returns
+    this.emptying = Promise.all([this.emptying, giving]).then(() => undefined);
+  }
+
+  /** Resolves once the files of the logs pruned so far are emptied and kept (or removed). */
+  emptied(): Promise<void> {
+    return this.emptying;
   }
 }
 

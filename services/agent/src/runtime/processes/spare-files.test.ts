@@ -53,3 +53,28 @@ describe('SpareFiles', () => {
     expect(statSync(join(root, 'target')).size).toBe(6); // a link's target is never touched
   });
 });
+
+describe('SpareFiles.giveFull', () => {
+  it('takes a full file out of its place at once, and hands it out only once emptied', async () => {
+    const spares = new SpareFiles(join(root, 'spare'));
+    const path = join(root, 'full');
+    writeFileSync(path, 'secret output');
+    const inode = statSync(path).ino;
+    const giving = spares.giveFull(path);
+    expect(readdirSync(root).sort()).toEqual(['spare']); // moved out before any await
+    expect(spares.take()).toBeUndefined(); // not a spare while it holds bytes
+    await giving;
+    const taken = spares.take() ?? '';
+    expect(statSync(taken).ino).toBe(inode);
+    expect(statSync(taken).size).toBe(0);
+  });
+
+  it('removes at start a file a crash left half given', () => {
+    const dir = join(root, 'spare');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'emptying-3'), 'secret output');
+    const spares = new SpareFiles(dir);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(spares.count).toBe(0);
+  });
+});

@@ -1,5 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 export const SPARE_FILES_MAX = 4096;
 
 const SPARE_FILE = /^spare-\d+$/;
+/** A file being emptied here (see giveFull): never handed out; one a crash left is removed. */
+const EMPTYING_PREFIX = 'emptying-';
 
 /**
  * Empty files the node's run logs hand on instead of making and removing one per run: a new
@@ -55,8 +58,7 @@ export class SpareFiles {
 
   /** Makes one more spare: a new empty file, the agent's alone (removed when the pool is at its bound). */
   async make(): Promise<void> {
-    this.counter += 1;
-    const path = join(this.dir, `spare-${this.counter}`);
+    const path = this.nextName();
     // Never an existing file's (`wx`: made here, or failing).
     await (await open(path, 'wx', 0o600)).close();
     if (this.files.length < this.max) this.files.push(path);
@@ -69,13 +71,53 @@ export class SpareFiles {
       rmSync(path, { force: true });
       return;
     }
-    this.counter += 1;
-    const spare = join(this.dir, `spare-${this.counter}`);
+    const spare = this.nextName();
     try {
       renameSync(path, spare);
       this.files.push(spare);
     } catch {
       rmSync(path, { force: true });
     }
+  }
+
+  /**
+   * Keeps the file at `path`, which still holds its bytes, off the caller's path: it moves
+   * here at once under a name never handed out (gone from its log's directory, and removed at
+   * the next start if a crash leaves it), is emptied in the thread pool (on ext4 a truncate
+   * waits on the disk, most of a millisecond here: too long for a run's start), and only then
+   * joins the spares. Resolves when it is kept or removed; never rejects.
+   */
+  async giveFull(path: string): Promise<void> {
+    if (this.files.length >= this.max) {
+      rmSync(path, { force: true });
+      return;
+    }
+    this.counter += 1;
+    const holding = join(this.dir, `${EMPTYING_PREFIX}${this.counter}`);
+    try {
+      renameSync(path, holding);
+    } catch {
+      rmSync(path, { force: true });
+      return;
+    }
+    try {
+      const file = await open(holding, constants.O_WRONLY | constants.O_NOFOLLOW);
+      try {
+        await file.truncate(0);
+      } finally {
+        await file.close();
+      }
+      const spare = this.nextName();
+      await rename(holding, spare);
+      if (this.files.length < this.max) this.files.push(spare);
+      else await rm(spare, { force: true });
+    } catch {
+      await rm(holding, { force: true }).catch(() => undefined);
+    }
+  }
+
+  private nextName(): string {
+    this.counter += 1;
+    return join(this.dir, `spare-${this.counter}`);
   }
 }
