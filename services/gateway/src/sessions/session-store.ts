@@ -1,6 +1,7 @@
 import type { EgressPolicy } from '@sandbox/contract';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
+import { newestFirstPage } from '../db/newest-first-page';
 import {
   CLAIM_EVACUATIONS_SQL,
   CLAIM_PENDING_DESTROYS_SQL,
@@ -181,18 +182,12 @@ export class SessionStore {
     limit: number,
     offset: number,
   ): Promise<{ sessions: SessionRecord[]; total: number }> {
-    const [{ rows }, { rows: counted }] = await Promise.all([
-      this.db.query<SessionRow>(
-        `SELECT ${COLUMNS} FROM sessions WHERE account_id = $1 AND ${LIVE}
-          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-        [accountId, limit, offset],
-      ),
-      this.db.query<{ total: string }>(
-        `SELECT count(*) AS total FROM sessions WHERE account_id = $1 AND ${LIVE}`,
-        [accountId],
-      ),
-    ]);
-    return { sessions: rows.map(toRecord), total: Number(counted[0]?.total ?? 0) };
+    const page = await newestFirstPage<SessionRow>(
+      this.db,
+      { select: COLUMNS, from: 'sessions', where: LIVE },
+      { accountId, limit, offset },
+    );
+    return { sessions: page.rows.map(toRecord), total: page.total };
   }
 
   /** Ends a live session for the API at once; returns its node, or 404. */
