@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { elapsedMs, row, sleep } from './lib.mjs';
+import { elapsedMs, row, sleep, WORKSPACE_MOUNT_OPTIONS, workspaceMkfsArgs } from './lib.mjs';
 
 const run = promisify(execFile);
 const MB = 1_000_000;
@@ -51,17 +51,9 @@ async function archiveBytes(stack, sessionId) {
 /** A new 1 GB ext4 disk, loop-mounted at `mount`, as the agent makes a pool member's. */
 async function newDisk(image, mount) {
   await run('truncate', ['-s', '1024M', image]);
-  await run('mkfs.ext4', [
-    '-q',
-    '-F',
-    '-m',
-    '0',
-    '-E',
-    'lazy_itable_init=1,lazy_journal_init=1',
-    image,
-  ]);
+  await run('mkfs.ext4', workspaceMkfsArgs(image));
   await mkdir(mount, { recursive: true });
-  await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
+  await run('mount', ['-o', WORKSPACE_MOUNT_OPTIONS, image, mount]);
 }
 
 async function dropDisk(image, mount) {
