@@ -9,15 +9,14 @@ import {
   type SnapshotStore,
 } from './snapshot-store';
 
-/** A snapshot as the API shows it (ADR 44). */
-export interface SnapshotView {
+/** A snapshot as the API shows it (ADR 44): the record's public fields, its id and time as text. */
+export type SnapshotView = Pick<
+  SnapshotRecord,
+  'sessionId' | 'name' | 'sizeBytes' | 'processesKept'
+> & {
   snapshotId: string;
-  sessionId: string;
-  name: string | null;
-  sizeBytes: number;
-  processesKept: boolean;
   createdAt: string;
-}
+};
 
 export interface SnapshotServiceDeps {
   store: SnapshotStore;
