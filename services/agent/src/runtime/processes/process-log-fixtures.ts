@@ -1,8 +1,21 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
 import type { LogItem, OutputPosition } from './process-meta';
 import type { ProcessLogs } from './process-logs';
 
 /** What the process-log tests share: a silent logger, a session, a started log, its reads. */
+/** A new directory for each test of the file, removed after it: `dir()` is the current one. */
+export function tempDirPerTest(prefix: string): () => string {
+  let dir = '';
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  return () => dir;
+}
+
 export const logger = createLogger({ name: 'test', level: 'silent' });
 
 export const SESSION = 'ses_abc';

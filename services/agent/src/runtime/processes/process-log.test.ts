@@ -1,24 +1,10 @@
-import {
-  appendFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOG_FILE } from './log-files';
-import { logger, readAll, SESSION, start } from './process-log-fixtures';
+import { logger, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
 import { ProcessLogs } from './process-logs';
 
-let root: string;
-
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'process-logs-'));
-});
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDirPerTest('process-logs-');
 
 /** A record of a segment, as the log writes them: kind, length, bytes. */
 function record(kind: number, text: string): Buffer {
@@ -47,7 +33,7 @@ function metaRecords(path: string): { state: string }[] {
 
 describe('ProcessLog', () => {
   it('hands back the output in order from any position, a record cut where it asks', async () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const log = start(logs);
     log.append('stdout', Buffer.from('hello '));
     log.append('stderr', Buffer.from('oops'));
@@ -64,7 +50,7 @@ describe('ProcessLog', () => {
   });
 
   it('keeps the newest output at its cap, and says where a too-old reader goes on', async () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const log = start(logs, 100);
     for (let i = 0; i < 20; i += 1)
       log.append('stdout', Buffer.from(`${String(i).padStart(9, '0')}\n`));
@@ -84,7 +70,7 @@ describe('ProcessLog', () => {
   });
 
   it('follows appends until the process ended and its output closed', async () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const log = start(logs);
     const reading = readAll(log, undefined, { follow: true });
     await new Promise((resolve) => setImmediate(resolve));
@@ -108,7 +94,7 @@ describe('ProcessLog', () => {
   });
 
   it('stops at the exit when asked: what the background wrote after it is left out', async () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const log = start(logs);
     log.append('stdout', Buffer.from('own'));
     log.exited({ failure: { code: 'service_unavailable', message: 'lost' } });
@@ -119,10 +105,10 @@ describe('ProcessLog', () => {
   });
 
   it('comes back after a restart: ended, a running one lost, its output and end intact', async () => {
-    const first = new ProcessLogs(root, logger);
+    const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 42);
     log.append('stdout', Buffer.from('before restart'));
-    const again = new ProcessLogs(root, logger);
+    const again = new ProcessLogs(root(), logger);
     const found = again.find(SESSION, '42');
     expect(found.meta).toMatchObject({ id: log.meta.id, state: 'lost', outputClosed: true });
     expect(found.position).toEqual({ stdout: 14, stderr: 0 });
@@ -132,12 +118,12 @@ describe('ProcessLog', () => {
   });
 
   it('keeps one file per process, its meta a record of it, written once per turn of the event loop', async () => {
-    const first = new ProcessLogs(root, logger);
+    const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 42);
     log.append('stdout', Buffer.from('out'));
     log.exited({ failure: { code: 'x', message: 'ended' } });
     log.closeOutput();
-    const dir = join(root, SESSION);
+    const dir = join(root(), SESSION);
     const segment = join(dir, `${log.meta.id}.0.log`);
     // One file, made once: no meta file beside it.
     expect(readdirSync(dir)).toEqual([`${log.meta.id}.0.log`]);
@@ -147,7 +133,7 @@ describe('ProcessLog', () => {
     expect(metaRecords(segment).map((meta) => meta.state)).toEqual(['running', 'lost']);
     // Every file a log leaves is one a moving session takes along (the store's filter).
     expect(readdirSync(dir).filter((name) => !LOG_FILE.test(name))).toEqual([]);
-    const again = new ProcessLogs(root, logger);
+    const again = new ProcessLogs(root(), logger);
     const found = again.find(SESSION, '42');
     expect(found.meta).toMatchObject({
       state: 'lost',
@@ -159,14 +145,14 @@ describe('ProcessLog', () => {
   });
 
   it('reads the newest whole meta record: one cut short, or a segment it does not name, is passed over', async () => {
-    const first = new ProcessLogs(root, logger);
+    const first = new ProcessLogs(root(), logger);
     const cut = start(first, 1024, 1);
     cut.append('stdout', Buffer.from('kept'));
-    const dir = join(root, SESSION);
+    const dir = join(root(), SESSION);
     // An agent that died while appending a meta, and one that died after it began a segment.
     appendFileSync(join(dir, `${cut.meta.id}.0.log`), record(3, '{"id":"').subarray(0, 9));
     writeFileSync(join(dir, `${cut.meta.id}.1.log`), record(1, 'unnamed'));
-    const again = new ProcessLogs(root, logger);
+    const again = new ProcessLogs(root(), logger);
     const found = again.find(SESSION, '1');
     expect(found.meta).toMatchObject({ id: cut.meta.id, state: 'lost' });
     expect((await readAll(found, undefined, { follow: true })).items).toEqual(['stdout:kept']);
@@ -174,34 +160,34 @@ describe('ProcessLog', () => {
   });
 
   it('cuts off a record an agent left cut short before it appends after it', async () => {
-    const first = new ProcessLogs(root, logger);
+    const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 3);
     log.append('stdout', Buffer.from('whole'));
-    const segment = join(root, SESSION, `${log.meta.id}.0.log`);
+    const segment = join(root(), SESSION, `${log.meta.id}.0.log`);
     // An agent killed while appending 100 bytes of output, 10 of them written.
     appendFileSync(segment, record(1, 'x'.repeat(100)).subarray(0, 15));
-    const again = new ProcessLogs(root, logger);
+    const again = new ProcessLogs(root(), logger);
     await new Promise((resolve) => setImmediate(resolve));
     // The meta saved now (lost) follows the whole records, where a reader finds it.
     expect(metaRecords(segment).map((meta) => meta.state)).toEqual(['running', 'lost']);
     expect((await readAll(again.find(SESSION, '3'))).items).toEqual(['stdout:whole']);
-    expect(new ProcessLogs(root, logger).find(SESSION, '3').meta.state).toBe('lost');
+    expect(new ProcessLogs(root(), logger).find(SESSION, '3').meta.state).toBe('lost');
   });
 
   it('takes no meta record whose segments are not plain numbers (they name files)', () => {
-    const first = new ProcessLogs(root, logger);
+    const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 4);
-    const segment = join(root, SESSION, `${log.meta.id}.0.log`);
+    const segment = join(root(), SESSION, `${log.meta.id}.0.log`);
     for (const seq of ['../../victim', -1, 1.5]) {
       const forged = { ...log.meta, label: 'forged', segments: [{ seq, start: log.position }] };
       appendFileSync(segment, record(3, JSON.stringify(forged)));
     }
-    const found = new ProcessLogs(root, logger).find(SESSION, '4');
+    const found = new ProcessLogs(root(), logger).find(SESSION, '4');
     expect(found.meta).toMatchObject({ label: 'echo hi', segments: [{ seq: 0 }] });
   });
 
   it("reads an older agent's log (meta files of their own) and keeps it as a record from then on", async () => {
-    const dir = join(root, SESSION);
+    const dir = join(root(), SESSION);
     mkdirSync(dir, { recursive: true });
     const id = 'proc_0123456789abcdef';
     const meta = {
@@ -223,7 +209,7 @@ describe('ProcessLog', () => {
     writeFileSync(join(dir, `${id}.3.json`), '{"id":'); // cut short by a dying agent
     // A log with no meta anywhere can never be read: its files go.
     writeFileSync(join(dir, 'proc_ffffffffffffffff.0.log'), record(1, 'lost'));
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const found = logs.find(SESSION, id);
     expect(found.meta).toMatchObject({ label: 'echo old', state: 'lost', outputClosed: true });
     expect(found.position).toEqual({ stdout: 4, stderr: 3 });
@@ -231,7 +217,7 @@ describe('ProcessLog', () => {
     // Saved (now lost) as a record of its segment: its meta files are gone.
     expect(readdirSync(dir)).toEqual([`${id}.0.log`]);
     expect(metaRecords(join(dir, `${id}.0.log`)).at(-1)).toMatchObject({ state: 'lost' });
-    const again = new ProcessLogs(root, logger);
+    const again = new ProcessLogs(root(), logger);
     expect((await readAll(again.find(SESSION, id))).items).toEqual(['stdout:old ', 'stderr:err']);
   });
 });

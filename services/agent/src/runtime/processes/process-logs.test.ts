@@ -1,6 +1,5 @@
 import {
   existsSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -8,21 +7,15 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { logger, readAll, SESSION, start } from './process-log-fixtures';
+import { logger, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
 import { ProcessLogs } from './process-logs';
 
-let root: string;
-
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'process-logs-'));
-});
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDirPerTest('process-logs-');
 
 describe('ProcessLogs: finding, pruning and reusing files', () => {
   it('finds by the newest of a pid or by id, keeps so many per session, and forgets a session', () => {
-    const logs = new ProcessLogs(root, logger, { maxPerSession: 3, keepAfterExitMs: 60_000 });
+    const logs = new ProcessLogs(root(), logger, { maxPerSession: 3, keepAfterExitMs: 60_000 });
     const made = [1, 2, 3].map((i) => {
       const log = start(logs, 1024, 7);
       log.exited({ failure: { code: 'x', message: String(i) } });
@@ -40,12 +33,12 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
   });
 
   it("makes a session's directory again for the next run when making it failed", async () => {
-    const logs = new ProcessLogs(root, logger);
-    writeFileSync(join(root, SESSION), 'in the way');
+    const logs = new ProcessLogs(root(), logger);
+    writeFileSync(join(root(), SESSION), 'in the way');
     const unkept = start(logs);
     unkept.append('stdout', Buffer.from('lost'));
     expect((await readAll(unkept)).items).toEqual([]);
-    rmSync(join(root, SESSION));
+    rmSync(join(root(), SESSION));
     const kept = start(logs);
     kept.append('stdout', Buffer.from('kept'));
     expect((await readAll(kept)).items).toEqual(['stdout:kept']);
@@ -53,7 +46,7 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
 
   it('drops the oldest first after a restart, whatever order the files are read in', async () => {
     const settings = { maxPerSession: 8, keepAfterExitMs: 60_000 };
-    const logs = new ProcessLogs(root, logger, settings);
+    const logs = new ProcessLogs(root(), logger, settings);
     const made: string[] = [];
     for (let i = 0; i < 8; i += 1) {
       const log = start(logs, 1024, i + 1);
@@ -63,7 +56,7 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
       await new Promise((resolve) => setTimeout(resolve, 3)); // each started in its own ms
     }
     await new Promise((resolve) => setImmediate(resolve));
-    const again = new ProcessLogs(root, logger, settings);
+    const again = new ProcessLogs(root(), logger, settings);
     expect(again.list(SESSION).map((log) => log.meta.id)).toEqual(made);
     start(again);
     start(again);
@@ -75,8 +68,8 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
   });
 
   it("gives a pruned process's file to the next one, emptied, unless someone reads it", async () => {
-    const logs = new ProcessLogs(root, logger, { maxPerSession: 2, keepAfterExitMs: 60_000 });
-    const dir = join(root, SESSION);
+    const logs = new ProcessLogs(root(), logger, { maxPerSession: 2, keepAfterExitMs: 60_000 });
+    const dir = join(root(), SESSION);
     const ended = (text: string) => {
       const log = start(logs);
       log.append('stdout', Buffer.from(text));
@@ -125,7 +118,7 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
   });
 
   it("keeps a forgotten session's files, emptied, for the next logs of any session, across a restart", async () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const inodes = new Set<number>();
     for (const text of ['one', 'two']) {
       const log = start(logs);
@@ -133,10 +126,10 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
       log.exited({ failure: { code: 'x', message: text } });
       log.closeOutput();
       await new Promise((resolve) => setImmediate(resolve));
-      inodes.add(statSync(join(root, SESSION, `${log.meta.id}.0.log`)).ino);
+      inodes.add(statSync(join(root(), SESSION, `${log.meta.id}.0.log`)).ino);
     }
     logs.forget(SESSION);
-    expect(existsSync(join(root, SESSION))).toBe(false);
+    expect(existsSync(join(root(), SESSION))).toBe(false);
     const other = (from: ProcessLogs) =>
       from.start({
         sessionId: 'ses_other',
@@ -147,20 +140,20 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
         capBytes: 1024,
       });
     const next = other(logs);
-    const nextFile = join(root, 'ses_other', `${next.meta.id}.0.log`);
+    const nextFile = join(root(), 'ses_other', `${next.meta.id}.0.log`);
     expect(inodes.has(statSync(nextFile).ino)).toBe(true);
     expect(readFileSync(nextFile).includes('secret')).toBe(false);
     expect((await readAll(next)).items).toEqual([]);
     // An agent started again takes the spare that is left.
-    const again = new ProcessLogs(root, logger);
+    const again = new ProcessLogs(root(), logger);
     const after = other(again);
-    const afterFile = join(root, 'ses_other', `${after.meta.id}.0.log`);
+    const afterFile = join(root(), 'ses_other', `${after.meta.id}.0.log`);
     expect(inodes.has(statSync(afterFile).ino)).toBe(true);
     expect(again.list('ses_other').map((log) => log.meta.id)).toContain(next.meta.id);
   });
 
   it('makes spare files ahead of need while the node is quiet, and new logs take them', async () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     let busy = true;
     const stop = new AbortController();
     const stocking = logs.stockSpares(() => busy, stop.signal, 3);
@@ -171,7 +164,7 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(logs.spareCount).toBe(3);
-    const spares = readdirSync(join(root, '.spare')).map((name) => join(root, '.spare', name));
+    const spares = readdirSync(join(root(), '.spare')).map((name) => join(root(), '.spare', name));
     for (const path of spares) {
       const made = statSync(path);
       expect({ file: made.isFile(), size: made.size, mode: made.mode & 0o777 }).toEqual({
@@ -182,14 +175,14 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
     }
     const inodes = new Set(spares.map((path) => statSync(path).ino));
     const log = start(logs);
-    expect(inodes.has(statSync(join(root, SESSION, `${log.meta.id}.0.log`)).ino)).toBe(true);
+    expect(inodes.has(statSync(join(root(), SESSION, `${log.meta.id}.0.log`)).ino)).toBe(true);
     expect(logs.spareCount).toBe(2);
     stop.abort();
     await stocking;
   });
 
   it('ends a read of a log removed under it', async () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const log = start(logs);
     log.append('stdout', Buffer.from('one'));
     log.append('stdout', Buffer.from('two'));
@@ -207,21 +200,21 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
   });
 
   it("drops a file holding another process's records under this one's name (a death while one was recycled)", () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const log = start(logs);
     log.append('stdout', Buffer.from('secret'));
     log.exited({ failure: { code: 'x', message: 'done' } });
     log.closeOutput();
-    const dir = join(root, SESSION);
+    const dir = join(root(), SESSION);
     const other = 'proc_00000000000000ff';
     renameSync(join(dir, `${log.meta.id}.0.log`), join(dir, `${other}.0.log`));
-    const again = new ProcessLogs(root, logger);
+    const again = new ProcessLogs(root(), logger);
     expect(again.list(SESSION)).toEqual([]);
     expect(readdirSync(dir)).toEqual([]);
   });
 
   it('goes on without keeping anything once its session is forgotten under a running run', () => {
-    const logs = new ProcessLogs(root, logger);
+    const logs = new ProcessLogs(root(), logger);
     const log = start(logs, 64);
     log.append('stdout', Buffer.from('kept'));
     logs.forget(SESSION);
