@@ -1,7 +1,7 @@
 import type { EgressPolicy } from '@sandbox/contract';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
-import { newestFirstPage } from '../db/newest-first-page';
+import { newestFirstPage, type PageWindow } from '../db/newest-first-page';
 import {
   CLAIM_EVACUATIONS_SQL,
   CLAIM_PENDING_DESTROYS_SQL,
@@ -177,15 +177,11 @@ export class SessionStore {
     return toRecord(row);
   }
 
-  async list(
-    accountId: string,
-    limit: number,
-    offset: number,
-  ): Promise<{ sessions: SessionRecord[]; total: number }> {
+  async list(window: PageWindow): Promise<{ sessions: SessionRecord[]; total: number }> {
     const page = await newestFirstPage<SessionRow>(
       this.db,
       { select: COLUMNS, from: 'sessions', where: LIVE },
-      { accountId, limit, offset },
+      window,
     );
     return { sessions: page.rows.map(toRecord), total: page.total };
   }

@@ -97,7 +97,7 @@ export class SnapshotService {
     limit: number,
     offset: number,
   ): Promise<{ data: SnapshotView[]; total: number }> {
-    const page = await this.deps.store.list(principal.accountId, limit, offset);
+    const page = await this.deps.store.list({ accountId: principal.accountId, limit, offset });
     return { data: page.snapshots.map((record) => this.view(record)), total: page.total };
   }
 

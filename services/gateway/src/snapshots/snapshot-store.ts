@@ -2,7 +2,7 @@ import { isSnapshotId, SNAPSHOT_ID_PREFIX, type EgressPolicy } from '@sandbox/co
 import { AppError } from '@sandbox/errors';
 import { randomString } from '../auth/api-keys';
 import type { Database } from '../db/database';
-import { newestFirstPage } from '../db/newest-first-page';
+import { newestFirstPage, type PageWindow } from '../db/newest-first-page';
 import type { SessionResourceLimits } from '../sessions/session-limits';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -198,15 +198,11 @@ export class SnapshotStore {
   }
 
   /** One page of the caller's ready snapshots, newest first. */
-  async list(
-    accountId: string,
-    limit: number,
-    offset: number,
-  ): Promise<{ snapshots: SnapshotRecord[]; total: number }> {
+  async list(window: PageWindow): Promise<{ snapshots: SnapshotRecord[]; total: number }> {
     const page = await newestFirstPage<SnapshotRow>(
       this.db,
       { select: '*', from: 'snapshots', where: "state = 'ready'" },
-      { accountId, limit, offset },
+      window,
     );
     return { snapshots: page.rows.map(toRecord), total: page.total };
   }

@@ -17,7 +17,7 @@ export function listSessions(
 ): OperationHandler<OperationInput<undefined, z.output<typeof paginationQuery>>> {
   return async ({ query: { limit, offset } }, req, res) => {
     const { accountId } = principalOf(req);
-    const page = await store.list(accountId, limit, offset);
+    const page = await store.list({ accountId, limit, offset });
     res.json({
       data: page.sessions.map((record) => ({
         ...sessions.view(record),
