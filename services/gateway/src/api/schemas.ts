@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SESSION_ID_PATTERN } from '@sandbox/contract';
 import { WEBHOOK_EVENTS, WEBHOOK_ID_PATTERN } from '../webhooks/events';
+import { cellErrorSchema, cellResultSchema } from '../execute/execution-result';
 
 /** Response shapes of the public API (spec part 2), the source of the OpenAPI document. */
 
@@ -90,41 +91,6 @@ export const contextListSchema = z.strictObject({ contexts: z.array(codeContextS
 export const deletedContextSchema = z.strictObject({
   deleted: z.literal(true),
   contextId: z.string(),
-});
-
-/** A value of a context's cell: its MIME bundle (`text/plain` always) and `isMain`. */
-const cellResultSchema = z
-  .object({
-    'text/plain': z.string().describe('util.inspect of the value'),
-    'application/json': z.string().optional().describe('its JSON, where it serializes'),
-    isMain: z.boolean().describe("the value of the cell's last expression"),
-  })
-  .catchall(z.union([z.string(), z.boolean()]));
-
-const cellErrorSchema = z.strictObject({
-  name: z.string(),
-  message: z.string(),
-  stack: z.string(),
-});
-
-export const executionResultSchema = z.strictObject({
-  stdout: z.string(),
-  stderr: z.string(),
-  exitCode: z.number().int(),
-  executionTime: z.number().int().min(0).describe('milliseconds'),
-  memoryUsed: z.number().int().min(0).describe('peak bytes'),
-  cpuTime: z.number().int().min(0).describe('CPU milliseconds'),
-  timedOut: z.boolean(),
-  filesWritten: z.array(z.string()).optional(),
-  outputTruncated: z
-    .literal(true)
-    .optional()
-    .describe('present when output past 16 MB per stream was dropped (non-streamed runs)'),
-  results: z
-    .array(cellResultSchema)
-    .optional()
-    .describe("a context's cell (contextId): its values, the last expression's first"),
-  error: cellErrorSchema.optional().describe("a context's cell that threw (exitCode 1)"),
 });
 
 /**
