@@ -16,12 +16,19 @@ export interface PageWindow {
   offset: number;
 }
 
-/** One page of an account's rows, newest first (then by id), and how many rows it has in all. */
-export async function newestFirstPage<R extends pg.QueryResultRow>(
+/** One page of records and how many the account has in all. */
+export interface Page<T> {
+  rows: T[];
+  total: number;
+}
+
+/** One page of an account's rows, newest first (then by id), each made a record by `toRecord`. */
+export async function newestFirstPage<R extends pg.QueryResultRow, T>(
   db: Queryable,
   source: PageSource,
   window: PageWindow,
-): Promise<{ rows: R[]; total: number }> {
+  toRecord: (row: R) => T,
+): Promise<Page<T>> {
   const matching = `FROM ${source.from} WHERE account_id = $1 AND ${source.where}`;
   const [{ rows }, { rows: counted }] = await Promise.all([
     db.query<R>(
@@ -30,5 +37,5 @@ export async function newestFirstPage<R extends pg.QueryResultRow>(
     ),
     db.query<{ total: string }>(`SELECT count(*) AS total ${matching}`, [window.accountId]),
   ]);
-  return { rows, total: Number(counted[0]?.total ?? 0) };
+  return { rows: rows.map(toRecord), total: Number(counted[0]?.total ?? 0) };
 }

@@ -1,7 +1,7 @@
 import type { EgressPolicy } from '@sandbox/contract';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
-import { newestFirstPage, type PageWindow } from '../db/newest-first-page';
+import { newestFirstPage, type Page, type PageWindow } from '../db/newest-first-page';
 import {
   CLAIM_EVACUATIONS_SQL,
   CLAIM_PENDING_DESTROYS_SQL,
@@ -177,13 +177,14 @@ export class SessionStore {
     return toRecord(row);
   }
 
-  async list(window: PageWindow): Promise<{ sessions: SessionRecord[]; total: number }> {
-    const page = await newestFirstPage<SessionRow>(
+  /** One page of the account's live sessions, newest first. */
+  list(window: PageWindow): Promise<Page<SessionRecord>> {
+    return newestFirstPage(
       this.db,
       { select: COLUMNS, from: 'sessions', where: LIVE },
       window,
+      toRecord,
     );
-    return { sessions: page.rows.map(toRecord), total: page.total };
   }
 
   /** Ends a live session for the API at once; returns its node, or 404. */

@@ -98,7 +98,7 @@ export class SnapshotService {
     offset: number,
   ): Promise<{ data: SnapshotView[]; total: number }> {
     const page = await this.deps.store.list({ accountId: principal.accountId, limit, offset });
-    return { data: page.snapshots.map((record) => this.view(record)), total: page.total };
+    return { data: page.rows.map((record) => this.view(record)), total: page.total };
   }
 
   /** Gone for the API at once; its blob now, or by the sweeper if its node cannot say. */

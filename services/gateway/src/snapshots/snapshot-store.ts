@@ -2,7 +2,7 @@ import { isSnapshotId, SNAPSHOT_ID_PREFIX, type EgressPolicy } from '@sandbox/co
 import { AppError } from '@sandbox/errors';
 import { randomString } from '../auth/api-keys';
 import type { Database } from '../db/database';
-import { newestFirstPage, type PageWindow } from '../db/newest-first-page';
+import { newestFirstPage, type Page, type PageWindow } from '../db/newest-first-page';
 import type { SessionResourceLimits } from '../sessions/session-limits';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -198,13 +198,13 @@ export class SnapshotStore {
   }
 
   /** One page of the caller's ready snapshots, newest first. */
-  async list(window: PageWindow): Promise<{ snapshots: SnapshotRecord[]; total: number }> {
-    const page = await newestFirstPage<SnapshotRow>(
+  list(window: PageWindow): Promise<Page<SnapshotRecord>> {
+    return newestFirstPage(
       this.db,
       { select: '*', from: 'snapshots', where: "state = 'ready'" },
       window,
+      toRecord,
     );
-    return { snapshots: page.rows.map(toRecord), total: page.total };
   }
 
   /**

@@ -19,7 +19,7 @@ export function listSessions(
     const { accountId } = principalOf(req);
     const page = await store.list({ accountId, limit, offset });
     res.json({
-      data: page.sessions.map((record) => ({
+      data: page.rows.map((record) => ({
         ...sessions.view(record),
         lastActive: record.lastActiveAt.toISOString(),
         state: record.state,
@@ -29,7 +29,7 @@ export function listSessions(
         total: page.total,
         limit,
         offset,
-        hasMore: offset + page.sessions.length < page.total,
+        hasMore: offset + page.rows.length < page.total,
       },
     });
   };
