@@ -73,10 +73,13 @@ export const sessionListSchema = z.strictObject({
   pagination: paginationSchema,
 });
 
-export const deleteResultSchema = z.strictObject({
-  deleted: z.literal(true),
-  sessionId: z.string(),
-});
+/** The answer of a deletion: `deleted: true` and the id of what is gone, named `idField`. */
+export function deletedSchema<K extends string>(idField: K) {
+  const id = { [idField]: z.string() } as Record<K, z.ZodString>;
+  return z.strictObject({ deleted: z.literal(true), ...id });
+}
+
+export const deleteResultSchema = deletedSchema('sessionId');
 
 /** A code context (ADR 42). */
 export const codeContextSchema = z.strictObject({
@@ -88,10 +91,7 @@ export const codeContextSchema = z.strictObject({
 
 export const contextListSchema = z.strictObject({ contexts: z.array(codeContextSchema) });
 
-export const deletedContextSchema = z.strictObject({
-  deleted: z.literal(true),
-  contextId: z.string(),
-});
+export const deletedContextSchema = deletedSchema('contextId');
 
 /**
  * The data of a streamed run's events but its last two: `result` (the execution result) and
@@ -251,10 +251,7 @@ export const createdWebhookSchema = webhookSchema.extend({
 
 export const webhookListSchema = z.strictObject({ data: z.array(webhookSchema) });
 
-export const deletedWebhookSchema = z.strictObject({
-  deleted: z.literal(true),
-  webhookId: z.string(),
-});
+export const deletedWebhookSchema = deletedSchema('webhookId');
 
 export const terminalSchema = z.strictObject({
   terminalId: z.string(),
