@@ -24,11 +24,6 @@ export const runtime = SANDBOX_RUNTIME === undefined ? {} : { Runtime: SANDBOX_R
 const require = createRequire(import.meta.url);
 const run = promisify(execFile);
 const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
-/** How the agent makes and mounts a workspace disk (for baselines made the same way). */
-export const {
-  WORKSPACE_MOUNT_OPTIONS,
-  workspaceMkfsArgs,
-} = require('../services/agent/dist/index.js');
 const { startGateway } = require('../services/gateway/dist/index.js');
 const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
 const {

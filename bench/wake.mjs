@@ -8,11 +8,16 @@
 // same way.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { elapsedMs, row, sleep, WORKSPACE_MOUNT_OPTIONS, workspaceMkfsArgs } from './lib.mjs';
+import { elapsedMs, row, sleep } from './lib.mjs';
 
 const run = promisify(execFile);
+/** How the agent makes and mounts a workspace disk: the baselines' disks are made the same way. */
+const { WORKSPACE_MOUNT_OPTIONS, workspaceMkfsArgs } = createRequire(import.meta.url)(
+  '../services/agent/dist/index.js',
+);
 const MB = 1_000_000;
 
 /** Copies of the image's npm and tsx (JavaScript, JSON, docs) until the workspace holds `mb`. */
