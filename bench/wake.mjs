@@ -8,11 +8,16 @@
 // same way.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { elapsedMs, row, sleep } from './lib.mjs';
 
 const run = promisify(execFile);
+/** How the agent makes and mounts a workspace disk: the baselines' disks are made the same way. */
+const { WORKSPACE_MOUNT_OPTIONS, workspaceMkfsArgs } = createRequire(import.meta.url)(
+  '../services/agent/dist/index.js',
+);
 const MB = 1_000_000;
 
 /** Copies of the image's npm and tsx (JavaScript, JSON, docs) until the workspace holds `mb`. */
@@ -51,17 +56,9 @@ async function archiveBytes(stack, sessionId) {
 /** A new 1 GB ext4 disk, loop-mounted at `mount`, as the agent makes a pool member's. */
 async function newDisk(image, mount) {
   await run('truncate', ['-s', '1024M', image]);
-  await run('mkfs.ext4', [
-    '-q',
-    '-F',
-    '-m',
-    '0',
-    '-E',
-    'lazy_itable_init=1,lazy_journal_init=1',
-    image,
-  ]);
+  await run('mkfs.ext4', workspaceMkfsArgs(image));
   await mkdir(mount, { recursive: true });
-  await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
+  await run('mount', ['-o', WORKSPACE_MOUNT_OPTIONS, image, mount]);
 }
 
 async function dropDisk(image, mount) {

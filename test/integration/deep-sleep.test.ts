@@ -58,27 +58,35 @@ const restore = (sessionId: string, limits: Record<string, number>) =>
 const FINGERPRINT =
   'find . -printf "%y %m %u %p %l\\n" | sort; find . -type f -print0 | sort -z | xargs -0 sha256sum';
 
+/**
+ * Fills the session's workspace with what a save must keep (`extra` too) and leaves a process
+ * running in it; resolves with the workspace's fingerprint. 56 files: 5 MB of random bytes,
+ * 50 small files, an empty one, a name with spaces, a symlink, modes the agent's umask would
+ * change if tar applied it, and parts unreadable even to their owner (a save must not fail on
+ * them).
+ */
+async function filledWorkspace(sessionId: string, extra: string[] = []): Promise<string> {
+  const fill = [
+    'mkdir -p a/b/c empty-dir',
+    'head -c 5000000 /dev/urandom > a/big.bin',
+    'for i in $(seq 1 50); do head -c $((i * 97)) /dev/urandom > a/b/c/f$i; done',
+    ': > empty.txt',
+    'printf "héllo\\n" > "name with spaces.txt"',
+    'ln -s a/big.bin link-to-big',
+    'chmod 600 a/b/c/f1',
+    'mkdir shared-dir && chmod 777 shared-dir && echo shared > shared.txt && chmod 666 shared.txt',
+    'echo locked-content > locked.txt && chmod 000 locked.txt',
+    'mkdir locked-dir && echo inner-content > locked-dir/inner && chmod 000 locked-dir',
+    ...extra,
+  ];
+  await execute(sessionId, fill.join(' && ') + '; nohup sleep 1000 >/dev/null 2>&1 &');
+  return (await execute(sessionId, FINGERPRINT)).body.stdout;
+}
+
 it('saves a workspace byte for byte in deep sleep and brings it back', async () => {
   const sessionId = await t.api.createSession();
   const limits = { memoryMb: 1024, cpu: 0.25, diskMb: 1024, pids: 0 };
-  await execute(
-    sessionId,
-    [
-      'mkdir -p a/b/c empty-dir',
-      'head -c 5000000 /dev/urandom > a/big.bin',
-      'for i in $(seq 1 50); do head -c $((i * 97)) /dev/urandom > a/b/c/f$i; done',
-      ': > empty.txt',
-      'printf "héllo\\n" > "name with spaces.txt"',
-      'ln -s a/big.bin link-to-big',
-      'chmod 600 a/b/c/f1',
-      // Modes the agent's umask would change if tar applied it.
-      'mkdir shared-dir && chmod 777 shared-dir && echo shared > shared.txt && chmod 666 shared.txt',
-      // Unreadable even to its owner: the save must not fail on these.
-      'echo locked-content > locked.txt && chmod 000 locked.txt',
-      'mkdir locked-dir && echo inner-content > locked-dir/inner && chmod 000 locked-dir',
-    ].join(' && ') + '; nohup sleep 1000 >/dev/null 2>&1 &',
-  );
-  const before = (await execute(sessionId, FINGERPRINT)).body.stdout;
+  const before = await filledWorkspace(sessionId);
   expect(before).toContain('link-to-big a/big.bin');
   expect(before).toContain('d 777 sandbox ./shared-dir');
 
@@ -144,18 +152,7 @@ describe('snapshots (ADR 44)', () => {
       metadata: { team: 'a' },
       resourceLimits: { memory: 512 },
     });
-    await execute(
-      source,
-      [
-        'mkdir -p a/b empty-dir',
-        'head -c 5000000 /dev/urandom > a/big.bin',
-        'for i in $(seq 1 20); do head -c $((i * 97)) /dev/urandom > a/b/f$i; done',
-        'ln -s a/big.bin link-to-big && ln -s /etc host-etc',
-        'chmod 600 a/b/f1 && mkdir shared && chmod 777 shared',
-        'echo locked > locked.txt && chmod 000 locked.txt',
-      ].join(' && ') + '; nohup sleep 1000 >/dev/null 2>&1 &',
-    );
-    const before = (await execute(source, FINGERPRINT)).body.stdout;
+    const before = await filledWorkspace(source, ['ln -s /etc host-etc']);
 
     const taken = await snapshot(t.api, source, { name: 'base', processes: true });
     expect(taken.status).toBe(201);

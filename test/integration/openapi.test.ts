@@ -1,9 +1,13 @@
-import Ajv2020 from 'ajv/dist/2020';
 import type { RunningGateway } from '@sandbox/gateway';
 import { call, createAccount, type ApiResponse, type TestAccount } from '../support/api';
+import {
+  DocumentedResponses,
+  everyOperation,
+  upgrade,
+  type OpenApiDoc,
+} from '../support/openapi-conformance';
 import { slowRuntime } from '../support/slow-runtime';
 import { startCutOffGateway, startStack, type TestStack } from '../support/stack';
-import WebSocket from 'ws';
 
 /**
  * Every route and every documented response, checked against the served OpenAPI document: each
@@ -11,66 +15,19 @@ import WebSocket from 'ws';
  * (operation, status) pair must be produced by some request here.
  */
 
-interface DocumentedResponse {
-  headers?: Record<string, { $ref: string }>;
-  content?: Record<string, { schema: object }>;
-}
-
-interface OpenApiDoc {
-  openapi: string;
-  components: { headers: Record<string, { required?: boolean }> };
-  paths: Record<string, Record<string, { responses: Record<string, DocumentedResponse> }>>;
-}
-
 let stack: TestStack;
 /** The real Docker runtime, made slow on demand: an agent whose host is overloaded. */
 const { slowness, runtime, poolFull } = slowRuntime();
 let noAgent: RunningGateway;
 /** A gateway whose Redis is out of reach. */
 let noRedis: RunningGateway;
+let documented: DocumentedResponses;
 let doc: OpenApiDoc;
-let componentHeaders: OpenApiDoc['components']['headers'];
 let account: TestAccount;
-// Formats (date-time, uri) are not checked here, as before: ajv knows none without ajv-formats,
-// and it ignored them with a warning per schema, thousands of lines in CI's log.
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-const seen = new Set<string>();
 
 /** Asserts `response` is documented for `method path` and matches its schema. */
-function expectDocumented(method: string, path: string, response: ApiResponse<unknown>): void {
-  const documented = doc.paths[path]?.[method]?.responses[String(response.status)];
-  if (documented === undefined) {
-    throw new Error(
-      `${method} ${path} answered ${response.status}, undocumented: ${response.text}`,
-    );
-  }
-  for (const [header, ref] of Object.entries(documented.headers ?? {})) {
-    const name = ref.$ref.split('/').pop() as string;
-    if (!componentHeaders[name]?.required) continue;
-    if (response.headers.get(header) === null) {
-      throw new Error(`${method} ${path} ${response.status} lacks the documented header ${header}`);
-    }
-  }
-  if (documented.content === undefined) {
-    // No body documented (204): none sent.
-    expect(response.text).toBe('');
-    seen.add(`${method} ${path} ${response.status}`);
-    return;
-  }
-  if (documented.content['*/*'] !== undefined) {
-    seen.add(`${method} ${path} ${response.status}`);
-    return; // raw bytes
-  }
-  const schema = documented.content?.['application/json']?.schema;
-  if (schema === undefined) throw new Error(`${method} ${path} ${response.status} has no schema`);
-  const validate = ajv.compile(schema);
-  if (!validate(response.body)) {
-    throw new Error(
-      `${method} ${path} ${response.status} does not match: ${ajv.errorsText(validate.errors)}\n${response.text}`,
-    );
-  }
-  seen.add(`${method} ${path} ${response.status}`);
-}
+const expectDocumented = (method: string, path: string, response: ApiResponse<unknown>) =>
+  documented.check(method, path, response);
 
 /**
  * The session-operation timeout here, short so that the 408s are quick to provoke, and the
@@ -93,8 +50,8 @@ beforeAll(async () => {
   noRedis = await startCutOffGateway(stack, { redis: false });
   const served = await call<OpenApiDoc>(`${stack.url}/v1/openapi.json`);
   expect(served.status).toBe(200);
+  documented = new DocumentedResponses(served.body);
   doc = served.body;
-  componentHeaders = doc.components.headers;
   account = await createAccount(stack, 'free');
   // Operations time out after 3 s here: the first create must not be a cold one.
   await poolFull();
@@ -108,110 +65,13 @@ afterAll(async () => {
 
 const v1 = (path: string) => `${stack.url}/v1${path}`;
 
-/**
- * A WebSocket upgrade to `url`: 101 (closed again at once), or the refusal's status, headers
- * and JSON body, as an ApiResponse.
- */
-function upgrade(url: string, headers: Record<string, string> = {}): Promise<ApiResponse<unknown>> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    const answer = (status: number, raw: Record<string, unknown>, text: string) => {
-      const fields = Object.entries(raw).map(([k, v]) => [k, String(v)] as [string, string]);
-      resolve({
-        status,
-        headers: new Headers(fields),
-        body: text === '' ? {} : JSON.parse(text),
-        text,
-      });
-    };
-    ws.once('upgrade', (res) => {
-      answer(101, res.headers, '');
-      ws.close();
-    });
-    ws.once('unexpected-response', (_req, res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => answer(res.statusCode ?? 0, res.headers, text));
-    });
-    ws.once('error', reject);
-  });
-}
 const post = (path: string, key: string | undefined, body: unknown, url = stack.url) =>
   call(`${url}/v1${path}`, { method: 'POST', ...(key ? { key } : {}), body });
-
-/** One request to every operation, as `key`, to the gateway at `url`. */
-function everyOperation(
-  key: string,
-  url = stack.url,
-): [string, string, () => Promise<ApiResponse<unknown>>][] {
-  const id = `ses_${'3'.repeat(24)}`;
-  const get = (path: string) => () => call(`${url}/v1${path}`, { key });
-  const remove = (path: string) => () => call(`${url}/v1${path}`, { method: 'DELETE', key });
-  const send = (path: string, body: unknown) => () => post(path, key, body, url);
-  const put = (path: string, body: unknown) => () =>
-    call(`${url}/v1${path}`, { method: 'PUT', key, body });
-  return [
-    ['post', '/sessions/create', send('/sessions/create', {})],
-    ['get', '/sessions', get('/sessions')],
-    ['get', '/sessions/{sessionId}', get(`/sessions/${id}`)],
-    ['delete', '/sessions/{sessionId}', remove(`/sessions/${id}`)],
-    ['post', '/sessions/{sessionId}/fork', send(`/sessions/${id}/fork`, {})],
-    ['get', '/sessions/{sessionId}/egress', get(`/sessions/${id}/egress`)],
-    ['put', '/sessions/{sessionId}/egress', put(`/sessions/${id}/egress`, {})],
-    ['post', '/execute', send('/execute', { sessionId: id, command: 'x' })],
-    ['post', '/execution/kill', send('/execution/kill', { sessionId: id })],
-    ['post', '/sessions/{sessionId}/terminals', send(`/sessions/${id}/terminals`, {})],
-    ['post', '/sessions/{sessionId}/contexts', send(`/sessions/${id}/contexts`, {})],
-    ['get', '/sessions/{sessionId}/contexts', get(`/sessions/${id}/contexts`)],
-    [
-      'delete',
-      '/sessions/{sessionId}/contexts/{contextId}',
-      remove(`/sessions/${id}/contexts/ctx_${'0'.repeat(24)}`),
-    ],
-    [
-      'post',
-      '/sessions/{sessionId}/contexts/{contextId}/restart',
-      send(`/sessions/${id}/contexts/ctx_${'0'.repeat(24)}/restart`, undefined),
-    ],
-    ['get', '/sessions/{sessionId}/processes', get(`/sessions/${id}/processes`)],
-    ['get', '/sessions/{sessionId}/processes/{pid}', get(`/sessions/${id}/processes/7`)],
-    [
-      'get',
-      '/sessions/{sessionId}/processes/{pid}/output',
-      get(`/sessions/${id}/processes/7/output`),
-    ],
-    [
-      'post',
-      '/sessions/{sessionId}/processes/{pid}/stdin',
-      send(`/sessions/${id}/processes/7/stdin`, { data: 'x' }),
-    ],
-    ['post', '/files/write', send('/files/write', { sessionId: id, path: 'a', content: '' })],
-    ['get', '/files/read', get(`/files/read?sessionId=${id}&path=a`)],
-    ['get', '/files/list', get(`/files/list?sessionId=${id}`)],
-    ['get', '/files/stat', get(`/files/stat?sessionId=${id}&path=a`)],
-    ['post', '/files/remove', send('/files/remove', { sessionId: id, path: 'a' })],
-    ['post', '/files/rename', send('/files/rename', { sessionId: id, from: 'a', to: 'b' })],
-    ['post', '/files/mkdir', send('/files/mkdir', { sessionId: id, path: 'a' })],
-    ['post', '/webhooks', send('/webhooks', {})],
-    ['get', '/webhooks', get('/webhooks')],
-    ['delete', '/webhooks/{webhookId}', remove(`/webhooks/wh_${'0'.repeat(24)}`)],
-    ['post', '/sessions/{sessionId}/snapshots', send(`/sessions/${id}/snapshots`, {})],
-    ['get', '/snapshots', get('/snapshots')],
-    ['get', '/snapshots/{snapshotId}', get(`/snapshots/snap_${'0'.repeat(24)}`)],
-    ['delete', '/snapshots/{snapshotId}', remove(`/snapshots/snap_${'0'.repeat(24)}`)],
-  ];
-}
 
 describe('the OpenAPI document', () => {
   it('is OpenAPI 3.1 and every schema in it compiles', () => {
     expect(doc.openapi).toBe('3.1.0');
-    for (const methods of Object.values(doc.paths)) {
-      for (const op of Object.values(methods)) {
-        for (const response of Object.values(op.responses)) {
-          for (const media of Object.values(response.content ?? {})) ajv.compile(media.schema);
-        }
-      }
-    }
+    documented.compileAll();
   });
 
   it('lists exactly the routes that exist', async () => {
@@ -566,7 +426,7 @@ describe('every operation answers as documented', () => {
     expect(opened.status).toBe(101);
     expect(opened.headers.get('x-request-id')).not.toBeNull();
     expect(doc.paths[connect]?.get?.responses['101']).toBeDefined();
-    seen.add(`get ${connect} 101`);
+    documented.saw('get', connect, 101);
   });
 
   it('code contexts: create, list, delete, restart, and a cell', async () => {
@@ -898,7 +758,7 @@ describe('every operation answers as documented', () => {
 
   it('rate limits every operation', async () => {
     const limited = await createAccount(stack, 'enterprise', { limits: { requestsPerMinute: 1 } });
-    const attempts = everyOperation(limited.key);
+    const attempts = everyOperation(stack.url, limited.key);
     await attempts[1]![2](); // uses the one request of the minute
     for (const [method, path, attempt] of attempts) {
       const response = await attempt();
@@ -910,7 +770,7 @@ describe('every operation answers as documented', () => {
   // Each request waits out the Redis client's retries (about 4.5 s): all at once.
   it('answers every operation with 503 while Redis is out of reach', async () => {
     const answers = await Promise.all(
-      everyOperation(account.key, noRedis.url).map(async ([method, path, attempt]) => ({
+      everyOperation(noRedis.url, account.key).map(async ([method, path, attempt]) => ({
         method,
         path,
         response: await attempt(),
@@ -923,15 +783,6 @@ describe('every operation answers as documented', () => {
   });
 
   it('left no documented response unexercised (but 500)', () => {
-    const documented: string[] = [];
-    for (const [path, methods] of Object.entries(doc.paths)) {
-      if (path === '/openapi.json') continue;
-      for (const [method, op] of Object.entries(methods)) {
-        for (const status of Object.keys(op.responses)) {
-          if (status !== '500') documented.push(`${method} ${path} ${status}`);
-        }
-      }
-    }
-    expect(documented.filter((entry) => !seen.has(entry))).toEqual([]);
+    expect(documented.unseen()).toEqual([]);
   });
 });

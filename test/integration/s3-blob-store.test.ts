@@ -1,32 +1,32 @@
-import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  chmod,
-  lstat,
-  mkdir,
-  mkdtemp,
-  readdir,
-  readFile,
-  readlink,
-  rm,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
-import {
-  GetObjectCommand,
-  ListBucketsCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
-import S3rver from 's3rver';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, lstat, readdir, readlink, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ListBucketsCommand } from '@aws-sdk/client-s3';
 import { createBlobStore, type BlobStore } from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
+import {
+  BUCKET,
+  bucketKeys,
+  CREDENTIALS,
+  filesUnder,
+  fingerprint,
+  fingerprintAll,
+  GZIP_MAGIC,
+  isPlainTar,
+  localBackend,
+  makeWorkspace,
+  newSessionId,
+  newTarget,
+  oldFormatArchive,
+  s3Backend,
+  s3Client,
+  sha256,
+  startS3rver,
+  useS3rver,
+  ZSTD_MAGIC,
+  type Backend,
+} from '../support/blob-store-fixtures';
 
 /**
  * The blob store of deep-sleeping workspaces, in a local directory and in a real S3 protocol
@@ -36,241 +36,7 @@ import { AppError } from '@sandbox/errors';
  * Docker needed; tar runs as uid 1000 like on a node, so this runs as root.
  */
 
-const BUCKET = 'workspaces';
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-const PREFIX = 'sandbox-workspaces/';
-
-let root: string;
-let server: S3rver;
-let endpoint: string;
-let s3: S3Client;
-
-async function startS3rver(directory: string, port = 0): Promise<{ server: S3rver; port: number }> {
-  const started = new S3rver({
-    address: '127.0.0.1',
-    port,
-    directory,
-    silent: true,
-    configureBuckets: [{ name: BUCKET, configs: [] }],
-  });
-  const address: AddressInfo = await started.run();
-  return { server: started, port: address.port };
-}
-
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 's3-blob-store-'));
-  const started = await startS3rver(join(root, 's3rver'));
-  server = started.server;
-  endpoint = `http://127.0.0.1:${started.port}`;
-  s3 = s3Client(endpoint);
-});
-
-afterAll(async () => {
-  s3?.destroy();
-  await server?.close();
-  if (root) await rm(root, { recursive: true, force: true });
-});
-
-function s3Client(url: string): S3Client {
-  return new S3Client({
-    region: 'us-east-1',
-    endpoint: url,
-    forcePathStyle: true,
-    credentials: CREDENTIALS,
-  });
-}
-
-async function bucketKeys(client: S3Client, bucket = BUCKET): Promise<string[]> {
-  const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
-  return (listed.Contents ?? []).map((object) => object.Key ?? '').sort();
-}
-
-const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-const chownToSandboxUser = (path: string) =>
-  promisify(execFile)('chown', ['-R', '1000:1000', path]);
-const newSessionId = () => `ses_${randomBytes(12).toString('hex')}`;
-const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
-/** A POSIX tar header's magic, at offset 257. */
-const isPlainTar = (bytes: Buffer) => bytes.subarray(257, 262).toString('latin1') === 'ustar';
-const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
-
-/** Every non-directory under `dir`, relative to it. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => !entry.isDirectory())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
-    .sort();
-}
-
-/** Type, owner, mode and content (sha256) or link target of everything under `dir`. */
-async function fingerprint(dir: string): Promise<string[]> {
-  const lines: string[] = [];
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    const path = join(entry.parentPath, entry.name);
-    const stat = await lstat(path);
-    const owner = `${stat.uid} ${(stat.mode & 0o7777).toString(8)}`;
-    const name = relative(dir, path);
-    if (entry.isSymbolicLink()) lines.push(`l ${name} -> ${await readlink(path)} ${stat.uid}`);
-    else if (entry.isDirectory()) lines.push(`d ${name} ${owner}`);
-    else lines.push(`f ${name} ${owner} ${stat.size} ${sha256(await readFile(path))}`);
-  }
-  return lines.sort();
-}
-
-/**
- * A workspace of nested files (one larger than an upload part: random bytes, or with
- * `compressible` text), an empty file, a name
- * with spaces, an empty directory, symlinks (one dangling, one to a host path), modes a
- * user's umask would change (0666, 0777, sticky, setgid) and files the sandbox made
- * unreadable, owned by the sandbox user; its root has mode 0750. Returns the number of
- * regular files.
- */
-async function makeWorkspace(dir: string, compressible = false): Promise<number> {
-  await mkdir(join(dir, 'a/b/c'), { recursive: true });
-  await mkdir(join(dir, 'empty-dir'));
-  const bigBytes = 12 * 1024 * 1024 + 17;
-  await writeFile(
-    join(dir, 'a/big.bin'),
-    compressible
-      ? Buffer.from(
-          Array.from({ length: 300_000 }, (_, i) => `export const value${i} = ${i * 7};\n`)
-            .join('')
-            .slice(0, bigBytes),
-        )
-      : randomBytes(bigBytes),
-  );
-  for (let i = 1; i <= 20; i += 1) {
-    await writeFile(join(dir, `a/b/c/f${i}`), randomBytes(i * 97));
-  }
-  await chmod(join(dir, 'a/b/c/f1'), 0o600);
-  await writeFile(join(dir, 'empty.txt'), '');
-  await writeFile(join(dir, 'name with spaces.txt'), 'héllo\n');
-  await symlink('a/big.bin', join(dir, 'link-to-big'));
-  await symlink('does/not/exist', join(dir, 'dangling'));
-  await symlink('/etc', join(dir, 'host-etc'));
-  await writeFile(join(dir, 'shared.txt'), 'everyone writes\n');
-  await mkdir(join(dir, 'shared-dir'));
-  await mkdir(join(dir, 'tmp-like'));
-  await mkdir(join(dir, 'group-dir'));
-  await writeFile(join(dir, 'locked.txt'), 'locked-content\n');
-  await mkdir(join(dir, 'locked-dir'));
-  await writeFile(join(dir, 'locked-dir/inner'), 'inner-content\n');
-  await chownToSandboxUser(dir);
-  await chmod(join(dir, 'shared.txt'), 0o666);
-  await chmod(join(dir, 'shared-dir'), 0o777);
-  await chmod(join(dir, 'tmp-like'), 0o1777);
-  await chmod(join(dir, 'group-dir'), 0o2775);
-  await chmod(join(dir, 'locked.txt'), 0o000);
-  await chmod(join(dir, 'locked-dir'), 0o000);
-  await chmod(dir, 0o750);
-  return 26;
-}
-
-/** Type, owner, mode and content of `dir` and everything under it, locked parts included. */
-async function fingerprintAll(dir: string): Promise<string[]> {
-  const locked = [join(dir, 'locked.txt'), join(dir, 'locked-dir')];
-  const root = await lstat(dir);
-  const modes = await Promise.all(locked.map(async (path) => (await lstat(path)).mode & 0o7777));
-  await Promise.all(locked.map((path) => chmod(path, 0o700)));
-  try {
-    return [`. ${root.uid} ${(root.mode & 0o7777).toString(8)}`, ...modes.map(String)].concat(
-      await fingerprint(dir),
-    );
-  } finally {
-    await Promise.all(locked.map((path, i) => chmod(path, modes[i] ?? 0)));
-  }
-}
-
-/** The workspace as a gzipped tar, made the way agents before zstd made them. */
-async function oldFormatArchive(workspace: string): Promise<Buffer> {
-  const { stdout } = await promisify(execFile)(
-    'setpriv',
-    [
-      '--reuid=1000',
-      '--regid=1000',
-      '--clear-groups',
-      '--inh-caps=+dac_read_search',
-      '--ambient-caps=+dac_read_search',
-      'tar',
-      '--one-file-system',
-      '--sparse',
-      '-czf',
-      '-',
-      '.',
-    ],
-    { cwd: workspace, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
-  );
-  return stdout;
-}
-
-/** A fresh directory owned by the sandbox user, as a new session's disk would be. */
-async function newTarget(): Promise<string> {
-  const target = await mkdtemp(join(root, 'target-'));
-  await chownToSandboxUser(target);
-  return target;
-}
-
-interface Backend {
-  store: BlobStore;
-  /** `BLOB_STORE_DIR`. */
-  dir: string;
-  /** The stored name of the object `name` (`<session>.json`, `<session>.tar.zst`). */
-  objectName(name: string): string;
-  /** The stored objects of one session. */
-  objectsOf(sessionId: string): Promise<string[]>;
-  /** Files under `BLOB_STORE_DIR` that are not stored objects (staging files, temporaries). */
-  strayFiles(): Promise<string[]>;
-  readObject(name: string): Promise<Buffer>;
-  writeObject(name: string, bytes: Buffer): Promise<void>;
-}
-
-async function localBackend(): Promise<Backend> {
-  const dir = await mkdtemp(join(root, 'local-blobs-'));
-  const objects = async () =>
-    (await readdir(dir, { withFileTypes: true }))
-      .filter((entry) => entry.isFile())
-      .map((entry) => entry.name)
-      .sort();
-  return {
-    store: createBlobStore(loadAgentConfig({ BLOB_STORE_DIR: dir })),
-    dir,
-    objectName: (name) => name,
-    objectsOf: async (sessionId) => (await objects()).filter((name) => name.includes(sessionId)),
-    strayFiles: async () => {
-      const stored = await objects();
-      return (await filesUnder(dir)).filter((file) => !stored.includes(file));
-    },
-    readObject: (name) => readFile(join(dir, name)),
-    writeObject: (name, bytes) => writeFile(join(dir, name), bytes),
-  };
-}
-
-async function s3Backend(): Promise<Backend> {
-  const dir = await mkdtemp(join(root, 's3-staging-'));
-  const config = loadAgentConfig({
-    BLOB_STORE: 's3',
-    BLOB_STORE_DIR: dir,
-    BLOB_STORE_S3_BUCKET: BUCKET,
-    BLOB_STORE_S3_ENDPOINT: endpoint,
-    BLOB_STORE_S3_FORCE_PATH_STYLE: 'true',
-  });
-  return {
-    store: createBlobStore(config, CREDENTIALS),
-    dir,
-    objectName: (name) => `${PREFIX}${name}`,
-    objectsOf: async (sessionId) =>
-      (await bucketKeys(s3)).filter((name) => name.includes(sessionId)),
-    strayFiles: () => filesUnder(dir),
-    readObject: async (name) => {
-      const got = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: name }));
-      return Buffer.from(await got.Body!.transformToByteArray());
-    },
-    writeObject: async (name, bytes) => {
-      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: name, Body: bytes }));
-    },
-  };
-}
+const env = useS3rver();
 
 describe.each([
   ['local directory', localBackend],
@@ -284,10 +50,10 @@ describe.each([
   let filesCount: number;
 
   beforeAll(async () => {
-    backend = await makeBackend();
-    workspace = await mkdtemp(join(root, 'workspace-'));
+    backend = await makeBackend(env);
+    workspace = await mkdtemp(join(env.root, 'workspace-'));
     filesCount = await makeWorkspace(workspace);
-    compressible = await mkdtemp(join(root, 'workspace-'));
+    compressible = await mkdtemp(join(env.root, 'workspace-'));
     await makeWorkspace(compressible, true);
   });
 
@@ -316,7 +82,7 @@ describe.each([
     expect(JSON.parse((await backend.readObject(manifest)).toString('utf8'))).toEqual(saved);
     expect(await backend.objectsOf(sessionId)).toEqual([archive, manifest].sort());
 
-    const target = await newTarget();
+    const target = await newTarget(env.root);
     expect(await backend.store.restore(sessionId, target)).toEqual(saved);
     expect(await fingerprintAll(target)).toEqual(await fingerprintAll(compressible));
     expect((await lstat(join(target, 'link-to-big'))).isSymbolicLink()).toBe(true);
@@ -341,7 +107,7 @@ describe.each([
       filesCount,
       format: 'tar',
     });
-    const target = await newTarget();
+    const target = await newTarget(env.root);
     expect(await backend.store.restore(sessionId, target)).toEqual(saved);
     expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
     await backend.store.remove(sessionId);
@@ -358,7 +124,7 @@ describe.each([
       Buffer.from(JSON.stringify(manifest)),
     );
 
-    const target = await newTarget();
+    const target = await newTarget(env.root);
     expect(await backend.store.restore(sessionId, target)).toEqual(manifest);
     expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
 
@@ -383,7 +149,7 @@ describe.each([
     const middle = Math.floor(corrupted.length / 2);
     corrupted[middle] = (corrupted[middle] ?? 0) ^ 0xff;
     await backend.writeObject(archive, corrupted);
-    const target = await newTarget();
+    const target = await newTarget(env.root);
     await writeFile(join(target, 'marker'), 'before');
     const before = await fingerprint(target);
 
@@ -414,9 +180,11 @@ describe.each([
     expect(await backend.store.manifest(sessionId)).toBeUndefined();
     expect(await backend.objectsOf(sessionId)).toEqual([]);
     expect(await backend.objectsOf(other)).toEqual(othersObjects);
-    await expect(backend.store.restore(sessionId, await newTarget())).rejects.toMatchObject({
-      code: 'service_unavailable',
-    });
+    await expect(backend.store.restore(sessionId, await newTarget(env.root))).rejects.toMatchObject(
+      {
+        code: 'service_unavailable',
+      },
+    );
     await expect(backend.store.remove(sessionId)).resolves.toBeUndefined();
 
     await backend.store.remove(other);
@@ -425,24 +193,24 @@ describe.each([
 
   it("moves a session's run logs: saved beside its workspace, restored once, removed with it", async () => {
     const sessionId = newSessionId();
-    const logs = await mkdtemp(join(root, 'logs-'));
+    const logs = await mkdtemp(join(env.root, 'logs-'));
     await writeFile(join(logs, 'proc_1a.json'), '{"id":"proc_1a"}');
     await writeFile(join(logs, 'proc_1a.0.log'), randomBytes(5000));
     // A meta as the agent names it now (its generation), and as agents before it did.
     await writeFile(join(logs, 'proc_3c.7.json'), '{"id":"proc_3c"}');
     expect(await backend.store.saveLogs(sessionId, logs)).toBe(true);
-    expect(await backend.store.saveLogs(sessionId, join(root, 'no-such-dir'))).toBe(false);
+    expect(await backend.store.saveLogs(sessionId, join(env.root, 'no-such-dir'))).toBe(false);
     // The workspace's manifest does not see them.
     expect(await backend.store.manifest(sessionId)).toBeUndefined();
 
-    const target = join(await mkdtemp(join(root, 'moved-')), 'ses');
+    const target = join(await mkdtemp(join(env.root, 'moved-')), 'ses');
     expect(await backend.store.restoreLogs(sessionId, target)).toBe(true);
     expect(await fingerprint(target)).toEqual(await fingerprint(logs));
     // Only a log's plain files come back (a link or another name in a forged archive does not).
     await symlink('/etc/shadow', join(logs, 'proc_2b.json'));
     await writeFile(join(logs, 'other.txt'), 'x');
     await backend.store.saveLogs(sessionId, logs);
-    const again = join(await mkdtemp(join(root, 'moved-')), 'ses');
+    const again = join(await mkdtemp(join(env.root, 'moved-')), 'ses');
     expect(await backend.store.restoreLogs(sessionId, again)).toBe(true);
     expect((await readdir(again)).sort()).toEqual([
       'proc_1a.0.log',
@@ -450,7 +218,7 @@ describe.each([
       'proc_3c.7.json',
     ]);
     // Taken: a second restore finds none, and nothing is left in the store.
-    expect(await backend.store.restoreLogs(sessionId, join(root, 'again'))).toBe(false);
+    expect(await backend.store.restoreLogs(sessionId, join(env.root, 'again'))).toBe(false);
     expect(await backend.objectsOf(sessionId)).toEqual([]);
 
     // Saved again: a wake's removal of the workspace's archive leaves them; the session's
@@ -484,14 +252,14 @@ describe.each([
       );
       // A snapshot is not used up by a restore: every session made from it gets all of it.
       for (let i = 0; i < 2; i += 1) {
-        const target = await newTarget();
+        const target = await newTarget(env.root);
         expect(await backend.store.restoreSnapshot(snapshotId, target)).toEqual(saved);
         expect(await fingerprintAll(target)).toEqual(await fingerprintAll(source));
       }
       await backend.store.removeSnapshot(snapshotId);
       expect(await backend.objectsOf(snapshotId)).toEqual([]);
       await expect(
-        backend.store.restoreSnapshot(snapshotId, await newTarget()),
+        backend.store.restoreSnapshot(snapshotId, await newTarget(env.root)),
       ).rejects.toMatchObject({ code: 'snapshot_not_found' });
     }
   });
@@ -499,7 +267,7 @@ describe.each([
   it('leaves nothing in the store when a snapshot fails while held', async () => {
     const snapshotId = `snap_${randomBytes(12).toString('hex')}`;
     await expect(
-      backend.store.saveSnapshot(snapshotId, (pack) => pack(join(root, 'no-such-workspace'))),
+      backend.store.saveSnapshot(snapshotId, (pack) => pack(join(env.root, 'no-such-workspace'))),
     ).rejects.toBeInstanceOf(AppError);
     await expect(
       backend.store.saveSnapshot(snapshotId, () =>
@@ -516,7 +284,7 @@ describe.each([
     const sessionId = newSessionId();
 
     await expect(
-      backend.store.save(sessionId, join(root, 'no-such-workspace')),
+      backend.store.save(sessionId, join(env.root, 'no-such-workspace')),
     ).rejects.toMatchObject({ code: 'internal_error' });
 
     expect(await backend.store.manifest(sessionId)).toBeUndefined();
@@ -528,7 +296,7 @@ describe('the S3 blob store when S3 fails', () => {
   let workspace: string;
 
   beforeAll(async () => {
-    workspace = await mkdtemp(join(root, 'workspace-'));
+    workspace = await mkdtemp(join(env.root, 'workspace-'));
     await makeWorkspace(workspace);
   });
 
@@ -544,8 +312,8 @@ describe('the S3 blob store when S3 fails', () => {
   }
 
   it('throws and leaves nothing behind when the bucket does not exist', async () => {
-    const dir = await mkdtemp(join(root, 's3-staging-'));
-    const store = s3Store(endpoint, 'no-such-bucket', dir);
+    const dir = await mkdtemp(join(env.root, 's3-staging-'));
+    const store = s3Store(env.endpoint, 'no-such-bucket', dir);
     const sessionId = newSessionId();
 
     await expect(store.save(sessionId, workspace)).rejects.toMatchObject({
@@ -553,14 +321,14 @@ describe('the S3 blob store when S3 fails', () => {
     });
 
     expect(await filesUnder(dir)).toEqual([]);
-    const buckets = await s3.send(new ListBucketsCommand({}));
+    const buckets = await env.s3.send(new ListBucketsCommand({}));
     expect((buckets.Buckets ?? []).map((bucket) => bucket.Name)).toEqual([BUCKET]);
-    expect((await bucketKeys(s3)).filter((key) => key.includes(sessionId))).toEqual([]);
+    expect((await bucketKeys(env.s3)).filter((key) => key.includes(sessionId))).toEqual([]);
   });
 
   it('throws and leaves nothing behind when the server is down', async () => {
-    const dir = await mkdtemp(join(root, 's3-staging-'));
-    const data = join(root, 's3rver-down');
+    const dir = await mkdtemp(join(env.root, 's3-staging-'));
+    const data = join(env.root, 's3rver-down');
     const first = await startS3rver(data);
     const url = `http://127.0.0.1:${first.port}`;
     await first.server.close();

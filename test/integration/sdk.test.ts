@@ -1,6 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
   AbortedError,
@@ -19,6 +17,7 @@ import {
   type ExecutionEvent,
 } from '@sandbox/sdk';
 import { createAccount, type TestAccount } from '../support/api';
+import { cuttingProxy, scriptedProxy, silentServer } from '../support/gateway-proxies';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
 import { refused, SocketTerminal } from '../support/terminal-socket';
 import { BUN, DENO, denoRun, runWithSdk, SDK_DIST, useScratch } from '../support/sdk-runtimes';
@@ -407,135 +406,12 @@ describe('previews', () => {
   });
 });
 
-/** Sends a request a test proxy received on to the gateway. */
-function forward(req: IncomingMessage, body: Buffer[]): Promise<Response> {
-  const headers = Object.fromEntries(
-    Object.entries(req.headers).filter(
-      ([name]) => !['host', 'content-length', 'connection'].includes(name),
-    ),
-  ) as Record<string, string>;
-  return fetch(`${t.stack.url}${req.url}`, {
-    method: req.method,
-    headers,
-    body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(body),
-  });
-}
-
-/** A server in front of the gateway: `handle` answers each request, given its whole body. */
-async function proxyServer(
-  handle: (req: IncomingMessage, body: Buffer[], res: ServerResponse) => Promise<void>,
-): Promise<{ server: Server; url: string }> {
-  const server: Server = createServer((req, res) => {
-    const body: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => body.push(chunk));
-    req.on('end', () => void handle(req, body, res));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
-}
-
-/**
- * A proxy in front of the gateway that answers each request from `script` first (a status,
- * or 'lose' for one forwarded whose answer is replaced by a 503), then forwards the rest.
- */
-async function scriptedProxy(
-  script: Array<{ path: string; answer: number | 'lose'; retryAfter?: string }>,
-) {
-  const forwarded: string[] = [];
-  const { server, url } = await proxyServer(async (req, body, res) => {
-    const step = script.findIndex((s) => req.url?.includes(s.path));
-    const planned = step >= 0 ? script.splice(step, 1)[0] : undefined;
-    if (planned !== undefined && planned.answer !== 'lose') {
-      res.writeHead(
-        planned.answer,
-        planned.retryAfter === undefined ? {} : { 'retry-after': planned.retryAfter },
-      );
-      res.end(
-        JSON.stringify({
-          error: {
-            code: planned.answer === 429 ? 'rate_limit_exceeded' : 'service_unavailable',
-            message: 'scripted',
-          },
-        }),
-      );
-      return;
-    }
-    forwarded.push(`${req.method} ${req.url}`);
-    const answer = await forward(req, body);
-    const text = await answer.text();
-    if (planned?.answer === 'lose') {
-      res.writeHead(503, { 'retry-after': '0' });
-      res.end(JSON.stringify({ error: { code: 'service_unavailable', message: 'answer lost' } }));
-      return;
-    }
-    res.writeHead(answer.status, {
-      'content-type': answer.headers.get('content-type') ?? 'application/json',
-    });
-    res.end(text);
-  });
-  return { url, forwarded, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
-/**
- * A proxy in front of the gateway that streams each answer through, but cuts the connection
- * of the first streamed execute after `cutAfter` bytes of its body (`stall`: keeps it open
- * and sends nothing more, as a connection that hangs).
- */
-async function cuttingProxy(cutAfter: number, mode: 'cut' | 'stall' = 'cut') {
-  let cut = false;
-  const seen: string[] = [];
-  const { server, url } = await proxyServer(async (req, body, res) => {
-    seen.push(`${req.method} ${req.url} ${String(req.headers['last-event-id'] ?? '')}`);
-    const answer = await forward(req, body);
-    res.writeHead(answer.status, Object.fromEntries(answer.headers.entries()));
-    const cutting = !cut && (answer.headers.get('content-type') ?? '').includes('event-stream');
-    if (cutting) cut = true;
-    let sent = 0;
-    const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (cutting && sent + value.length > cutAfter) {
-        res.write(value.subarray(0, Math.max(0, cutAfter - sent)));
-        await reader.cancel();
-        if (mode === 'cut') res.socket?.destroy();
-        return;
-      }
-      sent += value.length;
-      res.write(value);
-    }
-    res.end();
-  });
-  return {
-    url,
-    seen,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
-/** A server that accepts connections and never answers. */
-async function silentServer() {
-  const server: Server = createServer(() => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  return {
-    url,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
 describe('runs that outlive their connection', () => {
   it('resumes a stream cut mid-run: every byte once, and the result', async () => {
     const sandbox = await Sandbox.create(client());
     const command = 'for i in $(seq 1 30); do echo "line $i"; sleep 0.03; done; exit 4';
     const whole = await sandbox.exec(command);
-    const proxy = await cuttingProxy(600);
+    const proxy = await cuttingProxy(t.stack.url, 600);
     try {
       const remote = await Sandbox.connect(sandbox.id, { ...client(), apiUrl: proxy.url });
       let stdout = '';
@@ -570,7 +446,7 @@ describe('runs that outlive their connection', () => {
     }
     const sandbox = await Sandbox.create(client());
     const command = 'for i in $(seq 1 20); do echo "line $i"; sleep 0.1; done';
-    const proxy = await cuttingProxy(400, 'stall');
+    const proxy = await cuttingProxy(t.stack.url, 400, 'stall');
     try {
       const remote = await Sandbox.connect(sandbox.id, {
         ...client(),
@@ -619,7 +495,7 @@ describe('runs that outlive their connection', () => {
 
 describe('retries', () => {
   it('retries 503 and 429 as asked, and a create whose answer was lost makes one session', async () => {
-    const proxy = await scriptedProxy([
+    const proxy = await scriptedProxy(t.stack.url, [
       { path: '/sessions/create', answer: 'lose' },
       { path: '/sessions/create', answer: 503, retryAfter: '0' },
       { path: '/sessions?', answer: 429, retryAfter: '1' },
@@ -642,7 +518,9 @@ describe('retries', () => {
   });
 
   it('never runs code twice: a run answered 503 is not sent again; gives up on 429 when told', async () => {
-    const proxy = await scriptedProxy([{ path: '/execute', answer: 503, retryAfter: '0' }]);
+    const proxy = await scriptedProxy(t.stack.url, [
+      { path: '/execute', answer: 503, retryAfter: '0' },
+    ]);
     const sandbox = await Sandbox.create(client());
     try {
       const remote = await Sandbox.connect(sandbox.id, { ...client(), apiUrl: proxy.url });
@@ -650,7 +528,9 @@ describe('retries', () => {
         ServiceUnavailableError,
       );
       expect(proxy.forwarded.filter((r) => r.includes('/execute'))).toHaveLength(0);
-      const limited = await scriptedProxy([{ path: '/sessions?', answer: 429, retryAfter: '120' }]);
+      const limited = await scriptedProxy(t.stack.url, [
+        { path: '/sessions?', answer: 429, retryAfter: '120' },
+      ]);
       try {
         const refused = await Sandbox.list({
           ...client(),

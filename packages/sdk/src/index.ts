@@ -8,6 +8,7 @@ export { TerminalHandle } from './terminal-handle.js';
 export type { TerminalExit, WebSocketConstructor, WebSocketLike } from './terminal-handle.js';
 export type {
   BackgroundRunOptions,
+  ForegroundRunOptions,
   RunCallbacks,
   RunFileInput,
   RunInput,

@@ -69,6 +69,11 @@ export interface BackgroundRunOptions extends RunOptions {
   background: true;
 }
 
+/** A run waited for: `run`/`exec` resolve with its result when it ends. */
+export interface ForegroundRunOptions extends RunOptions {
+  background?: false;
+}
+
 /** The longest timeout a run may have (s): what an answer may take when none is given. */
 export const MAX_RUN_TIMEOUT_S = 300;
 

@@ -13,6 +13,7 @@ import {
   runTimeoutS,
   secondsOf,
   type BackgroundRunOptions,
+  type ForegroundRunOptions,
   type RunCallbacks,
   type RunInput,
   type RunOptions,
@@ -69,6 +70,9 @@ export interface ListOptions extends ClientOptions {
 }
 
 /** The forks of a session, in order, and whether they kept its processes. */
+/** The options of a run, waited for or in the background. */
+type AnyRunOptions = ForegroundRunOptions | BackgroundRunOptions;
+
 export type Forks = Sandbox[] & { readonly processesKept: boolean };
 
 export interface KillOptions {
@@ -269,18 +273,9 @@ export class Sandbox {
    * `background: true`, resolves at once with a handle on the running process.
    */
   run(code: string | RunInput, options: BackgroundRunOptions): Promise<ProcessHandle>;
-  run(
-    code: string | RunInput,
-    options?: RunOptions & { background?: false },
-  ): Promise<ExecutionResult>;
-  async run(
-    code: string | RunInput,
-    options: RunOptions & { background?: boolean } = {},
-  ): Promise<ExecutionResult | ProcessHandle> {
-    const program = programOf(code, 'code');
-    return options.background === true
-      ? this.start(program, options)
-      : this.execute(program, options);
+  run(code: string | RunInput, options?: ForegroundRunOptions): Promise<ExecutionResult>;
+  async run(code: string | RunInput, options: AnyRunOptions = {}) {
+    return this.launch(programOf(code, 'code'), options);
   }
 
   /**
@@ -288,18 +283,9 @@ export class Sandbox {
    * `run` does: its result, or with `background: true` a handle on the running process.
    */
   exec(command: string | RunInput, options: BackgroundRunOptions): Promise<ProcessHandle>;
-  exec(
-    command: string | RunInput,
-    options?: RunOptions & { background?: false },
-  ): Promise<ExecutionResult>;
-  async exec(
-    command: string | RunInput,
-    options: RunOptions & { background?: boolean } = {},
-  ): Promise<ExecutionResult | ProcessHandle> {
-    const program = programOf(command, 'command');
-    return options.background === true
-      ? this.start(program, options)
-      : this.execute(program, options);
+  exec(command: string | RunInput, options?: ForegroundRunOptions): Promise<ExecutionResult>;
+  async exec(command: string | RunInput, options: AnyRunOptions = {}) {
+    return this.launch(programOf(command, 'command'), options);
   }
 
   /**
@@ -341,6 +327,16 @@ export class Sandbox {
   /** The headers a private preview needs (X-Preview-Token), or none. */
   previewHeaders(): Record<string, string> {
     return this.previewToken === undefined ? {} : { 'x-preview-token': this.previewToken };
+  }
+
+  /** A run of `program`: its result, or with `background: true` its process handle at once. */
+  private launch(
+    program: { code: string } | { command: string },
+    options: AnyRunOptions,
+  ): Promise<ExecutionResult | ProcessHandle> {
+    return options.background === true
+      ? this.start(program, options)
+      : this.execute(program, options);
   }
 
   private async execute(

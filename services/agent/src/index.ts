@@ -16,6 +16,7 @@ export type { ObjectStore, StoredObject } from './runtime/storage/object-store';
 export { S3ObjectStore } from './runtime/storage/s3-object-store';
 export type { S3Credentials, S3Settings } from './runtime/storage/s3-object-store';
 export { LoopWorkspaces } from './runtime/storage/workspaces';
+export { WORKSPACE_MOUNT_OPTIONS, workspaceMkfsArgs } from './runtime/storage/workspace-disk';
 export { SandboxHostIds } from './runtime/docker/host-ids';
 export {
   FAVOR_DYNMODS_MOUNT,

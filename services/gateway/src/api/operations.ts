@@ -1,6 +1,7 @@
 import type { ApiOperation } from './api-operation';
 import { snapshotOperations } from './snapshot-operations';
 import { executeBody } from '../execute/execute-request';
+import { executionResultSchema } from '../execute/execution-result';
 import { listFilesQuery } from '../routes/files/list-files';
 import { makeDirectoryBody } from '../routes/files/make-directory';
 import { removeFileBody } from '../routes/files/remove-file';
@@ -27,7 +28,6 @@ import {
   deleteResultSchema,
   egressSchema,
   executionEventSchema,
-  executionResultSchema,
   fileListSchema,
   fileStatSchema,
   madeDirectorySchema,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SESSION_ID_PATTERN } from '@sandbox/contract';
 import { WEBHOOK_EVENTS, WEBHOOK_ID_PATTERN } from '../webhooks/events';
+import { cellErrorSchema, cellResultSchema } from '../execute/execution-result';
 
 /** Response shapes of the public API (spec part 2), the source of the OpenAPI document. */
 
@@ -72,10 +73,13 @@ export const sessionListSchema = z.strictObject({
   pagination: paginationSchema,
 });
 
-export const deleteResultSchema = z.strictObject({
-  deleted: z.literal(true),
-  sessionId: z.string(),
-});
+/** The answer of a deletion: `deleted: true` and the id of what is gone, named `idField`. */
+export function deletedSchema<K extends string>(idField: K) {
+  const id = { [idField]: z.string() } as Record<K, z.ZodString>;
+  return z.strictObject({ deleted: z.literal(true), ...id });
+}
+
+export const deleteResultSchema = deletedSchema('sessionId');
 
 /** A code context (ADR 42). */
 export const codeContextSchema = z.strictObject({
@@ -87,45 +91,7 @@ export const codeContextSchema = z.strictObject({
 
 export const contextListSchema = z.strictObject({ contexts: z.array(codeContextSchema) });
 
-export const deletedContextSchema = z.strictObject({
-  deleted: z.literal(true),
-  contextId: z.string(),
-});
-
-/** A value of a context's cell: its MIME bundle (`text/plain` always) and `isMain`. */
-const cellResultSchema = z
-  .object({
-    'text/plain': z.string().describe('util.inspect of the value'),
-    'application/json': z.string().optional().describe('its JSON, where it serializes'),
-    isMain: z.boolean().describe("the value of the cell's last expression"),
-  })
-  .catchall(z.union([z.string(), z.boolean()]));
-
-const cellErrorSchema = z.strictObject({
-  name: z.string(),
-  message: z.string(),
-  stack: z.string(),
-});
-
-export const executionResultSchema = z.strictObject({
-  stdout: z.string(),
-  stderr: z.string(),
-  exitCode: z.number().int(),
-  executionTime: z.number().int().min(0).describe('milliseconds'),
-  memoryUsed: z.number().int().min(0).describe('peak bytes'),
-  cpuTime: z.number().int().min(0).describe('CPU milliseconds'),
-  timedOut: z.boolean(),
-  filesWritten: z.array(z.string()).optional(),
-  outputTruncated: z
-    .literal(true)
-    .optional()
-    .describe('present when output past 16 MB per stream was dropped (non-streamed runs)'),
-  results: z
-    .array(cellResultSchema)
-    .optional()
-    .describe("a context's cell (contextId): its values, the last expression's first"),
-  error: cellErrorSchema.optional().describe("a context's cell that threw (exitCode 1)"),
-});
+export const deletedContextSchema = deletedSchema('contextId');
 
 /**
  * The data of a streamed run's events but its last two: `result` (the execution result) and
@@ -285,10 +251,7 @@ export const createdWebhookSchema = webhookSchema.extend({
 
 export const webhookListSchema = z.strictObject({ data: z.array(webhookSchema) });
 
-export const deletedWebhookSchema = z.strictObject({
-  deleted: z.literal(true),
-  webhookId: z.string(),
-});
+export const deletedWebhookSchema = deletedSchema('webhookId');
 
 export const terminalSchema = z.strictObject({
   terminalId: z.string(),

@@ -3,7 +3,7 @@ import { SNAPSHOT_ID_PATTERN } from '@sandbox/contract';
 import { createSnapshotBody } from '../routes/snapshots/snapshot-routes';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import type { ApiOperation } from './api-operation';
-import { isoTimestamp, paginationSchema } from './schemas';
+import { deletedSchema, isoTimestamp, paginationSchema } from './schemas';
 
 /** A snapshot of a session's workspace (ADR 44). */
 export const snapshotSchema = z.strictObject({
@@ -22,10 +22,7 @@ const snapshotListSchema = z.strictObject({
   pagination: paginationSchema,
 });
 
-const deletedSnapshotSchema = z.strictObject({
-  deleted: z.literal(true),
-  snapshotId: z.string(),
-});
+const deletedSnapshotSchema = deletedSchema('snapshotId');
 
 /** The snapshot operations of the operation table (operations.ts spreads them in). */
 export const snapshotOperations = {

@@ -1,5 +1,5 @@
 import type { CellError } from '@sandbox/contract';
-import type { CellResultBody, ExecutionResult } from './execute-service';
+import type { CellResultBody, ExecutionResult } from './execution-result';
 
 /**
  * A context cell's values and error as events of its stream (issue 43), each its own event

@@ -1,6 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import { runDeadlines, type RunResult } from '@sandbox/contract';
-import type { CellError, CellOutcome } from '@sandbox/contract';
+import type { CellOutcome } from '@sandbox/contract';
 import type { AgentClient } from '../agents/agent-client';
 import type { OutputMark, ProcessRef } from '../agents/agent-messages';
 import type { FlowControl } from '../agents/agent-streams';
@@ -11,28 +11,8 @@ import type { Logger } from '@sandbox/logger';
 import { announcingDiskFull } from '../webhooks/disk-full';
 import type { WebhookStore } from '../webhooks/webhook-store';
 import { planExecution, type ExecuteBody, type ExecutePlan } from './execute-request';
+import type { ExecutionResult } from './execution-result';
 import { OutputBuffer } from './output-buffer';
-
-/** Spec 2.6 */
-export interface ExecutionResult {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  executionTime: number;
-  memoryUsed: number;
-  cpuTime: number;
-  timedOut: boolean;
-  filesWritten?: string[];
-  /** Present when output past MAX_COLLECTED_OUTPUT_BYTES per stream was dropped. */
-  outputTruncated?: true;
-  /** A context's cell (ADR 42): its values, the last expression's `isMain`. */
-  results?: CellResultBody[];
-  /** A context's cell that threw. */
-  error?: CellError;
-}
-
-/** A cell's value as the API shows it: its MIME bundle, flat, and `isMain`. */
-export type CellResultBody = Record<string, string | boolean> & { isMain: boolean };
 
 /** The API's form of a cell's outcome: MIME types as keys beside `isMain`. */
 export function cellBody(cell: CellOutcome): Pick<ExecutionResult, 'results' | 'error'> {

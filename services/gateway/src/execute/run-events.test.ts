@@ -1,5 +1,5 @@
 import { RunEvents } from './run-events';
-import type { ExecutionResult } from './execute-service';
+import type { ExecutionResult } from './execution-result';
 
 const process = { id: 'proc_0123456789abcdef', pid: 42 };
 const result: ExecutionResult = {

@@ -6,7 +6,7 @@ import {
   type OutputStream,
 } from '../processes/output-text';
 import { cellEvents, cellMark } from './cell-events';
-import type { ExecutionResult } from './execute-service';
+import type { ExecutionResult } from './execution-result';
 
 /** Sends one event with its id; false when the reader's buffer is full (it then drains). */
 export type SendEvent = (event: string, data: unknown, id: string) => boolean;

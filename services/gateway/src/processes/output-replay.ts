@@ -1,11 +1,8 @@
 import { AppError } from '@sandbox/errors';
 import type { AgentClient } from '../agents/agent-client';
 import type { OutputPosition, ProcessRecord } from '../agents/agent-messages';
-import {
-  executionResult,
-  MAX_COLLECTED_OUTPUT_BYTES,
-  type ExecutionResult,
-} from '../execute/execute-service';
+import { executionResult, MAX_COLLECTED_OUTPUT_BYTES } from '../execute/execute-service';
+import type { ExecutionResult } from '../execute/execution-result';
 import { OutputBuffer } from '../execute/output-buffer';
 import { cellEvents, cellEventsSent, cellMark } from '../execute/cell-events';
 import type { Request, Response } from 'express';

@@ -1,6 +1,7 @@
 import type { EgressPolicy } from '@sandbox/contract';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
+import { newestFirstPage, type Page, type PageWindow } from '../db/newest-first-page';
 import {
   CLAIM_EVACUATIONS_SQL,
   CLAIM_PENDING_DESTROYS_SQL,
@@ -176,23 +177,14 @@ export class SessionStore {
     return toRecord(row);
   }
 
-  async list(
-    accountId: string,
-    limit: number,
-    offset: number,
-  ): Promise<{ sessions: SessionRecord[]; total: number }> {
-    const [{ rows }, { rows: counted }] = await Promise.all([
-      this.db.query<SessionRow>(
-        `SELECT ${COLUMNS} FROM sessions WHERE account_id = $1 AND ${LIVE}
-          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-        [accountId, limit, offset],
-      ),
-      this.db.query<{ total: string }>(
-        `SELECT count(*) AS total FROM sessions WHERE account_id = $1 AND ${LIVE}`,
-        [accountId],
-      ),
-    ]);
-    return { sessions: rows.map(toRecord), total: Number(counted[0]?.total ?? 0) };
+  /** One page of the account's live sessions, newest first. */
+  list(window: PageWindow): Promise<Page<SessionRecord>> {
+    return newestFirstPage(
+      this.db,
+      { select: COLUMNS, from: 'sessions', where: LIVE },
+      window,
+      toRecord,
+    );
   }
 
   /** Ends a live session for the API at once; returns its node, or 404. */

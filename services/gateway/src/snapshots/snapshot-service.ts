@@ -9,15 +9,14 @@ import {
   type SnapshotStore,
 } from './snapshot-store';
 
-/** A snapshot as the API shows it (ADR 44). */
-export interface SnapshotView {
+/** A snapshot as the API shows it (ADR 44): the record's public fields, its id and time as text. */
+export type SnapshotView = Pick<
+  SnapshotRecord,
+  'sessionId' | 'name' | 'sizeBytes' | 'processesKept'
+> & {
   snapshotId: string;
-  sessionId: string;
-  name: string | null;
-  sizeBytes: number;
-  processesKept: boolean;
   createdAt: string;
-}
+};
 
 export interface SnapshotServiceDeps {
   store: SnapshotStore;
@@ -98,8 +97,8 @@ export class SnapshotService {
     limit: number,
     offset: number,
   ): Promise<{ data: SnapshotView[]; total: number }> {
-    const page = await this.deps.store.list(principal.accountId, limit, offset);
-    return { data: page.snapshots.map((record) => this.view(record)), total: page.total };
+    const page = await this.deps.store.list({ accountId: principal.accountId, limit, offset });
+    return { data: page.rows.map((record) => this.view(record)), total: page.total };
   }
 
   /** Gone for the API at once; its blob now, or by the sweeper if its node cannot say. */

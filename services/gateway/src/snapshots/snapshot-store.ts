@@ -2,6 +2,7 @@ import { isSnapshotId, SNAPSHOT_ID_PREFIX, type EgressPolicy } from '@sandbox/co
 import { AppError } from '@sandbox/errors';
 import { randomString } from '../auth/api-keys';
 import type { Database } from '../db/database';
+import { newestFirstPage, type Page, type PageWindow } from '../db/newest-first-page';
 import type { SessionResourceLimits } from '../sessions/session-limits';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -197,23 +198,13 @@ export class SnapshotStore {
   }
 
   /** One page of the caller's ready snapshots, newest first. */
-  async list(
-    accountId: string,
-    limit: number,
-    offset: number,
-  ): Promise<{ snapshots: SnapshotRecord[]; total: number }> {
-    const [{ rows }, { rows: counted }] = await Promise.all([
-      this.db.query<SnapshotRow>(
-        `SELECT * FROM snapshots WHERE account_id = $1 AND state = 'ready'
-          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-        [accountId, limit, offset],
-      ),
-      this.db.query<{ total: string }>(
-        `SELECT count(*) AS total FROM snapshots WHERE account_id = $1 AND state = 'ready'`,
-        [accountId],
-      ),
-    ]);
-    return { snapshots: rows.map(toRecord), total: Number(counted[0]?.total ?? 0) };
+  list(window: PageWindow): Promise<Page<SnapshotRecord>> {
+    return newestFirstPage(
+      this.db,
+      { select: '*', from: 'snapshots', where: "state = 'ready'" },
+      window,
+      toRecord,
+    );
   }
 
   /**

@@ -1,82 +1,73 @@
-import type {
-  ContainerClient,
-  ContainerCreateOptions,
-  ContainerLimits,
-  ContainerState,
-  ContainerSummary,
-  HostProcess,
-  NetworkCreateOptions,
-  NetworkState,
-} from './container-client';
+import type { ContainerClient } from './container-client';
+
+/** The arguments of a call of the container client. */
+type Args<Call extends keyof ContainerClient> = Parameters<ContainerClient[Call]>;
 
 /**
  * A container client that passes every call to `inner`: the base of the clients that change
  * a few calls (the state cache, the CPU split) and leave the rest as Docker answers them.
+ * The signatures are the interface's own, so that a change there needs none here.
  */
 export class ForwardingContainers implements ContainerClient {
   constructor(protected readonly inner: ContainerClient) {}
 
-  find(container: string): Promise<ContainerState | undefined> {
-    return this.inner.find(container);
+  find(...args: Args<'find'>) {
+    return this.inner.find(...args);
   }
 
-  createAndStart(options: ContainerCreateOptions): Promise<string> {
-    return this.inner.createAndStart(options);
+  createAndStart(...args: Args<'createAndStart'>) {
+    return this.inner.createAndStart(...args);
   }
 
-  remove(container: string): Promise<boolean> {
-    return this.inner.remove(container);
+  remove(...args: Args<'remove'>) {
+    return this.inner.remove(...args);
   }
 
-  pause(container: string): Promise<void> {
-    return this.inner.pause(container);
+  pause(...args: Args<'pause'>) {
+    return this.inner.pause(...args);
   }
 
-  unpause(container: string): Promise<void> {
-    return this.inner.unpause(container);
+  unpause(...args: Args<'unpause'>) {
+    return this.inner.unpause(...args);
   }
 
-  rename(container: string, name: string): Promise<void> {
-    return this.inner.rename(container, name);
+  rename(...args: Args<'rename'>) {
+    return this.inner.rename(...args);
   }
 
-  updateLimits(container: string, limits: ContainerLimits): Promise<void> {
-    return this.inner.updateLimits(container, limits);
+  updateLimits(...args: Args<'updateLimits'>) {
+    return this.inner.updateLimits(...args);
   }
 
-  start(container: string): Promise<void> {
-    return this.inner.start(container);
+  start(...args: Args<'start'>) {
+    return this.inner.start(...args);
   }
 
-  execute(
-    container: string,
-    user: string,
-    cmd: string[],
-  ): Promise<{ code: number; stdout: string }> {
-    return this.inner.execute(container, user, cmd);
+  execute(...args: Args<'execute'>) {
+    return this.inner.execute(...args);
   }
 
-  ownKernel(runtime: string | undefined): Promise<boolean> {
-    return this.inner.ownKernel(runtime);
+  ownKernel(...args: Args<'ownKernel'>) {
+    return this.inner.ownKernel(...args);
   }
 
-  top(container: string): Promise<HostProcess[]> {
-    return this.inner.top(container);
+  top(...args: Args<'top'>) {
+    return this.inner.top(...args);
   }
 
-  listByLabel(key: string, value: string): Promise<ContainerSummary[]> {
-    return this.inner.listByLabel(key, value);
+  listByLabel(...args: Args<'listByLabel'>) {
+    return this.inner.listByLabel(...args);
   }
 
-  createNetwork(options: NetworkCreateOptions): Promise<boolean> {
-    return this.inner.createNetwork(options);
+  createNetwork(...args: Args<'createNetwork'>) {
+    return this.inner.createNetwork(...args);
   }
 
-  inspectNetwork(name: string): Promise<NetworkState> {
-    return this.inner.inspectNetwork(name);
+  inspectNetwork(...args: Args<'inspectNetwork'>) {
+    return this.inner.inspectNetwork(...args);
   }
 
-  inspectImage(name: string): Promise<void> {
-    return this.inner.inspectImage(name);
+  inspectImage(...args: Args<'inspectImage'>) {
+    return this.inner.inspectImage(...args);
   }
 }

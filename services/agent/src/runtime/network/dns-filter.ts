@@ -1,15 +1,9 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import {
-  connect,
-  createServer,
-  isIPv4,
-  type AddressInfo,
-  type Server,
-  type Socket,
-} from 'node:net';
+import { connect, createServer, isIPv4, type Server, type Socket } from 'node:net';
 import * as packet from 'dns-packet';
 import { nameDecision, type EgressPolicy } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
+import { listenOnEphemeralPort } from './listen';
 
 /** How long an upstream resolver has to answer one query, before the next one is asked. */
 const UPSTREAM_MS = 2_000;
@@ -106,14 +100,7 @@ export class DnsFilter {
     });
     const tcp = createServer((client) => this.serveTcp(client));
     this.tcp = tcp;
-    await new Promise<void>((resolve, reject) => {
-      tcp.once('error', reject);
-      tcp.listen(0, host, () => {
-        tcp.off('error', reject);
-        resolve();
-      });
-    });
-    return { udp: udp.address().port, tcp: (tcp.address() as AddressInfo).port };
+    return { udp: udp.address().port, tcp: await listenOnEphemeralPort(tcp, host) };
   }
 
   close(): void {

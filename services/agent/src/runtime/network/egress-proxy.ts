@@ -1,14 +1,8 @@
 import { promises as dns } from 'node:dns';
-import {
-  connect,
-  createServer,
-  isIPv4,
-  type AddressInfo,
-  type Server,
-  type Socket,
-} from 'node:net';
+import { connect, createServer, isIPv4, type Server, type Socket } from 'node:net';
 import { egressDecision, ipv4, nameDecision, type EgressPolicy } from '@sandbox/contract';
 import type { Logger } from '@sandbox/logger';
+import { listenOnEphemeralPort } from './listen';
 import { httpHost, MAX_FIRST_BYTES, tlsServerName, type FirstBytes } from './sni';
 
 /** How long a sandbox has to send the name it asks for. */
@@ -67,14 +61,7 @@ export class EgressProxy {
   private async listenFor(kind: Kind, host: string): Promise<number> {
     const server = createServer((socket) => this.accept(kind, socket));
     this.servers.push(server);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    return (server.address() as AddressInfo).port;
+    return listenOnEphemeralPort(server, host);
   }
 
   private track(socket: Socket): void {

@@ -1,5 +1,6 @@
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { listenOnEphemeralPort } from '../network/listen';
 import type { Logger } from '@sandbox/logger';
 
 /** Where a request through the proxy goes: a host and a port. */
@@ -95,15 +96,8 @@ export class RegistryProxy {
   }
 
   /** Starts listening on `host` (an ephemeral port); returns the port. */
-  async listen(host: string): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    return (this.server.address() as AddressInfo).port;
+  listen(host: string): Promise<number> {
+    return listenOnEphemeralPort(this.server, host);
   }
 
   close(): void {

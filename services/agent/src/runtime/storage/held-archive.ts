@@ -8,6 +8,7 @@ import {
   WORTH_COMPRESSING,
   type ArchiveFormat,
 } from './workspace-archive';
+import { syncPath, withFile } from './host-files';
 
 /**
  * Runs `pack` with a workspace held still (its sandbox frozen), given the workspace's path on
@@ -41,9 +42,8 @@ async function zstdBytes(
 }
 
 /** Whether zstd makes the first PROBE_BYTES of the tar `plain` at least a tenth smaller. */
-async function worthCompressing(ids: SandboxHostIds, plain: string): Promise<boolean> {
-  const handle = await open(plain, 'r');
-  try {
+function worthCompressing(ids: SandboxHostIds, plain: string): Promise<boolean> {
+  return withFile(plain, 'r', async (handle) => {
     const sample = Buffer.alloc(PROBE_BYTES);
     const { bytesRead } = await handle.read(sample, 0, PROBE_BYTES, 0);
     if (bytesRead === 0) return false;
@@ -54,9 +54,7 @@ async function worthCompressing(ids: SandboxHostIds, plain: string): Promise<boo
       });
     });
     return compressed <= WORTH_COMPRESSING * bytesRead;
-  } finally {
-    await handle.close();
-  }
+  });
 }
 
 /**
@@ -104,7 +102,7 @@ export async function archiveHeld(
   if ((await stat(compressed)).size > WORTH_COMPRESSING * tarBytes) {
     // The probe was wrong about the rest: the plain tar after all.
     await rm(compressed, { force: true });
-    await syncFile(plain);
+    await syncPath(plain);
     return { file: plain, format: 'tar', source, sha256: await sha256Of(plain) };
   }
   await rm(plain, { force: true });
@@ -113,13 +111,4 @@ export async function archiveHeld(
     sha256Of(compressed),
   ]);
   return { file: compressed, format: 'tar.zst', source, sha256 };
-}
-
-async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r+');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

@@ -11,6 +11,7 @@ import {
 } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '@sandbox/errors';
+import { syncPath } from './host-files';
 import { checkObjectKey, type ObjectStore, type StoredObject } from './object-store';
 
 /** Archives stream in chunks this large (64 KiB, the default, costs more calls per byte). */
@@ -30,16 +31,6 @@ async function removeFile(path: string): Promise<boolean> {
   } catch (err) {
     if (isNotFound(err)) return false;
     throw err;
-  }
-}
-
-/** Flushes a file's or a directory's entries to disk. */
-async function sync(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 
@@ -65,7 +56,7 @@ export class LocalObjectStore implements ObjectStore {
     try {
       await chmod(localFile, 0o600);
       await rename(localFile, path);
-      await sync(this.dir);
+      await syncPath(this.dir);
     } catch (err) {
       throw failed('write an object', err);
     }
@@ -82,9 +73,9 @@ export class LocalObjectStore implements ObjectStore {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       await fill(temp);
       await chmod(temp, 0o600);
-      await sync(temp);
+      await syncPath(temp);
       await rename(temp, path);
-      await sync(this.dir);
+      await syncPath(this.dir);
     } catch (err) {
       await rm(temp, { force: true });
       throw failed('write an object', err);
@@ -125,7 +116,7 @@ export class LocalObjectStore implements ObjectStore {
     try {
       const removed = await Promise.all([path, `${path}.tmp`].map(removeFile));
       // Deleting what is not there (another format's archive) costs no sync.
-      if (removed.includes(true)) await sync(this.dir);
+      if (removed.includes(true)) await syncPath(this.dir);
     } catch (err) {
       if (isNotFound(err)) return;
       throw failed('delete an object', err);

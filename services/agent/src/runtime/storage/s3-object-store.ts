@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
@@ -23,6 +24,15 @@ function unavailable(err: unknown): AppError {
     cause: err,
     retryAfter: 5,
   });
+}
+
+/** What `call` resolves with; any failure of it is the store's being unavailable. */
+async function orUnavailable<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw unavailable(err);
+  }
 }
 
 /**
@@ -60,26 +70,16 @@ export class S3ObjectStore implements ObjectStore {
         ContentType: 'application/octet-stream',
       },
     });
-    try {
-      await upload.done();
-    } catch (err) {
-      throw unavailable(err);
-    }
+    await orUnavailable(() => upload.done());
   }
 
   async read(key: string): Promise<StoredObject | undefined> {
-    const command = new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) });
-    try {
-      const response = await this.client.send(command);
-      if (!(response.Body instanceof Readable) || response.ContentLength === undefined) {
-        throw new AppError('internal_error', 'The blob store sent an object without a body');
-      }
-      return { size: response.ContentLength, body: response.Body };
-    } catch (err) {
-      if (err instanceof NoSuchKey) return undefined;
-      if (err instanceof AppError) throw err;
-      throw unavailable(err);
+    const response = await this.get(key);
+    if (response === undefined) return undefined;
+    if (!(response.Body instanceof Readable) || response.ContentLength === undefined) {
+      throw new AppError('internal_error', 'The blob store sent an object without a body');
     }
+    return { size: response.ContentLength, body: response.Body };
   }
 
   async putText(key: string, text: string): Promise<void> {
@@ -89,29 +89,27 @@ export class S3ObjectStore implements ObjectStore {
       Body: text,
       ContentType: 'application/json',
     });
-    try {
-      await this.client.send(command);
-    } catch (err) {
-      throw unavailable(err);
-    }
+    await orUnavailable(() => this.client.send(command));
   }
 
   async getText(key: string): Promise<string | undefined> {
-    const command = new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) });
-    try {
-      const response = await this.client.send(command);
-      return (await response.Body?.transformToString('utf-8')) ?? '';
-    } catch (err) {
-      if (err instanceof NoSuchKey) return undefined;
-      throw unavailable(err);
-    }
+    const response = await this.get(key);
+    if (response === undefined) return undefined;
+    return orUnavailable(async () => (await response.Body?.transformToString('utf-8')) ?? '');
   }
 
   async delete(key: string): Promise<void> {
     const command = new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(key) });
+    await orUnavailable(() => this.client.send(command));
+  }
+
+  /** The object at `key` (its body not read yet), or undefined where there is none. */
+  private async get(key: string): Promise<GetObjectCommandOutput | undefined> {
+    const command = new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) });
     try {
-      await this.client.send(command);
+      return await this.client.send(command);
     } catch (err) {
+      if (err instanceof NoSuchKey) return undefined;
       throw unavailable(err);
     }
   }

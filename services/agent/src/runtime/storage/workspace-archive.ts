@@ -1,10 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chown, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { chown, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { SandboxHostIds } from '../docker/host-ids';
+import { withFile } from './host-files';
 
 /**
  * A workspace as a tar, made and unpacked as the sandbox user: symlinks are kept (not
@@ -98,13 +99,10 @@ async function packWorkspace(
   archive: string,
   format: ArchiveFormat,
 ): Promise<void> {
-  const handle = await open(archive, 'w', 0o600);
-  try {
+  await withFile(archive, 'w', async (handle) => {
     await startTar(ids, packArgs(format), { stdout: handle.fd }, source, true).exited;
     await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  });
 }
 
 /**
@@ -116,17 +114,15 @@ export async function checkArchive(
   archive: string,
   format: ArchiveFormat,
 ): Promise<number> {
-  const handle = await open(archive, 'r');
-  try {
-    const stderr = await startTar(ids, [...COMPRESSION[format], '--totals', '-tf', '-'], {
+  const stderr = await withFile(archive, 'r', (handle) => {
+    const tar = startTar(ids, [...COMPRESSION[format], '--totals', '-tf', '-'], {
       stdin: handle.fd,
-    }).exited;
-    const total = /Total bytes read: (\d+)/.exec(stderr)?.[1];
-    if (total === undefined) throw new Error(`tar --totals: no total in ${stderr.trim()}`);
-    return Number(total);
-  } finally {
-    await handle.close();
-  }
+    });
+    return tar.exited;
+  });
+  const total = /Total bytes read: (\d+)/.exec(stderr)?.[1];
+  if (total === undefined) throw new Error(`tar --totals: no total in ${stderr.trim()}`);
+  return Number(total);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { SandboxHostIds } from '../docker/host-ids';
 import { cloneFrozen, thawLeftFrozen } from './disk-clone';
 import { exists, isMounted, run, sparseFile } from './host-files';
 import { ensureReflinkStore } from './reflink-store';
+import { WORKSPACE_MOUNT_OPTIONS, workspaceMkfsArgs } from './workspace-disk';
 
 /** Binds the mount at $1 to $2 as well, then unmounts $1 (lazily if it is busy). */
 const MOVE_MOUNT =
@@ -192,7 +193,7 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
     await chmod(image, 0o600); // made 0644 by agents before this one
     await mkdir(mount, { recursive: true, mode: 0o755 });
     if (!(await this.isMounted(mount))) {
-      await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
+      await run('mount', ['-o', WORKSPACE_MOUNT_OPTIONS, image, mount]);
       this.logger.info({ sessionId }, 'workspace disk mounted again');
     }
     await this.handToUser(sessionId, mount);
@@ -230,20 +231,12 @@ export class LoopWorkspaces implements AdoptableWorkspaces {
         // whole disk, deleted bytes too, is the agent's alone, even where the directory is
         // searchable by a remapped sandbox root (openToSandboxRoot).
         await sparseFile(`${image}.tmp`, sizeMb * 1024 * 1024);
-        await run('mkfs.ext4', [
-          '-q',
-          '-F',
-          '-m',
-          '0',
-          '-E',
-          `root_owner=${this.ids.uid}:${this.ids.gid},lazy_itable_init=1,lazy_journal_init=1`,
-          `${image}.tmp`,
-        ]);
+        await run('mkfs.ext4', workspaceMkfsArgs(`${image}.tmp`, this.ids));
         await rename(`${image}.tmp`, image);
       }
       await mkdir(mount, { recursive: true, mode: 0o755 });
       if (!(await this.isMounted(mount))) {
-        await run('mount', ['-o', 'loop,nosuid,nodev,noatime', image, mount]);
+        await run('mount', ['-o', WORKSPACE_MOUNT_OPTIONS, image, mount]);
         await rmdir(join(mount, 'lost+found')).catch(() => undefined);
       }
     } catch (err) {

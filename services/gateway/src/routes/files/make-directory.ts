@@ -1,12 +1,10 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { fileTarget } from './file-target';
 import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import type { FilesService } from '../../files/files-service';
 
-export const makeDirectoryBody = z.object({
-  sessionId: z.string().min(1),
-  path: z.string().min(1),
-});
+export const makeDirectoryBody = fileTarget;
 
 /** POST /v1/files/mkdir (issue 42): a directory and its parents, idempotent. */
 export function makeDirectory(

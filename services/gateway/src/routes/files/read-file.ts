@@ -1,14 +1,12 @@
 import { pipeline } from 'node:stream/promises';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { fileTarget } from './file-target';
 import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { contentTypeFor } from '../../files/content-type';
 import type { FilesService } from '../../files/files-service';
 
-export const readFileQuery = z.object({
-  sessionId: z.string().min(1),
-  path: z.string().min(1),
-});
+export const readFileQuery = fileTarget;
 
 /**
  * GET /v1/files/read (spec 4.7): the raw bytes, typed by the file's extension, streamed at

@@ -1,11 +1,10 @@
 import { z } from 'zod';
+import { fileTarget } from './file-target';
 import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import type { FilesService } from '../../files/files-service';
 
-export const removeFileBody = z.object({
-  sessionId: z.string().min(1),
-  path: z.string().min(1),
+export const removeFileBody = fileTarget.extend({
   recursive: z
     .boolean()
     .optional()

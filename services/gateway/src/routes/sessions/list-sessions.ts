@@ -17,9 +17,9 @@ export function listSessions(
 ): OperationHandler<OperationInput<undefined, z.output<typeof paginationQuery>>> {
   return async ({ query: { limit, offset } }, req, res) => {
     const { accountId } = principalOf(req);
-    const page = await store.list(accountId, limit, offset);
+    const page = await store.list({ accountId, limit, offset });
     res.json({
-      data: page.sessions.map((record) => ({
+      data: page.rows.map((record) => ({
         ...sessions.view(record),
         lastActive: record.lastActiveAt.toISOString(),
         state: record.state,
@@ -29,7 +29,7 @@ export function listSessions(
         total: page.total,
         limit,
         offset,
-        hasMore: offset + page.sessions.length < page.total,
+        hasMore: offset + page.rows.length < page.total,
       },
     });
   };
