@@ -19,9 +19,9 @@ export function tempDirPerTest(prefix: string): () => string {
 export const logger = createLogger({ name: 'test', level: 'silent' });
 
 export const SESSION = 'ses_abc';
-export const start = (logs: ProcessLogs, capBytes = 1024, pid = 10) =>
+export const start = (logs: ProcessLogs, capBytes = 1024, pid = 10, sessionId = SESSION) =>
   logs.start({
-    sessionId: SESSION,
+    sessionId,
     pid,
     kind: 'command',
     source: 'echo hi',

@@ -88,14 +88,7 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
     expect(existsSync(firstFile)).toBe(false);
     expect(logs.list(SESSION).map((log) => log.meta.id)).not.toContain(first.meta.id);
     await logs.emptied();
-    const taker = logs.start({
-      sessionId: 'ses_other',
-      pid: 1,
-      kind: 'command',
-      source: 'x',
-      stdin: false,
-      capBytes: 1024,
-    });
+    const taker = start(logs, 1024, 1, 'ses_other');
     taker.append('stdout', Buffer.from('taker'));
     const takerFile = join(root(), 'ses_other', `${taker.meta.id}.0.log`);
     expect(statSync(takerFile).ino).toBe(firstInode);
@@ -144,15 +137,7 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
     logs.forget(SESSION);
     expect(existsSync(join(root(), SESSION))).toBe(false);
     await logs.emptied();
-    const other = (from: ProcessLogs) =>
-      from.start({
-        sessionId: 'ses_other',
-        pid: 1,
-        kind: 'command',
-        source: 'x',
-        stdin: false,
-        capBytes: 1024,
-      });
+    const other = (from: ProcessLogs) => start(from, 1024, 1, 'ses_other');
     const next = other(logs);
     const nextFile = join(root(), 'ses_other', `${next.meta.id}.0.log`);
     expect(inodes.has(statSync(nextFile).ino)).toBe(true);
