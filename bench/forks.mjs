@@ -1,9 +1,12 @@
-// pnpm bench's fork rows (ADR 43), next to a cold create measured in the same run on the same
-// stack (no pool, as a fork's sandbox starts): a files-only fork, three forks in one call, how
-// long the source's writes were held while its disk was frozen (against the longest gap of the
-// same writer during the cold creates, which load the machine as the forks' starts do; the
-// agent logs each freeze's own length, `frozenMs`), and the disk a fork took on the node's
-// store before it wrote.
+// pnpm bench's fork rows (ADR 43), next to baselines measured in the same run: a cold create
+// on the same stack (no pool, as a fork's sandbox starts), a bare `docker run`, and a create
+// from the main stack's warm pool (a fork, like a claim, is answered before its sandbox is
+// ready: each is also timed with its first `true` run). Then three forks in one call, how long
+// the source's writes were held while its disk was frozen (against the longest gap of the same
+// writer during the cold creates, which load the machine as the forks' starts do; the agent
+// logs each freeze's own length, `frozenMs`), where the agent's time of a fork goes (its own
+// timestamps: clone, answer, the sandbox's start after it), and the disk a fork took on the
+// node's store before it wrote.
 import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { row, sleep, startBenchStack } from './lib.mjs';
@@ -31,22 +34,77 @@ async function storeUsed(stack) {
   return (stats.blocks - stats.bfree) * stats.bsize;
 }
 
-export async function forkRows(results, { rounds }) {
-  // How long each fork call froze the source's disk, as the agent logs it.
+/** `work`, then a first `true` in the session it names: what a caller waits for to use it. */
+const thenTrue = (stack, work) => async () => {
+  const sessionId = await work();
+  await stack.api('/execute', { sessionId, command: 'true' });
+};
+
+/**
+ * Creates from the main stack's warm pool (its create, and its create and first run), from a
+ * full pool each time: the baselines of a fork answered before its sandbox is ready.
+ */
+async function poolBaselines(pooled, rounds) {
+  const made = [];
+  const create = async () => {
+    const { sessionId } = JSON.parse(await pooled.api('/sessions/create', {}));
+    made.push(sessionId);
+    return sessionId;
+  };
+  try {
+    await pooled.poolReady(pooled.poolSize, 120_000);
+    const answered = await measure('baseline: session create (warm pool)', rounds, create, {
+      warmup: 1,
+    });
+    await pooled.poolReady(pooled.poolSize, 120_000);
+    const used = await measure(
+      'baseline: session create (warm pool) + first `true` in it',
+      rounds,
+      thenTrue(pooled, create),
+      { warmup: 1 },
+    );
+    return { answered, used };
+  } finally {
+    for (const id of made) await pooled.deleteSession(id);
+  }
+}
+
+/** Rows of the agent's own timestamps of each fork call (ms), as its log gives them. */
+function agentRows(logged) {
+  const of = (key) => logged.filter((entry) => entry[key] !== undefined).map((e) => e[key]);
+  const rows = [
+    ['agent: source locked, disk frozen and cloned', of('clonedMs')],
+    ['agent: fork call answered (clone + record)', of('answerMs')],
+    ["agent: fork's sandbox start, after the answer", of('startMs')],
+  ];
+  return rows.filter(([, times]) => times.length > 0).map(([name, t]) => row(name, t.length, t));
+}
+
+export async function forkRows(results, { rounds, pooled, dockerRun }) {
+  // How long each fork call froze the source's disk, and the agent's timestamps of each fork.
   const frozen = [];
+  const logged = [];
   const stack = await startBenchStack({
     pool: '0',
     name: 'bench-fork',
     agentProcess: true,
     onAgentLog: (entry) => {
       if (entry.msg === 'session disk cloned') frozen.push(entry.frozenMs);
+      if (entry.msg === 'session forked' || entry.msg === "fork's sandbox started") {
+        logged.push(entry);
+      }
     },
   });
   const made = [];
   const api = (path, body) => stack.api(path, body).then((text) => JSON.parse(text));
+  let source;
   try {
-    const source = (await api('/sessions/create', {})).sessionId;
-    made.push(source);
+    const bare = await dockerRun();
+    source = (await api('/sessions/create', {})).sessionId;
+    // Between rows, untimed: a row's sessions are not the next row's load.
+    const drop = async () => {
+      for (const id of made.splice(0)) await stack.deleteSession(id);
+    };
     await api('/execute', {
       sessionId: source,
       command: 'head -c 100000000 /dev/urandom > data.bin',
@@ -58,18 +116,28 @@ export async function forkRows(results, { rounds }) {
       'baseline: session create (no pool)',
       rounds,
       async () => made.push((await api('/sessions/create', {})).sessionId),
-      { warmup: 1 },
+      { warmup: 1, baseline: bare },
     );
     const underCreates = await longestGap(stack, source, createsFrom);
+    await drop();
     const forksFrom = Date.now();
     const forks = (count) => async () => {
       const forked = await api(`/sessions/${source}/fork`, { count, processes: false });
       made.push(...forked.sessions.map((s) => s.sessionId));
+      return forked.sessions[0].sessionId;
     };
-    const one = await measure('fork, files only (100 MB workspace)', rounds, forks(1), {
+    const one = await measure('fork answered, files only (100 MB workspace)', rounds, forks(1), {
       warmup: 1,
       baseline: cold,
     });
+    await drop();
+    const used = await measure(
+      'fork + first `true` in the fork (100 MB workspace)',
+      rounds,
+      thenTrue(stack, forks(1)),
+      { warmup: 1, baseline: cold },
+    );
+    await drop();
     const three = await measure('3 forks in one call (100 MB workspace)', rounds, forks(3), {
       warmup: 1,
       baseline: cold,
@@ -83,19 +151,27 @@ export async function forkRows(results, { rounds }) {
       1,
       [underCreates],
     );
+    await drop();
+    const pool = await poolBaselines(pooled, rounds);
     results.push(
+      bare,
       cold,
-      { ...one, note: `+${grew.toFixed(1)} MB on the disk store per fork before it writes` },
+      pool.answered,
+      pool.used,
+      { ...one, baseline: pool.answered },
+      { ...used, baseline: pool.used },
       three,
+      ...agentRows(logged),
       quietRow,
       {
-        ...row(`source writes held during ${2 * (rounds + 1)} forks (longest gap)`, 1, [held]),
+        ...row(`source writes held during ${3 * (rounds + 1)} forks (longest gap)`, 1, [held]),
         baseline: quietRow,
       },
       row('source disk frozen per fork call (freeze, clones, thaw)', frozen.length, frozen),
+      row('MB a fork takes on the disk store before it writes', 1, [grew]),
     );
   } finally {
-    for (const id of made) await stack.deleteSession(id);
+    for (const id of [...made, source]) if (id !== undefined) await stack.deleteSession(id);
     await stack.stop();
   }
 }
