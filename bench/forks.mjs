@@ -69,13 +69,21 @@ async function poolBaselines(pooled, rounds) {
   }
 }
 
-/** Rows of the agent's own timestamps of each fork call (ms), as its log gives them. */
-function agentRows(logged) {
-  const of = (key) => logged.filter((entry) => entry[key] !== undefined).map((e) => e[key]);
+/**
+ * Rows of the gateway's and the agent's own timestamps of each fork call (ms from the start of
+ * the gateway's or the agent's part), as their logs give them.
+ */
+function timestampRows(gateway, agent) {
+  const of = (logged, key) =>
+    logged.filter((entry) => entry[key] !== undefined).map((entry) => entry[key]);
   const rows = [
-    ['agent: source locked, disk frozen and cloned', of('clonedMs')],
-    ['agent: fork call answered (clone + record)', of('answerMs')],
-    ["agent: fork's sandbox start, after the answer", of('startMs')],
+    ['gateway: source opened (activity, awake)', of(gateway, 'openedMs')],
+    ["gateway: forks' rows inserted", of(gateway, 'recordedMs')],
+    ['gateway: node answered the fork', of(gateway, 'forkedMs')],
+    ['gateway: rows active, answer ready', of(gateway, 'doneMs')],
+    ['agent: source locked, disk frozen and cloned', of(agent, 'clonedMs')],
+    ['agent: fork call answered (clone + record)', of(agent, 'answerMs')],
+    ["agent: fork's sandbox start, after the answer", of(agent, 'startMs')],
   ];
   return rows.filter(([, times]) => times.length > 0).map(([name, t]) => row(name, t.length, t));
 }
@@ -84,6 +92,7 @@ export async function forkRows(results, { rounds, pooled, dockerRun }) {
   // How long each fork call froze the source's disk, and the agent's timestamps of each fork.
   const frozen = [];
   const logged = [];
+  const gatewayLogged = [];
   const stack = await startBenchStack({
     pool: '0',
     name: 'bench-fork',
@@ -94,16 +103,22 @@ export async function forkRows(results, { rounds, pooled, dockerRun }) {
         logged.push(entry);
       }
     },
+    onGatewayLog: (entry) => {
+      if (entry.msg === 'session forked') gatewayLogged.push(entry);
+    },
   });
   const made = [];
   const api = (path, body) => stack.api(path, body).then((text) => JSON.parse(text));
   let source;
+  // The sessions the last fork call made.
+  let last = [];
   try {
     const bare = await dockerRun();
     source = (await api('/sessions/create', {})).sessionId;
     // Between rows, untimed: a row's sessions are not the next row's load.
     const drop = async () => {
       for (const id of made.splice(0)) await stack.deleteSession(id);
+      last = [];
     };
     await api('/execute', {
       sessionId: source,
@@ -112,35 +127,51 @@ export async function forkRows(results, { rounds, pooled, dockerRun }) {
     await api('/execute', { sessionId: source, command: WRITER });
     // The writer's longest gap while cold creates load the machine as the forks' starts do.
     const createsFrom = Date.now();
-    const cold = await measure(
-      'baseline: session create (no pool)',
+    const coldCreate = async () => {
+      const { sessionId } = await api('/sessions/create', {});
+      made.push(sessionId);
+      return sessionId;
+    };
+    const cold = await measure('baseline: session create (no pool)', rounds, coldCreate, {
+      warmup: 1,
+      baseline: bare,
+    });
+    const underCreates = await longestGap(stack, source, createsFrom);
+    await drop();
+    const coldUsed = await measure(
+      'baseline: session create (no pool) + first `true` in it',
       rounds,
-      async () => made.push((await api('/sessions/create', {})).sessionId),
+      thenTrue(stack, coldCreate),
       { warmup: 1, baseline: bare },
     );
-    const underCreates = await longestGap(stack, source, createsFrom);
     await drop();
     const forksFrom = Date.now();
     const forks = (count) => async () => {
       const forked = await api(`/sessions/${source}/fork`, { count, processes: false });
-      made.push(...forked.sessions.map((s) => s.sessionId));
-      return forked.sessions[0].sessionId;
+      last = forked.sessions.map((s) => s.sessionId);
+      made.push(...last);
+      return last[0];
+    };
+    // Untimed, before each call: the last call's forks are started (their first run waited
+    // for it), so that a call is not measured under the starts of the one before.
+    const started = async () => {
+      for (const sessionId of last) await stack.api('/execute', { sessionId, command: 'true' });
     };
     const one = await measure('fork answered, files only (100 MB workspace)', rounds, forks(1), {
       warmup: 1,
-      baseline: cold,
+      before: started,
     });
     await drop();
     const used = await measure(
       'fork + first `true` in the fork (100 MB workspace)',
       rounds,
       thenTrue(stack, forks(1)),
-      { warmup: 1, baseline: cold },
+      { warmup: 1 },
     );
     await drop();
     const three = await measure('3 forks in one call (100 MB workspace)', rounds, forks(3), {
       warmup: 1,
-      baseline: cold,
+      before: started,
     });
     const held = await longestGap(stack, source, forksFrom);
     const before = await storeUsed(stack);
@@ -158,10 +189,11 @@ export async function forkRows(results, { rounds, pooled, dockerRun }) {
       cold,
       pool.answered,
       pool.used,
+      coldUsed,
       { ...one, baseline: pool.answered },
       { ...used, baseline: pool.used },
-      three,
-      ...agentRows(logged),
+      { ...three, baseline: pool.answered },
+      ...timestampRows(gatewayLogged, logged),
       quietRow,
       {
         ...row(`source writes held during ${3 * (rounds + 1)} forks (longest gap)`, 1, [held]),

@@ -87,6 +87,7 @@ export async function startBenchStack({
   drivenLifecycle = false,
   agentEnv: extraAgentEnv = {},
   onAgentLog,
+  onGatewayLog,
 }) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
@@ -143,7 +144,15 @@ export async function startBenchStack({
       SESSION_SWEEP_AT_DEADLINES: 'false',
       ...gatewayEnv,
     }),
-    logger,
+    // With `onGatewayLog`, the gateway's lines go to it (parsed), not to the output.
+    logger:
+      onGatewayLog === undefined
+        ? logger
+        : createLogger({
+            name: 'bench-gateway',
+            level: 'info',
+            destination: { write: (line) => onGatewayLog(JSON.parse(line)) },
+          }),
     schema,
   });
   const url = gateway.url;
