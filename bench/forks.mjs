@@ -88,8 +88,90 @@ function timestampRows(gateway, agent) {
   return rows.filter(([, times]) => times.length > 0).map(([name, t]) => row(name, t.length, t));
 }
 
+/**
+ * The sessions a row makes on the forks' stack, deleted between rows (untimed: a row's
+ * sessions are not the next row's load); `last`: those the last fork call made.
+ */
+function sessionsOf(stack) {
+  const api = (path, body) => stack.api(path, body).then((text) => JSON.parse(text));
+  const s = { made: [], last: [], source: undefined };
+  s.drop = async () => {
+    for (const id of s.made.splice(0)) await stack.deleteSession(id);
+    s.last = [];
+  };
+  s.create = async () => {
+    const { sessionId } = await api('/sessions/create', {});
+    s.made.push(sessionId);
+    return sessionId;
+  };
+  s.fork = (count) => async () => {
+    const forked = await api(`/sessions/${s.source}/fork`, { count, processes: false });
+    s.last = forked.sessions.map((session) => session.sessionId);
+    s.made.push(...s.last);
+    return s.last[0];
+  };
+  // Untimed, before a fork call: the last call's forks are started (their first run waits
+  // for it), so that a call is not measured under the starts of the one before.
+  s.started = async () => {
+    for (const sessionId of s.last) await stack.api('/execute', { sessionId, command: 'true' });
+  };
+  return s;
+}
+
+/** Cold creates, and cold creates with their first run; the source's writer's longest gap. */
+async function coldRows(stack, s, rounds, bare) {
+  const from = Date.now();
+  const cold = await measure('baseline: session create (no pool)', rounds, s.create, {
+    warmup: 1,
+    baseline: bare,
+  });
+  const gap = await longestGap(stack, s.source, from);
+  await s.drop();
+  const used = await measure(
+    'baseline: session create (no pool) + first `true` in it',
+    rounds,
+    thenTrue(stack, s.create),
+    { warmup: 1, baseline: bare },
+  );
+  await s.drop();
+  const quiet = row(
+    `baseline: longest gap of a writer in the source during ${rounds + 1} cold creates`,
+    1,
+    [gap],
+  );
+  return { cold, used, quiet };
+}
+
+/** The fork rows; then the source's writer's longest gap, and the disk one more fork took. */
+async function forkTimings(stack, s, rounds) {
+  const from = Date.now();
+  const name = '(100 MB workspace)';
+  const one = await measure(`fork answered, files only ${name}`, rounds, s.fork(1), {
+    warmup: 1,
+    before: s.started,
+  });
+  await s.drop();
+  const used = await measure(
+    `fork + first \`true\` in the fork ${name}`,
+    rounds,
+    thenTrue(stack, s.fork(1)),
+    { warmup: 1 },
+  );
+  await s.drop();
+  const three = await measure(`3 forks in one call ${name}`, rounds, s.fork(3), {
+    warmup: 1,
+    before: s.started,
+  });
+  const held = await longestGap(stack, s.source, from);
+  const before = await storeUsed(stack);
+  await s.fork(1)();
+  const grew = Math.max(0, (await storeUsed(stack)) - before) / MB;
+  await s.drop();
+  return { one, used, three, held, grew };
+}
+
 export async function forkRows(results, { rounds, pooled, dockerRun }) {
-  // How long each fork call froze the source's disk, and the agent's timestamps of each fork.
+  // How long each fork call froze the source's disk; the agent's and gateway's timestamps.
   const frozen = [];
   const logged = [];
   const gatewayLogged = [];
@@ -107,103 +189,40 @@ export async function forkRows(results, { rounds, pooled, dockerRun }) {
       if (entry.msg === 'session forked') gatewayLogged.push(entry);
     },
   });
-  const made = [];
-  const api = (path, body) => stack.api(path, body).then((text) => JSON.parse(text));
-  let source;
-  // The sessions the last fork call made.
-  let last = [];
+  const s = sessionsOf(stack);
   try {
     const bare = await dockerRun();
-    source = (await api('/sessions/create', {})).sessionId;
-    // Between rows, untimed: a row's sessions are not the next row's load.
-    const drop = async () => {
-      for (const id of made.splice(0)) await stack.deleteSession(id);
-      last = [];
-    };
-    await api('/execute', {
-      sessionId: source,
-      command: 'head -c 100000000 /dev/urandom > data.bin',
-    });
-    await api('/execute', { sessionId: source, command: WRITER });
+    s.source = await s.create();
+    s.made.length = 0;
+    for (const command of ['head -c 100000000 /dev/urandom > data.bin', WRITER]) {
+      await stack.api('/execute', { sessionId: s.source, command });
+    }
     // The writer's longest gap while cold creates load the machine as the forks' starts do.
-    const createsFrom = Date.now();
-    const coldCreate = async () => {
-      const { sessionId } = await api('/sessions/create', {});
-      made.push(sessionId);
-      return sessionId;
-    };
-    const cold = await measure('baseline: session create (no pool)', rounds, coldCreate, {
-      warmup: 1,
-      baseline: bare,
-    });
-    const underCreates = await longestGap(stack, source, createsFrom);
-    await drop();
-    const coldUsed = await measure(
-      'baseline: session create (no pool) + first `true` in it',
-      rounds,
-      thenTrue(stack, coldCreate),
-      { warmup: 1, baseline: bare },
-    );
-    await drop();
-    const forksFrom = Date.now();
-    const forks = (count) => async () => {
-      const forked = await api(`/sessions/${source}/fork`, { count, processes: false });
-      last = forked.sessions.map((s) => s.sessionId);
-      made.push(...last);
-      return last[0];
-    };
-    // Untimed, before each call: the last call's forks are started (their first run waited
-    // for it), so that a call is not measured under the starts of the one before.
-    const started = async () => {
-      for (const sessionId of last) await stack.api('/execute', { sessionId, command: 'true' });
-    };
-    const one = await measure('fork answered, files only (100 MB workspace)', rounds, forks(1), {
-      warmup: 1,
-      before: started,
-    });
-    await drop();
-    const used = await measure(
-      'fork + first `true` in the fork (100 MB workspace)',
-      rounds,
-      thenTrue(stack, forks(1)),
-      { warmup: 1 },
-    );
-    await drop();
-    const three = await measure('3 forks in one call (100 MB workspace)', rounds, forks(3), {
-      warmup: 1,
-      before: started,
-    });
-    const held = await longestGap(stack, source, forksFrom);
-    const before = await storeUsed(stack);
-    await forks(1)();
-    const grew = Math.max(0, (await storeUsed(stack)) - before) / MB;
-    const quietRow = row(
-      `baseline: longest gap of a writer in the source during ${rounds + 1} cold creates`,
-      1,
-      [underCreates],
-    );
-    await drop();
+    const cold = await coldRows(stack, s, rounds, bare);
+    const forks = await forkTimings(stack, s, rounds);
     const pool = await poolBaselines(pooled, rounds);
     results.push(
       bare,
-      cold,
+      cold.cold,
       pool.answered,
       pool.used,
-      coldUsed,
-      { ...one, baseline: pool.answered },
-      { ...used, baseline: pool.used },
-      { ...three, baseline: pool.answered },
+      cold.used,
+      { ...forks.one, baseline: pool.answered },
+      { ...forks.used, baseline: pool.used },
+      { ...forks.three, baseline: pool.answered },
       ...timestampRows(gatewayLogged, logged),
-      quietRow,
+      cold.quiet,
       {
-        ...row(`source writes held during ${3 * (rounds + 1)} forks (longest gap)`, 1, [held]),
-        baseline: quietRow,
+        ...row(`source writes held during ${3 * (rounds + 1)} forks (longest gap)`, 1, [
+          forks.held,
+        ]),
+        baseline: cold.quiet,
       },
       row('source disk frozen per fork call (freeze, clones, thaw)', frozen.length, frozen),
-      row('MB a fork takes on the disk store before it writes', 1, [grew]),
+      row('MB a fork takes on the disk store before it writes', 1, [forks.grew]),
     );
   } finally {
-    for (const id of [...made, source]) if (id !== undefined) await stack.deleteSession(id);
+    for (const id of [...s.made, s.source]) if (id !== undefined) await stack.deleteSession(id);
     await stack.stop();
   }
 }
