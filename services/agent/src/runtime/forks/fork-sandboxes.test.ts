@@ -1,5 +1,6 @@
 import { requireRunning } from '../lifecycle/heal';
 import { doubles, running, type Doubles } from '../lifecycle/in-memory-doubles';
+import { reconcile } from '../lifecycle/reconcile';
 import { destroySandbox } from '../lifecycle/remove-sandbox';
 import { sandboxSpec } from '../lifecycle/test-fixtures';
 import { forkSandboxes } from './fork-sandboxes';
@@ -70,6 +71,23 @@ describe('forkSandboxes', () => {
     expect(await d.specs.read('ses_a')).toBeDefined();
     expect((await requireRunning(d, 'ses_a')).running).toBe(true);
     expect(d.journal.filter((line) => line === 'container.create ses_a')).toHaveLength(2);
+  });
+
+  it('starts a fork whose start failed at the next reconcile, the other forks unharmed; a removal takes it whole', async () => {
+    const d = doubles();
+    await running(d, 'ses_src');
+    d.containers.failCreate = new Error('docker said no'); // the first start only
+    await forkSandboxes(d, 'ses_src', [sandboxSpec('ses_a'), sandboxSpec('ses_b')]);
+    await startsEnded(d, 'ses_a', 'ses_b');
+    const failed = (await d.containers.find('sbx-ses_a')) === undefined ? 'ses_a' : 'ses_b';
+    const other = failed === 'ses_a' ? 'ses_b' : 'ses_a';
+    expect((await d.containers.find(`sbx-${other}`))?.running).toBe(true);
+    expect((await reconcile(d)).rebuilt).toEqual([failed]);
+    expect((await d.containers.find(`sbx-${failed}`))?.running).toBe(true);
+    expect(await destroySandbox(d, failed)).toBe(true);
+    expect(d.workspaces.disks.has(failed)).toBe(false);
+    expect(await d.specs.read(failed)).toBeUndefined();
+    expect(await d.containers.find(`sbx-${failed}`)).toBeUndefined();
   });
 
   it('removes a fork still starting whole once its start ends', async () => {
