@@ -8,9 +8,12 @@
 // timestamps: clone, answer, the sandbox's start after it), and the disk a fork took on the
 // node's store before it wrote.
 import { statfs } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { row, sleep, startBenchStack } from './lib.mjs';
 import { measure } from './timing.mjs';
+
+const { createLogger } = createRequire(import.meta.url)('../packages/logger/dist/index.js');
 
 const MB = 1024 * 1024;
 /** A writer in the source: a timestamp appended to a file every 2 ms (it waits on a freeze). */
@@ -170,7 +173,8 @@ async function forkTimings(stack, s, rounds) {
   return { one, used, three, held, grew };
 }
 
-export async function forkRows(results, { rounds, pooled, dockerRun }) {
+/** The fork rows; `pooled`: the main stack (its warm pool), `dockerRun(image)`: a baseline. */
+export async function forkRows(results, pooled, dockerRun, rounds) {
   // How long each fork call froze the source's disk; the agent's and gateway's timestamps.
   const frozen = [];
   const logged = [];
@@ -185,13 +189,20 @@ export async function forkRows(results, { rounds, pooled, dockerRun }) {
         logged.push(entry);
       }
     },
-    onGatewayLog: (entry) => {
-      if (entry.msg === 'session forked') gatewayLogged.push(entry);
-    },
+    // The gateway's lines, parsed, to this row's timestamps rather than to the output.
+    gatewayLogger: createLogger({
+      name: 'bench-gateway',
+      destination: {
+        write: (line) => {
+          const entry = JSON.parse(line);
+          if (entry.msg === 'session forked') gatewayLogged.push(entry);
+        },
+      },
+    }),
   });
   const s = sessionsOf(stack);
   try {
-    const bare = await dockerRun();
+    const bare = await dockerRun(stack.agentConfig.sandboxImage);
     s.source = await s.create();
     s.made.length = 0;
     for (const command of ['head -c 100000000 /dev/urandom > data.bin', WRITER]) {

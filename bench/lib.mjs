@@ -87,7 +87,7 @@ export async function startBenchStack({
   drivenLifecycle = false,
   agentEnv: extraAgentEnv = {},
   onAgentLog,
-  onGatewayLog,
+  gatewayLogger = logger,
 }) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
@@ -144,15 +144,7 @@ export async function startBenchStack({
       SESSION_SWEEP_AT_DEADLINES: 'false',
       ...gatewayEnv,
     }),
-    // With `onGatewayLog`, the gateway's lines go to it (parsed), not to the output.
-    logger:
-      onGatewayLog === undefined
-        ? logger
-        : createLogger({
-            name: 'bench-gateway',
-            level: 'info',
-            destination: { write: (line) => onGatewayLog(JSON.parse(line)) },
-          }),
+    logger: gatewayLogger,
     schema,
   });
   const url = gateway.url;
