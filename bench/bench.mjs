@@ -369,7 +369,7 @@ async function main() {
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));
     if (runs('forkbomb')) results.push(...(await forkBombRows(stack)));
-    if (runs('fork')) await forkRows(results, { rounds: Math.min(CREATE_ROUNDS, 10) });
+    if (runs('fork')) await forkRows(results, stack, bareDockerRun, Math.min(CREATE_ROUNDS, 10));
 
     console.log(`\nMachine: ${machine()}`);
     printTable('One request at a time', results);

@@ -1,13 +1,19 @@
-// pnpm bench's fork rows (ADR 43), next to a cold create measured in the same run on the same
-// stack (no pool, as a fork's sandbox starts): a files-only fork, three forks in one call, how
-// long the source's writes were held while its disk was frozen (against the longest gap of the
-// same writer during the cold creates, which load the machine as the forks' starts do; the
-// agent logs each freeze's own length, `frozenMs`), and the disk a fork took on the node's
-// store before it wrote.
+// pnpm bench's fork rows (ADR 43), next to baselines measured in the same run: a cold create
+// on the same stack (no pool, as a fork's sandbox starts), a bare `docker run`, and a create
+// from the main stack's warm pool (a fork, like a claim, is answered before its sandbox is
+// ready: each is also timed with its first `true` run). Then three forks in one call, how long
+// the source's writes were held while its disk was frozen (against the longest gap of the same
+// writer during the cold creates, which load the machine as the forks' starts do; the agent
+// logs each freeze's own length, `frozenMs`), where the agent's time of a fork goes (its own
+// timestamps: clone, answer, the sandbox's start after it), and the disk a fork took on the
+// node's store before it wrote.
 import { statfs } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { row, sleep, startBenchStack } from './lib.mjs';
 import { measure } from './timing.mjs';
+
+const { createLogger } = createRequire(import.meta.url)('../packages/logger/dist/index.js');
 
 const MB = 1024 * 1024;
 /** A writer in the source: a timestamp appended to a file every 2 ms (it waits on a freeze). */
@@ -31,71 +37,203 @@ async function storeUsed(stack) {
   return (stats.blocks - stats.bfree) * stats.bsize;
 }
 
-export async function forkRows(results, { rounds }) {
-  // How long each fork call froze the source's disk, as the agent logs it.
+/** `work`, then a first `true` in the session it names: what a caller waits for to use it. */
+const thenTrue = (stack, work) => async () => {
+  const sessionId = await work();
+  await stack.api('/execute', { sessionId, command: 'true' });
+};
+
+/**
+ * Creates from the main stack's warm pool (its create, and its create and first run), from a
+ * full pool each time: the baselines of a fork answered before its sandbox is ready.
+ */
+async function poolBaselines(pooled, rounds) {
+  const made = [];
+  const create = async () => {
+    const { sessionId } = JSON.parse(await pooled.api('/sessions/create', {}));
+    made.push(sessionId);
+    return sessionId;
+  };
+  try {
+    await pooled.poolReady(pooled.poolSize, 120_000);
+    const answered = await measure('baseline: session create (warm pool)', rounds, create, {
+      warmup: 1,
+    });
+    await pooled.poolReady(pooled.poolSize, 120_000);
+    const used = await measure(
+      'baseline: session create (warm pool) + first `true` in it',
+      rounds,
+      thenTrue(pooled, create),
+      { warmup: 1 },
+    );
+    return { answered, used };
+  } finally {
+    for (const id of made) await pooled.deleteSession(id);
+  }
+}
+
+/**
+ * Rows of the gateway's and the agent's own timestamps of each fork call (ms from the start of
+ * the gateway's or the agent's part), as their logs give them.
+ */
+function timestampRows(gateway, agent) {
+  const of = (logged, key) =>
+    logged.filter((entry) => entry[key] !== undefined).map((entry) => entry[key]);
+  const rows = [
+    ['gateway: source opened (activity, awake)', of(gateway, 'openedMs')],
+    ["gateway: forks' rows inserted", of(gateway, 'recordedMs')],
+    ['gateway: node answered the fork', of(gateway, 'forkedMs')],
+    ['gateway: rows active, answer ready', of(gateway, 'doneMs')],
+    ['agent: source locked, disk frozen and cloned', of(agent, 'clonedMs')],
+    ['agent: fork call answered (clone + record)', of(agent, 'answerMs')],
+    ["agent: fork's sandbox start, after the answer", of(agent, 'startMs')],
+  ];
+  return rows.filter(([, times]) => times.length > 0).map(([name, t]) => row(name, t.length, t));
+}
+
+/**
+ * The sessions a row makes on the forks' stack, deleted between rows (untimed: a row's
+ * sessions are not the next row's load); `last`: those the last fork call made.
+ */
+function sessionsOf(stack) {
+  const api = (path, body) => stack.api(path, body).then((text) => JSON.parse(text));
+  const s = { made: [], last: [], source: undefined };
+  s.drop = async () => {
+    for (const id of s.made.splice(0)) await stack.deleteSession(id);
+    s.last = [];
+  };
+  s.create = async () => {
+    const { sessionId } = await api('/sessions/create', {});
+    s.made.push(sessionId);
+    return sessionId;
+  };
+  s.fork = (count) => async () => {
+    const forked = await api(`/sessions/${s.source}/fork`, { count, processes: false });
+    s.last = forked.sessions.map((session) => session.sessionId);
+    s.made.push(...s.last);
+    return s.last[0];
+  };
+  // Untimed, before a fork call: the last call's forks are started (their first run waits
+  // for it), so that a call is not measured under the starts of the one before.
+  s.started = async () => {
+    for (const sessionId of s.last) await stack.api('/execute', { sessionId, command: 'true' });
+  };
+  return s;
+}
+
+/** Cold creates, and cold creates with their first run; the source's writer's longest gap. */
+async function coldRows(stack, s, rounds, bare) {
+  const from = Date.now();
+  const cold = await measure('baseline: session create (no pool)', rounds, s.create, {
+    warmup: 1,
+    baseline: bare,
+  });
+  const gap = await longestGap(stack, s.source, from);
+  await s.drop();
+  const used = await measure(
+    'baseline: session create (no pool) + first `true` in it',
+    rounds,
+    thenTrue(stack, s.create),
+    { warmup: 1, baseline: bare },
+  );
+  await s.drop();
+  const quiet = row(
+    `baseline: longest gap of a writer in the source during ${rounds + 1} cold creates`,
+    1,
+    [gap],
+  );
+  return { cold, used, quiet };
+}
+
+/** The fork rows; then the source's writer's longest gap, and the disk one more fork took. */
+async function forkTimings(stack, s, rounds) {
+  const from = Date.now();
+  const name = '(100 MB workspace)';
+  const one = await measure(`fork answered, files only ${name}`, rounds, s.fork(1), {
+    warmup: 1,
+    before: s.started,
+  });
+  await s.drop();
+  const used = await measure(
+    `fork + first \`true\` in the fork ${name}`,
+    rounds,
+    thenTrue(stack, s.fork(1)),
+    { warmup: 1 },
+  );
+  await s.drop();
+  const three = await measure(`3 forks in one call ${name}`, rounds, s.fork(3), {
+    warmup: 1,
+    before: s.started,
+  });
+  const held = await longestGap(stack, s.source, from);
+  const before = await storeUsed(stack);
+  await s.fork(1)();
+  const grew = Math.max(0, (await storeUsed(stack)) - before) / MB;
+  await s.drop();
+  return { one, used, three, held, grew };
+}
+
+/** The fork rows; `pooled`: the main stack (its warm pool), `dockerRun(image)`: a baseline. */
+export async function forkRows(results, pooled, dockerRun, rounds) {
+  // How long each fork call froze the source's disk; the agent's and gateway's timestamps.
   const frozen = [];
+  const logged = [];
+  const gatewayLogged = [];
   const stack = await startBenchStack({
     pool: '0',
     name: 'bench-fork',
     agentProcess: true,
     onAgentLog: (entry) => {
       if (entry.msg === 'session disk cloned') frozen.push(entry.frozenMs);
+      if (entry.msg === 'session forked' || entry.msg === "fork's sandbox started") {
+        logged.push(entry);
+      }
     },
+    // The gateway's lines, parsed, to this row's timestamps rather than to the output.
+    gatewayLogger: createLogger({
+      name: 'bench-gateway',
+      destination: {
+        write: (line) => {
+          const entry = JSON.parse(line);
+          if (entry.msg === 'session forked') gatewayLogged.push(entry);
+        },
+      },
+    }),
   });
-  const made = [];
-  const api = (path, body) => stack.api(path, body).then((text) => JSON.parse(text));
+  const s = sessionsOf(stack);
   try {
-    const source = (await api('/sessions/create', {})).sessionId;
-    made.push(source);
-    await api('/execute', {
-      sessionId: source,
-      command: 'head -c 100000000 /dev/urandom > data.bin',
-    });
-    await api('/execute', { sessionId: source, command: WRITER });
+    const bare = await dockerRun(stack.agentConfig.sandboxImage);
+    s.source = await s.create();
+    s.made.length = 0;
+    for (const command of ['head -c 100000000 /dev/urandom > data.bin', WRITER]) {
+      await stack.api('/execute', { sessionId: s.source, command });
+    }
     // The writer's longest gap while cold creates load the machine as the forks' starts do.
-    const createsFrom = Date.now();
-    const cold = await measure(
-      'baseline: session create (no pool)',
-      rounds,
-      async () => made.push((await api('/sessions/create', {})).sessionId),
-      { warmup: 1 },
-    );
-    const underCreates = await longestGap(stack, source, createsFrom);
-    const forksFrom = Date.now();
-    const forks = (count) => async () => {
-      const forked = await api(`/sessions/${source}/fork`, { count, processes: false });
-      made.push(...forked.sessions.map((s) => s.sessionId));
-    };
-    const one = await measure('fork, files only (100 MB workspace)', rounds, forks(1), {
-      warmup: 1,
-      baseline: cold,
-    });
-    const three = await measure('3 forks in one call (100 MB workspace)', rounds, forks(3), {
-      warmup: 1,
-      baseline: cold,
-    });
-    const held = await longestGap(stack, source, forksFrom);
-    const before = await storeUsed(stack);
-    await forks(1)();
-    const grew = Math.max(0, (await storeUsed(stack)) - before) / MB;
-    const quietRow = row(
-      `baseline: longest gap of a writer in the source during ${rounds + 1} cold creates`,
-      1,
-      [underCreates],
-    );
+    const cold = await coldRows(stack, s, rounds, bare);
+    const forks = await forkTimings(stack, s, rounds);
+    const pool = await poolBaselines(pooled, rounds);
     results.push(
-      cold,
-      { ...one, note: `+${grew.toFixed(1)} MB on the disk store per fork before it writes` },
-      three,
-      quietRow,
+      bare,
+      cold.cold,
+      pool.answered,
+      pool.used,
+      cold.used,
+      { ...forks.one, baseline: pool.answered },
+      { ...forks.used, baseline: pool.used },
+      { ...forks.three, baseline: pool.answered },
+      ...timestampRows(gatewayLogged, logged),
+      cold.quiet,
       {
-        ...row(`source writes held during ${2 * (rounds + 1)} forks (longest gap)`, 1, [held]),
-        baseline: quietRow,
+        ...row(`source writes held during ${3 * (rounds + 1)} forks (longest gap)`, 1, [
+          forks.held,
+        ]),
+        baseline: cold.quiet,
       },
       row('source disk frozen per fork call (freeze, clones, thaw)', frozen.length, frozen),
+      row('MB a fork takes on the disk store before it writes', 1, [forks.grew]),
     );
   } finally {
-    for (const id of made) await stack.deleteSession(id);
+    for (const id of [...s.made, s.source]) if (id !== undefined) await stack.deleteSession(id);
     await stack.stop();
   }
 }

@@ -87,6 +87,7 @@ export async function startBenchStack({
   drivenLifecycle = false,
   agentEnv: extraAgentEnv = {},
   onAgentLog,
+  gatewayLogger = logger,
 }) {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
@@ -143,7 +144,7 @@ export async function startBenchStack({
       SESSION_SWEEP_AT_DEADLINES: 'false',
       ...gatewayEnv,
     }),
-    logger,
+    logger: gatewayLogger,
     schema,
   });
   const url = gateway.url;

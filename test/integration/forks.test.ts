@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAccount } from '../support/api';
 import type { ApiClient } from '../support/api-client';
 import { previewRequest } from '../support/preview-app';
-import { testWorkspaceDir } from '../support/stack';
+import { sessionContainerNow, testWorkspaceDir } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 /**
@@ -38,6 +38,14 @@ const hasImage = (id: string) =>
   [join(disksDir(), '.disks', `${id}.ext4`), join(disksDir(), `${id}.ext4`)].some((path) =>
     existsSync(path),
   );
+/** Loop devices whose backing file is one of the session's images. */
+const loopsOf = (id: string) =>
+  readdirSync('/sys/block')
+    .filter((name) => name.startsWith('loop'))
+    .filter((name) => {
+      const file = `/sys/block/${name}/loop/backing_file`;
+      return existsSync(file) && readFileSync(file, 'utf8').includes(`${id}.ext4`);
+    });
 const serve = (answer: string) =>
   `nohup node -e "require('http').createServer((q, s) => s.end('${answer}')).listen(3000)" >/dev/null 2>&1 & for i in $(seq 150); do (exec 3<>/dev/tcp/127.0.0.1/3000) 2>/dev/null && break; sleep 0.1; done`;
 
@@ -58,6 +66,9 @@ it('gives each fork the source files, its own writes, its own server and preview
   expect(forked.status).toBe(201);
   expect(forked.body.processesKept).toBe(false);
   const [copy] = forked.body.sessions;
+  // Answered once its disk was cloned and it was recorded: its sandbox starts after (ADR 43),
+  // and the first request below waits for it.
+  expect((await sessionContainerNow(copy?.sessionId ?? ''))?.State).not.toBe('running');
   expect(copy?.sessionId).not.toBe(source);
   expect(copy?.previewUrl).toContain(label(copy?.sessionId ?? ''));
   const id = copy?.sessionId ?? '';
@@ -112,6 +123,17 @@ it('answers bad bodies with 400 invalid_request', async () => {
     expect(refused.body).toMatchObject({ error: { code: 'invalid_request' } });
   }
   expect((await fork({}, `ses_${'0'.repeat(24)}`)).status).toBe(404);
+});
+
+it('removes a fork deleted while its sandbox still starts, leaving nothing behind', async () => {
+  const forked = await fork({});
+  expect(forked.status).toBe(201);
+  const id = forked.body.sessions[0]?.sessionId ?? '';
+  expect((await api.deleteSession(id)).status).toBe(200);
+  expect(await sessionContainerNow(id)).toBeUndefined();
+  expect(mounted(id) || hasImage(id)).toBe(false);
+  expect(loopsOf(id)).toEqual([]);
+  expect((await api.session(id)).status).toBe(404);
 });
 
 it('keeps a fork whole when its source is deleted, and leaves no disk behind', async () => {

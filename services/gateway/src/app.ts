@@ -101,7 +101,9 @@ function operationHandlers(deps: AppDeps): { [N in OperationName]: HandlerOf<N> 
     createSession: createSession(deps.sessions),
     listSessions: listSessions(deps.sessionStore, deps.sessions),
     getSession: getSession(deps.sessions),
-    forkSession: forkSession(new ForkService(deps.sessionAccess, deps.sessionStore, deps.sessions)),
+    forkSession: forkSession(
+      new ForkService(deps.sessionAccess, deps.sessionStore, deps.sessions, deps.logger),
+    ),
     getEgress: getEgress(deps.sessionStore),
     setEgress: setEgress(deps.sessionStore, deps.sessionAccess),
     deleteSession: deleteSession(deps.sessions),

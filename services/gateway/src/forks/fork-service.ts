@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import type { Logger } from '@sandbox/logger';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import { ABSOLUTE_MAX_TTL_S } from '../sessions/session-limits';
@@ -37,10 +39,15 @@ export class ForkService {
     private readonly access: SessionAccess,
     private readonly store: SessionStore,
     private readonly sessions: SessionService,
+    private readonly logger?: Logger,
   ) {}
 
   async fork(principal: Principal, sourceId: string, input: ForkInput): Promise<ForkView> {
+    // Where a fork's time goes, logged with its answer (ms from the call's start).
+    const from = performance.now();
+    const at = () => Math.round(performance.now() - from);
     const { session: source, agent } = await this.access.open(principal, sourceId);
+    const openedMs = at();
     const tokens = Array.from({ length: input.count ?? 1 }, () =>
       source.previewPrivate ? newPreviewToken() : undefined,
     );
@@ -57,6 +64,7 @@ export class ForkService {
       ...this.sessions.previewTokenColumns(token),
     }));
     const records = await this.store.insertAll(rows);
+    const recordedMs = at();
     for (const record of records) this.sessions.announce(record);
     let processesKept: boolean;
     try {
@@ -66,10 +74,15 @@ export class ForkService {
       for (const record of records) await this.store.abandon(record.id);
       throw err;
     }
+    const forkedMs = at();
     for (const record of records) {
       await this.store.markActive(record.id);
       this.sessions.announce(record);
     }
+    this.logger?.info(
+      { sessionId: sourceId, forks: records.length, openedMs, recordedMs, forkedMs, doneMs: at() },
+      'session forked',
+    );
     return {
       sessions: records.map((record, i) => this.sessions.createdView(record, tokens[i])),
       processesKept,

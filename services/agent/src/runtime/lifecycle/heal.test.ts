@@ -77,6 +77,23 @@ describe('requireRunning', () => {
     expect(d.journal).toEqual([]);
   });
 
+  it('waits for work handed over after an answer (a start and its egress policy) before using a running container', async () => {
+    const d = doubles();
+    d.containers.put('ses_1', 'running');
+    let finish!: () => void;
+    await d.locks.withLockAnsweringFirst('ses_1', (_lock, later) => {
+      later(() => new Promise<void>((resolve) => (finish = resolve)));
+      return Promise.resolve();
+    });
+    let served = false;
+    const request = requireRunning(d, 'ses_1').then(() => (served = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(served).toBe(false);
+    finish();
+    await request;
+    expect(served).toBe(true);
+  });
+
   it('thaws a paused (idle) sandbox', async () => {
     const d = doubles();
     d.containers.put('ses_1', 'paused');

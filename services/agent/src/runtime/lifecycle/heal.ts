@@ -10,7 +10,7 @@ import { findSandbox, isRunning } from './sandbox-info';
 
 /**
  * The session's running container. A paused one (idle) is thawed and a stopped or missing one
- * healed first, under the session's lock, so that this never races a deep-sleep save or a
+ * healed first (one being started after its answer is waited for), under the session's lock, so that this never races a deep-sleep save or a
  * removal. 404 when there is nothing to run.
  */
 export async function requireRunning(
@@ -18,7 +18,9 @@ export async function requireRunning(
   sessionId: string,
 ): Promise<ContainerState> {
   const info = await findSandbox(deps, sessionId);
-  if (isRunning(info)) return info;
+  // A sandbox still being started after its create or fork was answered waits for the start
+  // (and its egress policy) to end.
+  if (isRunning(info) && !deps.locks.finishing(sessionId)) return info;
   return deps.locks.withLock(sessionId, (lock) => bringBackOrFail(deps, lock));
 }
 

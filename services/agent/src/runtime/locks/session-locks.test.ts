@@ -90,6 +90,23 @@ describe('SessionLocks', () => {
     expect(events).toEqual(['later done', 'next']);
   });
 
+  it('says a session is finishing from its answer until the work handed over has run', async () => {
+    const locks = new SessionLocks();
+    let finish!: () => void;
+    await locks.withLockAnsweringFirst('a', (_lock, later) => {
+      later(() => new Promise<void>((resolve) => (finish = resolve)));
+      return Promise.resolve();
+    });
+    expect(locks.finishing('a')).toBe(true);
+    expect(locks.finishing('b')).toBe(false);
+    finish();
+    await locks.withLock('a', () => Promise.resolve());
+    expect(locks.finishing('a')).toBe(false);
+    // Nothing handed over: never finishing.
+    await locks.withLockAnsweringFirst('a', () => Promise.resolve());
+    expect(locks.finishing('a')).toBe(false);
+  });
+
   it('still runs the work handed over when the answer is a failure, and drops its rejection', async () => {
     const locks = new SessionLocks();
     let cleaned = false;

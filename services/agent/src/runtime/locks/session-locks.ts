@@ -33,6 +33,23 @@ export type Later = (task: () => Promise<void>) => void;
 /** Lifecycle transitions of one session never overlap; those of different sessions do. */
 export class SessionLocks {
   private readonly tails = new Map<string, Promise<unknown>>();
+  /** Per session, how many answered callers' handed-over tasks are still to run. */
+  private readonly unfinished = new Map<string, number>();
+
+  /**
+   * Whether work handed over after an answer (`withLockAnsweringFirst`) is still to run: the
+   * session's sandbox may exist without being ready (its egress policy not applied yet), so
+   * a request waits for the lock rather than use it.
+   */
+  finishing(sessionId: string): boolean {
+    return this.unfinished.has(sessionId);
+  }
+
+  private count(sessionId: string, by: number): void {
+    const left = (this.unfinished.get(sessionId) ?? 0) + by;
+    if (left > 0) this.unfinished.set(sessionId, left);
+    else this.unfinished.delete(sessionId);
+  }
 
   /** Runs `work` once every earlier transition of the session has settled. */
   withLock<T>(sessionId: string, work: (lock: SessionLock) => Promise<T>): Promise<T> {
@@ -66,12 +83,21 @@ export class SessionLocks {
     return new Promise<T>((answer, fail) => {
       const locked = async (lock: SessionLock) => {
         const tasks: (() => Promise<void>)[] = [];
+        const later: Later = (task) => {
+          // Counted before the caller has its answer: its next request sees it.
+          if (tasks.length === 0) this.count(sessionId, 1);
+          tasks.push(task);
+        };
         try {
-          answer(await work(lock, (task) => tasks.push(task)));
+          answer(await work(lock, later));
         } catch (err) {
           fail(err instanceof Error ? err : new Error(String(err)));
         }
-        for (const task of tasks) await task().catch(() => undefined);
+        try {
+          for (const task of tasks) await task().catch(() => undefined);
+        } finally {
+          if (tasks.length > 0) this.count(sessionId, -1);
+        }
       };
       void this.withLock(sessionId, locked);
     });
