@@ -17,6 +17,20 @@ async function sessionCount(): Promise<number> {
   return (await sessionContainers(t.stack.nodeId)).length;
 }
 
+/**
+ * Waits for the session's sandbox to be whole: a create from the warm pool is answered before
+ * its container takes the session's name, and a session's first request waits for that.
+ */
+async function settled(key: string, response: { body: unknown }): Promise<void> {
+  const { sessionId } = response.body as { sessionId: string };
+  const run = await call(`${t.stack.url}/v1/execute`, {
+    method: 'POST',
+    key,
+    body: { sessionId, command: 'true' },
+  });
+  expect(run.status).toBe(200);
+}
+
 describe('Idempotency-Key on session creation', () => {
   it('replays the original response byte for byte, on either replica', async () => {
     const account = await createAccount(t.stack, 'free');
@@ -27,6 +41,7 @@ describe('Idempotency-Key on session creation', () => {
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
+    await settled(account.key, first);
     expect(await sessionCount()).toBe(before + 1);
   });
 
@@ -39,6 +54,7 @@ describe('Idempotency-Key on session creation', () => {
     expect(token).toMatch(/^pvt_/);
     const again = await create(t.stack.urls[1]!, account.key, 'private-1', body);
     expect(again.text).toBe(first.text);
+    await settled(account.key, first);
     const { rows } = await t.stack.gateways[0]!.db.query<{ response_body: string }>(
       `SELECT response_body FROM idempotency_keys WHERE idempotency_key = 'private-1'`,
     );
@@ -59,6 +75,7 @@ describe('Idempotency-Key on session creation', () => {
       key: account.key,
     });
     expect(list.body.data).toHaveLength(1);
+    await settled(account.key, responses[0]!);
     expect(await sessionCount()).toBe(before + 1);
   });
 
