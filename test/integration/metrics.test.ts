@@ -25,7 +25,8 @@ const t = useStack({
   agentEnv: { METRICS_PORT: '0', METRICS_TOKEN },
   edge: true,
   edgeEnv: { METRICS_PORT: '0' },
-  logger: createLogger({ name: 'test', level: 'info', destination: capture }),
+  // Debug: the agent's line per run ('run ended') is a debug line.
+  logger: createLogger({ name: 'test', level: 'debug', destination: capture }),
 });
 
 async function scrape(address: string | undefined, token?: string): Promise<string> {
