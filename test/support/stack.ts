@@ -180,6 +180,15 @@ async function removeCpuGroups(root: string): Promise<void> {
 }
 
 /** Removes every container, volume, disk and CPU group a test agent made. */
+/** Unmounts (lazily) whatever is mounted below `dir`. */
+async function unmountUnder(dir: string): Promise<void> {
+  const mounts = (await readFile('/proc/self/mounts', 'utf8'))
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '')
+    .filter((mount) => mount.startsWith(`${dir}/`));
+  for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
+}
+
 export async function removeNodeSandboxes(nodeId: string): Promise<void> {
   const filters = nodeLabelFilter(nodeId);
   // All at once: the engine removes them in parallel, and every test file ends here.
@@ -207,12 +216,18 @@ export async function removeNodeSandboxes(nodeId: string): Promise<void> {
       .catch(() => undefined);
   }
   const dir = testWorkspaceDir(nodeId);
-  const mounts = (await readFile('/proc/self/mounts', 'utf8'))
-    .split('\n')
-    .map((line) => line.split(' ')[1] ?? '')
-    .filter((mount) => mount.startsWith(`${dir}/`));
-  for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
+  // Again while a disk is still being mounted: work the agent had under way when it stopped
+  // (a slowed runtime's create, say) can mount after the first pass read the table.
+  for (let pass = 1; ; pass += 1) {
+    await unmountUnder(dir);
+    try {
+      await rm(dir, { recursive: true, force: true });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || pass === 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
   await removeCpuGroups(`/sys/fs/cgroup/cpu/sandbox/io.sandbox.${nodeId}`);
   await rm(`${dir}-packages`, { recursive: true, force: true });
   await rm(`${dir}-blobs`, { recursive: true, force: true });
