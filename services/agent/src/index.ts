@@ -22,3 +22,4 @@ export {
   FAVOR_DYNMODS_NAME,
   favorsDynmods,
 } from './runtime/docker/cgroup-moves';
+export { freezerOfProcess, isFrozen } from './runtime/docker/cgroup-freezer';
