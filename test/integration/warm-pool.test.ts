@@ -1,6 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createDockerRuntime, DockerodeContainerClient, type DockerRuntime } from '@sandbox/agent';
+import {
+  createDockerRuntime,
+  DockerodeContainerClient,
+  freezerOfProcess,
+  isFrozen,
+  type DockerRuntime,
+} from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import type Docker from 'dockerode';
 import {
@@ -167,11 +173,18 @@ describe('the warm pool', () => {
   it('keeps its members frozen while they wait: they use no CPU', async () => {
     await poolReady(runtime!);
     const members = (
-      await docker.listContainers({
-        filters: { ...nodeLabelFilter(t.stack.nodeId), status: ['paused'] },
-      })
+      await docker.listContainers({ all: true, filters: nodeLabelFilter(t.stack.nodeId) })
     ).filter((c) => c.Names.some((name) => name.startsWith('/sbx-pool-')));
     expect(members.length).toBeGreaterThanOrEqual(POOL_SIZE);
+    for (const member of members) {
+      // On runc the agent freezes a member through its cgroup (a claim thaws it with one file
+      // write): Docker sees it running. gVisor's are paused through Docker.
+      expect(member.State).toBe(onGvisor ? 'paused' : 'running');
+      if (onGvisor) continue;
+      const { State } = await docker.getContainer(member.Id).inspect();
+      const freezer = await freezerOfProcess(State.Pid);
+      expect(freezer !== undefined && (await isFrozen(freezer))).toBe(true);
+    }
     const usage = () => Promise.all(members.map((m) => cpuUsageUsec(m.Id)));
     const before = await usage();
     await sleep(2000);

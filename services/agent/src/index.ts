@@ -23,3 +23,4 @@ export {
   FAVOR_DYNMODS_NAME,
   favorsDynmods,
 } from './runtime/docker/cgroup-moves';
+export { freezerOfProcess, isFrozen } from './runtime/docker/cgroup-freezer';

@@ -5,6 +5,7 @@ import Docker from 'dockerode';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { CachedContainers } from './docker/cached-containers';
+import { freezerOfProcess } from './docker/cgroup-freezer';
 import { ensureCheapCgroupMoves } from './docker/cgroup-moves';
 import type { ContainerClient } from './docker/container-client';
 import { CpuGroups } from './docker/cpu-groups';
@@ -142,6 +143,7 @@ function warmPool(
     shapes: config.pool,
     maxMembers: config.poolMax,
     freeze: config.poolFreeze,
+    freezerOf: freezerOfProcess,
     mapping: () => `${ids.rootUid}:${ids.rootGid}`,
   });
 }

@@ -45,6 +45,24 @@ describe('HostCommands', () => {
     expect(await commands.run(['echo', 'still here'])).toBe('still here');
   });
 
+  it('serves a burst of more commands than it has helpers with the same helpers, and keeps them', async () => {
+    const few = new HostCommands(2);
+    try {
+      // Each command outlasts the burst's arrival, so all of them overlap.
+      const burst = () =>
+        Promise.all(
+          Array.from({ length: 6 }, () => few.run(['sh', '-c', 'sleep 0.05; echo $PPID'])),
+        );
+      const first = new Set(await burst());
+      expect(first.size).toBeLessThanOrEqual(2);
+      const second = new Set(await burst());
+      expect([...second].every((helper) => first.has(helper))).toBe(true);
+      expect(few.started).toBe(first.size);
+    } finally {
+      few.close();
+    }
+  });
+
   it('refuses a word with a newline, which would end it early', async () => {
     await expect(commands.run(['echo', 'a\nb'])).rejects.toThrow(/newline/);
   });

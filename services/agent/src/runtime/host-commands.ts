@@ -13,8 +13,11 @@ while IFS= read -r n; do
   printf '%s %s\\n%s' "$code" "\${#out}" "$out"
 done`;
 
-/** How long a helper with nothing to do stays (a burst of creates reuses it). */
-const IDLE_MS = 30_000;
+/**
+ * How long a helper with nothing to do stays: a burst of creates, or the pool's next refill,
+ * reuses it. An idle shell holds about a megabyte and no CPU.
+ */
+const IDLE_MS = 5 * 60_000;
 
 /** A command that exited other than 0: its code and output, as `execFile`'s error has them. */
 export class HostCommandError extends Error {
@@ -111,16 +114,23 @@ class Helper {
 
 /**
  * Runs the agent's host commands (mount, umount, mkfs, …) through small helper shells that
- * stay up, rather than as children of the agent. Each start of a child forks the agent's
- * whole Node (~200 MB) and blocks its event loop until the child runs: 10–20 ms of CPU each
- * on this kind of VM (its page faults are costly), which a create waiting on the same loop
+ * stay up, rather than as children of the agent. Each start of a child forks the agent's whole
+ * Node (~200 MB) and blocks its event loop until the child runs: 10–20 ms of CPU each on
+ * this kind of VM (its page faults are costly), which a create waiting on the same loop
  * shares. A helper shell forks in about a millisecond. One command per helper at a time;
- * helpers are made as commands overlap, and kept while they have work (`IDLE_MS`).
+ * helpers are made as commands overlap, up to `maxHelpers`: past that a command waits for the
+ * first helper free, never for a new one (a burst of creates made a helper for each of its
+ * disk moves, and forked the agent dozens of times a second). Helpers stay while they have
+ * work, and `IDLE_MS` after.
  */
 export class HostCommands {
   private readonly idle: Helper[] = [];
+  private helpers = 0;
+  private readonly waiting: ((helper: Helper) => void)[] = [];
+  /** Helper shells started so far (each a fork of the agent). */
+  started = 0;
 
-  constructor(private readonly maxIdle = 4) {}
+  constructor(private readonly maxHelpers = 8) {}
 
   /** The command's output; a HostCommandError when it exits other than 0. */
   async run(argv: readonly string[]): Promise<string> {
@@ -128,17 +138,12 @@ export class HostCommands {
     for (const word of argv) {
       if (word.includes('\n')) throw new Error(`a host command's words hold no newline: ${word}`);
     }
-    const helper = this.idle.pop() ?? new Helper((gone) => this.forget(gone));
+    const helper = await this.acquire();
     let answer: { code: number; output: string };
     try {
       answer = await helper.run(argv);
     } finally {
-      if (helper.alive && this.idle.length < this.maxIdle) {
-        helper.rest();
-        this.idle.push(helper);
-      } else {
-        helper.close();
-      }
+      this.release(helper);
     }
     if (answer.code !== 0) throw new HostCommandError(argv, answer.code, answer.output);
     return answer.output;
@@ -149,7 +154,33 @@ export class HostCommands {
     for (const helper of this.idle.splice(0)) helper.close();
   }
 
+  private acquire(): Promise<Helper> {
+    const idle = this.idle.pop();
+    if (idle !== undefined) return Promise.resolve(idle);
+    if (this.helpers < this.maxHelpers) return Promise.resolve(this.start());
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** The helper goes to the next waiting command, or rests; a dead one is replaced for it. */
+  private release(helper: Helper): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) {
+      next(helper.alive ? helper : this.start());
+      return;
+    }
+    if (!helper.alive) return;
+    helper.rest();
+    this.idle.push(helper);
+  }
+
+  private start(): Helper {
+    this.helpers += 1;
+    this.started += 1;
+    return new Helper((gone) => this.forget(gone));
+  }
+
   private forget(helper: Helper): void {
+    this.helpers -= 1;
     const index = this.idle.indexOf(helper);
     if (index >= 0) this.idle.splice(index, 1);
   }

@@ -1,3 +1,4 @@
+import { freezerOf } from './cgroup-freezer';
 import { cpuControllerMount, quotaUs } from './cpu-groups';
 
 const CGROUP_V1 = [
@@ -26,5 +27,33 @@ describe('quotaUs', () => {
     expect(quotaUs(0.25)).toBe(25_000);
     expect(quotaUs(2)).toBe(200_000);
     expect(quotaUs(0.001)).toBe(1000);
+  });
+});
+
+describe('freezerOf (cgroup-freezer.ts)', () => {
+  const id = 'a'.repeat(64);
+  it("finds cgroup v1's freezer.state of the process's group", () => {
+    const mountinfo = `${CGROUP_V1}\n28 25 0:25 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer`;
+    const cgroup = `6:freezer:/docker/${id}\n2:cpu,cpuacct:/docker/${id}\n0::/`;
+    expect(freezerOf(cgroup, mountinfo)).toMatchObject({
+      path: `/sys/fs/cgroup/freezer/docker/${id}/freezer.state`,
+      frozen: 'FROZEN',
+      thawed: 'THAWED',
+    });
+  });
+
+  it("finds cgroup v2's cgroup.freeze, and says frozen from cgroup.events", () => {
+    const mountinfo = '25 30 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate';
+    expect(freezerOf(`0::/system.slice/docker-${id}.scope`, mountinfo)).toEqual({
+      path: `/sys/fs/cgroup/system.slice/docker-${id}.scope/cgroup.freeze`,
+      frozen: '1',
+      thawed: '0',
+      statePath: `/sys/fs/cgroup/system.slice/docker-${id}.scope/cgroup.events`,
+      frozenLine: 'frozen 1',
+    });
+  });
+
+  it('finds none where no freezer is mounted', () => {
+    expect(freezerOf(`6:freezer:/docker/${id}`, CGROUP_V1)).toBeUndefined();
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WarmPool } from '../pool/warm-pool';
 import { createSandbox } from './create-sandbox';
 import { restoreSandbox } from './deep-sleep';
@@ -56,6 +59,36 @@ describe('a create served by the warm pool', () => {
     expect(d.workspaces.disks.has('ses_1')).toBe(true);
     await d.pool.settled();
     expect(d.pool.status()[0]!.ready).toBe(1); // refilled
+  });
+
+  it('thaws a member frozen through its cgroup by writing its freezer, not through Docker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'claim-freezer-'));
+    let made = 0;
+    const d = doubles();
+    const pool = new WarmPool({
+      ...d,
+      shapes: [{ size: 1, memoryMb: 256, cpu: 1, diskMb: 512 }],
+      retryDelayMs: 5,
+      freezerOf: (pid) => {
+        const path = join(dir, `${pid}-${made++}`);
+        return Promise.resolve({
+          path,
+          statePath: path,
+          frozen: 'FROZEN',
+          thawed: 'THAWED',
+          frozenLine: 'FROZEN',
+        });
+      },
+    });
+    await pool.start();
+    await pool.settled();
+    const [file] = readdirSync(dir);
+    expect(readFileSync(join(dir, file!), 'utf8')).toBe('FROZEN');
+    await create({ ...d, pool });
+    expect(readFileSync(join(dir, file!), 'utf8')).toBe('THAWED');
+    await pool.settled(); // its replacement, frozen the same way
+    expect(d.journal.filter((step) => step.startsWith('container.unpause'))).toEqual([]);
+    await pool.stop();
   });
 
   it("applies the session's memory, CPU and process limits when the member has others", async () => {

@@ -1,3 +1,4 @@
+import { thaw } from '../docker/cgroup-freezer';
 import { containerLimits } from '../docker/container-spec';
 import { containerName } from '../docker/docker-names';
 import type { Later, SessionLock } from '../locks/session-locks';
@@ -19,11 +20,13 @@ function sameLimits(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec):
 }
 
 /**
- * The member's container thaws (members wait frozen), takes the session's limits when they
+ * The member's container thaws (members wait frozen: through its cgroup, one file write, or
+ * Docker's pause), takes the session's limits when they
  * differ and its egress policy, then its name: found by that name, it runs and has them.
  */
 async function takeName(deps: LifecycleDeps, member: PoolMember, spec: SandboxSpec): Promise<void> {
-  if (member.frozen === true) await deps.containers.unpause(member.containerId);
+  if (member.freezer !== undefined) await thaw(member.freezer);
+  else if (member.frozen === true) await deps.containers.unpause(member.containerId);
   if (!sameLimits(deps, member, spec)) {
     await deps.containers.updateLimits(
       member.containerId,

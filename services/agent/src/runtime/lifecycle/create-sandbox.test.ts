@@ -22,12 +22,21 @@ describe('createSandbox', () => {
 
   it('returns the existing sandbox of a known session without making another', async () => {
     const d = doubles();
+    await d.specs.write(sandboxSpec('ses_1'));
+    d.journal.length = 0;
     const existing = d.containers.put('ses_1', 'running');
     const info = await d.locks.withLock('ses_1', (lock) =>
       createSandbox(d, lock, sandboxSpec('ses_1')),
     );
     expect(info.containerId).toBe(existing.id);
     expect(d.journal).toEqual([]);
+  });
+
+  it('does not ask Docker for the sandbox of a session it has no spec of (a new one)', async () => {
+    const d = doubles();
+    const find = jest.spyOn(d.containers, 'find');
+    await d.locks.withLock('ses_1', (lock) => createSandbox(d, lock, sandboxSpec('ses_1')));
+    expect(find.mock.calls.map(([name]) => name)).not.toContain('sbx-ses_1');
   });
 
   it('refuses more CPUs than the host has as invalid_request, making nothing', async () => {
@@ -45,12 +54,13 @@ describe('createSandbox', () => {
   it('answers with the sandbox created concurrently when Docker says 409', async () => {
     const d = doubles();
     d.containers.failCreate = dockerError(409);
-    // The other creator's container appears as ours is refused.
+    // The other creator's container appears as ours is refused (a new session's create asks
+    // Docker for it only then).
     const find = d.containers.find.bind(d.containers);
     let calls = 0;
     d.containers.find = (name) => {
       calls += 1;
-      if (calls === 2) d.containers.put('ses_1', 'running');
+      if (calls === 1) d.containers.put('ses_1', 'running');
       return find(name);
     };
     const info = await d.locks.withLock('ses_1', (lock) =>

@@ -28,8 +28,13 @@ async function provision(
 ): Promise<SandboxInfo> {
   const { sessionId } = spec;
   lock.check(sessionId);
-  const existing = await findSandbox(deps, sessionId);
-  if (existing !== undefined) return inspectSandbox(deps, sessionId);
+  // Every path that makes a session's sandbox records its spec first: without one, the node
+  // has none to find, and dockerd (busy with the last creates' thaws and renames in a burst)
+  // is not asked. A create retried, a rebuild or a wake has one.
+  const known = (await deps.specs.read(sessionId)) !== undefined;
+  if (known && (await findSandbox(deps, sessionId)) !== undefined) {
+    return inspectSandbox(deps, sessionId);
+  }
   // Docker refuses more CPU than the host has, which no retry would change.
   if (spec.limits.cpu > deps.hostCpus) {
     throw new AppError('invalid_request', `resourceLimits.cpu is at most ${deps.hostCpus} here`, {

@@ -1,3 +1,4 @@
+import type { CgroupFreezer } from '../docker/cgroup-freezer';
 import type { EgressPolicy } from '@sandbox/contract';
 import type { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
@@ -79,6 +80,11 @@ export interface PoolMember {
   limits: SandboxLimits;
   /** Frozen while it waited (it costs no CPU then): the claim thaws it. */
   frozen?: boolean;
+  /**
+   * Frozen through its cgroup by the agent, not by `docker pause` (Docker sees it running):
+   * thawed by a write to this file, and before any removal.
+   */
+  freezer?: CgroupFreezer;
 }
 
 /** Sandboxes made ahead of demand (`WarmPool`). */

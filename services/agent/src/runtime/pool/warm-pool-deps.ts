@@ -1,3 +1,4 @@
+import type { CgroupFreezer } from '../docker/cgroup-freezer';
 import type { Logger } from '@sandbox/logger';
 import type { ContainerClient } from '../docker/container-client';
 import type { ContainerConfig } from '../docker/container-spec';
@@ -49,5 +50,11 @@ export interface WarmPoolDeps {
   demandHoldMs?: number;
   /** Members wait frozen (default): no CPU until a claim thaws them. */
   freeze?: boolean;
+  /**
+   * The freezer of a member's cgroup (by its init's pid), where the agent may write it: the
+   * member is frozen and thawed through it rather than through `docker pause` (not for a
+   * sandbox on a kernel of its own). Without it, or where it answers undefined, Docker's.
+   */
+  freezerOf?: (pid: number) => Promise<CgroupFreezer | undefined>;
   now?: () => number;
 }

@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CgroupFreezer } from '../docker/cgroup-freezer';
 import { containerName } from '../docker/docker-names';
 import { doubles, type Doubles } from '../lifecycle/in-memory-doubles';
 import type { PoolShape } from './pool-shapes';
@@ -294,6 +298,40 @@ describe('WarmPool', () => {
     await pool.prune();
     await pool.settled();
     expect(pool.status()[0]!.ready).toBe(2);
+  });
+
+  it("freezes members through their cgroup where it may: Docker's pause is not used, and a removal thaws first", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pool-freezer-'));
+    const freezers: CgroupFreezer[] = [];
+    const d = doubles();
+    const pool = new WarmPool({
+      ...d,
+      shapes: [SHAPE],
+      retryDelayMs: 5,
+      // A file that says what it was told stands for a cgroup's freezer.
+      freezerOf: (pid) => {
+        const path = join(dir, `${pid}-${freezers.length}`);
+        const freezer = { path, statePath: path, frozen: 'FROZEN', frozenLine: 'FROZEN' };
+        freezers.push({ ...freezer, thawed: 'THAWED' });
+        return Promise.resolve(freezers.at(-1));
+      },
+    });
+    await pool.start();
+    await pool.settled();
+    expect(d.journal.filter((step) => step.startsWith('container.pause'))).toEqual([]);
+    expect(freezers.map((f) => readFileSync(f.path, 'utf8'))).toEqual(['FROZEN', 'FROZEN']);
+    // Docker sees them running: the reconcile's prune keeps them.
+    await pool.prune();
+    expect(pool.status()[0]!.ready).toBe(2);
+    expect(pool.take(LIMITS)).toMatchObject({ frozen: true, freezer: freezers[0] });
+    await pool.settled();
+    await pool.stop();
+    // Every member left was thawed before its removal (a frozen task would not die).
+    expect(freezers.slice(1).map((f) => readFileSync(f.path, 'utf8'))).toEqual([
+      'THAWED',
+      'THAWED',
+    ]);
+    expect(d.containers.byName.size).toBe(1); // the one taken: a session's now
   });
 
   it('grows with the creates of the last window, within its budget, and shrinks back after', async () => {

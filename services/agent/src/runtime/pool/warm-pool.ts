@@ -20,6 +20,8 @@ import {
   type PoolShape,
   type ShapeUse,
 } from './pool-shapes';
+import { thaw } from '../docker/cgroup-freezer';
+import { freezeMember, thawLeftover } from './member-freezer';
 import { refillMoment } from './refill-moment';
 import type { WarmPoolDeps } from './warm-pool-deps';
 
@@ -116,6 +118,7 @@ export class WarmPool implements SandboxPool {
       containerId: member.containerId,
       limits: member.limits,
       ...(member.frozen === true ? { frozen: true } : {}),
+      ...(member.freezer === undefined ? {} : { freezer: member.freezer }),
     };
   }
 
@@ -125,6 +128,8 @@ export class WarmPool implements SandboxPool {
 
   async discard(member: PoolMember): Promise<void> {
     this.deps.runners.close(member.slot);
+    // Frozen behind Docker's back: its processes would not die of the removal's SIGKILL.
+    if (member.freezer !== undefined) await thaw(member.freezer).catch(() => undefined);
     await this.deps.containers.remove(member.containerId);
     await this.deps.workspaces.destroy(member.slot);
   }
@@ -161,7 +166,9 @@ export class WarmPool implements SandboxPool {
     await this.trim();
     for (const member of [...this.ready]) {
       const state = await this.deps.containers.find(member.containerId);
-      if (state?.running === true && state.paused === (member.frozen === true)) continue;
+      // Docker sees a member frozen through its cgroup running, not paused.
+      const paused = member.frozen === true && member.freezer === undefined;
+      if (state?.running === true && state.paused === paused) continue;
       const index = this.ready.indexOf(member);
       if (index < 0) continue; // claimed meanwhile
       this.ready.splice(index, 1);
@@ -330,7 +337,9 @@ export class WarmPool implements SandboxPool {
       // start-up is done, which the claim's session would pay otherwise, after its create.
       const frozen = this.deps.freeze ?? true;
       await runners.warmUp(slot, containerId, { settled: frozen });
-      if (frozen) await containers.pause(containerId);
+      const freezer = frozen
+        ? await freezeMember(this.deps, containerId, this.exactShapes)
+        : undefined;
       // Learned anew while it was made: its disk may have either mapping.
       if (mapping?.() !== madeFor) throw new Error("the engine's user mapping changed");
       const tookMs = this.now() - startedAt;
@@ -339,7 +348,9 @@ export class WarmPool implements SandboxPool {
         totalMs: this.refill.totalMs + tookMs,
         made: this.refill.made + 1,
       };
-      return { slot, containerId, limits, mapping: madeFor, ...(frozen ? { frozen } : {}) };
+      const member: Member = { slot, containerId, limits, mapping: madeFor };
+      if (frozen) Object.assign(member, freezer === undefined ? { frozen } : { frozen, freezer });
+      return member;
     } catch (err) {
       // Docker going away in the middle (a restart) can fail the clean-up too: then it is a
       // stray, removed before the next member is made.
@@ -371,6 +382,7 @@ export class WarmPool implements SandboxPool {
     for (const container of await containers.listByLabel(labels.node, config.nodeId)) {
       const slot = slotOfContainerName(container.name);
       if (slot === undefined || !isPoolSlot(slot)) continue;
+      await thawLeftover(this.deps, container.id);
       await containers.remove(container.id);
       leftovers.push(slot);
     }
