@@ -1,6 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { freezerOfProcess, isFrozen } from '@sandbox/agent';
+import type Docker from 'dockerode';
 import {
   FORBIDDEN_PORT,
   METADATA_ADDRESS,
@@ -55,6 +57,18 @@ async function restartDockerd(): Promise<void> {
     ['-c', 'source scripts/lib/common.sh && source scripts/lib/ensure-docker.sh && ensure_docker'],
     { cwd: ROOT, stdio: 'ignore' },
   );
+}
+
+/**
+ * A pool member waits frozen (ADR 36): through its cgroup's freezer, which Docker still sees as
+ * running, or through Docker's pause where the agent cannot write the freezer.
+ */
+async function waitsFrozen(member: Docker.ContainerInfo): Promise<boolean> {
+  if (member.State === 'paused') return true;
+  if (member.State !== 'running') return false;
+  const { State } = await docker.getContainer(member.Id).inspect();
+  const freezer = await freezerOfProcess(State.Pid);
+  return freezer !== undefined && (await isFrozen(freezer));
 }
 
 const previewHost = (sessionId: string) => `${sessionId.replace('_', '-')}.preview.test`;
@@ -117,8 +131,10 @@ it('brings sessions back after the Docker engine restarts', async () => {
     });
     const pool = containers.filter((c) => c.Names.some((n) => !n.startsWith('/sbx-ses_')));
     // Sessions run; pool members wait frozen (ADR 36). Anything else was left stopped.
-    const stopped = containers.filter((c) => c.State !== (pool.includes(c) ? 'paused' : 'running'));
-    if (stopped.length === 0 && pool.length === poolSize) break;
+    const waiting = await Promise.all(
+      containers.map(async (c) => (pool.includes(c) ? waitsFrozen(c) : c.State === 'running')),
+    );
+    if (waiting.every(Boolean) && pool.length === poolSize) break;
     if (Date.now() > deadline) {
       throw new Error(
         `pool not refilled: ${JSON.stringify(containers.map((c) => [c.Names, c.State]))}`,
