@@ -10,8 +10,8 @@ import { findSandbox, isRunning } from './sandbox-info';
 
 /**
  * The session's running container. A paused one (idle) is thawed and a stopped or missing one
- * healed first (one being started after its answer is waited for), under the session's lock, so that this never races a deep-sleep save or a
- * removal. 404 when there is nothing to run.
+ * healed first (one being started after its answer is waited for), under the session's lock,
+ * so that this never races a deep-sleep save or a removal. 404 when there is nothing to run.
  */
 export async function requireRunning(
   deps: LifecycleDeps,
