@@ -93,13 +93,47 @@ describe('Admission', () => {
     await queued;
   });
 
-  it('learns how long a start takes', async () => {
+  it('learns how long a start takes: the first timed replaces the guess, the next move it', async () => {
     const { clock, starts } = oneSlot(1, 2000);
+    const startTaking = (ms: number) =>
+      starts.run(() => {
+        clock.now += ms;
+        return Promise.resolve();
+      });
+    await startTaking(500);
+    expect(starts.stats().typicalMs).toBe(500);
+    await startTaking(1500);
+    expect(starts.stats().typicalMs).toBe(800);
+  });
+
+  it('takes starts timed elsewhere in place of its guess, until it has timed one itself', async () => {
+    const { clock, starts } = oneSlot(1, 2000);
+    starts.learn(400);
+    expect(starts.stats().typicalMs).toBe(400);
+    starts.learn(600);
+    expect(starts.stats().typicalMs).toBe(460);
     await starts.run(() => {
-      clock.now += 500;
+      clock.now += 1000;
       return Promise.resolve();
     });
-    expect(starts.stats().typicalMs).toBe(1550);
+    starts.learn(100); // its own timing counts now, not the pool's
+    expect(starts.stats().typicalMs).toBe(1000);
+  });
+
+  it('admits ten starts on two slots within 10 s before any start was timed', async () => {
+    const clock = { now: 0 };
+    const held = heldWork();
+    const starts = new Admission({ concurrency: 2, maxQueued: 32, now: () => clock.now });
+    const runs = Array.from({ length: 10 }, () => starts.run(held.work, clock.now + 10_000));
+    await tick();
+    expect(starts.stats()).toMatchObject({ running: 2, queued: 8, refused: 0 });
+    for (let i = 0; i < 10; i += 1) {
+      clock.now += 250;
+      held.releases[i]?.();
+      await tick();
+      await tick();
+    }
+    await expect(Promise.all(runs)).resolves.toEqual(Array(10).fill('made'));
   });
 
   it('holds a turn from `enter` until its end is called, once however many times', async () => {

@@ -5,7 +5,7 @@ export interface AdmissionOptions {
   concurrency: number;
   /** Starts waiting at most; one more is refused at once. */
   maxQueued: number;
-  /** What a start is taken to last before one has been timed. */
+  /** What a start is taken to last before one has been timed (or learnt, see `learn`). */
   initialMs?: number;
   now?: () => number;
 }
@@ -39,6 +39,13 @@ interface Waiter {
 const MARGIN_MS = 300;
 /** Weight of the newest duration in the moving average. */
 const NEWEST = 0.3;
+/**
+ * What a start is taken to last before any was timed: a cold sandbox start here is 0.3–2.3 s
+ * (a quiet and a slow hour). A guess at the slow end refused the 9th of 10 creates sent
+ * right after the node started, whose 8 admitted took 2.4 s in all; a guess too short costs
+ * a waiter refused at its turn (still before anything is made) rather than at once.
+ */
+const DEFAULT_INITIAL_MS = 1000;
 
 export const COLD_START_WORDS: AdmissionWords = {
   busy: 'Too many sandboxes are being started on this node',
@@ -64,6 +71,9 @@ export class Admission {
   private running = 0;
   private readonly waiting: Waiter[] = [];
   private typicalMs: number;
+  /** Starts timed here; until the first, `typicalMs` is a guess (or learnt elsewhere). */
+  private timed = 0;
+  private learnt = false;
   private refused = 0;
   private readonly now: () => number;
 
@@ -71,7 +81,7 @@ export class Admission {
     private readonly options: AdmissionOptions,
     private readonly words: AdmissionWords = COLD_START_WORDS,
   ) {
-    this.typicalMs = options.initialMs ?? 2000;
+    this.typicalMs = options.initialMs ?? DEFAULT_INITIAL_MS;
     this.now = options.now ?? Date.now;
   }
 
@@ -82,6 +92,16 @@ export class Admission {
       typicalMs: Math.round(this.typicalMs),
       refused: this.refused,
     };
+  }
+
+  /**
+   * A start of the same kind timed elsewhere on this node (a warm-pool member made): taken
+   * only while no start has been timed here, in place of the first guess.
+   */
+  learn(ms: number): void {
+    if (this.timed > 0) return;
+    this.typicalMs = this.learnt ? this.typicalMs + NEWEST * (ms - this.typicalMs) : ms;
+    this.learnt = true;
   }
 
   /** How long a start asked for now would take to finish, its wait included. */
@@ -121,7 +141,10 @@ export class Admission {
     return () => {
       if (ended) return;
       ended = true;
-      this.typicalMs += NEWEST * (this.now() - startedAt - this.typicalMs);
+      // The first start timed here replaces the guess; the next ones move the average.
+      const took = this.now() - startedAt;
+      this.typicalMs = this.timed === 0 ? took : this.typicalMs + NEWEST * (took - this.typicalMs);
+      this.timed += 1;
       this.running -= 1;
       this.next();
     };

@@ -263,6 +263,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
   const load = new RequestLoad();
   const egress = new SessionEgress(logger, config.nodeId, config.egressFirewall);
   const proxies = egressProxies(config, egress, logger);
+  const coldStarts = new Admission(config.coldStarts);
   const pool = warmPool(
     config,
     workspaces,
@@ -272,6 +273,8 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
       logger,
       busy: () => load.busy(),
       quietFor: (ms) => load.quietFor(ms),
+      // A member made is a cold start timed: what admission judges creates by, at first.
+      onMemberMade: (ms) => coldStarts.learn(ms),
     },
     ids,
   );
@@ -279,7 +282,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     config,
     logger,
     containers,
-    coldStarts: new Admission(config.coldStarts),
+    coldStarts,
     runStarts: new Admission(config.runStarts, RUN_START_WORDS),
     prepareHost: async () => {
       // Before any disk is made: where images go (ADR 43), and disks a crash left frozen.

@@ -13,6 +13,8 @@ export interface WarmPoolDeps {
   config: ContainerConfig;
   logger: Logger;
   shapes: PoolShape[];
+  /** Told how long each member took to make: a cold start's cost on this node now. */
+  onMemberMade?: (ms: number) => void;
   /** Backoff after a member could not be made (doubles up to 32×). */
   retryDelayMs?: number;
   /** Whether the node is serving requests now: a refill waits for a quiet moment. */

@@ -42,6 +42,22 @@ describe('WarmPool', () => {
     expect(options.HostConfig?.NanoCpus).toBe(0.25e9);
   });
 
+  it('tells how long each member took to make (a cold start timed, for admission)', async () => {
+    const d = doubles();
+    const times: number[] = [];
+    const pool = new WarmPool({
+      ...d,
+      shapes: [SHAPE],
+      retryDelayMs: 5,
+      onMemberMade: (ms) => times.push(ms),
+    });
+    await pool.start();
+    await pool.settled();
+    expect(times).toHaveLength(2);
+    expect(times.every((ms) => Number.isFinite(ms) && ms >= 0)).toBe(true);
+    expect(times.at(-1)).toBe(pool.refillTimes().lastMs);
+  });
+
   it('hands out a member of the same disk size, preferring the same memory and CPU, and refills', async () => {
     const { d, pool } = pooled([
       { size: 1, memoryMb: 512, cpu: 1, diskMb: 1024 },

@@ -348,6 +348,7 @@ export class WarmPool implements SandboxPool {
         totalMs: this.refill.totalMs + tookMs,
         made: this.refill.made + 1,
       };
+      this.deps.onMemberMade?.(tookMs);
       const member: Member = { slot, containerId, limits, mapping: madeFor };
       if (frozen) Object.assign(member, freezer === undefined ? { frozen } : { frozen, freezer });
       return member;
