@@ -75,6 +75,10 @@ func newHarness(t *testing.T) *harness {
 		inputs:    map[float64]*inputRequest{},
 		forward:   func(line []byte) { h.forwarded <- string(line) },
 	}
+	// Armed shells, as in a sandbox, ready before the test's first run.
+	h.front.shells = NewShells(h.front)
+	h.front.shells.Fill()
+	h.waitArmed(armedShellCount)
 	go func() {
 		lines := bufio.NewScanner(reader)
 		lines.Buffer(make([]byte, 1<<20), 1<<26)

@@ -89,6 +89,8 @@ func main() {
 	serving := spawner.Available()
 	if serving {
 		_ = spawner.Prepare()
+		front.shells = NewShells(front)
+		front.shells.Fill()
 	}
 
 	// The Node's first answer, to the front's own ping: it has started its helpers (its

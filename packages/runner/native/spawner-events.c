@@ -85,6 +85,7 @@ static void close_input(struct run *run) {
 void forget_if_done(struct run *run) {
   if (run->pid != 0 || run->fds[0] >= 0 || run->fds[1] >= 0) return;
   close_input(run);
+  if (run->control >= 0) close(run->control);
   *run = runs[--run_count];
 }
 
@@ -157,4 +158,28 @@ void drain(struct run *run, int stream) {
     send_event('c', run->id, &which, 1);
     return;
   }
+}
+
+/* A 'G' request: the armed shell's message, in one write (an empty pipe takes PIPE_BUF bytes
+   at once), then the end of its pipe. */
+void go(uint32_t id, const unsigned char *message, size_t length) {
+  struct run *run = find_run_by_id(id);
+  int32_t result = 0;
+  if (run == NULL || run->pid == 0 || run->control < 0) {
+    result = -ESRCH;
+  } else if (length > PIPE_BUF) {
+    result = -E2BIG;
+  } else {
+    kill(run->pid, SIGCONT);
+    ssize_t n;
+    do n = write(run->control, message, length);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) result = -errno;
+    else if ((size_t)n != length) result = -EAGAIN;
+    close(run->control);
+    run->control = -1;
+  }
+  unsigned char payload[4];
+  put_u32(payload, (uint32_t)result);
+  send_event('g', id, payload, sizeof payload);
 }

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -39,6 +40,7 @@ struct run {
   int paused;
   int input;      /* stdin's write end (a terminal: its master, again); -1 if none */
   int terminal;
+  int control;    /* an armed shell's command pipe (fd 3 in it), until its 'G'; -1 if none */
   unsigned char *pending; /* the 'I' being written, from pending_at */
   size_t pending_length, pending_at;
 };
@@ -65,5 +67,6 @@ void resize(uint32_t id, const unsigned char *size, size_t length);
 void drain(struct run *run, int stream);
 int raise_permitted(void);
 void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_t *mask);
+void go(uint32_t id, const unsigned char *message, size_t length);
 
 #endif
