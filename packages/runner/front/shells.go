@@ -212,14 +212,31 @@ func (s *Shells) take(cwd string) *armedShell {
 	shell := s.ready[0]
 	s.ready = s.ready[1:]
 	s.mu.Unlock()
-	// A dying shell has no directory any more; the workspace may have been made again.
+	// A shell the user signalled (`kill -9 -1`, `pkill bash`) may not have died yet; the
+	// workspace may have been made again.
 	there, err1 := os.Stat("/proc/" + strconv.Itoa(shell.pid) + "/cwd")
 	wanted, err2 := os.Stat(cwd)
-	if err1 != nil || err2 != nil || !os.SameFile(there, wanted) {
+	if err1 != nil || err2 != nil || !os.SameFile(there, wanted) || signalled(shell.pid) {
 		s.discard(shell)
 		return nil
 	}
 	return shell
+}
+
+// signalled says whether a signal waits for pid (or it is gone): an armed shell takes none.
+func signalled(pid int) bool {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "SigPnd:") || strings.HasPrefix(line, "ShdPnd:") {
+			if strings.Trim(line[7:], "\t 0") != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // discard ends a shell no run takes.
