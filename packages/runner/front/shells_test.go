@@ -169,3 +169,11 @@ func TestArmedShellsAreNoActivity(t *testing.T) {
 		t.Errorf("forwarded %s", got)
 	}
 }
+
+// The agent's kill-all knows a waiting shell by the start of its script (ARMED_SHELL_ARGS in
+// services/agent/src/runtime/docker/kill-all.ts).
+func TestShellScriptStartsAsTheAgentKnowsIt(t *testing.T) {
+	if !strings.HasPrefix(NewShells(&Front{}).script, "IFS= read -r -N 2 __sandbox_shell <&3") {
+		t.Error("the script's start changed: change ARMED_SHELL_ARGS with it")
+	}
+}
