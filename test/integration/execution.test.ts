@@ -350,7 +350,7 @@ describe('processes', () => {
     expect(missing.body).toMatchObject({ error: { code: 'process_not_found' } });
     // The shells armed for the next runs (ADR 48) were neither counted nor killed above; the
     // user's own kill of everything takes them too, and the next runs still run.
-    expect((await execute({ command: 'kill -9 -1' }, id)).body).toMatchObject({ exitCode: 137 });
+    expect((await execute({ command: 'kill -9 -1' }, id)).body).toMatchObject({ exitCode: 0 });
     for (const word of ['once', 'twice']) {
       const next = await execute({ command: `echo ${word}` }, id);
       expect(next.body).toMatchObject({ stdout: `${word}\n`, exitCode: 0 });

@@ -64,14 +64,18 @@ static void become_run(const char *cwd, char *const argv[], char *const envp[], 
   sigprocmask(SIG_SETMASK, mask, NULL);
   first_to_die();
   if (become_user(zygote) < 0 || setsid() < 0 || (terminal && ioctl(out, TIOCSCTTY, 0) < 0) ||
-      dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
-      (control >= 0 && dup2(control, 3) < 0) || chdir(cwd) < 0) {
+      dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(cwd) < 0) {
     *failure = errno;
     _exit(127);
   }
   if (enter_group && (cpu_procs < 0 || write(cpu_procs, "0", 1) != 1)) {
     (void)!write(2, CPU_GROUP_MESSAGE, sizeof CPU_GROUP_MESSAGE - 1);
     _exit(CPU_GROUP_EXIT);
+  }
+  /* Last: fd 3 may be one of this helper's own (the CPU group's file). */
+  if (control >= 0 && dup2(control, 3) < 0) {
+    *failure = errno;
+    _exit(127);
   }
   execve(argv[0], argv, envp);
   *failure = errno;
