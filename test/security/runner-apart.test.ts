@@ -91,7 +91,7 @@ describe("the runner, out of the user code's reach", () => {
   it("arms the next runs' shells as the user in full, holding nothing but their pipes (ADR 48)", async () => {
     // The waiting ones: the shell of this run (and its subshells) closed its fd 3.
     const run = await exec(
-      `for p in $(pgrep -f '^/bin/bash -c IFS= read -r -N 2 __sandbox_shell'); do ` +
+      `for p in $(pgrep -f '^/bin/bash -c IFS= read -r -u 3 -N 2 __sandbox_shell '); do ` +
         `[ -e /proc/$p/fd/3 ] || continue; ${uids('$p')}; ` +
         `awk '/^Cap(Inh|Prm|Eff|Bnd|Amb):/ {print $2}' /proc/$p/status | sort -u; ` +
         `ls /proc/$p/fd | sort -n | tr '\\n' ' '; echo; echo --; done`,

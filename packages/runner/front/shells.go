@@ -22,14 +22,15 @@ const (
 	maxShellMessage = 4096
 )
 
-// shellScript is what an armed shell runs: it reads its message (stdin flag, mode, command),
-// closes its fd 3, takes /dev/null as stdin unless the run takes input, and runs the
-// command as `bash -c` would, all on line 1 (LINENO). A command that does not parse as a
+// shellScript is what an armed shell runs: it reads its message (stdin flag, mode, command)
+// with `read -u` (a redirection would keep a saved copy of stdin open), closes its fd 3,
+// takes /dev/null as stdin unless the run takes input, and runs the command as `bash -c`
+// would, all on line 1 (LINENO). A command that does not parse as a
 // function's body is handed to a real `bash -c` (exec: same process, same messages); a
 // plain external command (mode x) is exec'd, as `bash -c` execs a lone simple command;
 // anything else is eval'd, after `$_` is set back to its start-up value (%s).
-const shellScript = `IFS= read -r -N 2 __sandbox_shell <&3 || exit 0; ` +
-	`IFS= read -r -N 4096 BASH_EXECUTION_STRING <&3; exec 3<&-; ` +
+const shellScript = `IFS= read -r -u 3 -N 2 __sandbox_shell || exit 0; ` +
+	`IFS= read -r -u 3 -N 4096 BASH_EXECUTION_STRING; exec 3<&-; ` +
 	`[ "${__sandbox_shell::1}" = i ] || exec 0</dev/null; ` +
 	`if ! eval "__sandbox_shell() { $BASH_EXECUTION_STRING"$'\n}' 2>/dev/null; then ` +
 	`unset -v __sandbox_shell; exec /bin/bash -c "$BASH_EXECUTION_STRING"; fi; ` +

@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,7 +174,58 @@ func TestArmedShellsAreNoActivity(t *testing.T) {
 // The agent's kill-all knows a waiting shell by the start of its script (ARMED_SHELL_ARGS in
 // services/agent/src/runtime/docker/kill-all.ts).
 func TestShellScriptStartsAsTheAgentKnowsIt(t *testing.T) {
-	if !strings.HasPrefix(NewShells(&Front{}).script, "IFS= read -r -N 2 __sandbox_shell <&3") {
+	if !strings.HasPrefix(NewShells(&Front{}).script, "IFS= read -r -u 3 -N 2 __sandbox_shell ") {
 		t.Error("the script's start changed: change ARMED_SHELL_ARGS with it")
 	}
+}
+
+// A waiting shell holds its stdio and its command pipe: nothing else (no saved copy of a
+// descriptor either).
+func TestArmedShellHoldsOnlyItsPipes(t *testing.T) {
+	h := newHarness(t)
+	for _, pid := range h.waitArmed(armedShellCount) {
+		var fds []string
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			entries, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+			fds = fds[:0]
+			for _, entry := range entries {
+				fds = append(fds, entry.Name())
+			}
+			// Until bash is blocked in its read (its start-up opens files of its own).
+			if wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid)); strings.Contains(string(wchan), "pipe") {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		allowed := map[string]bool{"0": true, "1": true, "2": true, "3": true}
+		for _, fd := range inheritedFds() {
+			allowed[fd] = true
+		}
+		for _, fd := range fds {
+			if !allowed[fd] {
+				t.Errorf("shell %d holds fd %s (all: %v)", pid, fd, fds)
+			}
+		}
+
+	}
+}
+
+// inheritedFds are the descriptors above 2 this test was given without close-on-exec: every
+// process it starts has them (the environment's, not the front's).
+func inheritedFds() []string {
+	var fds []string
+	entries, _ := os.ReadDir("/proc/self/fdinfo")
+	for _, entry := range entries {
+		info, _ := os.ReadFile("/proc/self/fdinfo/" + entry.Name())
+		var flags int
+		for _, line := range strings.Split(string(info), "\n") {
+			if strings.HasPrefix(line, "flags:") {
+				fmt.Sscanf(strings.TrimSpace(line[6:]), "%o", &flags)
+			}
+		}
+		if n, _ := strconv.Atoi(entry.Name()); n > 3 && flags&syscall.O_CLOEXEC == 0 {
+			fds = append(fds, entry.Name())
+		}
+	}
+	return fds
 }

@@ -25,7 +25,7 @@ const SPAWNER_PATH = '/opt/sandbox/runner/run-spawner';
  * closes it once it has its command. A run that makes itself look so only hides from its own
  * session's kill-all, as one named like a zygote does.
  */
-export const ARMED_SHELL_ARGS = '/bin/bash -c IFS= read -r -N 2 __sandbox_shell <&3';
+export const ARMED_SHELL_ARGS = '/bin/bash -c IFS= read -r -u 3 -N 2 __sandbox_shell ';
 
 /** The processes that look like armed shells still waiting (their parent is checked apart). */
 export async function waitingShells(processes: readonly HostProcess[]): Promise<Set<number>> {
