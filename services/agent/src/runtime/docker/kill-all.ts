@@ -95,6 +95,14 @@ export function userProcessesOf(
   );
 }
 
+/** The user's processes in a listing of the host's, the armed shells still waiting left out. */
+export async function userProcessesNow(
+  processes: readonly HostProcess[],
+  initPid: number,
+): Promise<HostProcess[]> {
+  return userProcessesOf(processes, initPid, await waitingShells(processes));
+}
+
 /** How many rounds of kills a sandbox that cannot be frozen gets before giving up. */
 const UNFROZEN_ROUNDS = 50;
 
@@ -104,8 +112,7 @@ async function killUserProcesses(
   containerId: string,
   initPid: number,
 ): Promise<Array<{ host: number; inside: number | undefined }>> {
-  const all = await containers.top(containerId);
-  const targets = userProcessesOf(all, initPid, await waitingShells(all));
+  const targets = await userProcessesNow(await containers.top(containerId), initPid);
   const killed: Array<{ host: number; inside: number | undefined }> = [];
   for (const target of targets) {
     const inside = await containerPid(target.pid);
