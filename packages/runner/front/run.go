@@ -230,7 +230,7 @@ func (r *commandRun) takeShell(cwd string) *armedShell {
 	if shell == nil {
 		return nil
 	}
-	if r.front.spawner.Go(shell.spawnID, message) != nil {
+	if r.front.spawner.Go(shell.spawnID, shell.goMessage(message)) != nil {
 		// Found dead (the user's `kill -9 -1`), or its pipe tampered with.
 		shell.attach(discarded{})
 		return nil

@@ -7,6 +7,7 @@ package main
 // its command through the spawner ('G'), and the mark's id becomes the run's.
 
 import (
+	"encoding/binary"
 	"os"
 	"regexp"
 	"strconv"
@@ -39,7 +40,11 @@ const shellScript = `IFS= read -r -u 3 -N 2 __sandbox_shell || exit 0; ` +
 	`if [[ $__sandbox_word == */* ]]; then [[ -f $__sandbox_word && -x $__sandbox_word ]]; ` +
 	`else hash -- "$__sandbox_word" 2>/dev/null && [[ -x ${BASH_CMDS[$__sandbox_word]} ]]; fi && ` +
 	`{ unset -v __sandbox_shell __sandbox_word; exec $BASH_EXECUTION_STRING; }; fi; ` +
-	`unset -v __sandbox_shell __sandbox_word; : %s; eval "$BASH_EXECUTION_STRING"`
+	`unset -v __sandbox_shell __sandbox_word; : %s; eval "$BASH_EXECUTION_STRING" #`
+
+// titleRoom pads the script: the spawner shows a taken shell as `/bin/bash -c COMMAND` in
+// the script's place (its argument area), which must hold the longest command.
+var titleRoom = strings.Repeat(" ", maxShellMessage+16)
 
 // plainCommand is a lone simple command of plain words (no quoting, expansion, redirection,
 // glob or operator), whose first word is no assignment, option, builtin or keyword.
@@ -100,6 +105,8 @@ type armedShell struct {
 	pid     int
 	runID   string
 	pool    *Shells
+	// Its argument area (0 if unknown), where the spawner puts its title.
+	argStart, argEnd uint64
 
 	mu     sync.Mutex
 	run    SpawnHandler
@@ -164,7 +171,8 @@ type Shells struct {
 }
 
 func NewShells(front *Front) *Shells {
-	return &Shells{front: front, script: strings.Replace(shellScript, "%s", startValue(front.baseEnv), 1)}
+	script := strings.Replace(shellScript, "%s", startValue(front.baseEnv), 1) + titleRoom
+	return &Shells{front: front, script: script}
 }
 
 // Fill arms shells until armedShellCount are armed or arming, each off the caller's path.
@@ -190,6 +198,9 @@ func (s *Shells) arm() {
 			Stdin:         true,
 			Armed:         true,
 		}, shell)
+	}
+	if err == nil {
+		shell.argStart, shell.argEnd = argumentArea(shell.pid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -217,33 +228,74 @@ func (s *Shells) take(cwd string) *armedShell {
 	// workspace may have been made again.
 	there, err1 := os.Stat("/proc/" + strconv.Itoa(shell.pid) + "/cwd")
 	wanted, err2 := os.Stat(cwd)
-	if err1 != nil || err2 != nil || !os.SameFile(there, wanted) || signalled(shell.pid) {
+	signalled, asleep := inspect(shell.pid)
+	if err1 != nil || err2 != nil || !os.SameFile(there, wanted) || signalled {
 		s.discard(shell)
 		return nil
+	}
+	// Its title is written only once it waits in its read: bash reads its arguments as it
+	// starts (a shell taken that early keeps the script as its title).
+	if !asleep {
+		shell.argStart, shell.argEnd = 0, 0
+	} else if shell.argEnd == 0 {
+		// Read as its spawn returned, before its exec had set it all up.
+		shell.argStart, shell.argEnd = argumentArea(shell.pid)
 	}
 	return shell
 }
 
-// signalled says whether a signal waits for pid (or it is gone): an armed shell takes none.
-func signalled(pid int) bool {
+// inspect reads pid's status: whether a signal waits for it (or it is gone: an armed shell
+// takes none), and whether it sleeps (blocked in its read, past its start-up).
+func inspect(pid int) (signalled, asleep bool) {
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return true
+		return true, false
 	}
 	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "State:") {
+			asleep = strings.HasPrefix(strings.TrimSpace(line[6:]), "S")
+		}
 		if strings.HasPrefix(line, "SigPnd:") || strings.HasPrefix(line, "ShdPnd:") {
 			if strings.Trim(line[7:], "\t 0") != "" {
-				return true
+				signalled = true
 			}
 		}
 	}
-	return false
+	return signalled, asleep
+}
+
+// argumentArea is where pid's arguments are in its memory (/proc/PID/stat's arg_start and
+// arg_end); zeros if unknown (or not yet known: a vfork returns before the exec is done).
+func argumentArea(pid int) (uint64, uint64) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	close := strings.LastIndexByte(string(stat), ')')
+	if err != nil || close < 0 {
+		return 0, 0
+	}
+	fields := strings.Fields(string(stat[close+1:]))
+	if len(fields) < 47 {
+		return 0, 0
+	}
+	start, _ := strconv.ParseUint(fields[45], 10, 64)
+	end, _ := strconv.ParseUint(fields[46], 10, 64)
+	if end == 0 {
+		return 0, 0
+	}
+	return start, end
+}
+
+// goMessage is a 'G' frame's payload: the shell's argument area, then its message.
+func (a *armedShell) goMessage(message []byte) []byte {
+	payload := make([]byte, 16, 16+len(message))
+	binary.LittleEndian.PutUint64(payload, a.argStart)
+	binary.LittleEndian.PutUint64(payload[8:], a.argEnd)
+	return append(payload, message...)
 }
 
 // discard ends a shell no run takes.
 func (s *Shells) discard(shell *armedShell) {
 	shell.attach(discarded{})
-	_ = s.front.spawner.Go(shell.spawnID, []byte("ne"+"exit 0"))
+	_ = s.front.spawner.Go(shell.spawnID, (&armedShell{}).goMessage([]byte("neexit 0")))
 }
 
 func (s *Shells) drop(shell *armedShell) {

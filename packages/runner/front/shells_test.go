@@ -12,12 +12,19 @@ import (
 	"time"
 )
 
-// waitArmed waits until n shells are armed.
+// waitArmed waits until n shells are armed and wait in their read.
 func (h *harness) waitArmed(n int) []int {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if pids := h.front.shells.Pids(); len(pids) >= n {
+		pids := h.front.shells.Pids()
+		waiting := 0
+		for _, pid := range pids {
+			if _, asleep := inspect(pid); asleep {
+				waiting++
+			}
+		}
+		if waiting >= n {
 			return pids
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -82,6 +89,7 @@ func TestArmedShellIsBashC(t *testing.T) {
 		`readlink /proc/self/fd/0; ls /proc/self/fd`,
 		"echo first\necho second; exit 3",
 		"echo 'caf\xc3\xa9 \xff'",
+		`tr '\0' ' ' < /proc/$$/cmdline; echo`,
 		`if true; then echo unclosed`,
 	}
 	for _, command := range commands {

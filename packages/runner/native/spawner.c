@@ -15,9 +15,10 @@
  *               4: a terminal, 8: a zygote, see Identities, 16: an armed shell, see
  *               below), u32 argc, u32 envc, for a terminal u16 cols and u16 rows,
  *               then NUL-terminated cwd, argv[argc], env[envc]
- *   'G' go:     an armed shell's message (at most PIPE_BUF bytes), written at once to its
- *               command pipe, which is then closed; the shell is continued first (a user's
- *               `kill -STOP -1` stops it too)
+ *   'G' go:     u64 start and end of an armed shell's argument area (0: leave it), then its
+ *               message (at most PIPE_BUF bytes: two flag bytes, the command), written at
+ *               once to its command pipe, which is then closed; the shell is continued first
+ *               (a user's `kill -STOP -1` stops it too) and shown as `/bin/bash -c COMMAND`
  *   'P' pause:  stop reading the run's pipes (its process blocks on a full pipe)
  *   'R' resume: read them again
  *   'I' input:  bytes for the run's stdin (or terminal); none: close its stdin. One at a
