@@ -159,7 +159,18 @@ func (r *commandRun) run() error {
 	peakRss := r.peakRss
 	r.mu.Unlock()
 
-	files := changedSince(cwd, since, r.front.workspace)
+	r.emitResult(changedSince(cwd, since, r.front.workspace), exit, executionTimeMs, timedOut, peakRss)
+	select {
+	case <-r.closed:
+	case <-r.lost:
+	}
+	r.front.out.Emit(map[string]any{"id": r.id(), "ev": "exec"})
+	return nil
+}
+
+// emitResult answers the run's result: its exit, usage and the files it wrote.
+func (r *commandRun) emitResult(files []string, exit SpawnExit, executionTimeMs int64,
+	timedOut bool, peakRss uint64) {
 	if len(files) > maxFilesWritten {
 		files = files[:maxFilesWritten]
 	}
@@ -180,12 +191,6 @@ func (r *commandRun) run() error {
 		"timedOut":        timedOut,
 		"filesWritten":    files,
 	})
-	select {
-	case <-r.closed:
-	case <-r.lost:
-	}
-	r.front.out.Emit(map[string]any{"id": r.id(), "ev": "exec"})
-	return nil
 }
 
 // start starts the run's process: an armed shell's if one takes it, else a new bash. It

@@ -157,6 +157,15 @@ static size_t handle_requests(unsigned char *buffer, size_t length, const sigset
   return used;
 }
 
+/* A write to a pipe whose reader is gone (a run's stdin, an armed shell's command pipe) fails
+   with EPIPE instead of ending this helper; runs start with the mask from before. */
+static void block_sigpipe(void) {
+  sigset_t pipe_mask;
+  sigemptyset(&pipe_mask);
+  sigaddset(&pipe_mask, SIGPIPE);
+  if (sigprocmask(SIG_BLOCK, &pipe_mask, NULL) < 0) die("sigprocmask");
+}
+
 int main(int argc, char **argv) {
   /* Out of reach of the runs: none may trace it or read its /proc entries... */
   prctl(PR_SET_DUMPABLE, 0);
@@ -182,12 +191,7 @@ int main(int argc, char **argv) {
   sigaddset(&child_mask, SIGCHLD);
   if (sigprocmask(SIG_BLOCK, &child_mask, &original) < 0) die("sigprocmask");
   int children = signalfd(-1, &child_mask, SFD_CLOEXEC | SFD_NONBLOCK);
-  /* A write to a pipe whose reader is gone (a run's stdin, an armed shell's command pipe)
-     fails with EPIPE instead of ending this helper; runs start with the original mask. */
-  sigset_t pipe_mask;
-  sigemptyset(&pipe_mask);
-  sigaddset(&pipe_mask, SIGPIPE);
-  if (sigprocmask(SIG_BLOCK, &pipe_mask, NULL) < 0) die("sigprocmask");
+  block_sigpipe();
   if (children < 0) die("signalfd");
 
   size_t capacity = 1 << 16, length = 0;
