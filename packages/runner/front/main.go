@@ -113,6 +113,9 @@ func main() {
 		// The agent went away: foreground runs stop; background processes live on.
 		front.CancelRuns()
 		toNode.Close()
+		if front.shells != nil {
+			front.shells.Close()
+		}
 		spawner.Close()
 	}()
 	<-nodeDone
