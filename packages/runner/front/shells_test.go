@@ -237,3 +237,20 @@ func inheritedFds() []string {
 	}
 	return fds
 }
+
+// A run's filesWritten start at the run, not at its shell's arming: a file written in
+// between is not the run's.
+func TestArmedRunsFilesFromTheirStart(t *testing.T) {
+	h := newHarness(t)
+	h.waitArmed(armedShellCount)
+	// Change times a clock tick (the kernel's coarse clock) after the arming, and before the run.
+	time.Sleep(20 * time.Millisecond)
+	if err := os.WriteFile(h.root+"/before.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	events := h.until(h.exec(`echo y > during.txt`, nil), "exec")
+	if got := named(events, "result")["filesWritten"]; !reflect.DeepEqual(got, []any{"during.txt"}) {
+		t.Errorf("filesWritten %v", got)
+	}
+}
