@@ -85,7 +85,8 @@ func main() {
 		inputs:    map[float64]*inputRequest{},
 		forward:   forwardTo(toNode),
 	}
-	// Without the helper (not in a sandbox image), every request is the runner's Node's.
+	// Without the helper (not in a sandbox image), every request is the runner's Node's, which
+	// refuses command runs (ADR 47): no run starts.
 	serving := spawner.Available()
 	if serving {
 		_ = spawner.Prepare()
