@@ -41,9 +41,7 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
       .map((p) => p.pid),
   );
   const runners = new Set(
-    processes
-      .filter((p) => p.args === RUNNER_ARGS && fronts.has(p.ppid))
-      .map((p) => p.pid),
+    processes.filter((p) => p.args === RUNNER_ARGS && fronts.has(p.ppid)).map((p) => p.pid),
   );
   const spawners = new Set(
     processes
