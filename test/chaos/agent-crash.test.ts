@@ -257,7 +257,12 @@ it('recreates at its start a sandbox of another image on its own, every file kep
   const currentId = (await docker.getImage(SANDBOX_IMAGE).inspect()).Id;
   killAgent();
   await startAgentProcess(OLDER_IMAGE);
-  const id = await createSession(gateway.url, account.key);
+  // The gateway finds the restarted node again within a few seconds.
+  let id = '';
+  for (let tries = 0; id === '' && tries < 40; tries += 1) {
+    id = await createSession(gateway.url, account.key).catch(() => '');
+    if (id === '') await sleep(500);
+  }
   const made = await execute(
     id,
     `echo kept > kept.txt; (nohup sleep 600 >/dev/null 2>&1 &); ${FINGERPRINT}`,
@@ -276,6 +281,6 @@ it('recreates at its start a sandbox of another image on its own, every file kep
   );
   const after = await sessionContainerNow(id);
   expect(after?.Id).not.toBe(before?.Id);
-  const again = await execute(id, `${FINGERPRINT}; pgrep -x sleep || echo none`);
+  const again = await execute(id, `${FINGERPRINT}; pgrep -fx "sleep 600" || echo none`);
   expect([again.status, again.body.stdout]).toEqual([200, `${made.body.stdout}none\n`]);
 });

@@ -23,6 +23,12 @@ import { transpileForNode } from './transpile';
 import { needsOwnStart, Zygotes, type Zygote } from './zygotes';
 import { lexicalDir, makeDirectories } from './workspace-path';
 
+/*
+ * Code runs (`exec` requests with `code`): transpiled, written to a file, run by a zygote or
+ * through the spawner, measured. Command runs are never this runner's: the runner's front
+ * serves them (front/run.go; ADR 34, ADR 47).
+ */
+
 export interface RunHandle {
   /** The run's leader process. */
   readonly pid: number;

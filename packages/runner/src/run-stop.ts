@@ -1,3 +1,7 @@
+/*
+ * How the runner's Node stops its code runs (a timeout, a cancel) and terminals (a cancel).
+ * Command runs are the front's, which stops them alike (front/run_stop.go; ADR 47).
+ */
 import { killAll, listProcesses, markedWith, runTree, stopThenKill, treesOf } from './processes';
 
 /** The environment variable that marks every process of a run (and what they start). */
