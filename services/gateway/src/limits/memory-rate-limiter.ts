@@ -1,4 +1,11 @@
-import { decide, type RateDecision, type RateLimiter } from './rate-limiter';
+import type { Invalidations } from '../cache/invalidations';
+import {
+  decide,
+  type GuardedDecision,
+  type RateDecision,
+  type RateLimiter,
+  type StampGuard,
+} from './rate-limiter';
 
 /**
  * An in-process sliding-window log, for a single gateway without Redis. Replicas do not share
@@ -7,7 +14,11 @@ import { decide, type RateDecision, type RateLimiter } from './rate-limiter';
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, number[]>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `invalidations`: this process's stamps, for `consumeIfStamped` (unknown without them). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly invalidations?: Pick<Invalidations, 'stamps'>,
+  ) {}
 
   ping(): Promise<void> {
     return Promise.resolve();
@@ -23,6 +34,21 @@ export class MemoryRateLimiter implements RateLimiter {
     const oldest = stamps[0] ?? nowMs;
     const newest = stamps[stamps.length - 1] ?? nowMs;
     return Promise.resolve(decide(allowed, limit, stamps.length, oldest, newest, nowMs, windowMs));
+  }
+
+  /**
+   * A bump between the read and the count orders this request before it, as a request that
+   * read the stamps first would be on any path (ADR 17).
+   */
+  async consumeIfStamped(
+    key: string,
+    limit: number,
+    windowMs: number,
+    guard: StampGuard,
+  ): Promise<GuardedDecision> {
+    const stamp = (await this.invalidations?.stamps([guard.key]))?.[0];
+    if (stamp !== guard.expected) return { stamp };
+    return { stamp, decision: await this.consume(key, limit, windowMs) };
   }
 
   close(): Promise<void> {
