@@ -32,7 +32,11 @@ describe('AccountStore.touchKey', () => {
 });
 
 /** A database double with one key's principal row, revoked when a revoke statement comes. */
-function keyDb(): { db: Database; statements: string[]; setRequestsPerMinute(n: number): void } {
+function keyDb(): {
+  db: Database;
+  statements: string[];
+  setRequestsPerMinute: (n: number) => void;
+} {
   const statements: string[] = [];
   let revoked = false;
   const principalRow = {
