@@ -1,11 +1,5 @@
 import type { Invalidations } from '../cache/invalidations';
-import {
-  decide,
-  type GuardedDecision,
-  type RateDecision,
-  type RateLimiter,
-  type StampGuard,
-} from './rate-limiter';
+import { decide, type RateDecision, type RateLimiter } from './rate-limiter';
 
 /**
  * An in-process sliding-window log, for a single gateway without Redis. Replicas do not share
@@ -40,16 +34,16 @@ export class MemoryRateLimiter implements RateLimiter {
    * A bump between the read and the count orders this request before it, as a request that
    * read the stamps first would be on any path (ADR 17).
    */
-  async consumeIfStamped(
-    key: string,
-    limit: number,
-    windowMs: number,
-    guard: StampGuard,
-  ): Promise<GuardedDecision> {
+  readonly consumeIfStamped: RateLimiter['consumeIfStamped'] = async (
+    key,
+    limit,
+    windowMs,
+    guard,
+  ) => {
     const stamp = (await this.invalidations?.stamps([guard.key]))?.[0];
     if (stamp !== guard.expected) return { stamp };
     return { stamp, decision: await this.consume(key, limit, windowMs) };
-  }
+  };
 
   close(): Promise<void> {
     this.windows.clear();
