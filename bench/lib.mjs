@@ -4,6 +4,7 @@
 // the JSON record of a run; processes.mjs starts the parts that run in processes of their
 // own. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
 import http from 'node:http';
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
@@ -73,6 +74,26 @@ export const inSessionCpu = (argv) => [
 ];
 
 /**
+ * BENCH_CPU_PROF=<dir>: a CPU profile of this process (the gateway, and the bench's client of
+ * it) from a stack's start to its stop, `gateway-<node id>.cpuprofile` there; the processes of
+ * their own (agent, edge proxy) write theirs beside it. Resolves to the function that stops it.
+ */
+async function profileGateway(nodeId) {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return async () => undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `gateway-${nodeId}.cpuprofile`), JSON.stringify(profile));
+  };
+}
+
+/**
  * One stack: agent (SANDBOX_POOL `pool`; unset: the agent's default, as ./scripts/up runs
  * it), gateway, edge proxy, an enterprise account's key.
  * Sessions go idle after the service's default delay, as users' do (activity is then written
@@ -104,6 +125,7 @@ export async function startBenchStack({
   if (!databaseUrl || !redisUrl)
     throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
   const nodeId = `${name}-${randomBytes(4).toString('hex')}`;
+  const stopProfile = await profileGateway(nodeId);
   // Searchable by others, as an agent makes the directories above its own: a remapped sandbox
   // root must pass it (ADR 32); an older run may have left it 0700.
   mkdirSync(BENCH_DIR, { recursive: true, mode: 0o711 });
@@ -241,6 +263,7 @@ export async function startBenchStack({
         await destroyed.catch(() => undefined);
       }
       await edge.stop();
+      await stopProfile();
       await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await gateway.stop();
       await agent.stop();
