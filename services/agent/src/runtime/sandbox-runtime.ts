@@ -10,7 +10,7 @@ import type {
   TerminalSpec as TerminalProgram,
 } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
-import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-meta';
+import type { LogItem, OutputPosition } from './processes/process-meta';
 import type { ProcessSummary } from './processes/process-summary';
 
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
