@@ -107,21 +107,20 @@ function processCalls(t: OpenApiContext) {
   const at = (rest = '', session = t.sessionId) => `/sessions/${session}/processes${rest}`;
   const get = (path: string, key: string | null = t.account.key, headers = {}) =>
     call(v1(path), { key: key ?? undefined, headers });
-  const firstPid = async () =>
-    ((await get(at())).body as { processes: { pid: number; id: string }[] }).processes[0];
-  return { at, get, firstPid };
+  return { at, get };
 }
 
 function processes(t: OpenApiContext): void {
   const { expectDocumented, post } = openApiHelpers(t);
-  const { at, get, firstPid } = processCalls(t);
+  const { at, get } = processCalls(t);
   it('processes: list, one, output', async () => {
     const { stack, account, sessionId, noAgent } = t;
     const base = PROCESSES;
     const other = OTHER_SESSION;
     await post('/execute', account.key, { sessionId, command: 'echo listed' });
-    expectDocumented('get', base, await get(at()));
-    const first = await firstPid();
+    const listed = await get(at());
+    expectDocumented('get', base, listed);
+    const [first] = (listed.body as { processes: { pid: number; id: string }[] }).processes;
     expectDocumented('get', base, await get(at('', other)));
     expectDocumented('get', base, await get(at(), null));
     const filesOnly = await createAccount(stack, 'free', { scopes: ['files'] });
@@ -164,13 +163,12 @@ function processes(t: OpenApiContext): void {
 
 function processStdin(t: OpenApiContext): void {
   const { expectDocumented, post } = openApiHelpers(t);
-  const { at, get, firstPid } = processCalls(t);
+  const { at, get } = processCalls(t);
   it('processes: stdin', async () => {
     const { stack, account, sessionId } = t;
     const stdin = `${PROCESSES}/{pid}/stdin`;
     const write = (path: string, body: unknown, key: string | null = account.key) =>
       post(path, key ?? undefined, body);
-    const exited = await firstPid();
     // A run that reads nothing of its stdin for a while: a write waits, then 408.
     const reading = post('/execute', account.key, {
       sessionId,
@@ -179,10 +177,12 @@ function processStdin(t: OpenApiContext): void {
       timeout: 10,
     });
     let pid: number | undefined;
+    let exited: number | undefined; // the first run of the list, long over
     for (let i = 0; i < 50 && pid === undefined; i += 1) {
       const list = (await get(at())).body as {
         processes: { pid: number; stdin: boolean; state: string }[];
       };
+      exited ??= list.processes[0]?.pid;
       pid = list.processes.find((p) => p.stdin && p.state === 'running')?.pid;
       if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -194,7 +194,7 @@ function processStdin(t: OpenApiContext): void {
     expectDocumented('post', stdin, await write(at(`/${pid}/stdin`), { close: true }));
     await reading;
     const filesOnly = await createAccount(stack, 'free', { scopes: ['files'] });
-    expectDocumented('post', stdin, await write(at(`/${exited?.pid}/stdin`), { data: 'x' }));
+    expectDocumented('post', stdin, await write(at(`/${exited}/stdin`), { data: 'x' }));
     expectDocumented('post', stdin, await write(at('/9999999/stdin'), { data: 'x' }));
     expectDocumented('post', stdin, await write(at('/1/stdin', OTHER_SESSION), { data: 'x' }));
     expectDocumented('post', stdin, await write(at('/1/stdin'), { data: 'x', extra: 1 }));
