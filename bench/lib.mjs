@@ -100,7 +100,117 @@ export async function startBenchStack({
   chmodSync(BENCH_DIR, 0o711);
   const token = randomBytes(16).toString('hex');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const agentEnv = {
+  const agentEnv = benchAgentEnv({ nodeId, token, pool, extraAgentEnv });
+  const agentConfig = loadAgentConfig(agentEnv);
+  let runtime;
+  let agent;
+  if (agentProcess) {
+    agent = await startAgentProcess(agentEnv, token, onAgentLog);
+  } else {
+    runtime = createDockerRuntime({ config: agentConfig, logger });
+    agent = await startAgent({ config: agentConfig, logger, runtime });
+  }
+  const gateway = await startGateway({
+    config: benchGatewayConfig({
+      databaseUrl,
+      redisUrl,
+      nodeId,
+      agent,
+      token,
+      drivenLifecycle,
+      gatewayEnv,
+    }),
+    logger: gatewayLogger,
+    schema,
+  });
+  const url = gateway.url;
+  const edge = await startEdgeProxy({
+    config: loadEdgeProxyConfig({
+      EDGE_PORT: '0',
+      PREVIEW_DOMAIN,
+      GATEWAY_INTERNAL_URL: url,
+      INTERNAL_TOKEN: token,
+    }),
+    logger,
+  });
+  const key = await adminAccount(url, token, 'bench');
+  const stack = {
+    nodeId,
+    url,
+    key,
+    internalToken: token,
+    edge,
+    gateway,
+    runtime,
+    agentConfig,
+    /** Members the pool keeps at least (the sizes of its shapes). */
+    poolSize: agentConfig.pool.reduce((n, shape) => n + shape.size, 0),
+    agentAddress: agent.address,
+    api: (path, body) => api(url, key, path, body),
+    ...poolWatch(runtime, agent),
+    async deleteSession(id) {
+      await fetch(`${url}/v1/sessions/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}` },
+      });
+    },
+    stop: () => stopBenchStack({ nodeId, runtime, agent, edge, gateway, schema, agentConfig }),
+  };
+  return stack;
+}
+
+/** The pool's readiness and size, asked of the runtime in this process or of the agent's. */
+function poolWatch(runtime, agent) {
+  return {
+    /** Resolves when the warm pool holds `size` ready members (`timeoutMs` at most). */
+    async poolReady(size, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      const ready = async () =>
+        runtime !== undefined
+          ? runtime.poolStatus().reduce((n, s) => n + s.ready, 0)
+          : (await agent.nodeInfo()).pool.reduce((n, s) => n + s.ready, 0);
+      while ((await ready()) < size) {
+        if (Date.now() > deadline) throw new Error('the warm pool did not fill');
+        await sleep(20);
+      }
+    },
+    /** How many members the pool keeps now (it grows with demand). */
+    async poolTarget() {
+      const pool = runtime !== undefined ? runtime.poolStatus() : (await agent.nodeInfo()).pool;
+      return pool.reduce((n, s) => n + (s.target || s.size), 0);
+    },
+  };
+}
+
+/** The configuration of a bench gateway in front of `agent`. */
+function benchGatewayConfig({
+  databaseUrl,
+  redisUrl,
+  nodeId,
+  agent,
+  token,
+  drivenLifecycle,
+  gatewayEnv,
+}) {
+  return loadGatewayConfig({
+    GATEWAY_PORT: '0',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    AGENT_NODES: `${nodeId}=${agent.address}`,
+    INTERNAL_TOKEN: token,
+    ADMIN_TOKEN: token,
+    PREVIEW_DOMAIN,
+    // The bench drives the lifecycle passes itself.
+    ...(drivenLifecycle ? { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '2' } : {}),
+    SESSION_SWEEP_INTERVAL_S: '3600',
+    SESSION_SWEEP_AT_DEADLINES: 'false',
+    ...gatewayEnv,
+  });
+}
+
+/** The environment of a bench agent: its node id, token, directories, pool and image. */
+function benchAgentEnv({ nodeId, token, pool, extraAgentEnv }) {
+  return {
     AGENT_PORT: '0',
     AGENT_PREVIEW_PORT: '0',
     NODE_ID: nodeId,
@@ -120,119 +230,57 @@ export async function startBenchStack({
     // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
     // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
   };
-  const agentConfig = loadAgentConfig(agentEnv);
-  let runtime;
-  let agent;
-  if (agentProcess) {
-    agent = await startAgentProcess(agentEnv, token, onAgentLog);
-  } else {
-    runtime = createDockerRuntime({ config: agentConfig, logger });
-    agent = await startAgent({ config: agentConfig, logger, runtime });
-  }
-  const gateway = await startGateway({
-    config: loadGatewayConfig({
-      GATEWAY_PORT: '0',
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      AGENT_NODES: `${nodeId}=${agent.address}`,
-      INTERNAL_TOKEN: token,
-      ADMIN_TOKEN: token,
-      PREVIEW_DOMAIN,
-      // The bench drives the lifecycle passes itself.
-      ...(drivenLifecycle ? { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '2' } : {}),
-      SESSION_SWEEP_INTERVAL_S: '3600',
-      SESSION_SWEEP_AT_DEADLINES: 'false',
-      ...gatewayEnv,
-    }),
-    logger: gatewayLogger,
-    schema,
-  });
-  const url = gateway.url;
-  const edge = await startEdgeProxy({
-    config: loadEdgeProxyConfig({
-      EDGE_PORT: '0',
-      PREVIEW_DOMAIN,
-      GATEWAY_INTERNAL_URL: url,
-      INTERNAL_TOKEN: token,
-    }),
-    logger,
-  });
-  const admin = (path, body) =>
-    fetch(`${url}/admin/v1${path}`, {
+}
+
+/**
+ * An enterprise account whose limits stay out of the way, made through the admin API of the
+ * gateway at `url` (its ADMIN_TOKEN `token`): its API key.
+ */
+export async function adminAccount(url, token, name) {
+  const admin = async (path, body) => {
+    const response = await fetch(`${url}/admin/v1${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
-    }).then((r) => r.json());
+    });
+    if (!response.ok) throw new Error(`admin ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
   const account = await admin('/accounts', {
-    name: 'bench',
+    name,
     plan: 'enterprise',
     limits: { requestsPerMinute: 1_000_000, maxConcurrentSessions: 10_000 },
   });
-  const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'bench' });
-  const stack = {
-    nodeId,
-    url,
-    key,
-    internalToken: token,
-    edge,
-    gateway,
-    runtime,
-    agentConfig,
-    /** Members the pool keeps at least (the sizes of its shapes). */
-    poolSize: agentConfig.pool.reduce((n, shape) => n + shape.size, 0),
-    agentAddress: agent.address,
-    api: (path, body) => api(url, key, path, body),
-    /** Resolves when the warm pool holds `size` ready members (`timeoutMs` at most). */
-    async poolReady(size, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      const ready = async () =>
-        runtime !== undefined
-          ? runtime.poolStatus().reduce((n, s) => n + s.ready, 0)
-          : (await agent.nodeInfo()).pool.reduce((n, s) => n + s.ready, 0);
-      while ((await ready()) < size) {
-        if (Date.now() > deadline) throw new Error('the warm pool did not fill');
-        await sleep(20);
-      }
-    },
-    /** How many members the pool keeps now (it grows with demand). */
-    async poolTarget() {
-      const pool = runtime !== undefined ? runtime.poolStatus() : (await agent.nodeInfo()).pool;
-      return pool.reduce((n, s) => n + (s.target || s.size), 0);
-    },
-    async deleteSession(id) {
-      await fetch(`${url}/v1/sessions/${id}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${key}` },
-      });
-    },
-    async stop() {
-      const all = await docker.listContainers({
-        all: true,
-        filters: { label: [`io.sandbox.node=${nodeId}`] },
-      });
-      for (const c of all) {
-        const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
-        if (!id.startsWith('ses_')) continue;
-        const destroyed = runtime !== undefined ? runtime.destroy(id) : agent.destroy(id);
-        await destroyed.catch(() => undefined);
-      }
-      await edge.stop();
-      await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await gateway.stop();
-      await agent.stop();
-      // The agent's disk store (ADR 43) stays mounted after it stops: it goes with the rest.
-      await unmountUnder(agentConfig.workspaceDir);
-      // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
-      for (const dir of [
-        agentConfig.workspaceDir,
-        agentConfig.packageCacheDir,
-        agentConfig.blobStoreDir,
-      ]) {
-        await rm(dir, { recursive: true, force: true });
-      }
-    },
-  };
-  return stack;
+  const { key } = await admin(`/accounts/${account.id}/keys`, { name });
+  return key;
+}
+
+/** Destroys the bench's sessions, stops the stack, drops its schema and removes its files. */
+async function stopBenchStack({ nodeId, runtime, agent, edge, gateway, schema, agentConfig }) {
+  const all = await docker.listContainers({
+    all: true,
+    filters: { label: [`io.sandbox.node=${nodeId}`] },
+  });
+  for (const c of all) {
+    const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
+    if (!id.startsWith('ses_')) continue;
+    const destroyed = runtime !== undefined ? runtime.destroy(id) : agent.destroy(id);
+    await destroyed.catch(() => undefined);
+  }
+  await edge.stop();
+  await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await gateway.stop();
+  await agent.stop();
+  // The agent's disk store (ADR 43) stays mounted after it stops: it goes with the rest.
+  await unmountUnder(agentConfig.workspaceDir);
+  // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
+  for (const dir of [
+    agentConfig.workspaceDir,
+    agentConfig.packageCacheDir,
+    agentConfig.blobStoreDir,
+  ]) {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**

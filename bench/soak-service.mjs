@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { startServiceProcess } from './lib.mjs';
+import { adminAccount, startServiceProcess } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const { Client } = require('../services/gateway/node_modules/pg');
@@ -90,31 +90,11 @@ export async function startService(soak) {
     10_000,
     onLog('edge'),
   );
-  const key = await soakAccount(url, token);
+  const key = await adminAccount(url, token, 'soak');
   return {
     url,
     edgeUrl: edge.entry.url,
     key,
     processes: { agent: agent.child, gateway: gateway.child, edge: edge.child },
   };
-}
-
-/** An enterprise account, limits out of the way, made through the admin API: its key. */
-async function soakAccount(url, token) {
-  const admin = async (path, body) => {
-    const response = await fetch(`${url}/admin/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`admin ${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
-  const account = await admin('/accounts', {
-    name: 'soak',
-    plan: 'enterprise',
-    limits: { requestsPerMinute: 1_000_000, maxConcurrentSessions: 10_000 },
-  });
-  const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'soak' });
-  return key;
 }
