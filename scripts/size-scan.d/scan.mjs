@@ -11,15 +11,16 @@ import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
+let root = join(here, '..', '..');
 const ts = createRequire(join(root, 'package.json'))('typescript');
 
-const HELP = `usage: scripts/size-scan [--max-file N] [--max-function N] [--json] [PATH...]
+const HELP = `usage: scripts/size-scan [--max-file N] [--max-function N] [--json] [--root DIR] [PATH...]
 Scans the tracked and new (not ignored) .ts/.tsx/.mts/.cts/.js/.mjs/.cjs/.go/.c/.h files under PATH
 (default: the whole repository), skipping generated code, dist/, node_modules and migrations.
   --max-file N       a file over N lines is reported (default 400)
   --max-function N   a function over N lines is reported (default 80)
   --json             print the findings as JSON
+  --root DIR         the repository to scan (default: this one)
 Exit status: 0 nothing over, 1 something over, 2 cannot scan.`;
 
 const SOURCE = /\.(ts|tsx|mts|cts|js|mjs|cjs|go|c|h)$/;
@@ -40,6 +41,7 @@ function main() {
       'max-file': { type: 'string', default: '400' },
       'max-function': { type: 'string', default: '80' },
       json: { type: 'boolean', default: false },
+      root: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     allowPositionals: true,
@@ -48,6 +50,7 @@ function main() {
     console.log(HELP);
     return 0;
   }
+  if (values.root !== undefined) root = values.root;
   const maxFile = Number(values['max-file']);
   const maxFunction = Number(values['max-function']);
   if (!Number.isInteger(maxFile) || !Number.isInteger(maxFunction)) {
