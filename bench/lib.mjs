@@ -100,6 +100,7 @@ export async function startBenchStack({
   chmodSync(BENCH_DIR, 0o711);
   const token = randomBytes(16).toString('hex');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const node = { nodeId, token, databaseUrl, redisUrl };
   const agentEnv = benchAgentEnv({ nodeId, token, pool, extraAgentEnv });
   const agentConfig = loadAgentConfig(agentEnv);
   let runtime;
@@ -111,15 +112,7 @@ export async function startBenchStack({
     agent = await startAgent({ config: agentConfig, logger, runtime });
   }
   const gateway = await startGateway({
-    config: benchGatewayConfig({
-      databaseUrl,
-      redisUrl,
-      nodeId,
-      agent,
-      token,
-      drivenLifecycle,
-      gatewayEnv,
-    }),
+    config: benchGatewayConfig(node, agent.address, { drivenLifecycle, gatewayEnv }),
     logger: gatewayLogger,
     schema,
   });
@@ -183,20 +176,13 @@ function poolWatch(runtime, agent) {
 }
 
 /** The configuration of a bench gateway in front of `agent`. */
-function benchGatewayConfig({
-  databaseUrl,
-  redisUrl,
-  nodeId,
-  agent,
-  token,
-  drivenLifecycle,
-  gatewayEnv,
-}) {
+function benchGatewayConfig({ nodeId, token, databaseUrl, redisUrl }, agentAddress, options) {
+  const { drivenLifecycle, gatewayEnv } = options;
   return loadGatewayConfig({
     GATEWAY_PORT: '0',
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
-    AGENT_NODES: `${nodeId}=${agent.address}`,
+    AGENT_NODES: `${nodeId}=${agentAddress}`,
     INTERNAL_TOKEN: token,
     ADMIN_TOKEN: token,
     PREVIEW_DOMAIN,

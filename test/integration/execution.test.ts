@@ -18,8 +18,7 @@ const t = useStackWithAccount('paid', {
 
 const execute = executeIn(t);
 
-codeRunCases(t);
-fileAndMeasureCases(t);
+for (const register of [...codeRunCases, ...fileAndMeasureCases]) register(t);
 
 describe('output', () => {
   it('streams the first chunk long before a slow run ends', async () => {
@@ -96,4 +95,4 @@ describe('output', () => {
   });
 });
 
-processCases(t);
+for (const register of processCases) register(t);

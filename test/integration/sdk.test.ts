@@ -15,9 +15,7 @@ import { useStack } from '../support/use-stack';
 const t = useStack({ edge: true });
 const s = sdkContext(t);
 
-sessionCases(s);
-runCases(s);
-connectionCases(s);
+for (const register of [...sessionCases, ...runCases, ...connectionCases]) register(s);
 
 describe('builds and runtimes', () => {
   /** Creates a session, runs a command plainly and streamed, deletes it; prints two lines. */

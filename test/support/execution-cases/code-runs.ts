@@ -1,12 +1,7 @@
 import type { AccountFixture } from '../use-stack';
 import { executeIn } from './context';
 
-/** Code runs: modules and imports, paths, the run timeout, errors. */
-export function codeRunCases(t: AccountFixture): void {
-  codeRuns(t);
-  codeRunDetails(t);
-}
-
+/** TypeScript and JavaScript modules, and what they import. */
 function codeRuns(t: AccountFixture): void {
   const execute = executeIn(t);
   describe('code runs', () => {
@@ -83,6 +78,7 @@ function codeRuns(t: AccountFixture): void {
   });
 }
 
+/** __dirname and __filename, the import time bound, errors, the working directory. */
 function codeRunDetails(t: AccountFixture): void {
   const execute = executeIn(t);
   describe('code runs: paths, time, errors and working directory', () => {
@@ -140,3 +136,6 @@ function codeRunDetails(t: AccountFixture): void {
     });
   });
 }
+
+/** Code runs: modules and imports, paths, the run timeout, errors. */
+export const codeRunCases: ((t: AccountFixture) => void)[] = [codeRuns, codeRunDetails];

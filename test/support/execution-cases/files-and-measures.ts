@@ -2,12 +2,6 @@ import { createAccount } from '../api';
 import type { AccountFixture } from '../use-stack';
 import { executeIn } from './context';
 
-/** A run's files, and what it measures (memory, CPU time). */
-export function fileAndMeasureCases(t: AccountFixture): void {
-  filesInExecute(t);
-  measurement(t);
-}
-
 /** Asks for a run with `files`, which must be refused whole: 400 invalid_path (with `details`). */
 async function expectFilesRefused(
   t: AccountFixture,
@@ -21,6 +15,7 @@ async function expectFilesRefused(
   });
 }
 
+/** Files written before a run: all or none, modes kept, the plan limit. */
 function filesInExecute(t: AccountFixture): void {
   const execute = executeIn(t);
   describe('files in execute', () => {
@@ -95,6 +90,7 @@ function filesInExecute(t: AccountFixture): void {
   });
 }
 
+/** Peak memory and CPU time, children included. */
 function measurement(t: AccountFixture): void {
   const execute = executeIn(t);
   describe('measurement', () => {
@@ -124,3 +120,6 @@ function measurement(t: AccountFixture): void {
     });
   });
 }
+
+/** A run's files, and what it measures (memory, CPU time). */
+export const fileAndMeasureCases: ((t: AccountFixture) => void)[] = [filesInExecute, measurement];

@@ -1,12 +1,7 @@
 import type { AccountFixture } from '../use-stack';
 import { executeIn } from './context';
 
-/** Background processes, kills (trees too), refusals, and runs whose client went away. */
-export function processCases(t: AccountFixture): void {
-  processes(t);
-  processRefusals(t);
-}
-
+/** Background processes, kills of one, all and whole trees. */
 function processes(t: AccountFixture): void {
   const execute = executeIn(t);
   describe('processes', () => {
@@ -80,6 +75,7 @@ function processes(t: AccountFixture): void {
   });
 }
 
+/** Impossible pids, NUL bytes, and a run whose client went away. */
 function processRefusals(t: AccountFixture): void {
   const execute = executeIn(t);
   describe('processes: refusals and lost clients', () => {
@@ -115,3 +111,6 @@ function processRefusals(t: AccountFixture): void {
     });
   });
 }
+
+/** Background processes, kills (trees too), refusals, and runs whose client went away. */
+export const processCases: ((t: AccountFixture) => void)[] = [processes, processRefusals];

@@ -1,13 +1,6 @@
 import { call, createAccount } from '../api';
 import { openApiHelpers, type OpenApiContext } from './context';
 
-/** The files endpoints, and disk_full on the shared session. */
-export function fileCases(t: OpenApiContext): void {
-  writeReadList(t);
-  fileOperations(t);
-  diskFull(t);
-}
-
 function writeReadList(t: OpenApiContext): void {
   const { expectDocumented, post } = openApiHelpers(t);
   it('writeFile, readFile and listFiles', async () => {
@@ -188,3 +181,6 @@ function diskFull(t: OpenApiContext): void {
     await post('/execute', account.key, { sessionId, command: 'rm fill fill2' });
   });
 }
+
+/** The files endpoints, and disk_full on the shared session. */
+export const fileCases: ((t: OpenApiContext) => void)[] = [writeReadList, fileOperations, diskFull];

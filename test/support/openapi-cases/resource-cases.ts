@@ -2,18 +2,6 @@ import { call, createAccount, type ApiResponse } from '../api';
 import { upgrade } from '../openapi-conformance';
 import { openApiHelpers, type OpenApiContext } from './context';
 
-/** A session's terminals, code contexts and snapshots. */
-export function resourceCases(t: OpenApiContext): void {
-  terminals(t);
-  codeContexts(t);
-  snapshots(t);
-}
-
-/** Webhooks: create, list, delete. */
-export function webhookCases(t: OpenApiContext): void {
-  webhooks(t);
-}
-
 function terminals(t: OpenApiContext): void {
   const { expectDocumented, v1, post } = openApiHelpers(t);
   it('createTerminal and its WebSocket', async () => {
@@ -222,3 +210,9 @@ function webhooks(t: OpenApiContext): void {
     expectDocumented('delete', one, await del(account.key));
   });
 }
+
+/** A session's terminals, code contexts and snapshots. */
+export const resourceCases: ((t: OpenApiContext) => void)[] = [terminals, codeContexts, snapshots];
+
+/** Webhooks: create, list, delete. */
+export const webhookCases: ((t: OpenApiContext) => void)[] = [webhooks];

@@ -1,15 +1,6 @@
 import { call, createAccount } from '../api';
 import { openApiHelpers, type OpenApiContext } from './context';
 
-/** Runs: execute, kill, a stream resumed, and the processes endpoints. */
-export function runCases(t: OpenApiContext): void {
-  execute(t);
-  killProcesses(t);
-  resumedExecute(t);
-  processes(t);
-  processStdin(t);
-}
-
 function execute(t: OpenApiContext): void {
   const { expectDocumented, post } = openApiHelpers(t);
   it('execute', async () => {
@@ -203,3 +194,12 @@ function processStdin(t: OpenApiContext): void {
     expectDocumented('post', stdin, await write(at('/1/stdin'), { data: 'x'.repeat(1_100_000) }));
   });
 }
+
+/** Runs: execute, kill, a stream resumed, and the processes endpoints. */
+export const runCases: ((t: OpenApiContext) => void)[] = [
+  execute,
+  killProcesses,
+  resumedExecute,
+  processes,
+  processStdin,
+];

@@ -1,20 +1,6 @@
 import { call, createAccount } from '../api';
 import { openApiHelpers, type OpenApiContext } from './context';
 
-/** Sessions: create, list, get, fork, egress (the shared session is made here). */
-export function sessionCases(t: OpenApiContext): void {
-  createSession(t);
-  listSessions(t);
-  getSession(t);
-  forkSession(t);
-  egress(t);
-}
-
-/** deleteSession, once the other cases are done with the shared session. */
-export function deleteSessionCase(t: OpenApiContext): void {
-  deleteSession(t);
-}
-
 function createSession(t: OpenApiContext): void {
   const { expectDocumented, post, slowly } = openApiHelpers(t);
   it('createSession', async () => {
@@ -170,3 +156,15 @@ function deleteSession(t: OpenApiContext): void {
     expectDocumented('delete', path, await del(account.key));
   });
 }
+
+/** Sessions: create, list, get, fork, egress (the shared session is made here). */
+export const sessionCases: ((t: OpenApiContext) => void)[] = [
+  createSession,
+  listSessions,
+  getSession,
+  forkSession,
+  egress,
+];
+
+/** deleteSession, once the other cases are done with the shared session. */
+export const deleteSessionCases: ((t: OpenApiContext) => void)[] = [deleteSession];

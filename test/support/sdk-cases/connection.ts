@@ -7,13 +7,7 @@ import {
 import { cuttingProxy, scriptedProxy, silentServer } from '../gateway-proxies';
 import type { SdkContext } from './context';
 
-/** Runs that outlive their connection, stalled requests, and retries (through proxies). */
-export function connectionCases(s: SdkContext): void {
-  outlivingRuns(s);
-  stalledRequests(s);
-  retries(s);
-}
-
+/** A stream cut by a proxy resumes where it stopped; stdin and output through the SDK. */
 function outlivingRuns({ t, client }: SdkContext): void {
   describe('runs that outlive their connection', () => {
     it('resumes a stream cut mid-run: every byte once, and the result', async () => {
@@ -69,6 +63,7 @@ function outlivingRuns({ t, client }: SdkContext): void {
   });
 }
 
+/** requestTimeoutMs gives up a silent server, and a stalled stream resumes. */
 function stalledRequests({ t, client }: SdkContext): void {
   describe('stalled requests', () => {
     it('gives up a stalled request after requestTimeoutMs, and resumes a stalled stream', async () => {
@@ -109,6 +104,7 @@ function stalledRequests({ t, client }: SdkContext): void {
   });
 }
 
+/** 503 and 429 retried as asked; a run answered 503 never sent twice. */
 function retries({ t, client }: SdkContext): void {
   describe('retries', () => {
     it('retries 503 and 429 as asked, and a create whose answer was lost makes one session', async () => {
@@ -167,3 +163,10 @@ function retries({ t, client }: SdkContext): void {
     });
   });
 }
+
+/** Runs that outlive their connection, stalled requests, and retries (through proxies). */
+export const connectionCases: ((t: SdkContext) => void)[] = [
+  outlivingRuns,
+  stalledRequests,
+  retries,
+];

@@ -8,12 +8,6 @@ import {
 } from '@sandbox/sdk';
 import { sleep, exists, type SdkContext } from './context';
 
-/** Runs through the SDK: plain, streamed, cancelled, timed out, killed, in the background. */
-export function runCases(s: SdkContext): void {
-  runs(s);
-  backgroundRuns(s);
-}
-
 /** Streamed events come in order, `started` first; the callbacks see the output. */
 async function streamsInOrder(sandbox: Sandbox): Promise<void> {
   const events: ExecutionEvent[] = [];
@@ -46,6 +40,7 @@ async function streamsInOrder(sandbox: Sandbox): Promise<void> {
   expect(result.stdout).toBe('a\n');
 }
 
+/** Runs in one sandbox: plain, streamed, left early, aborted, timed out, killed. */
 function runs({ useSandbox }: SdkContext): void {
   describe('runs', () => {
     const box = useSandbox();
@@ -117,6 +112,7 @@ function runs({ useSandbox }: SdkContext): void {
   });
 }
 
+/** Runs started in the background and followed by their handle. */
 function backgroundRuns({ useSandbox }: SdkContext): void {
   describe('runs in the background (issue 42)', () => {
     const box = useSandbox();
@@ -189,3 +185,6 @@ function backgroundRuns({ useSandbox }: SdkContext): void {
     });
   });
 }
+
+/** Runs through the SDK: plain, streamed, cancelled, timed out, killed, in the background. */
+export const runCases: ((t: SdkContext) => void)[] = [runs, backgroundRuns];

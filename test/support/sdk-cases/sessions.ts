@@ -13,15 +13,7 @@ import { previewRequest, startPreviewApp } from '../preview-app';
 import { refused, SocketTerminal } from '../terminal-socket';
 import type { SdkContext } from './context';
 
-/** Sessions, their files, terminals and previews, through the SDK. */
-export function sessionCases(s: SdkContext): void {
-  sessions(s);
-  sessionEgressAndRefusals(s);
-  files(s);
-  terminals(s);
-  previews(s);
-}
-
+/** Create, read, list (past one page), connect, fork and delete. */
 function sessions({ t, client }: SdkContext): void {
   describe('sessions', () => {
     it('creates, reads, lists, connects to and deletes a session', async () => {
@@ -84,6 +76,7 @@ function sessions({ t, client }: SdkContext): void {
   });
 }
 
+/** A session's egress policy, and refusals mapped to error classes. */
 function sessionEgressAndRefusals({ t, client }: SdkContext): void {
   describe('session egress and refusals', () => {
     it("reads and replaces a session's egress policy", async () => {
@@ -123,6 +116,7 @@ function sessionEgressAndRefusals({ t, client }: SdkContext): void {
   });
 }
 
+/** Text, bytes, listing, bad paths, and a 20 MB file as streams. */
 function files({ useSandbox }: SdkContext): void {
   describe('files', () => {
     const box = useSandbox();
@@ -179,6 +173,7 @@ function files({ useSandbox }: SdkContext): void {
   });
 }
 
+/** A terminal's URL opens a shell once. */
 function terminals({ client }: SdkContext): void {
   describe('terminals', () => {
     it('makes a terminal whose URL opens a shell once', async () => {
@@ -201,6 +196,7 @@ function terminals({ client }: SdkContext): void {
   });
 }
 
+/** The preview URL of a port, and the private preview header. */
 function previews({ t, client }: SdkContext): void {
   describe('previews', () => {
     it('gives the preview URL of a port and the private preview header', async () => {
@@ -227,3 +223,12 @@ function previews({ t, client }: SdkContext): void {
     });
   });
 }
+
+/** Sessions, their files, terminals and previews, through the SDK. */
+export const sessionCases: ((t: SdkContext) => void)[] = [
+  sessions,
+  sessionEgressAndRefusals,
+  files,
+  terminals,
+  previews,
+];
