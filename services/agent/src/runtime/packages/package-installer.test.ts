@@ -125,7 +125,7 @@ describe('the registry proxy', () => {
   });
 });
 
-describe('the installer firewall: proxy rules of earlier agents', () => {
+describe('the installer firewall: proxy rules left by earlier proxies', () => {
   it("finds a node's earlier proxy rule, and no other node's", () => {
     const listing = [
       '-N SANDBOX-INSTALLER',
