@@ -153,7 +153,9 @@ describe('the warm pool', () => {
       await t.api.deleteSession(next);
     }
   });
+});
 
+describe('the warm pool: growth and frozen members', () => {
   it('grows after a burst that drained it, within its budget, and every session of the burst works', async () => {
     await poolReady(runtime!);
     const burst = await Promise.all(
@@ -208,7 +210,9 @@ describe('the warm pool', () => {
     expect(run.body.stdout).toBe('thawed\n');
     await t.api.deleteSession(id);
   });
+});
 
+describe('the warm pool after an agent restart', () => {
   it('after an agent restart, removes the members of the old run (containers and disks) and keeps claimed sessions', async () => {
     const config = loadAgentConfig(restartEnv(t.stack.agentConfig));
     const logger = t.stack.logger;
