@@ -133,14 +133,20 @@ describe('private previews', () => {
   });
 });
 
-describe('streaming and upgrades through the edge proxy', () => {
-  let appSession: string;
+/** A session running the preview app, started before the first case that needs it. */
+let previewApp: Promise<{ appSession: string; host: string }> | undefined;
+const startedApp = () =>
+  (previewApp ??= (async () => {
+    const appSession = await t.api.createSession();
+    await startPreviewApp(t.stack.url, t.account.key, appSession);
+    return { appSession, host: `${label(appSession)}.preview.test` };
+  })());
+
+describe('streaming through the edge proxy', () => {
   let host: string;
 
   beforeAll(async () => {
-    appSession = await t.api.createSession();
-    await startPreviewApp(t.stack.url, t.account.key, appSession);
-    host = `${label(appSession)}.preview.test`;
+    ({ host } = await startedApp());
   });
 
   it('streams Server-Sent Events as the app sends them', async () => {
@@ -202,6 +208,15 @@ describe('streaming and upgrades through the edge proxy', () => {
     }
     expect(seen.size).toBe(1);
   });
+});
+
+describe('upgrades and malformed answers through the edge proxy', () => {
+  let appSession: string;
+  let host: string;
+
+  beforeAll(async () => {
+    ({ appSession, host } = await startedApp());
+  });
 
   it('carries WebSocket upgrades both ways', async () => {
     const socket = await new Promise<Socket>((resolve, reject) => {
@@ -243,6 +258,15 @@ describe('streaming and upgrades through the edge proxy', () => {
       expect(bad.type).toMatch(/^text\/html/);
     }
     expect(await preview(host, '/api')).toMatchObject({ status: 200, body: 'api ok on port 3000' });
+  });
+});
+
+describe('upgrades kept to their own visitor and session', () => {
+  let appSession: string;
+  let host: string;
+
+  beforeAll(async () => {
+    ({ appSession, host } = await startedApp());
   });
 
   it('never lets an app answer an upgrade with bytes meant for other visitors', async () => {

@@ -84,10 +84,15 @@ describe('create → execute → info → delete, through every real layer', () 
   });
 });
 
+/** The session the execute cases share, made before the first of them. */
+let executeSession: Promise<string> | undefined;
+const sessionOfExecute = () =>
+  (executeSession ??= createSession().then((created) => created.body.sessionId));
+
 describe('execute', () => {
   let sessionId: string;
   beforeAll(async () => {
-    sessionId = (await createSession()).body.sessionId;
+    sessionId = await sessionOfExecute();
   });
 
   it('reports stderr, a non-zero exit code, env and workingDir', async () => {
@@ -140,6 +145,13 @@ describe('execute', () => {
     });
     expect(run.body.stdout).toBe('1000\ndenied\nnosock\n');
   });
+});
+
+describe('execute: timeouts and streams', () => {
+  let sessionId: string;
+  beforeAll(async () => {
+    sessionId = await sessionOfExecute();
+  });
 
   it('answers 408 with the partial output when the timeout passes', async () => {
     const run = await execute(sessionId, {
@@ -184,6 +196,13 @@ describe('execute', () => {
     expect(tail[0]).toEqual({ event: 'exit', data: { type: 'exit', code: 2 } });
     expect(tail[1]?.event).toBe('result');
     expect(tail[1]?.data).toMatchObject({ exitCode: 2, stdout: 'out\n', stderr: 'err\n' });
+  });
+});
+
+describe('execute: stream starts and bad requests', () => {
+  let sessionId: string;
+  beforeAll(async () => {
+    sessionId = await sessionOfExecute();
   });
 
   it('says started with the pid and process id first for every streamed run (issue 42)', async () => {
