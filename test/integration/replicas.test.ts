@@ -3,8 +3,8 @@ import { call, createAccount } from '../support/api';
 import { MANUAL_SWEEPS } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
-// Two gateway replicas sharing Postgres and Redis. Idle after 1 s: the node refuses to pause a session it served a request of within the
-// idle delay, whatever a replica's record says.
+// Two gateway replicas sharing Postgres and Redis. Idle after 1 s: the node refuses to pause
+// a session it served a request of within the idle delay, whatever a replica's record says.
 const t = useStack({ replicas: 2, gatewayEnv: { ...MANUAL_SWEEPS, SESSION_IDLE_AFTER_S: '1' } });
 
 /** A new account's session, made and run once on replica A; the API on both replicas. */
