@@ -163,7 +163,10 @@ function tsName(node, source) {
 }
 
 function callName(call, source) {
-  const callee = call.expression.getText(source).replace(/\s+/g, '');
+  // describe.each([...])('name', ...): the table is left out of the name.
+  const callee = ts.isCallExpression(call.expression)
+    ? `${call.expression.expression.getText(source)}(…)`
+    : call.expression.getText(source).replace(/\s+/g, '');
   const first = call.arguments[0];
   if (first && (ts.isStringLiteral(first) || ts.isNoSubstitutionTemplateLiteral(first))) {
     return `${callee}(${JSON.stringify(first.text)})`;
