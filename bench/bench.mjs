@@ -8,8 +8,9 @@
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
 // rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the edge
 // proxy's CPU profile there. SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor
-// (ADR 31), into bench-<groups>-gvisor.json. BENCH_POOL (a SANDBOX_POOL value) replaces the
-// default pool: for ./scripts/test's short run, which checks that the rows run, not their figures.
+// (ADR 31), into bench-<groups>-gvisor.json. BENCH_POOL (a SANDBOX_POOL value) and
+// BENCH_POOL_IDLE_PERCENT replace the default pool and its idle fill: for ./scripts/test's
+// short run, which checks that the rows run, not their figures.
 import {
   docker,
   dockerExec,
@@ -263,10 +264,13 @@ async function report(results, loads) {
 async function main() {
   const results = [];
   const loads = [];
-  // The agent's own warm pool, as ./scripts/up starts it (unless BENCH_POOL says otherwise).
-  const stack = await startBenchStack({ pool: process.env.BENCH_POOL, agentProcess: true });
+  // The agent's own warm pool, as ./scripts/up starts it (unless BENCH_POOL says otherwise),
+  // on a node that has been up a while: the pool filled in idle time (ADR 46).
+  const options = { pool: process.env.BENCH_POOL, agentProcess: true, idleFill: true };
+  const stack = await startBenchStack(options);
   const created = [];
   try {
+    await stack.poolReady(await stack.idlePoolTarget(), 300_000);
     if (runs('create')) {
       results.push(
         ...(await createRows(stack, created, {

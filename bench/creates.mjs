@@ -25,8 +25,8 @@ export async function bareDockerRun(image, rounds) {
 }
 
 /**
- * The create rows against `stack` (its warm pool): `rounds` bounds the baselines, `inARow`
- * creates go back to back, then `gapMs` apart. The sessions made are pushed onto `created`.
+ * The create rows against `stack` (its warm pool, filled in idle time before): `rounds` bounds
+ * the baselines, `inARow` creates go back to back, then `gapMs` apart. The sessions made are pushed onto `created`.
  */
 export async function createRows(stack, created, { rounds, inARow, gapMs }) {
   const results = [];
@@ -34,16 +34,13 @@ export async function createRows(stack, created, { rounds, inARow, gapMs }) {
   results.push(dockerRun);
   const create = async () =>
     created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
-  // From a pool that has had time to fill once, as a node that has been up a while.
-  await stack.poolReady(stack.poolSize, 120_000);
   results.push(
     await measure(`session create, ${inARow} back to back (default pool)`, inARow, create, {
       warmup: 0,
       baseline: dockerRun,
     }),
   );
-  // Again from a full pool: refills wait for a pause in requests unless the pool runs low,
-  // and the burst above left it low.
+  // Again from a pool with at least its size (refills wait for a pause in requests).
   await stack.poolReady(stack.poolSize, 120_000);
   results.push(
     await measure(`session create, ${inARow} ${gapMs} ms apart (default pool)`, inARow, create, {

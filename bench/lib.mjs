@@ -78,12 +78,16 @@ export const inSessionCpu = (argv) => [
  * Sessions go idle after the service's default delay, as users' do (activity is then written
  * in batches), unless `drivenLifecycle`: idle after 1 s, deep sleep after 2 s, for rows that
  * sweep sessions themselves. Transitions only happen when a row sweeps.
+ * The pool grows in idle time (ADR 46) only with `idleFill` (the rows of the default node),
+ * to the agent's default share or `BENCH_POOL_IDLE_PERCENT`: elsewhere members made in the
+ * pauses between rows would take the CPU from the rows measured.
  */
 export async function startBenchStack({
   pool,
   name = 'bench',
   gatewayEnv = {},
   agentProcess = false,
+  idleFill = false,
   drivenLifecycle = false,
   agentEnv: extraAgentEnv = {},
   onAgentLog,
@@ -101,7 +105,7 @@ export async function startBenchStack({
   const token = randomBytes(16).toString('hex');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const node = { nodeId, token, databaseUrl, redisUrl };
-  const agentEnv = benchAgentEnv({ nodeId, token, pool, extraAgentEnv });
+  const agentEnv = benchAgentEnv({ nodeId, token, pool, idleFill, extraAgentEnv });
   const agentConfig = loadAgentConfig(agentEnv);
   let runtime;
   let agent;
@@ -167,6 +171,19 @@ function poolWatch(runtime, agent) {
         await sleep(20);
       }
     },
+    /**
+     * How many members the pool grows to in idle time (ADR 46): its target once the node has
+     * served nothing for a while (10 s at most to show; its size where there is no idle fill).
+     */
+    async idlePoolTarget() {
+      const deadline = Date.now() + 10_000;
+      let target = await this.poolTarget();
+      while (target <= this.poolSize && Date.now() < deadline) {
+        await sleep(200);
+        target = await this.poolTarget();
+      }
+      return target;
+    },
     /** How many members the pool keeps now (it grows with demand). */
     async poolTarget() {
       const pool = runtime !== undefined ? runtime.poolStatus() : (await agent.nodeInfo()).pool;
@@ -194,8 +211,14 @@ function benchGatewayConfig({ nodeId, token, databaseUrl, redisUrl }, agentAddre
   });
 }
 
+/** The pool's idle fill for a stack: the agent's default, `BENCH_POOL_IDLE_PERCENT`, or none. */
+function idlePercent(idleFill) {
+  const percent = idleFill ? process.env.BENCH_POOL_IDLE_PERCENT : '0';
+  return percent === undefined ? {} : { SANDBOX_POOL_IDLE_MEMORY_PERCENT: percent };
+}
+
 /** The environment of a bench agent: its node id, token, directories, pool and image. */
-function benchAgentEnv({ nodeId, token, pool, extraAgentEnv }) {
+function benchAgentEnv({ nodeId, token, pool, idleFill, extraAgentEnv }) {
   return {
     AGENT_PORT: '0',
     AGENT_PREVIEW_PORT: '0',
@@ -206,6 +229,7 @@ function benchAgentEnv({ nodeId, token, pool, extraAgentEnv }) {
     BLOB_STORE_DIR: `${BENCH_DIR}/${nodeId}-blobs`,
     SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
     ...(pool === undefined ? {} : { SANDBOX_POOL: pool }),
+    ...idlePercent(idleFill),
     // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
     ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
     // The image ./scripts/build-sandbox-image built (its SANDBOX_IMAGE, default latest).

@@ -72,7 +72,8 @@ function fakeRun({ lingering = false } = {}) {
   return { handle, calls, finish: (result = RESULT) => finish(result), close: () => close() };
 }
 
-const EXEC = { op: 'exec', command: 'true', env: {}, cwd: '/workspace', timeoutMs: 1000 } as const;
+/** A code run: the only runs this runner starts (command runs are the front's, ADR 47). */
+const EXEC = { op: 'exec', code: '1', env: {}, cwd: '/workspace', timeoutMs: 1000 } as const;
 
 /** A runner whose one run (request 1, EXEC) has started. */
 async function startedRun() {
@@ -224,6 +225,20 @@ describe('serve', () => {
         code: 'invalid_path',
         message: 'workingDir is not a directory: x',
         details: { path: 'x' },
+      },
+    ]);
+    await runner.end();
+  });
+
+  it("refuses a command run, which only the runner's front serves, and starts nothing", async () => {
+    const runner = startRunner();
+    runner.send({ id: 1, op: 'exec', command: 'true', env: {}, cwd: '/nowhere', timeoutMs: 1000 });
+    expect(await runner.until(1, 'error')).toEqual([
+      {
+        id: 1,
+        ev: 'error',
+        code: 'internal_error',
+        message: "command runs are served by the runner's front",
       },
     ]);
     await runner.end();
