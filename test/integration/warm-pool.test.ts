@@ -153,7 +153,9 @@ describe('the warm pool', () => {
       await t.api.deleteSession(next);
     }
   });
+});
 
+describe('the warm pool: growth and frozen members', () => {
   it('grows after a burst that drained it, within its budget, and every session of the burst works', async () => {
     await poolReady(runtime!);
     const burst = await Promise.all(
@@ -208,7 +210,9 @@ describe('the warm pool', () => {
     expect(run.body.stdout).toBe('thawed\n');
     await t.api.deleteSession(id);
   });
+});
 
+describe('the warm pool in idle time', () => {
   it('grows past its demand in idle time, towards its share of the node memory, and waits frozen', async () => {
     // A node of its own: a pool of one, a budget of three, and 1 % of the memory to fill.
     const config = loadAgentConfig({
@@ -237,7 +241,9 @@ describe('the warm pool', () => {
     await idle.stop();
     expect(await poolContainers(config.nodeId)).toEqual([]);
   });
+});
 
+describe('the warm pool after an agent restart', () => {
   it('after an agent restart, removes the members of the old run (containers and disks) and keeps claimed sessions', async () => {
     const config = loadAgentConfig(restartEnv(t.stack.agentConfig));
     const logger = t.stack.logger;

@@ -84,7 +84,7 @@ async function startedRun() {
   return { run, runner };
 }
 
-describe('serve', () => {
+describe('serve: pings, bad lines, unknown targets', () => {
   it('answers a ping with its pid', async () => {
     const runner = startRunner();
     runner.send({ id: 1, op: 'ping' });
@@ -138,7 +138,9 @@ describe('serve', () => {
     expect(await runner.until(3, 'flow')).toEqual([{ id: 3, ev: 'flow' }]);
     await runner.end();
   });
+});
 
+describe('serve: runs', () => {
   it('sends a run as started, its output, then its result', async () => {
     const run = fakeRun();
     const runner = startRunner((_spec, sink) => {
@@ -210,7 +212,9 @@ describe('serve', () => {
     await runner.until(1, 'exec');
     await runner.end();
   });
+});
 
+describe('serve: refused runs and the end of its input', () => {
   it('reports a run that cannot start as an error with its code', async () => {
     const runner = startRunner(() =>
       Promise.reject(

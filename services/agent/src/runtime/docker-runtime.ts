@@ -26,7 +26,7 @@ import { RunSlots } from './runner/run-slots';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
 import type { LogItem, OutputPosition } from './processes/process-meta';
-import { stdinClosed, summaryOf } from './processes/process-summary';
+import { stdinClosed, summaryOf, type ProcessSummary } from './processes/process-summary';
 import { SessionUse } from './session-use';
 import type {
   ByteSink,
@@ -37,7 +37,6 @@ import type {
   ListPage,
   PoolRefill,
   PoolStatus,
-  ProcessSummary,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,

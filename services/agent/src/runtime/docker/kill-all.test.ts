@@ -78,16 +78,16 @@ describe('userProcessesOf', () => {
   });
 });
 
-describe('killAllInContainer', () => {
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
+describe('killAllInContainer in rounds from outside', () => {
   it('kills in rounds when the sandbox cannot be frozen (a fork bomb), until none is left', async () => {
     const children = [1, 2, 3].map(() => spawn('sleep', ['30']));
     const exited = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
@@ -125,7 +125,9 @@ describe('killAllInContainer', () => {
       killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: false }),
     ).rejects.toThrow('unable to freeze');
   });
+});
 
+describe('killAllInContainer from inside the sandbox', () => {
   it('kills from inside, as the sandbox user, in rounds within one exec', async () => {
     const calls: Array<{ container: string; user: string; cmd: string[] }> = [];
     const containers = {

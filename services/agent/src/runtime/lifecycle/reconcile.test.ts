@@ -67,7 +67,9 @@ describe('reconcile', () => {
     expect(await pass).toEqual({ started: [], rebuilt: [] });
     expect(d.journal).toEqual([]);
   });
+});
 
+describe("reconcile at the agent's start: sandboxes of another image", () => {
   it("recreates, at the agent's start, the sandboxes of another image on its own, on their disks", async () => {
     const d = doubles();
     await made(d, 'old-running', 'running');
