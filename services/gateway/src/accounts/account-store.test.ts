@@ -114,32 +114,32 @@ class ResettableInvalidations extends LocalInvalidations {
   }
 }
 
+const lookups = (statements: string[]) => statements.filter((s) => /FROM api_keys k/.test(s));
+const KEY = 'sk_test_value';
+
+/** Counts in `limiter`; `beforeGuarded` runs before each guarded count. */
+function counting(limiter: MemoryRateLimiter, beforeGuarded?: () => void) {
+  const calls = { guarded: 0, plain: 0 };
+  const count: PrincipalCount<RateDecision> = {
+    guarded: (principal, guard) => {
+      calls.guarded += 1;
+      beforeGuarded?.();
+      return limiter.consumeIfStamped(
+        principal.keyId,
+        principal.limits.requestsPerMinute,
+        60_000,
+        guard,
+      );
+    },
+    plain: (principal) => {
+      calls.plain += 1;
+      return limiter.consume(principal.keyId, principal.limits.requestsPerMinute, 60_000);
+    },
+  };
+  return { count, calls };
+}
+
 describe('AccountStore.admit', () => {
-  const lookups = (statements: string[]) => statements.filter((s) => /FROM api_keys k/.test(s));
-  const KEY = 'sk_test_value';
-
-  /** Counts in `limiter`; `beforeGuarded` runs before each guarded count. */
-  function counting(limiter: MemoryRateLimiter, beforeGuarded?: () => void) {
-    const calls = { guarded: 0, plain: 0 };
-    const count: PrincipalCount<RateDecision> = {
-      guarded: (principal, guard) => {
-        calls.guarded += 1;
-        beforeGuarded?.();
-        return limiter.consumeIfStamped(
-          principal.keyId,
-          principal.limits.requestsPerMinute,
-          60_000,
-          guard,
-        );
-      },
-      plain: (principal) => {
-        calls.plain += 1;
-        return limiter.consume(principal.keyId, principal.limits.requestsPerMinute, 60_000);
-      },
-    };
-    return { count, calls };
-  }
-
   it('reads the key once, then checks it and counts the request in one step', async () => {
     const { db, statements } = keyDb();
     const invalidations = new LocalInvalidations();
