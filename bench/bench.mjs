@@ -6,10 +6,12 @@
 // generator in processes of their own, as deployed (the agent is this process).
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
-// rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the edge
-// proxy's CPU profile there. SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor
-// (ADR 31), into bench-<groups>-gvisor.json. BENCH_POOL (a SANDBOX_POOL value) replaces the
-// default pool: for ./scripts/test's short run, which checks that the rows run, not their figures.
+// rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the CPU
+// profiles of the edge proxy, the agent and this process (the gateway) there.
+// SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor (ADR 31), into
+// bench-<groups>-gvisor.json. BENCH_POOL (a SANDBOX_POOL value) and BENCH_POOL_IDLE_PERCENT
+// replace the default pool and its idle fill: for ./scripts/test's short run, which checks
+// that the rows run, not their figures.
 import {
   docker,
   dockerExec,
@@ -20,7 +22,6 @@ import {
   PREVIEW_DOMAIN,
   printTable,
   row,
-  runtime,
   SANDBOX_RUNTIME,
   sessionContainer,
   sleep,
@@ -29,12 +30,13 @@ import {
   startHttpLoad,
   writeJson,
 } from './lib.mjs';
+import { bareDockerRun, createRows } from './creates.mjs';
 import { transitionLateness } from './deadlines.mjs';
 import { forkBombRows } from './forkbomb.mjs';
 import { forkRows } from './forks.mjs';
 import { contextRows } from './contexts.mjs';
 import { idleRows } from './idle.mjs';
-import { keptDiskWakeRows, wakeRows } from './wake.mjs';
+import { wakeStackRows } from './wake.mjs';
 import { snapshotRows } from './snapshots.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
@@ -82,28 +84,6 @@ async function spawnInside(containerId, name, argv, rounds) {
   const out = await dockerExec(containerId, inSessionCpu(['node', '-e', script]));
   const json = out.replace(/[^\x20-\x7e]/g, '').match(/\{.*\}/)[0];
   return { name, rounds, ...JSON.parse(json) };
-}
-
-/** A bare `docker run` of the sandbox image: create and start (the removal is not timed). */
-async function bareDockerRun(image) {
-  const made = [];
-  const result = await measure(
-    'baseline: docker run (create + start, Engine API)',
-    CREATE_ROUNDS,
-    async () => {
-      const container = await docker.createContainer({
-        Image: image,
-        Cmd: ['sleep', 'infinity'],
-        User: '1000:1000',
-        HostConfig: { Init: true, Memory: 1024 * 2 ** 20, NanoCpus: 0.25e9, ...runtime },
-      });
-      made.push(container);
-      await container.start();
-    },
-    { warmup: 2 },
-  );
-  for (const container of made) await container.remove({ force: true }).catch(() => undefined);
-  return result;
 }
 
 /** From the request to the first stdout byte, and from the process's write to its arrival. */
@@ -224,95 +204,89 @@ async function previewRows(stack, sessionId, containerId) {
   }
 }
 
+/** The exec and code rows, and the baselines they are measured against (rows too). */
+async function runRows(stack, sessionId, containerId) {
+  const rows = [];
+  const bareExec = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
+    dockerExec(containerId, ['true']),
+  );
+  const spawnTrue = await spawnInside(
+    containerId,
+    'baseline: direct spawn of "true" in the container',
+    ['true'],
+    ROUNDS,
+  );
+  const spawnNode = await spawnInside(
+    containerId,
+    'baseline: direct spawn of node -e "console.log(1)" in the container',
+    ['node', '-e', 'console.log(1)'],
+    Math.min(ROUNDS, 20),
+  );
+  rows.push(bareExec, spawnTrue, spawnNode);
+  if (runs('exec')) {
+    rows.push(
+      await measure(
+        'execute command "true"',
+        ROUNDS,
+        () => stack.api('/execute', { sessionId, command: 'true' }),
+        { baseline: bareExec },
+      ),
+    );
+  }
+  if (runs('code')) {
+    rows.push(...(await codeRows(stack, sessionId, spawnNode)));
+    rows.push(
+      ...(await contextRows(stack, sessionId, containerId, {
+        rounds: ROUNDS,
+        createRounds: CODE_ROUNDS,
+      })),
+    );
+  }
+  return rows;
+}
+
+/** Prints the tables and writes bench/results/bench[-groups][-runtime].json. */
+async function report(results, loads) {
+  console.log(`\nMachine: ${machine()}`);
+  printTable('One request at a time', results);
+  if (loads.length > 0) {
+    printTable(
+      `Throughput: ${LOAD.clients} keep-alive clients, at most ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s`,
+      loads,
+    );
+  }
+  const groups = ONLY === undefined ? 'bench' : `bench-${ONLY.join('-')}`;
+  await writeJson(SANDBOX_RUNTIME === undefined ? groups : `${groups}-${SANDBOX_RUNTIME}`, [
+    ...results,
+    ...loads.map((l) => ({ ...l, name: `${l.name} (load)` })),
+  ]);
+}
+
 async function main() {
   const results = [];
   const loads = [];
-  // The agent's own warm pool, as ./scripts/up starts it (unless BENCH_POOL says otherwise).
-  const stack = await startBenchStack({ pool: process.env.BENCH_POOL, agentProcess: true });
-  const image = stack.agentConfig.sandboxImage;
+  // The agent's own warm pool, as ./scripts/up starts it (unless BENCH_POOL says otherwise),
+  // on a node that has been up a while: the pool filled in idle time (ADR 46).
+  const options = { pool: process.env.BENCH_POOL, agentProcess: true, idleFill: true };
+  const stack = await startBenchStack(options);
   const created = [];
   try {
+    await stack.poolReady(await stack.idlePoolTarget(), 300_000);
     if (runs('create')) {
-      const dockerRun = await bareDockerRun(image);
-      results.push(dockerRun);
-      const create = async () =>
-        created.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
-      // From a pool that has had time to fill once, as a node that has been up a while.
-      await stack.poolReady(stack.poolSize, 120_000);
       results.push(
-        await measure(
-          `session create, ${CREATES_IN_A_ROW} back to back (default pool)`,
-          CREATES_IN_A_ROW,
-          create,
-          { warmup: 0, baseline: dockerRun },
-        ),
+        ...(await createRows(stack, created, {
+          rounds: CREATE_ROUNDS,
+          inARow: CREATES_IN_A_ROW,
+          gapMs: CREATE_GAP_MS,
+        })),
       );
-      // Again from a full pool: refills wait for a pause in requests unless the pool runs low,
-      // and the burst above left it low.
-      await stack.poolReady(stack.poolSize, 120_000);
-      results.push(
-        await measure(
-          `session create, ${CREATES_IN_A_ROW} ${CREATE_GAP_MS} ms apart (default pool)`,
-          CREATES_IN_A_ROW,
-          create,
-          { warmup: 0, before: () => sleep(CREATE_GAP_MS), baseline: dockerRun },
-        ),
-      );
-      // Creates without a pool, as before it: a stack of its own.
-      const cold = await startBenchStack({ pool: '0', name: 'bench-cold', agentProcess: true });
-      try {
-        results.push(
-          await measure(
-            'session create (no pool)',
-            Math.min(CREATE_ROUNDS, 10),
-            async () => created.push(JSON.parse(await cold.api('/sessions/create', {})).sessionId),
-            { warmup: 2, baseline: dockerRun },
-          ),
-        );
-      } finally {
-        await cold.stop();
-      }
     }
 
     const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
     created.push(sessionId);
     const container = await sessionContainer(sessionId);
     if (runs('exec') || runs('code')) {
-      const bareExec = await measure('baseline: docker exec "true" (Engine API)', ROUNDS, () =>
-        dockerExec(container.Id, ['true']),
-      );
-      const spawnTrue = await spawnInside(
-        container.Id,
-        'baseline: direct spawn of "true" in the container',
-        ['true'],
-        ROUNDS,
-      );
-      const spawnNode = await spawnInside(
-        container.Id,
-        'baseline: direct spawn of node -e "console.log(1)" in the container',
-        ['node', '-e', 'console.log(1)'],
-        Math.min(ROUNDS, 20),
-      );
-      results.push(bareExec, spawnTrue, spawnNode);
-      if (runs('exec')) {
-        results.push(
-          await measure(
-            'execute command "true"',
-            ROUNDS,
-            () => stack.api('/execute', { sessionId, command: 'true' }),
-            { baseline: bareExec },
-          ),
-        );
-      }
-      if (runs('code')) {
-        results.push(...(await codeRows(stack, sessionId, spawnNode)));
-        results.push(
-          ...(await contextRows(stack, sessionId, container.Id, {
-            rounds: ROUNDS,
-            createRounds: CODE_ROUNDS,
-          })),
-        );
-      }
+      results.push(...(await runRows(stack, sessionId, container.Id)));
     }
     if (runs('idle')) results.push(...(await idleRows(stack, sessionId, container.Id)));
     if (runs('stream')) results.push(...(await firstByte(stack, sessionId)));
@@ -334,56 +308,22 @@ async function main() {
       results.push(...preview.results);
       loads.push(...preview.loads);
     }
-    if (runs('wake')) {
-      // A stack of its own, where sessions are due within seconds: only the measured one is.
-      const driven = await startBenchStack({
-        name: 'bench-wake',
-        agentProcess: true,
-        drivenLifecycle: true,
-      });
-      try {
-        await wakeRows(driven, results, { poolSize: driven.poolSize, rounds: WAKE_ROUNDS });
-      } finally {
-        await driven.stop();
-      }
-      // Deep sleep keeping the disk (./scripts/up's setting), against the archive rows above.
-      const keeping = await startBenchStack({
-        name: 'bench-wake-disk',
-        agentProcess: true,
-        drivenLifecycle: true,
-        agentEnv: { SANDBOX_DEEP_SLEEP: 'disk', SANDBOX_DEEP_SLEEP_DISK_MIN_MB: '0' },
-      });
-      try {
-        await keptDiskWakeRows(keeping, results, {
-          poolSize: keeping.poolSize,
-          rounds: WAKE_ROUNDS,
-          archived: [...results],
-        });
-      } finally {
-        await keeping.stop();
-      }
-    }
+    if (runs('wake')) await wakeStackRows(results, WAKE_ROUNDS);
     if (runs('snapshot')) {
       const poolSize = stack.poolSize;
       await snapshotRows(stack, results, { rounds: WAKE_ROUNDS, poolSize });
     }
     if (runs('deadlines')) results.push(...(await transitionLateness()));
     if (runs('forkbomb')) results.push(...(await forkBombRows(stack)));
-    if (runs('fork')) await forkRows(results, stack, bareDockerRun, Math.min(CREATE_ROUNDS, 10));
-
-    console.log(`\nMachine: ${machine()}`);
-    printTable('One request at a time', results);
-    if (loads.length > 0) {
-      printTable(
-        `Throughput: ${LOAD.clients} keep-alive clients, at most ${LOAD.maxRequests} requests or ${LOAD.maxMs / 1000} s`,
-        loads,
+    if (runs('fork'))
+      await forkRows(
+        results,
+        stack,
+        (image) => bareDockerRun(image, CREATE_ROUNDS),
+        Math.min(CREATE_ROUNDS, 10),
       );
-    }
-    const groups = ONLY === undefined ? 'bench' : `bench-${ONLY.join('-')}`;
-    await writeJson(SANDBOX_RUNTIME === undefined ? groups : `${groups}-${SANDBOX_RUNTIME}`, [
-      ...results,
-      ...loads.map((l) => ({ ...l, name: `${l.name} (load)` })),
-    ]);
+
+    await report(results, loads);
   } finally {
     for (const id of created) await stack.deleteSession(id);
     await stack.stop();

@@ -10,7 +10,7 @@
 import { statfs } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { row, sleep, startBenchStack } from './lib.mjs';
+import { row, startBenchStack } from './lib.mjs';
 import { measure } from './timing.mjs';
 
 const { createLogger } = createRequire(import.meta.url)('../packages/logger/dist/index.js');

@@ -11,7 +11,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PREVIEW_DOMAIN, startAgentProcess, unmountUnder } from './processes.mjs';
+import { PREVIEW_DOMAIN, profileGateway, startAgentProcess, unmountUnder } from './processes.mjs';
 import { sleep } from './timing.mjs';
 
 /** The OCI runtime of the benchmark's sandboxes (Docker's default when unset). */
@@ -78,12 +78,16 @@ export const inSessionCpu = (argv) => [
  * Sessions go idle after the service's default delay, as users' do (activity is then written
  * in batches), unless `drivenLifecycle`: idle after 1 s, deep sleep after 2 s, for rows that
  * sweep sessions themselves. Transitions only happen when a row sweeps.
+ * The pool grows in idle time (ADR 46) only with `idleFill` (the rows of the default node),
+ * to the agent's default share or `BENCH_POOL_IDLE_PERCENT`: elsewhere members made in the
+ * pauses between rows would take the CPU from the rows measured.
  */
 export async function startBenchStack({
   pool,
   name = 'bench',
   gatewayEnv = {},
   agentProcess = false,
+  idleFill = false,
   drivenLifecycle = false,
   agentEnv: extraAgentEnv = {},
   onAgentLog,
@@ -94,32 +98,15 @@ export async function startBenchStack({
   if (!databaseUrl || !redisUrl)
     throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
   const nodeId = `${name}-${randomBytes(4).toString('hex')}`;
+  const stopProfile = await profileGateway(nodeId);
   // Searchable by others, as an agent makes the directories above its own: a remapped sandbox
   // root must pass it (ADR 32); an older run may have left it 0700.
   mkdirSync(BENCH_DIR, { recursive: true, mode: 0o711 });
   chmodSync(BENCH_DIR, 0o711);
   const token = randomBytes(16).toString('hex');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const agentEnv = {
-    AGENT_PORT: '0',
-    AGENT_PREVIEW_PORT: '0',
-    NODE_ID: nodeId,
-    INTERNAL_TOKEN: token,
-    SANDBOX_WORKSPACE_DIR: `${BENCH_DIR}/${nodeId}`,
-    PACKAGE_CACHE_DIR: `${BENCH_DIR}/${nodeId}-packages`,
-    BLOB_STORE_DIR: `${BENCH_DIR}/${nodeId}-blobs`,
-    SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
-    ...(pool === undefined ? {} : { SANDBOX_POOL: pool }),
-    // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
-    ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
-    // The image ./scripts/build-sandbox-image built (its SANDBOX_IMAGE, default latest).
-    ...(process.env.SANDBOX_IMAGE === undefined
-      ? {}
-      : { SANDBOX_IMAGE: process.env.SANDBOX_IMAGE }),
-    ...extraAgentEnv,
-    // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
-    // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
-  };
+  const node = { nodeId, token, databaseUrl, redisUrl };
+  const agentEnv = benchAgentEnv({ nodeId, token, pool, idleFill, extraAgentEnv });
   const agentConfig = loadAgentConfig(agentEnv);
   let runtime;
   let agent;
@@ -130,20 +117,7 @@ export async function startBenchStack({
     agent = await startAgent({ config: agentConfig, logger, runtime });
   }
   const gateway = await startGateway({
-    config: loadGatewayConfig({
-      GATEWAY_PORT: '0',
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      AGENT_NODES: `${nodeId}=${agent.address}`,
-      INTERNAL_TOKEN: token,
-      ADMIN_TOKEN: token,
-      PREVIEW_DOMAIN,
-      // The bench drives the lifecycle passes itself.
-      ...(drivenLifecycle ? { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '2' } : {}),
-      SESSION_SWEEP_INTERVAL_S: '3600',
-      SESSION_SWEEP_AT_DEADLINES: 'false',
-      ...gatewayEnv,
-    }),
+    config: benchGatewayConfig(node, agent.address, { drivenLifecycle, gatewayEnv }),
     logger: gatewayLogger,
     schema,
   });
@@ -157,18 +131,7 @@ export async function startBenchStack({
     }),
     logger,
   });
-  const admin = (path, body) =>
-    fetch(`${url}/admin/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then((r) => r.json());
-  const account = await admin('/accounts', {
-    name: 'bench',
-    plan: 'enterprise',
-    limits: { requestsPerMinute: 1_000_000, maxConcurrentSessions: 10_000 },
-  });
-  const { key } = await admin(`/accounts/${account.id}/keys`, { name: 'bench' });
+  const key = await adminAccount(url, token, 'bench');
   const stack = {
     nodeId,
     url,
@@ -182,6 +145,22 @@ export async function startBenchStack({
     poolSize: agentConfig.pool.reduce((n, shape) => n + shape.size, 0),
     agentAddress: agent.address,
     api: (path, body) => api(url, key, path, body),
+    ...poolWatch(runtime, agent),
+    async deleteSession(id) {
+      await fetch(`${url}/v1/sessions/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}` },
+      });
+    },
+    stop: () =>
+      stopBenchStack({ nodeId, runtime, agent, edge, gateway, schema, agentConfig, stopProfile }),
+  };
+  return stack;
+}
+
+/** The pool's readiness and size, asked of the runtime in this process or of the agent's. */
+function poolWatch(runtime, agent) {
+  return {
     /** Resolves when the warm pool holds `size` ready members (`timeoutMs` at most). */
     async poolReady(size, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
@@ -194,45 +173,128 @@ export async function startBenchStack({
         await sleep(20);
       }
     },
+    /**
+     * How many members the pool grows to in idle time (ADR 46): its target once the node has
+     * served nothing for a while (10 s at most to show; its size where there is no idle fill).
+     */
+    async idlePoolTarget() {
+      const deadline = Date.now() + 10_000;
+      let target = await this.poolTarget();
+      while (target <= this.poolSize && Date.now() < deadline) {
+        await sleep(200);
+        target = await this.poolTarget();
+      }
+      return target;
+    },
     /** How many members the pool keeps now (it grows with demand). */
     async poolTarget() {
       const pool = runtime !== undefined ? runtime.poolStatus() : (await agent.nodeInfo()).pool;
       return pool.reduce((n, s) => n + (s.target || s.size), 0);
     },
-    async deleteSession(id) {
-      await fetch(`${url}/v1/sessions/${id}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${key}` },
-      });
-    },
-    async stop() {
-      const all = await docker.listContainers({
-        all: true,
-        filters: { label: [`io.sandbox.node=${nodeId}`] },
-      });
-      for (const c of all) {
-        const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
-        if (!id.startsWith('ses_')) continue;
-        const destroyed = runtime !== undefined ? runtime.destroy(id) : agent.destroy(id);
-        await destroyed.catch(() => undefined);
-      }
-      await edge.stop();
-      await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await gateway.stop();
-      await agent.stop();
-      // The agent's disk store (ADR 43) stays mounted after it stops: it goes with the rest.
-      await unmountUnder(agentConfig.workspaceDir);
-      // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
-      for (const dir of [
-        agentConfig.workspaceDir,
-        agentConfig.packageCacheDir,
-        agentConfig.blobStoreDir,
-      ]) {
-        await rm(dir, { recursive: true, force: true });
-      }
-    },
   };
-  return stack;
+}
+
+/** The configuration of a bench gateway in front of `agent`. */
+function benchGatewayConfig({ nodeId, token, databaseUrl, redisUrl }, agentAddress, options) {
+  const { drivenLifecycle, gatewayEnv } = options;
+  return loadGatewayConfig({
+    GATEWAY_PORT: '0',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    AGENT_NODES: `${nodeId}=${agentAddress}`,
+    INTERNAL_TOKEN: token,
+    ADMIN_TOKEN: token,
+    PREVIEW_DOMAIN,
+    // The bench drives the lifecycle passes itself.
+    ...(drivenLifecycle ? { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '2' } : {}),
+    SESSION_SWEEP_INTERVAL_S: '3600',
+    SESSION_SWEEP_AT_DEADLINES: 'false',
+    ...gatewayEnv,
+  });
+}
+
+/** The pool's idle fill for a stack: the agent's default, `BENCH_POOL_IDLE_PERCENT`, or none. */
+function idlePercent(idleFill) {
+  const percent = idleFill ? process.env.BENCH_POOL_IDLE_PERCENT : '0';
+  return percent === undefined ? {} : { SANDBOX_POOL_IDLE_MEMORY_PERCENT: percent };
+}
+
+/** The environment of a bench agent: its node id, token, directories, pool and image. */
+function benchAgentEnv({ nodeId, token, pool, idleFill, extraAgentEnv }) {
+  return {
+    AGENT_PORT: '0',
+    AGENT_PREVIEW_PORT: '0',
+    NODE_ID: nodeId,
+    INTERNAL_TOKEN: token,
+    SANDBOX_WORKSPACE_DIR: `${BENCH_DIR}/${nodeId}`,
+    PACKAGE_CACHE_DIR: `${BENCH_DIR}/${nodeId}-packages`,
+    BLOB_STORE_DIR: `${BENCH_DIR}/${nodeId}-blobs`,
+    SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
+    ...(pool === undefined ? {} : { SANDBOX_POOL: pool }),
+    ...idlePercent(idleFill),
+    // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
+    ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
+    // The image ./scripts/build-sandbox-image built (its SANDBOX_IMAGE, default latest).
+    ...(process.env.SANDBOX_IMAGE === undefined
+      ? {}
+      : { SANDBOX_IMAGE: process.env.SANDBOX_IMAGE }),
+    ...extraAgentEnv,
+    // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
+    // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
+  };
+}
+
+/**
+ * An enterprise account whose limits stay out of the way, made through the admin API of the
+ * gateway at `url` (its ADMIN_TOKEN `token`): its API key.
+ */
+export async function adminAccount(url, token, name) {
+  const admin = async (path, body) => {
+    const response = await fetch(`${url}/admin/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`admin ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const account = await admin('/accounts', {
+    name,
+    plan: 'enterprise',
+    limits: { requestsPerMinute: 1_000_000, maxConcurrentSessions: 10_000 },
+  });
+  const { key } = await admin(`/accounts/${account.id}/keys`, { name });
+  return key;
+}
+
+/** Destroys the bench's sessions, stops the stack, drops its schema and removes its files. */
+async function stopBenchStack(parts) {
+  const { nodeId, runtime, agent, edge, gateway, schema, agentConfig, stopProfile } = parts;
+  const all = await docker.listContainers({
+    all: true,
+    filters: { label: [`io.sandbox.node=${nodeId}`] },
+  });
+  for (const c of all) {
+    const id = (c.Names[0] ?? '').replace(/^\/sbx-/, '');
+    if (!id.startsWith('ses_')) continue;
+    const destroyed = runtime !== undefined ? runtime.destroy(id) : agent.destroy(id);
+    await destroyed.catch(() => undefined);
+  }
+  await edge.stop();
+  await stopProfile();
+  await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await gateway.stop();
+  await agent.stop();
+  // The agent's disk store (ADR 43) stays mounted after it stops: it goes with the rest.
+  await unmountUnder(agentConfig.workspaceDir);
+  // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
+  for (const dir of [
+    agentConfig.workspaceDir,
+    agentConfig.packageCacheDir,
+    agentConfig.blobStoreDir,
+  ]) {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**

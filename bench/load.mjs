@@ -140,8 +140,29 @@ async function memAvailableBytes() {
 }
 
 async function main() {
+  const rows = [...(await coldCreateRows())];
+  // The agent's own pool, as ./scripts/up runs it: it grows with the creates it sees.
+  const stack = await startBenchStack({ name: 'load', agentProcess: true, idleFill: true });
+  const ids = [];
+  try {
+    rows.push(...(await burstRows(stack, ids)));
+    if (ids.length < SESSIONS) throw new Error(`only ${ids.length} sessions for the echo rows`);
+    rows.push(...(await echoRows(stack, ids)));
+    for (const id of ids.splice(0)) await stack.deleteSession(id);
+  } finally {
+    for (const id of ids) await stack.deleteSession(id);
+    await stack.stop();
+  }
+  rows.push(...(await densityRows()));
+
+  console.log(`\nMachine: ${machine()}`);
+  printTable('Concurrent load (p50/p99 in ms; the last row in MB)', rows);
+  await writeJson('load', rows);
+}
+
+/** Concurrent creates without a pool, as before it (a stack of its own). */
+async function coldCreateRows() {
   const rows = [];
-  // Without a pool, as before it.
   const cold = await startBenchStack({ pool: '0', name: 'load-cold', agentProcess: true });
   const coldIds = [];
   try {
@@ -160,116 +181,132 @@ async function main() {
     for (const id of coldIds) await cold.deleteSession(id);
     await cold.stop();
   }
+  return rows;
+}
 
-  // The agent's own pool, as ./scripts/up runs it: it grows with the creates it sees.
-  const stack = await startBenchStack({ name: 'load', agentProcess: true });
-  const ids = [];
-  try {
-    await stack.poolReady(stack.poolSize, 120_000);
-    // A first burst finds the pool at its size: the rest start cold, a few at a time, and
-    // those that could not start in time are refused at once (503 with Retry-After).
-    const first = [];
-    const refused = [];
+/**
+ * Two bursts of creates: the first finds the pool filled in idle time, the second the pool
+ * grown towards the first. The second's sessions are pushed onto `ids` (the first's are deleted).
+ */
+async function burstRows(stack, ids) {
+  const rows = [];
+  await stack.poolReady(stack.poolSize, 120_000);
+  // The node idle, as after ./scripts/up: the pool grows past its size towards its share
+  // of the node's memory (ADR 46). The first burst comes once it has.
+  const filling = process.hrtime.bigint();
+  const idleTarget = await stack.idlePoolTarget();
+  await stack.poolReady(idleTarget, 300_000);
+  const filledS = elapsedMs(filling) / 1000;
+  // A first burst finds the pool so: what it lacks starts cold, a few at a time, and
+  // those that could not start in time are refused at once (503 with Retry-After).
+  const first = [];
+  const refused = [];
+  rows.push(
+    await concurrently(
+      `session create, ${CREATE_CONCURRENCY} at a time, ${SESSIONS} sessions, a first burst (pool of ${idleTarget}, filled in ${filledS.toFixed(0)} s of idle time)`,
+      SESSIONS,
+      CREATE_CONCURRENCY,
+      admitted(stack, first, refused),
+    ),
+  );
+  rows.at(-1).note =
+    `${first.length} made, ${refused.length} answered 503 (${refusalNote(refused)})`;
+  // The create that comes right after the burst: answered at once, made or refused.
+  const after = [];
+  const afterRefused = [];
+  rows.push(
+    await concurrently(
+      'a create right after the burst',
+      1,
+      1,
+      admitted(stack, after, afterRefused),
+    ),
+  );
+  rows.at(-1).note = after.length === 1 ? 'made' : `503 (${refusalNote(afterRefused)})`;
+  first.push(...after);
+  // Every sandbox of the burst goes: none may be left running.
+  await concurrently('burst deletes', first.length, CREATE_CONCURRENCY, (i) =>
+    stack.deleteSession(first[i]),
+  );
+  const left = await sessionSandboxes(stack.nodeId);
+  rows.push({
+    name: 'sandboxes left running after the burst was deleted',
+    rounds: first.length,
+    p50: left,
+    p99: left,
+    note: 'count',
+  });
+  // The pool has grown towards the burst (within SANDBOX_POOL_MAX): a second burst.
+  const target = await stack.poolTarget();
+  const growing = process.hrtime.bigint();
+  await stack.poolReady(Math.min(target, SESSIONS), 300_000);
+  const grownS = elapsedMs(growing) / 1000;
+  const secondRefused = [];
+  rows.push(
+    await concurrently(
+      `session create, ${CREATE_CONCURRENCY} at a time, ${SESSIONS} sessions, the next burst (the pool grown to ${target})`,
+      SESSIONS,
+      CREATE_CONCURRENCY,
+      admitted(stack, ids, secondRefused),
+    ),
+  );
+  rows.at(-1).note =
+    `${ids.length} made, ${secondRefused.length} answered 503; the pool grew in ${grownS.toFixed(1)} s`;
+  return rows;
+}
+
+/** Echo runs in the `ids` sessions: a closed loop (pool refilling, then not), open loops. */
+async function echoRows(stack, ids) {
+  const rows = [];
+  const echo = (i) => stack.api('/execute', { sessionId: ids[i % SESSIONS], command: 'echo hi' });
+  const echoes = (what, note) =>
+    closedLoop(
+      `${SESSIONS} sessions running echo at once (${EXECS_PER_SESSION} each after the first)${what}`,
+      `${SESSIONS} runs arriving at once, one per session${what}`,
+      SESSIONS * EXECS_PER_SESSION,
+      SESSIONS,
+      echo,
+      note,
+    );
+  // Right after the creates the pool makes the members they took, on the same two cores.
+  rows.push(
+    ...(await echoes(
+      ', pool refilling',
+      'the pool making the members the creates took, meanwhile',
+    )),
+  );
+  // The row itself: the node doing only the runs.
+  const refilling = process.hrtime.bigint();
+  await stack.poolReady(Math.min(await stack.poolTarget(), SESSIONS), 300_000);
+  rows.push(
+    ...(await echoes(
+      '',
+      `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
+    )),
+  );
+  // The same sessions, the runs arriving at a set rate instead of 60 clients each waiting
+  // for its last answer: whether the node keeps up with that rate, and at what latency.
+  for (const rate of OPEN_RATES) {
     rows.push(
-      await concurrently(
-        `session create, ${CREATE_CONCURRENCY} at a time, ${SESSIONS} sessions, a first burst (pool of ${stack.poolSize})`,
-        SESSIONS,
-        CREATE_CONCURRENCY,
-        admitted(stack, first, refused),
-      ),
-    );
-    rows.at(-1).note =
-      `${first.length} made, ${refused.length} answered 503 (${refusalNote(refused)})`;
-    // The create that comes right after the burst: answered at once, made or refused.
-    const after = [];
-    const afterRefused = [];
-    rows.push(
-      await concurrently(
-        'a create right after the burst',
-        1,
-        1,
-        admitted(stack, after, afterRefused),
-      ),
-    );
-    rows.at(-1).note = after.length === 1 ? 'made' : `503 (${refusalNote(afterRefused)})`;
-    first.push(...after);
-    // Every sandbox of the burst goes: none may be left running.
-    await concurrently('burst deletes', first.length, CREATE_CONCURRENCY, (i) =>
-      stack.deleteSession(first[i]),
-    );
-    const left = await sessionSandboxes(stack.nodeId);
-    rows.push({
-      name: 'sandboxes left running after the burst was deleted',
-      rounds: first.length,
-      p50: left,
-      p99: left,
-      note: 'count',
-    });
-    // The pool has grown towards the burst (within SANDBOX_POOL_MAX): a second burst.
-    const target = await stack.poolTarget();
-    const growing = process.hrtime.bigint();
-    await stack.poolReady(Math.min(target, SESSIONS), 300_000);
-    const grownS = elapsedMs(growing) / 1000;
-    const secondRefused = [];
-    rows.push(
-      await concurrently(
-        `session create, ${CREATE_CONCURRENCY} at a time, ${SESSIONS} sessions, the next burst (the pool grown to ${target})`,
-        SESSIONS,
-        CREATE_CONCURRENCY,
-        admitted(stack, ids, secondRefused),
-      ),
-    );
-    rows.at(-1).note =
-      `${ids.length} made, ${secondRefused.length} answered 503; the pool grew in ${grownS.toFixed(1)} s`;
-    if (ids.length < SESSIONS) throw new Error(`only ${ids.length} sessions for the echo rows`);
-    const echo = (i) => stack.api('/execute', { sessionId: ids[i % SESSIONS], command: 'echo hi' });
-    const echoes = (what, note) =>
-      closedLoop(
-        `${SESSIONS} sessions running echo at once (${EXECS_PER_SESSION} each after the first)${what}`,
-        `${SESSIONS} runs arriving at once, one per session${what}`,
-        SESSIONS * EXECS_PER_SESSION,
-        SESSIONS,
+      await openLoop(
+        `${SESSIONS} sessions running echo, ${rate} runs/s offered (open loop)`,
+        OPEN_RUNS,
+        rate,
         echo,
-        note,
-      );
-    // Right after the creates the pool makes the members they took, on the same two cores.
-    rows.push(
-      ...(await echoes(
-        ', pool refilling',
-        'the pool making the members the creates took, meanwhile',
-      )),
+      ),
     );
-    // The row itself: the node doing only the runs.
-    const refilling = process.hrtime.bigint();
-    await stack.poolReady(Math.min(await stack.poolTarget(), SESSIONS), 300_000);
-    rows.push(
-      ...(await echoes(
-        '',
-        `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
-      )),
-    );
-    // The same sessions, the runs arriving at a set rate instead of 60 clients each waiting
-    // for its last answer: whether the node keeps up with that rate, and at what latency.
-    for (const rate of OPEN_RATES) {
-      rows.push(
-        await openLoop(
-          `${SESSIONS} sessions running echo, ${rate} runs/s offered (open loop)`,
-          OPEN_RUNS,
-          rate,
-          echo,
-        ),
-      );
-    }
-    rows.push(await spawnFloor(ids));
-    for (const id of ids.splice(0)) await stack.deleteSession(id);
-  } finally {
-    for (const id of ids) await stack.deleteSession(id);
-    await stack.stop();
   }
+  rows.push(await spawnFloor(ids));
+  return rows;
+}
 
-  // Density: DENSITY_SESSIONS sessions on the node at once, each having run code once (its
-  // runner and next Node started), then idle (paused). What each holds, from the host's
-  // available memory, and how fast one of them wakes among all the others.
+/**
+ * Density: DENSITY_SESSIONS sessions on the node at once, each having run code once (its
+ * runner and next Node started), then idle (paused). What each holds, from the host's
+ * available memory, and how fast one of them wakes among all the others.
+ */
+async function densityRows() {
+  const rows = [];
   const dense = await startBenchStack({
     pool: '0',
     name: 'load-density',
@@ -282,26 +319,7 @@ async function main() {
   try {
     await sleep(1000);
     const before = await memAvailableBytes();
-    let failures = 0;
-    await concurrently('density creates', DENSITY_SESSIONS, CREATE_CONCURRENCY, async () => {
-      // The node's limit is part of the answer: count failures, stop after a run of them. A
-      // create the node cannot start in time (503) is tried again after its Retry-After, as a
-      // client should: that is admission, not the node's limit.
-      if (failures >= 10) return;
-      try {
-        for (let attempt = 0; ; attempt += 1) {
-          const refused = [];
-          await admitted(dense, denseIds, refused)();
-          if (refused.length === 0) break;
-          if (attempt >= 5) throw new Error(`refused ${attempt + 1} times (503)`);
-          await sleep((refused[0] || 1) * 1000);
-        }
-        failures = 0;
-      } catch (err) {
-        failures += 1;
-        console.error(`density: create ${denseIds.length + 1} failed: ${err.message}`);
-      }
-    });
+    await denseCreates(dense, denseIds);
     const codeRun = (i) => dense.api('/execute', { sessionId: denseIds[i], code: '1' });
     await concurrently('density code runs', denseIds.length, CREATE_CONCURRENCY, codeRun);
     await sleep(1500);
@@ -339,10 +357,33 @@ async function main() {
     );
     await dense.stop();
   }
+  return rows;
+}
 
-  console.log(`\nMachine: ${machine()}`);
-  printTable('Concurrent load (p50/p99 in ms; the last row in MB)', rows);
-  await writeJson('load', rows);
+/**
+ * DENSITY_SESSIONS creates, CREATE_CONCURRENCY at a time, onto `denseIds`. The node's limit is
+ * part of the answer: failures are counted, and creates stop after a run of them. A create the
+ * node cannot start in time (503) is tried again after its Retry-After, as a client should:
+ * that is admission, not the node's limit.
+ */
+async function denseCreates(dense, denseIds) {
+  let failures = 0;
+  await concurrently('density creates', DENSITY_SESSIONS, CREATE_CONCURRENCY, async () => {
+    if (failures >= 10) return;
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        const refused = [];
+        await admitted(dense, denseIds, refused)();
+        if (refused.length === 0) break;
+        if (attempt >= 5) throw new Error(`refused ${attempt + 1} times (503)`);
+        await sleep((refused[0] || 1) * 1000);
+      }
+      failures = 0;
+    } catch (err) {
+      failures += 1;
+      console.error(`density: create ${denseIds.length + 1} failed: ${err.message}`);
+    }
+  });
 }
 
 main().then(

@@ -2,8 +2,10 @@
 // the edge proxy), the HTTP load generator; and the clean-up of a stopped agent's mounts.
 // Shared through lib.mjs.
 import { execFile, fork, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -176,5 +178,25 @@ export function startHttpLoad() {
       if (child.connected) child.disconnect();
       await exited(child, 'SIGTERM');
     },
+  };
+}
+
+/**
+ * BENCH_CPU_PROF=<dir>: a CPU profile of this process (the gateway, and the bench's client of
+ * it) from a stack's start to its stop, `gateway-<node id>.cpuprofile` there; the processes of
+ * their own (agent, edge proxy) write theirs beside it. Resolves to the function that stops it.
+ */
+export async function profileGateway(nodeId) {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return async () => undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `gateway-${nodeId}.cpuprofile`), JSON.stringify(profile));
   };
 }

@@ -11,7 +11,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { elapsedMs, row, sleep } from './lib.mjs';
+import { elapsedMs, row, sleep, startBenchStack } from './lib.mjs';
 
 const run = promisify(execFile);
 /** How the agent makes and mounts a workspace disk: the baselines' disks are made the same way. */
@@ -222,5 +222,39 @@ export async function wakeRows(stack, results, { poolSize, rounds }) {
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The wake rows of pnpm bench, each group on a stack of its own where sessions are due within
+ * seconds: deep sleep to an archive, then keeping the disk (./scripts/up's setting).
+ */
+export async function wakeStackRows(results, rounds) {
+  // A stack of its own, where sessions are due within seconds: only the measured one is.
+  const driven = await startBenchStack({
+    name: 'bench-wake',
+    agentProcess: true,
+    drivenLifecycle: true,
+  });
+  try {
+    await wakeRows(driven, results, { poolSize: driven.poolSize, rounds: rounds });
+  } finally {
+    await driven.stop();
+  }
+  // Deep sleep keeping the disk (./scripts/up's setting), against the archive rows above.
+  const keeping = await startBenchStack({
+    name: 'bench-wake-disk',
+    agentProcess: true,
+    drivenLifecycle: true,
+    agentEnv: { SANDBOX_DEEP_SLEEP: 'disk', SANDBOX_DEEP_SLEEP_DISK_MIN_MB: '0' },
+  });
+  try {
+    await keptDiskWakeRows(keeping, results, {
+      poolSize: keeping.poolSize,
+      rounds: rounds,
+      archived: [...results],
+    });
+  } finally {
+    await keeping.stop();
   }
 }

@@ -11,7 +11,9 @@ import { requiredEnv, SANDBOX_IMAGE } from '../support/env';
 import { closedPort } from '../support/net';
 import {
   MANUAL_SWEEPS,
+  docker,
   removeNodeSandboxes,
+  sessionContainerNow,
   testWorkspaceDir,
   type TestStack,
 } from '../support/stack';
@@ -64,7 +66,7 @@ const exists = (path: string) =>
   );
 
 /** The real agent program, in its own process group (so a kill takes its children too). */
-async function startAgentProcess(): Promise<void> {
+async function startAgentProcess(image = SANDBOX_IMAGE): Promise<void> {
   agent = spawn(process.execPath, [join(__dirname, '../../services/agent/dist/main.js')], {
     detached: true,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -75,7 +77,7 @@ async function startAgentProcess(): Promise<void> {
       AGENT_PREVIEW_PORT: String(previewPort),
       NODE_ID: nodeId,
       INTERNAL_TOKEN: internalToken,
-      SANDBOX_IMAGE,
+      SANDBOX_IMAGE: image,
       SANDBOX_WORKSPACE_DIR: workspaceDir,
       PACKAGE_CACHE_DIR: `${workspaceDir}-packages`,
       BLOB_STORE_DIR: blobDir,
@@ -118,9 +120,15 @@ afterAll(async () => {
   await gateway?.stop();
   killAgent();
   await removeNodeSandboxes(nodeId);
+  await docker
+    .getImage(OLDER_IMAGE)
+    .remove()
+    .catch(() => undefined);
 });
 
 const FINGERPRINT = 'find . -type f -print0 | sort -z | xargs -0 sha256sum';
+/** An image other than the test's, standing for one made before an upgrade (ADR 47). */
+const OLDER_IMAGE = `sbx-older-${nodeId}:latest`;
 
 const execute = (sessionId: string, command: string) =>
   call<{ stdout: string; exitCode: number }>(`${gateway.url}/v1/execute`, {
@@ -237,4 +245,42 @@ it('ends a streamed run with a terminal error event, not a cut, when the agent d
     ).text(),
   );
   expect(resumed.map((e) => e.event)).toEqual(['error']);
+});
+
+it('recreates at its start a sandbox of another image on its own, every file kept', async () => {
+  // The test's image with one more label: another image id, the same runner.
+  const base = await docker.createContainer({ Image: SANDBOX_IMAGE });
+  const [repo, tag] = OLDER_IMAGE.split(':');
+  await base.commit({ repo, tag, changes: 'LABEL io.sandbox.test=older' });
+  await base.remove();
+  const olderId = (await docker.getImage(OLDER_IMAGE).inspect()).Id;
+  const currentId = (await docker.getImage(SANDBOX_IMAGE).inspect()).Id;
+  killAgent();
+  await startAgentProcess(OLDER_IMAGE);
+  // The gateway finds the restarted node again within a few seconds.
+  let id = '';
+  for (let tries = 0; id === '' && tries < 40; tries += 1) {
+    id = await createSession(gateway.url, account.key).catch(() => '');
+    if (id === '') await sleep(500);
+  }
+  const made = await execute(
+    id,
+    `echo kept > kept.txt; (nohup sleep 600 >/dev/null 2>&1 &); ${FINGERPRINT}`,
+  );
+  expect(made.body.exitCode).toBe(0);
+  const before = await sessionContainerNow(id);
+  expect(before?.ImageID).toBe(olderId);
+
+  // An upgrade: the agent comes back with another image, the old sandbox still running.
+  killAgent();
+  await startAgentProcess();
+  await waitFor(
+    async () => (await sessionContainerNow(id))?.ImageID === currentId,
+    30_000,
+    'the sandbox to be recreated on the current image',
+  );
+  const after = await sessionContainerNow(id);
+  expect(after?.Id).not.toBe(before?.Id);
+  const again = await execute(id, `${FINGERPRINT}; pgrep -fx "sleep 600" || echo none`);
+  expect([again.status, again.body.stdout]).toEqual([200, `${made.body.stdout}none\n`]);
 });

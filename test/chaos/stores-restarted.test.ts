@@ -91,67 +91,84 @@ describe('Redis restarted', () => {
   });
 });
 
-describe('Postgres restarted', () => {
-  let postgres: ChildProcess | undefined;
-  let gateway: RunningGateway;
-  let port: number;
-  const dataDir = mkdtempSync(join(tmpdir(), 'pg-restart-'));
-  const asPostgres = (command: string, args: string[]) =>
-    process.getuid?.() === 0
-      ? ['runuser', ['-u', 'postgres', '--', command, ...args]]
-      : [command, args];
-  const startPostgres = () => {
-    const [command, args] = asPostgres(`${PG_BIN}/postgres`, [
-      '-D',
-      dataDir,
-      '-p',
-      String(port),
-      '-k',
-      dataDir,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'fsync=off',
-    ]) as [string, string[]];
-    postgres = spawn(command, args, { stdio: 'ignore' });
-  };
-  /** An immediate shutdown (its backends too), signalled to the postmaster itself. */
-  const stopPostgres = async () => {
-    if (postgres === undefined || postgres.exitCode !== null) return;
-    const exited = new Promise((resolve) => postgres?.once('exit', resolve));
-    const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    process.kill(postmaster, 'SIGQUIT');
-    await exited;
-  };
-  const ready = async () => {
-    for (let i = 0; i < 100; i += 1) {
-      const probe = spawnSync(`${PG_BIN}/pg_isready`, ['-h', '127.0.0.1', '-p', String(port)]);
-      if (probe.status === 0) return;
-      await sleep(100);
-    }
-    throw new Error('the test Postgres did not start');
-  };
+/** A Postgres of the test's own in a temporary directory, started and stopped at will. */
+class ThrowawayPostgres {
+  readonly dataDir = mkdtempSync(join(tmpdir(), 'pg-restart-'));
+  port = 0;
+  private process: ChildProcess | undefined;
 
-  beforeAll(async () => {
-    port = await closedPort();
-    chmodSync(dataDir, 0o700);
-    spawnSync('chown', ['postgres:postgres', dataDir]);
-    const [command, args] = asPostgres(`${PG_BIN}/initdb`, [
+  /** Makes its cluster (owned by postgres when run as root) and starts it. */
+  async init(): Promise<void> {
+    this.port = await closedPort();
+    chmodSync(this.dataDir, 0o700);
+    spawnSync('chown', ['postgres:postgres', this.dataDir]);
+    const [command, args] = this.asPostgres(`${PG_BIN}/initdb`, [
       '-D',
-      dataDir,
+      this.dataDir,
       '-U',
       'sandbox',
       '--auth=trust',
       '--no-sync',
-    ]) as [string, string[]];
+    ]);
     const made = spawnSync(command, args, { encoding: 'utf8' });
     if (made.status !== 0) throw new Error(`initdb failed: ${made.stderr}`);
-    startPostgres();
-    await ready();
+    await this.start();
+  }
+
+  async start(): Promise<void> {
+    const [command, args] = this.asPostgres(`${PG_BIN}/postgres`, [
+      '-D',
+      this.dataDir,
+      '-p',
+      String(this.port),
+      '-k',
+      this.dataDir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+    ]);
+    this.process = spawn(command, args, { stdio: 'ignore' });
+    for (let i = 0; i < 100; i += 1) {
+      const probe = spawnSync(`${PG_BIN}/pg_isready`, ['-h', '127.0.0.1', '-p', String(this.port)]);
+      if (probe.status === 0) return;
+      await sleep(100);
+    }
+    throw new Error('the test Postgres did not start');
+  }
+
+  /** An immediate shutdown (its backends too), signalled to the postmaster itself. */
+  async stop(): Promise<void> {
+    const postgres = this.process;
+    if (postgres === undefined || postgres.exitCode !== null) return;
+    const exited = new Promise((resolve) => postgres.once('exit', resolve));
+    const pidFile = readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8');
+    process.kill(Number(pidFile.split('\n')[0]), 'SIGQUIT');
+    await exited;
+  }
+
+  async remove(): Promise<void> {
+    await this.stop();
+    spawnSync('rm', ['-rf', this.dataDir]);
+  }
+
+  private asPostgres(command: string, args: string[]): [string, string[]] {
+    return process.getuid?.() === 0
+      ? ['runuser', ['-u', 'postgres', '--', command, ...args]]
+      : [command, args];
+  }
+}
+
+describe('Postgres restarted', () => {
+  const postgres = new ThrowawayPostgres();
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    await postgres.init();
     gateway = await startGateway({
       config: loadGatewayConfig({
         GATEWAY_PORT: '0',
-        DATABASE_URL: `postgres://sandbox@127.0.0.1:${port}/postgres`,
+        DATABASE_URL: `postgres://sandbox@127.0.0.1:${postgres.port}/postgres`,
         REDIS_URL: requiredEnv('TEST_REDIS_URL'),
         AGENT_NODES: `gone=127.0.0.1:${await closedPort()}`,
         ADMIN_TOKEN: adminToken,
@@ -163,8 +180,7 @@ describe('Postgres restarted', () => {
 
   afterAll(async () => {
     await gateway?.stop();
-    await stopPostgres();
-    spawnSync('rm', ['-rf', dataDir]);
+    await postgres.remove();
   });
 
   it('answers 503 while Postgres is down and serves again once it is back', async () => {
@@ -172,14 +188,13 @@ describe('Postgres restarted', () => {
     const sessions = `${gateway.url}/v1/sessions`;
     expect((await call(sessions, { key })).status).toBe(200);
 
-    await stopPostgres();
+    await postgres.stop();
     const down = await until(sessions, key, 503, 10_000);
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ error: { code: 'service_unavailable' } });
     expect(down.took).toBeLessThan(5000);
 
-    startPostgres();
-    await ready();
+    await postgres.start();
     const back = await until(sessions, key, 200, 15_000);
     expect(back.status).toBe(200);
   });

@@ -7,6 +7,7 @@ import {
   type CellResult,
 } from '@sandbox/sdk';
 import { createAccount } from '../support/api';
+import { contextCalls, mainText, type Cell, type Context } from '../support/code-contexts';
 import { parseEvents } from '../support/streamed-run';
 import { useStackWithAccount } from '../support/use-stack';
 
@@ -17,41 +18,13 @@ import { useStackWithAccount } from '../support/use-stack';
 
 const t = useStackWithAccount('paid', { session: true });
 
-interface Cell {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  timedOut: boolean;
-  results?: Array<Record<string, unknown>>;
-  error?: { name: string; message: string; stack: string };
-}
-
-interface Context {
-  contextId: string;
-  language: string;
-  cwd: string;
-  createdAt: string;
-}
-
-const contextsPath = () => `/v1/sessions/${t.sessionId}/contexts`;
-
-async function newContext(body: Record<string, unknown> = {}): Promise<string> {
-  const created = await t.api.post<Context>(contextsPath(), body);
-  expect(created.status).toBe(201);
-  return created.body.contextId;
-}
-
-const cell = (contextId: string, code: string, extra: Record<string, unknown> = {}) =>
-  t.api.execute<Cell>(t.sessionId, { contextId, code, ...extra });
-
-const mainText = (run: { body: Cell }) =>
-  run.body.results?.find((result) => result.isMain === true)?.['text/plain'];
+const { contextsPath, newContext, cell, sharedContext } = contextCalls(t);
 
 describe('code contexts', () => {
   let ctx: string;
 
   beforeAll(async () => {
-    ctx = await newContext();
+    ctx = await sharedContext();
   });
 
   it('answers a create with the context', async () => {
@@ -120,6 +93,14 @@ describe('code contexts', () => {
     expect(redeclared.body.exitCode).toBe(0);
     expect(mainText(redeclared)).toBe('32');
   });
+});
+
+describe('code contexts: imports again, display, errors, timeouts', () => {
+  let ctx: string;
+
+  beforeAll(async () => {
+    ctx = await sharedContext();
+  });
 
   it('runs an import cell again, and imports workspace modules from the cwd', async () => {
     await cell(ctx, "require('node:fs').writeFileSync('helper.mjs', 'export const answer = 21;')");
@@ -176,6 +157,14 @@ describe('code contexts', () => {
     expect(looped.status).toBe(408);
     expect(mainText(await cell(ctx, 'kept'))).toBe('5');
   });
+});
+
+describe('code contexts: restarts, one cell at a time, the spare', () => {
+  let ctx: string;
+
+  beforeAll(async () => {
+    ctx = await sharedContext();
+  });
 
   it('answers context_restarted when a cell kills its process, and runs the next cell fresh', async () => {
     const own = await newContext();
@@ -223,7 +212,9 @@ describe('code contexts', () => {
     expect(uptime).toBeGreaterThan((Date.now() - asked) / 1000);
     await t.api.delete(`${contextsPath()}/${created.body.contextId}`);
   });
+});
 
+describe('code contexts: several, listed, capped', () => {
   it('keeps two contexts apart', async () => {
     const a = await newContext();
     const b = await newContext();
@@ -258,6 +249,14 @@ describe('code contexts', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('context_limit_exceeded');
     await t.api.deleteSession(session);
+  });
+});
+
+describe('code contexts: streamed cells', () => {
+  let ctx: string;
+
+  beforeAll(async () => {
+    ctx = await sharedContext();
   });
 
   it('streams a cell: its output as it comes, its values and error as events, then its result', async () => {
@@ -317,6 +316,14 @@ describe('code contexts', () => {
     expect(received.length).toBe(1024 * 1024);
     expect(received === expected.join('')).toBe(true);
     expect(events.at(-1)?.event).toBe('result');
+  });
+});
+
+describe('code contexts: files, plain runs, other accounts', () => {
+  let ctx: string;
+
+  beforeAll(async () => {
+    ctx = await sharedContext();
   });
 
   it('reports the files a cell wrote', async () => {

@@ -104,7 +104,9 @@ describe('code runs in a pre-started Node', () => {
     expect(inCallback.body.exitCode).toBe(1);
     expect(inCallback.body.stderr).toContain('Error: late');
   });
+});
 
+describe('code runs in a pre-started Node: measures, timeouts, idle sessions', () => {
   it("measures the run's own CPU time and memory, not the Node start-up before it", async () => {
     const busy =
       'const t0 = process.cpuUsage(); let n = 0; for (let u = process.cpuUsage(t0); u.user + u.system < 150_000; u = process.cpuUsage(t0)) n++; console.log(n > 0);';

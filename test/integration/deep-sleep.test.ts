@@ -137,16 +137,16 @@ it('destroys a sleeping session completely', async () => {
   ).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
 });
 
-describe('snapshots (ADR 44)', () => {
-  interface ErrorBody {
-    error: { code: string; details?: Record<string, unknown> };
-  }
-  const blobsDir = () => `${testWorkspaceDir(t.stack.nodeId)}-blobs`;
-  const blobsOf = async (snapshotId: string) =>
-    (await readdir(blobsDir())).filter((name) => name.startsWith(snapshotId)).sort();
-  const snapshot = (api: ApiClient, sessionId: string, body: object = {}) =>
-    api.post<Snapshot & ErrorBody>(`/v1/sessions/${sessionId}/snapshots`, body);
+interface ErrorBody {
+  error: { code: string; details?: Record<string, unknown> };
+}
+const blobsDir = () => `${testWorkspaceDir(t.stack.nodeId)}-blobs`;
+const blobsOf = async (snapshotId: string) =>
+  (await readdir(blobsDir())).filter((name) => name.startsWith(snapshotId)).sort();
+const snapshot = (api: ApiClient, sessionId: string, body: object = {}) =>
+  api.post<Snapshot & ErrorBody>(`/v1/sessions/${sessionId}/snapshots`, body);
 
+describe('snapshots (ADR 44)', () => {
   it('snapshots a running session, and new sessions start from it byte for byte', async () => {
     const source = await t.api.createSession({
       metadata: { team: 'a' },
@@ -215,7 +215,9 @@ describe('snapshots (ADR 44)', () => {
     }
     await Promise.all([source, copy, second].map((id) => t.api.deleteSession(id)));
   });
+});
 
+describe('snapshot quotas (ADR 44)', () => {
   it("keeps to the plan's quota, leaves nothing of a refused snapshot, and goes with its account", async () => {
     const account = await createAccount(t.stack, 'enterprise', { limits: { maxSnapshots: 1 } });
     const api = t.as(account.key);

@@ -278,7 +278,9 @@ describe('package installs in an installer container', () => {
     const run = await code("import ok from 'fake-ok';\nconsole.log(ok);");
     expect(run.body).toMatchObject({ exitCode: 0, stdout: 'ok from the registry\n' });
   });
+});
 
+describe('package installs: what the installer cannot reach', () => {
   it('refuses a dependency that names an http(s) tarball elsewhere: nothing reaches it', async () => {
     const network = await docker.getNetwork(INSTALLER_NETWORK).inspect();
     const gateway = (network.IPAM?.Config ?? [])[0]?.Gateway ?? '';

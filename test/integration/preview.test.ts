@@ -133,15 +133,26 @@ describe('private previews', () => {
   });
 });
 
-describe('streaming and upgrades through the edge proxy', () => {
-  let appSession: string;
-  let host: string;
-
+let previewApp: Promise<{ appSession: string; host: string }> | undefined;
+/**
+ * A session running the preview app (`appSession`, its preview `host`), started before the
+ * first case that needs it; the describes that use it share it.
+ */
+function usePreviewApp(): { appSession: string; host: string } {
+  const shared = { appSession: '', host: '' };
   beforeAll(async () => {
-    appSession = await t.api.createSession();
-    await startPreviewApp(t.stack.url, t.account.key, appSession);
-    host = `${label(appSession)}.preview.test`;
+    previewApp ??= (async () => {
+      const appSession = await t.api.createSession();
+      await startPreviewApp(t.stack.url, t.account.key, appSession);
+      return { appSession, host: `${label(appSession)}.preview.test` };
+    })();
+    Object.assign(shared, await previewApp);
   });
+  return shared;
+}
+
+describe('streaming through the edge proxy', () => {
+  const shared = usePreviewApp();
 
   it('streams Server-Sent Events as the app sends them', async () => {
     const edge = new URL(t.stack.edge?.url ?? '');
@@ -149,7 +160,7 @@ describe('streaming and upgrades through the edge proxy', () => {
     const started = Date.now();
     await new Promise<void>((resolve, reject) => {
       const req = request(
-        { host: edge.hostname, port: edge.port, path: '/events', headers: { host } },
+        { host: edge.hostname, port: edge.port, path: '/events', headers: { host: shared.host } },
         (res) => {
           expect(res.headers['content-type']).toBe('text/event-stream');
           res.setEncoding('utf8');
@@ -176,7 +187,13 @@ describe('streaming and upgrades through the edge proxy', () => {
     for (let i = 0; i < 3; i += 1) {
       await new Promise<void>((resolve, reject) => {
         const req = request(
-          { host: edge.hostname, port: edge.port, path: '/api', headers: { host }, agent },
+          {
+            host: edge.hostname,
+            port: edge.port,
+            path: '/api',
+            headers: { host: shared.host },
+            agent,
+          },
           (res) => {
             res.resume();
             res.on('end', resolve);
@@ -196,16 +213,20 @@ describe('streaming and upgrades through the edge proxy', () => {
     // passes bytes), so the app sees one connection, not one per request.
     const seen = new Set<string>();
     for (let i = 0; i < 3; i += 1) {
-      const answer = await preview(host, '/connection');
+      const answer = await preview(shared.host, '/connection');
       expect(answer.status).toBe(200);
       seen.add(answer.body);
     }
     expect(seen.size).toBe(1);
   });
+});
+
+describe('upgrades and malformed answers through the edge proxy', () => {
+  const shared = usePreviewApp();
 
   it('carries WebSocket upgrades both ways', async () => {
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const req = upgradeRequest(host);
+      const req = upgradeRequest(shared.host);
       req.on('upgrade', (_res, upgraded: Socket) => resolve(upgraded));
       req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
       req.on('error', reject);
@@ -231,19 +252,26 @@ describe('streaming and upgrades through the edge proxy', () => {
 
   it('answers a 502 page for a malformed response, and keeps serving', async () => {
     // A hostile app: a status line Node would refuse to send on (it would throw).
-    const hostile = await t.api.execute(appSession, {
+    const hostile = await t.api.execute(shared.appSession, {
       command:
         "nohup node -e \"require('net').createServer((s) => { s.on('error', () => {}); s.once('data', () => s.end('HTTP/1.1 099 x\\r\\nContent-Length: 0\\r\\n\\r\\n')); }).listen(3002)\" >/dev/null 2>&1 & " +
         'for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3002) 2>/dev/null && break; sleep 0.1; done',
     });
     expect(hostile.status).toBe(200);
     for (let i = 0; i < 3; i += 1) {
-      const bad = await preview(`3002-${host}`, '/');
+      const bad = await preview(`3002-${shared.host}`, '/');
       expect(bad.status).toBe(502);
       expect(bad.type).toMatch(/^text\/html/);
     }
-    expect(await preview(host, '/api')).toMatchObject({ status: 200, body: 'api ok on port 3000' });
+    expect(await preview(shared.host, '/api')).toMatchObject({
+      status: 200,
+      body: 'api ok on port 3000',
+    });
   });
+});
+
+describe('upgrades kept to their own visitor and session', () => {
+  const shared = usePreviewApp();
 
   it('never lets an app answer an upgrade with bytes meant for other visitors', async () => {
     // A hostile app: refuses the upgrade with a chunked answer whose content is a forged end
@@ -260,18 +288,18 @@ describe('streaming and upgrades through the edge proxy', () => {
       '  });',
       '}).listen(3003);',
     ].join('\n');
-    const started = await t.api.execute(appSession, {
+    const started = await t.api.execute(shared.appSession, {
       files: [{ path: 'forger.js', content: app }],
       command:
         'nohup node forger.js >/dev/null 2>&1 & for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/3003) 2>/dev/null && break; sleep 0.1; done',
     });
     expect(started.status).toBe(200);
-    const outcome = await upgradeOutcome(`3003-${host}`);
+    const outcome = await upgradeOutcome(`3003-${shared.host}`);
     expect(outcome).not.toBe('upgraded');
     expect(outcome).not.toBe('status 200');
     // Every other request through the edge still gets its own answer.
     for (let i = 0; i < 5; i += 1) {
-      expect(await preview(host, '/api')).toMatchObject({
+      expect(await preview(shared.host, '/api')).toMatchObject({
         status: 200,
         body: 'api ok on port 3000',
       });

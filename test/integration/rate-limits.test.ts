@@ -31,4 +31,34 @@ describe('RedisRateLimiter against a real Redis', () => {
     await new Promise((resolve) => setTimeout(resolve, 350));
     expect((await limiter.consume('k', 2, 300)).allowed).toBe(true);
   });
+
+  it('counts a guarded request only while its stamp reads as expected, atomically', async () => {
+    const prefix = `test:${Date.now()}:guard:`;
+    const limiter = new RedisRateLimiter(redis, `${prefix}rl:`, `${prefix}stamp:`);
+    const guard = { key: 'principals', expected: null };
+    // Unset stamp: counted, 100 of 200 at once as with consume.
+    const first = await Promise.all(
+      Array.from({ length: 200 }, () => limiter.consumeIfStamped('k', 100, 60_000, guard)),
+    );
+    expect(first.every((r) => r.stamp === null)).toBe(true);
+    expect(first.filter((r) => r.decision?.allowed)).toHaveLength(100);
+    // A bump: nothing counted, and the stamp now set comes back.
+    await redis.set(`${prefix}stamp:principals`, 'bumped');
+    const stale = await limiter.consumeIfStamped('j', 5, 60_000, guard);
+    expect(stale).toEqual({ stamp: 'bumped' });
+    const fresh = await limiter.consumeIfStamped('j', 5, 60_000, {
+      key: 'principals',
+      expected: 'bumped',
+    });
+    expect(fresh).toMatchObject({ stamp: 'bumped', decision: { allowed: true, remaining: 4 } });
+  });
+
+  it('reads the stamp as unknown, counting nothing, while Redis is out of reach', async () => {
+    const down = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+    const limiter = new RedisRateLimiter(down);
+    expect(
+      await limiter.consumeIfStamped('k', 1, 60_000, { key: 'principals', expected: null }),
+    ).toEqual({ stamp: undefined });
+    down.disconnect();
+  });
 });

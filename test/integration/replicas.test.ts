@@ -3,11 +3,20 @@ import { call, createAccount } from '../support/api';
 import { MANUAL_SWEEPS } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
-describe('two gateway replicas sharing Postgres and Redis', () => {
-  // Idle after 1 s: the node refuses to pause a session it served a request of within the
-  // idle delay, whatever a replica's record says.
-  const t = useStack({ replicas: 2, gatewayEnv: { ...MANUAL_SWEEPS, SESSION_IDLE_AFTER_S: '1' } });
+// Two gateway replicas sharing Postgres and Redis. Idle after 1 s: the node refuses to pause
+// a session it served a request of within the idle delay, whatever a replica's record says.
+const t = useStack({ replicas: 2, gatewayEnv: { ...MANUAL_SWEEPS, SESSION_IDLE_AFTER_S: '1' } });
 
+/** A new account's session, made and run once on replica A; the API on both replicas. */
+async function servedByA() {
+  const key = (await createAccount(t.stack, 'free')).key;
+  const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key)) as [ApiClient, ApiClient];
+  const sessionId = await a.createSession();
+  expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
+  return { a, b, sessionId };
+}
+
+describe('two gateway replicas: one rate budget, sweeps, keys and plans', () => {
   it('shares one budget per key: exactly 100 of 200 concurrent requests pass, the rest get 429', async () => {
     const { key } = await createAccount(t.stack, 'free');
     const responses = await Promise.all(
@@ -71,16 +80,9 @@ describe('two gateway replicas sharing Postgres and Redis', () => {
     expect(paidLimit).not.toBe(freeLimit);
     expect(await limitAt(t.stack.urls[1]!)).toBe(paidLimit);
   });
+});
 
-  /** A new account's session, made and run once on replica A; the API on both replicas. */
-  async function servedByA() {
-    const key = (await createAccount(t.stack, 'free')).key;
-    const [a, b] = t.stack.gateways.map((g) => new ApiClient(g, key)) as [ApiClient, ApiClient];
-    const sessionId = await a.createSession();
-    expect((await a.execute(sessionId, { command: 'true' })).status).toBe(200);
-    return { a, b, sessionId };
-  }
-
+describe('two gateway replicas: one session, whichever replica serves it', () => {
   it('ends a session on every replica at once when one replica deletes it', async () => {
     // Replica A has read the session (and keeps it) before replica B deletes it.
     const { a, b, sessionId } = await servedByA();

@@ -25,7 +25,7 @@ import {
   startS3rver,
   useS3rver,
   ZSTD_MAGIC,
-  type Backend,
+  useBackend,
 } from '../support/blob-store-fixtures';
 
 /**
@@ -38,53 +38,38 @@ import {
 
 const env = useS3rver();
 
-describe.each([
+const BACKENDS = [
   ['local directory', localBackend],
   ['S3', s3Backend],
-])('the blob store in a %s', (_name, makeBackend) => {
-  let backend: Backend;
-  /** Random bytes mostly: zstd would save little, so it is stored as a plain tar. */
-  let workspace: string;
-  /** Source code mostly: stored as zstd. */
-  let compressible: string;
-  let filesCount: number;
+] as const;
 
-  beforeAll(async () => {
-    backend = await makeBackend(env);
-    workspace = await mkdtemp(join(env.root, 'workspace-'));
-    filesCount = await makeWorkspace(workspace);
-    compressible = await mkdtemp(join(env.root, 'workspace-'));
-    await makeWorkspace(compressible, true);
-  });
-
-  afterEach(async () => {
-    expect(await backend.strayFiles()).toEqual([]);
-  });
+describe.each(BACKENDS)('the blob store in a %s: saving and restoring', (_name, makeBackend) => {
+  const s = useBackend(env, makeBackend);
 
   it('saves a workspace as zstd, commits it with a manifest and restores every byte', async () => {
     const sessionId = newSessionId();
-    const archive = backend.objectName(`${sessionId}.tar.zst`);
-    const manifest = backend.objectName(`${sessionId}.json`);
-    expect(await backend.store.manifest(sessionId)).toBeUndefined();
+    const archive = s.backend.objectName(`${sessionId}.tar.zst`);
+    const manifest = s.backend.objectName(`${sessionId}.json`);
+    expect(await s.backend.store.manifest(sessionId)).toBeUndefined();
 
-    const saved = await backend.store.save(sessionId, compressible);
+    const saved = await s.backend.store.save(sessionId, s.compressible);
 
-    const stored = await backend.readObject(archive);
+    const stored = await s.backend.readObject(archive);
     expect(stored.subarray(0, 4)).toEqual(ZSTD_MAGIC);
     expect(stored.length).toBeLessThan(4 * 1024 * 1024);
     expect(saved).toEqual({
       sha256: sha256(stored),
       bytes: stored.length,
-      filesCount,
+      filesCount: s.filesCount,
       format: 'tar.zst',
     });
-    expect(await backend.store.manifest(sessionId)).toEqual(saved);
-    expect(JSON.parse((await backend.readObject(manifest)).toString('utf8'))).toEqual(saved);
-    expect(await backend.objectsOf(sessionId)).toEqual([archive, manifest].sort());
+    expect(await s.backend.store.manifest(sessionId)).toEqual(saved);
+    expect(JSON.parse((await s.backend.readObject(manifest)).toString('utf8'))).toEqual(saved);
+    expect(await s.backend.objectsOf(sessionId)).toEqual([archive, manifest].sort());
 
     const target = await newTarget(env.root);
-    expect(await backend.store.restore(sessionId, target)).toEqual(saved);
-    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(compressible));
+    expect(await s.backend.store.restore(sessionId, target)).toEqual(saved);
+    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(s.compressible));
     expect((await lstat(join(target, 'link-to-big'))).isSymbolicLink()).toBe(true);
     expect(await readlink(join(target, 'link-to-big'))).toBe('a/big.bin');
     expect(await readlink(join(target, 'dangling'))).toBe('does/not/exist');
@@ -96,99 +81,113 @@ describe.each([
   it('saves a workspace that zstd would not shrink as a plain tar, and restores it', async () => {
     const sessionId = newSessionId();
 
-    const saved = await backend.store.save(sessionId, workspace);
+    const saved = await s.backend.store.save(sessionId, s.workspace);
 
     expect(saved.format).toBe('tar');
-    const stored = await backend.readObject(backend.objectName(`${sessionId}.tar`));
+    const stored = await s.backend.readObject(s.backend.objectName(`${sessionId}.tar`));
     expect(isPlainTar(stored)).toBe(true);
     expect(saved).toEqual({
       sha256: sha256(stored),
       bytes: stored.length,
-      filesCount,
+      filesCount: s.filesCount,
       format: 'tar',
     });
     const target = await newTarget(env.root);
-    expect(await backend.store.restore(sessionId, target)).toEqual(saved);
-    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
-    await backend.store.remove(sessionId);
+    expect(await s.backend.store.restore(sessionId, target)).toEqual(saved);
+    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(s.workspace));
+    await s.backend.store.remove(sessionId);
   });
+});
 
-  it('restores a gzip archive of an agent before zstd, whose manifest names no format', async () => {
-    const sessionId = newSessionId();
-    const old = await oldFormatArchive(workspace);
-    expect(old.subarray(0, 2)).toEqual(GZIP_MAGIC);
-    const manifest = { sha256: sha256(old), bytes: old.length, filesCount };
-    await backend.writeObject(backend.objectName(`${sessionId}.tar.gz`), old);
-    await backend.writeObject(
-      backend.objectName(`${sessionId}.json`),
-      Buffer.from(JSON.stringify(manifest)),
-    );
+describe.each(BACKENDS)(
+  'the blob store in a %s: archives of older agents, and corrupt ones',
+  (_name, makeBackend) => {
+    const s = useBackend(env, makeBackend);
 
-    const target = await newTarget(env.root);
-    expect(await backend.store.restore(sessionId, target)).toEqual(manifest);
-    expect(await fingerprintAll(target)).toEqual(await fingerprintAll(workspace));
+    it('restores a gzip archive of an agent before zstd, whose manifest names no format', async () => {
+      const sessionId = newSessionId();
+      const old = await oldFormatArchive(s.workspace);
+      expect(old.subarray(0, 2)).toEqual(GZIP_MAGIC);
+      const manifest = { sha256: sha256(old), bytes: old.length, filesCount: s.filesCount };
+      await s.backend.writeObject(s.backend.objectName(`${sessionId}.tar.gz`), old);
+      await s.backend.writeObject(
+        s.backend.objectName(`${sessionId}.json`),
+        Buffer.from(JSON.stringify(manifest)),
+      );
 
-    // Saved again (the session slept again), it is in today's format, and the gzip one is gone.
-    const saved = await backend.store.save(sessionId, compressible);
-    expect(saved.format).toBe('tar.zst');
-    expect(await backend.objectsOf(sessionId)).toEqual(
-      [backend.objectName(`${sessionId}.json`), backend.objectName(`${sessionId}.tar.zst`)].sort(),
-    );
-    await backend.store.remove(sessionId);
-    expect(await backend.objectsOf(sessionId)).toEqual([]);
-  });
+      const target = await newTarget(env.root);
+      expect(await s.backend.store.restore(sessionId, target)).toEqual(manifest);
+      expect(await fingerprintAll(target)).toEqual(await fingerprintAll(s.workspace));
 
-  it.each([
-    ['zstd', () => compressible],
-    ['a plain tar (tar itself would take the altered bytes)', () => workspace],
-  ])('refuses a corrupted archive (%s) without touching the target', async (_format, source) => {
-    const sessionId = newSessionId();
-    const saved = await backend.store.save(sessionId, source());
-    const archive = backend.objectName(`${sessionId}.${saved.format}`);
-    const corrupted = await backend.readObject(archive);
-    const middle = Math.floor(corrupted.length / 2);
-    corrupted[middle] = (corrupted[middle] ?? 0) ^ 0xff;
-    await backend.writeObject(archive, corrupted);
-    const target = await newTarget(env.root);
-    await writeFile(join(target, 'marker'), 'before');
-    const before = await fingerprint(target);
-
-    const restoring = backend.store.restore(sessionId, target);
-
-    await expect(restoring).rejects.toThrow(AppError);
-    await expect(restoring).rejects.toMatchObject({
-      code: 'internal_error',
-      message: 'The saved workspace is corrupt',
+      // Saved again (the session slept again), it is in today's format, and the gzip one is gone.
+      const saved = await s.backend.store.save(sessionId, s.compressible);
+      expect(saved.format).toBe('tar.zst');
+      expect(await s.backend.objectsOf(sessionId)).toEqual(
+        [
+          s.backend.objectName(`${sessionId}.json`),
+          s.backend.objectName(`${sessionId}.tar.zst`),
+        ].sort(),
+      );
+      await s.backend.store.remove(sessionId);
+      expect(await s.backend.objectsOf(sessionId)).toEqual([]);
     });
-    expect(await fingerprint(target)).toEqual(before);
 
-    await backend.writeObject(archive, corrupted.subarray(0, middle));
-    await expect(backend.store.restore(sessionId, target)).rejects.toThrow(/corrupt/);
-    expect(await fingerprint(target)).toEqual(before);
-  });
+    it.each([
+      ['zstd', () => s.compressible],
+      ['a plain tar (tar itself would take the altered bytes)', () => s.workspace],
+    ])('refuses a corrupted archive (%s) without touching the target', async (_format, source) => {
+      const sessionId = newSessionId();
+      const saved = await s.backend.store.save(sessionId, source());
+      const archive = s.backend.objectName(`${sessionId}.${saved.format}`);
+      const corrupted = await s.backend.readObject(archive);
+      const middle = Math.floor(corrupted.length / 2);
+      corrupted[middle] = (corrupted[middle] ?? 0) ^ 0xff;
+      await s.backend.writeObject(archive, corrupted);
+      const target = await newTarget(env.root);
+      await writeFile(join(target, 'marker'), 'before');
+      const before = await fingerprint(target);
+
+      const restoring = s.backend.store.restore(sessionId, target);
+
+      await expect(restoring).rejects.toThrow(AppError);
+      await expect(restoring).rejects.toMatchObject({
+        code: 'internal_error',
+        message: 'The saved workspace is corrupt',
+      });
+      expect(await fingerprint(target)).toEqual(before);
+
+      await s.backend.writeObject(archive, corrupted.subarray(0, middle));
+      await expect(s.backend.store.restore(sessionId, target)).rejects.toThrow(/corrupt/);
+      expect(await fingerprint(target)).toEqual(before);
+    });
+  },
+);
+
+describe.each(BACKENDS)('the blob store in a %s: removals and run logs', (_name, makeBackend) => {
+  const s = useBackend(env, makeBackend);
 
   it('removes the manifest and the archive of one session, and only those', async () => {
     const sessionId = newSessionId();
     const other = newSessionId();
-    await backend.store.save(sessionId, workspace);
-    await backend.store.save(other, workspace);
-    const othersObjects = await backend.objectsOf(other);
+    await s.backend.store.save(sessionId, s.workspace);
+    await s.backend.store.save(other, s.workspace);
+    const othersObjects = await s.backend.objectsOf(other);
     expect(othersObjects).toHaveLength(2);
 
-    await backend.store.remove(sessionId);
+    await s.backend.store.remove(sessionId);
 
-    expect(await backend.store.manifest(sessionId)).toBeUndefined();
-    expect(await backend.objectsOf(sessionId)).toEqual([]);
-    expect(await backend.objectsOf(other)).toEqual(othersObjects);
-    await expect(backend.store.restore(sessionId, await newTarget(env.root))).rejects.toMatchObject(
-      {
-        code: 'service_unavailable',
-      },
-    );
-    await expect(backend.store.remove(sessionId)).resolves.toBeUndefined();
+    expect(await s.backend.store.manifest(sessionId)).toBeUndefined();
+    expect(await s.backend.objectsOf(sessionId)).toEqual([]);
+    expect(await s.backend.objectsOf(other)).toEqual(othersObjects);
+    await expect(
+      s.backend.store.restore(sessionId, await newTarget(env.root)),
+    ).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
+    await expect(s.backend.store.remove(sessionId)).resolves.toBeUndefined();
 
-    await backend.store.remove(other);
-    expect(await backend.objectsOf(other)).toEqual([]);
+    await s.backend.store.remove(other);
+    expect(await s.backend.objectsOf(other)).toEqual([]);
   });
 
   it("moves a session's run logs: saved beside its workspace, restored once, removed with it", async () => {
@@ -198,99 +197,108 @@ describe.each([
     await writeFile(join(logs, 'proc_1a.0.log'), randomBytes(5000));
     // A meta as the agent names it now (its generation), and as agents before it did.
     await writeFile(join(logs, 'proc_3c.7.json'), '{"id":"proc_3c"}');
-    expect(await backend.store.saveLogs(sessionId, logs)).toBe(true);
-    expect(await backend.store.saveLogs(sessionId, join(env.root, 'no-such-dir'))).toBe(false);
+    expect(await s.backend.store.saveLogs(sessionId, logs)).toBe(true);
+    expect(await s.backend.store.saveLogs(sessionId, join(env.root, 'no-such-dir'))).toBe(false);
     // The workspace's manifest does not see them.
-    expect(await backend.store.manifest(sessionId)).toBeUndefined();
+    expect(await s.backend.store.manifest(sessionId)).toBeUndefined();
 
     const target = join(await mkdtemp(join(env.root, 'moved-')), 'ses');
-    expect(await backend.store.restoreLogs(sessionId, target)).toBe(true);
+    expect(await s.backend.store.restoreLogs(sessionId, target)).toBe(true);
     expect(await fingerprint(target)).toEqual(await fingerprint(logs));
     // Only a log's plain files come back (a link or another name in a forged archive does not).
     await symlink('/etc/shadow', join(logs, 'proc_2b.json'));
     await writeFile(join(logs, 'other.txt'), 'x');
-    await backend.store.saveLogs(sessionId, logs);
+    await s.backend.store.saveLogs(sessionId, logs);
     const again = join(await mkdtemp(join(env.root, 'moved-')), 'ses');
-    expect(await backend.store.restoreLogs(sessionId, again)).toBe(true);
+    expect(await s.backend.store.restoreLogs(sessionId, again)).toBe(true);
     expect((await readdir(again)).sort()).toEqual([
       'proc_1a.0.log',
       'proc_1a.json',
       'proc_3c.7.json',
     ]);
     // Taken: a second restore finds none, and nothing is left in the store.
-    expect(await backend.store.restoreLogs(sessionId, join(env.root, 'again'))).toBe(false);
-    expect(await backend.objectsOf(sessionId)).toEqual([]);
+    expect(await s.backend.store.restoreLogs(sessionId, join(env.root, 'again'))).toBe(false);
+    expect(await s.backend.objectsOf(sessionId)).toEqual([]);
 
     // Saved again: a wake's removal of the workspace's archive leaves them; the session's
     // removal takes them too.
-    await backend.store.saveLogs(sessionId, logs);
-    await backend.store.save(sessionId, workspace);
-    await backend.store.remove(sessionId);
-    expect(await backend.objectsOf(sessionId)).not.toEqual([]);
-    await backend.store.removeLogs(sessionId);
-    expect(await backend.objectsOf(sessionId)).toEqual([]);
-  });
-
-  it('keeps a snapshot packed while held, restores it byte for byte again and again, and removes it', async () => {
-    for (const [source, format] of [
-      [compressible, 'tar.zst'],
-      [workspace, 'tar'],
-    ] as const) {
-      const snapshotId = `snap_${randomBytes(12).toString('hex')}`;
-      let held = 0;
-      const saved = await backend.store.saveSnapshot(snapshotId, async (pack) => {
-        held += 1;
-        return pack(source);
-      });
-      expect(held).toBe(1);
-      expect(saved).toMatchObject({ filesCount, format });
-      expect(await backend.store.snapshotManifest(snapshotId)).toEqual(saved);
-      expect(await backend.objectsOf(snapshotId)).toEqual(
-        [`${snapshotId}.${format}`, `${snapshotId}.json`]
-          .map((name) => backend.objectName(name))
-          .sort(),
-      );
-      // A snapshot is not used up by a restore: every session made from it gets all of it.
-      for (let i = 0; i < 2; i += 1) {
-        const target = await newTarget(env.root);
-        expect(await backend.store.restoreSnapshot(snapshotId, target)).toEqual(saved);
-        expect(await fingerprintAll(target)).toEqual(await fingerprintAll(source));
-      }
-      await backend.store.removeSnapshot(snapshotId);
-      expect(await backend.objectsOf(snapshotId)).toEqual([]);
-      await expect(
-        backend.store.restoreSnapshot(snapshotId, await newTarget(env.root)),
-      ).rejects.toMatchObject({ code: 'snapshot_not_found' });
-    }
-  });
-
-  it('leaves nothing in the store when a snapshot fails while held', async () => {
-    const snapshotId = `snap_${randomBytes(12).toString('hex')}`;
-    await expect(
-      backend.store.saveSnapshot(snapshotId, (pack) => pack(join(env.root, 'no-such-workspace'))),
-    ).rejects.toBeInstanceOf(AppError);
-    await expect(
-      backend.store.saveSnapshot(snapshotId, () =>
-        Promise.reject(new AppError('session_not_found', 'gone')),
-      ),
-    ).rejects.toMatchObject({ code: 'session_not_found' });
-    expect(await backend.objectsOf(snapshotId)).toEqual([]);
-    await expect(
-      backend.store.saveSnapshot('ses_not-a-snapshot', (pack) => pack(workspace)),
-    ).rejects.toMatchObject({ code: 'invalid_request' });
-  });
-
-  it('leaves neither a manifest nor a staging file when a workspace cannot be archived', async () => {
-    const sessionId = newSessionId();
-
-    await expect(
-      backend.store.save(sessionId, join(env.root, 'no-such-workspace')),
-    ).rejects.toMatchObject({ code: 'internal_error' });
-
-    expect(await backend.store.manifest(sessionId)).toBeUndefined();
-    expect(await backend.objectsOf(sessionId)).toEqual([]);
+    await s.backend.store.saveLogs(sessionId, logs);
+    await s.backend.store.save(sessionId, s.workspace);
+    await s.backend.store.remove(sessionId);
+    expect(await s.backend.objectsOf(sessionId)).not.toEqual([]);
+    await s.backend.store.removeLogs(sessionId);
+    expect(await s.backend.objectsOf(sessionId)).toEqual([]);
   });
 });
+
+describe.each(BACKENDS)(
+  'the blob store in a %s: snapshots and failed saves',
+  (_name, makeBackend) => {
+    const s = useBackend(env, makeBackend);
+
+    it('keeps a snapshot packed while held, restores it byte for byte again and again, and removes it', async () => {
+      for (const [source, format] of [
+        [s.compressible, 'tar.zst'],
+        [s.workspace, 'tar'],
+      ] as const) {
+        const snapshotId = `snap_${randomBytes(12).toString('hex')}`;
+        let held = 0;
+        const saved = await s.backend.store.saveSnapshot(snapshotId, async (pack) => {
+          held += 1;
+          return pack(source);
+        });
+        expect(held).toBe(1);
+        expect(saved).toMatchObject({ filesCount: s.filesCount, format });
+        expect(await s.backend.store.snapshotManifest(snapshotId)).toEqual(saved);
+        expect(await s.backend.objectsOf(snapshotId)).toEqual(
+          [`${snapshotId}.${format}`, `${snapshotId}.json`]
+            .map((name) => s.backend.objectName(name))
+            .sort(),
+        );
+        // A snapshot is not used up by a restore: every session made from it gets all of it.
+        for (let i = 0; i < 2; i += 1) {
+          const target = await newTarget(env.root);
+          expect(await s.backend.store.restoreSnapshot(snapshotId, target)).toEqual(saved);
+          expect(await fingerprintAll(target)).toEqual(await fingerprintAll(source));
+        }
+        await s.backend.store.removeSnapshot(snapshotId);
+        expect(await s.backend.objectsOf(snapshotId)).toEqual([]);
+        await expect(
+          s.backend.store.restoreSnapshot(snapshotId, await newTarget(env.root)),
+        ).rejects.toMatchObject({ code: 'snapshot_not_found' });
+      }
+    });
+
+    it('leaves nothing in the store when a snapshot fails while held', async () => {
+      const snapshotId = `snap_${randomBytes(12).toString('hex')}`;
+      await expect(
+        s.backend.store.saveSnapshot(snapshotId, (pack) =>
+          pack(join(env.root, 'no-such-workspace')),
+        ),
+      ).rejects.toBeInstanceOf(AppError);
+      await expect(
+        s.backend.store.saveSnapshot(snapshotId, () =>
+          Promise.reject(new AppError('session_not_found', 'gone')),
+        ),
+      ).rejects.toMatchObject({ code: 'session_not_found' });
+      expect(await s.backend.objectsOf(snapshotId)).toEqual([]);
+      await expect(
+        s.backend.store.saveSnapshot('ses_not-a-snapshot', (pack) => pack(s.workspace)),
+      ).rejects.toMatchObject({ code: 'invalid_request' });
+    });
+
+    it('leaves neither a manifest nor a staging file when a workspace cannot be archived', async () => {
+      const sessionId = newSessionId();
+
+      await expect(
+        s.backend.store.save(sessionId, join(env.root, 'no-such-workspace')),
+      ).rejects.toMatchObject({ code: 'internal_error' });
+
+      expect(await s.backend.store.manifest(sessionId)).toBeUndefined();
+      expect(await s.backend.objectsOf(sessionId)).toEqual([]);
+    });
+  },
+);
 
 describe('the S3 blob store when S3 fails', () => {
   let workspace: string;

@@ -86,7 +86,9 @@ describe('sandboxctl against the admin API', () => {
     expect(refused.code).toBe(1);
     expect(refused.err).toContain('invalid_request');
   });
+});
 
+describe('sandboxctl: plans and errors', () => {
   it('moves an account between plans, and its existing keys follow at once', async () => {
     const created = await sandboxctl('accounts', 'create', '--name', 'grows', '--plan', 'free');
     const { id } = JSON.parse(created.out) as { id: string };

@@ -84,14 +84,22 @@ describe('create → execute → info → delete, through every real layer', () 
   });
 });
 
-describe('execute', () => {
-  let sessionId: string;
+let sharedSession: Promise<string> | undefined;
+/** The session the execute cases share (`.id`), made before the first of them. */
+function executeSession(): { id: string } {
+  const session = { id: '' };
   beforeAll(async () => {
-    sessionId = (await createSession()).body.sessionId;
+    sharedSession ??= createSession().then((created) => created.body.sessionId);
+    session.id = await sharedSession;
   });
+  return session;
+}
+
+describe('execute', () => {
+  const session = executeSession();
 
   it('reports stderr, a non-zero exit code, env and workingDir', async () => {
-    const run = await execute(sessionId, {
+    const run = await execute(session.id, {
       command: 'mkdir -p sub && cd sub && pwd; echo "$GREETING" >&2; exit 3',
       env: { GREETING: 'hello there' },
     });
@@ -101,20 +109,20 @@ describe('execute', () => {
       stderr: 'hello there\n',
       exitCode: 3,
     });
-    const inSub = await execute(sessionId, { command: 'pwd', workingDir: 'sub' });
+    const inSub = await execute(session.id, { command: 'pwd', workingDir: 'sub' });
     expect(inSub.body.stdout).toBe('/workspace/sub\n');
   });
 
   it('keeps files between runs and counts them in session info', async () => {
-    await execute(sessionId, { command: 'echo one > a.txt && echo two > b.txt' });
-    const read = await execute(sessionId, { command: 'cat a.txt b.txt' });
+    await execute(session.id, { command: 'echo one > a.txt && echo two > b.txt' });
+    const read = await execute(session.id, { command: 'cat a.txt b.txt' });
     expect(read.body.stdout).toBe('one\ntwo\n');
-    const info = await t.api.session(sessionId);
+    const info = await t.api.session(session.id);
     expect(info.status).toBe(200);
     expect(info.body).toMatchObject({
-      sessionId,
+      sessionId: session.id,
       state: 'active',
-      previewUrl: `https://${sessionId.replace('_', '-')}.preview.test`,
+      previewUrl: `https://${session.id.replace('_', '-')}.preview.test`,
       filesCount: 2,
       activeProcesses: 0,
       metadata: {},
@@ -134,15 +142,19 @@ describe('execute', () => {
   });
 
   it('runs as an unprivileged user on a read-only root', async () => {
-    const run = await execute(sessionId, {
+    const run = await execute(session.id, {
       command:
         'id -u; touch /etc/x 2>/dev/null && echo wrote || echo denied; test -S /var/run/docker.sock && echo sock || echo nosock',
     });
     expect(run.body.stdout).toBe('1000\ndenied\nnosock\n');
   });
+});
+
+describe('execute: timeouts and streams', () => {
+  const session = executeSession();
 
   it('answers 408 with the partial output when the timeout passes', async () => {
-    const run = await execute(sessionId, {
+    const run = await execute(session.id, {
       command: 'echo started; sleep 20; echo never',
       timeout: 1,
     });
@@ -155,12 +167,12 @@ describe('execute', () => {
         details: { timeout: 1 },
       },
     });
-    const after = await execute(sessionId, { command: "pgrep -f 'sleep [2]0' || echo none" });
+    const after = await execute(session.id, { command: "pgrep -f 'sleep [2]0' || echo none" });
     expect(after.body.stdout).toBe('none\n');
   });
 
   it('streams chunks as Server-Sent Events, then exit and result', async () => {
-    const response = await t.api.executeStream(sessionId, {
+    const response = await t.api.executeStream(session.id, {
       command: 'echo out; echo err >&2; exit 2',
     });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -185,12 +197,16 @@ describe('execute', () => {
     expect(tail[1]?.event).toBe('result');
     expect(tail[1]?.data).toMatchObject({ exitCode: 2, stdout: 'out\n', stderr: 'err\n' });
   });
+});
+
+describe('execute: stream starts and bad requests', () => {
+  const session = executeSession();
 
   it('says started with the pid and process id first for every streamed run (issue 42)', async () => {
     // Silent and at once (named only by its result on the node), silent for a while (named
     // after 100 ms), and printing at once (named by its first output): each says `started`.
     for (const command of ['true', 'sleep 0.3', 'echo at once']) {
-      const text = await (await t.api.executeStream(sessionId, { command })).text();
+      const text = await (await t.api.executeStream(session.id, { command })).text();
       const events = parseEvents(text);
       expect([command, events.map((e) => e.event).filter((e) => e !== 'stdout')]).toEqual([
         command,
@@ -206,19 +222,19 @@ describe('execute', () => {
   });
 
   it('rejects bad requests with the spec error shape', async () => {
-    const neither = await execute(sessionId, {});
+    const neither = await execute(session.id, {});
     expect(neither.status).toBe(400);
     expect(neither.body).toMatchObject({
       error: { code: 'invalid_request', details: { field: 'command' } },
     });
-    const both = await execute(sessionId, { code: 'x', command: 'y' });
+    const both = await execute(session.id, { code: 'x', command: 'y' });
     expect(both.body).toMatchObject({
       error: { code: 'invalid_request', details: { field: 'code' } },
     });
-    const escape = await execute(sessionId, { command: 'pwd', workingDir: '../etc' });
+    const escape = await execute(session.id, { command: 'pwd', workingDir: '../etc' });
     expect(escape.status).toBe(400);
     expect(escape.body).toMatchObject({ error: { code: 'invalid_path' } });
-    const tooLong = await execute(sessionId, { command: 'true', timeout: 31 });
+    const tooLong = await execute(session.id, { command: 'true', timeout: 31 });
     expect(tooLong.body).toMatchObject({
       error: { code: 'invalid_request', details: { field: 'timeout' } },
     });

@@ -153,7 +153,9 @@ describe('the warm pool', () => {
       await t.api.deleteSession(next);
     }
   });
+});
 
+describe('the warm pool: growth and frozen members', () => {
   it('grows after a burst that drained it, within its budget, and every session of the burst works', async () => {
     await poolReady(runtime!);
     const burst = await Promise.all(
@@ -208,7 +210,40 @@ describe('the warm pool', () => {
     expect(run.body.stdout).toBe('thawed\n');
     await t.api.deleteSession(id);
   });
+});
 
+describe('the warm pool in idle time', () => {
+  it('grows past its demand in idle time, towards its share of the node memory, and waits frozen', async () => {
+    // A node of its own: a pool of one, a budget of three, and 1 % of the memory to fill.
+    const config = loadAgentConfig({
+      ...restartEnv(t.stack.agentConfig, 'i'),
+      SANDBOX_POOL: '1:1024:0.25:1024',
+      SANDBOX_POOL_MAX: '3',
+      SANDBOX_POOL_IDLE_MEMORY_PERCENT: '1',
+    });
+    t.beforeStop(() => removeNodeSandboxes(config.nodeId));
+    const idle = createDockerRuntime({ config, logger: t.stack.logger });
+    t.beforeStop(() => idle.stop());
+    await idle.prepare();
+    // Its size first; then, with no request for a while, the rest of the budget.
+    await poolReady(idle, 1);
+    await poolReady(idle, 3);
+    expect(idle.poolStatus()[0]).toMatchObject({ size: 1, target: 3, ready: 3 });
+    const members = await poolContainers(config.nodeId);
+    expect(members).toHaveLength(3);
+    if (!onGvisor) {
+      for (const name of members) {
+        const { State } = await docker.getContainer(name.slice(1)).inspect();
+        const freezer = await freezerOfProcess(State.Pid);
+        expect(freezer !== undefined && (await isFrozen(freezer))).toBe(true);
+      }
+    }
+    await idle.stop();
+    expect(await poolContainers(config.nodeId)).toEqual([]);
+  });
+});
+
+describe('the warm pool after an agent restart', () => {
   it('after an agent restart, removes the members of the old run (containers and disks) and keeps claimed sessions', async () => {
     const config = loadAgentConfig(restartEnv(t.stack.agentConfig));
     const logger = t.stack.logger;
@@ -263,9 +298,9 @@ describe('the warm pool', () => {
   });
 });
 
-/** The environment of a second agent on its own node and disks (the stack's keeps running). */
-function restartEnv(stackConfig: { nodeId: string }): Record<string, string> {
-  const nodeId = `${stackConfig.nodeId}-r`;
+/** The environment of another agent on its own node and disks (the stack's keeps running). */
+function restartEnv(stackConfig: { nodeId: string }, suffix = 'r'): Record<string, string> {
+  const nodeId = `${stackConfig.nodeId}-${suffix}`;
   return {
     NODE_ID: nodeId,
     SANDBOX_WORKSPACE_DIR: testWorkspaceDir(nodeId),

@@ -196,7 +196,9 @@ describe('webhook delivery', () => {
     );
     expect(rows).toEqual([{ status: 'failed', attempts: 3, last_error: 'HTTP 503' }]);
   });
+});
 
+describe('webhook delivery under hanging and failing receivers', () => {
   it("keeps delivering to other accounts while one account's receivers hang", async () => {
     const noisy = await createAccount(t.stack);
     const hanging = await receiver(() => 'hang');
@@ -250,7 +252,9 @@ describe('webhook delivery', () => {
     );
     expect(rows).toEqual([{ status: 'failed' }]);
   });
+});
 
+describe('webhook delivery of session.expired', () => {
   it('sends session.expired when a session reaches its ttl', async () => {
     const owner = await createAccount(t.stack);
     const hooks = await receiver();
@@ -275,7 +279,9 @@ describe('webhook delivery', () => {
     const gone = await t.as(owner.key).session(sessionId);
     expect(gone.status).toBe(404);
   });
+});
 
+describe('webhook delivery across gateway restarts and key rotation', () => {
   it('delivers after a gateway restart in the middle of a delivery', async () => {
     const owner = await createAccount(t.stack);
     // The first request is never answered: the gateway stops while it is in flight.

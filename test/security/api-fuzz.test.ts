@@ -105,7 +105,9 @@ describe('fuzzed request bodies', () => {
       { numRuns: RUNS },
     );
   });
+});
 
+describe('fuzzed file requests and queries', () => {
   it('POST /files/remove, /files/rename and /files/mkdir', async () => {
     await fc.assert(
       fc.asyncProperty(

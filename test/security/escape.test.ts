@@ -94,7 +94,9 @@ describe('escape attempts from inside a session', () => {
       expect(after).toBe(before);
     },
   );
+});
 
+describe('escape attempts: secrets, processes, identity', () => {
   it('holds no control-plane secret in its environment', async () => {
     const environment = await run('env; tr "\\0" "\\n" < /proc/1/environ');
     for (const secret of [

@@ -102,12 +102,12 @@ async function attackBesideNeighbour(attacker: string, body: Record<string, unkn
   return result;
 }
 
-describe('exhaustion stays in its session', () => {
-  // Known gaps on gVisor (docs/security.md): a bomb at the process limit starves the exec that
-  // kills it from inside past the API's timeout, and the host's OOM killer may end the
-  // Sentry of a memory bomb's sandbox. The neighbours' isolation holds under either runtime.
-  const onRunc = onGvisor ? it.skip : it;
+// Known gaps on gVisor (docs/security.md): a bomb at the process limit starves the exec that
+// kills it from inside past the API's timeout, and the host's OOM killer may end the
+// Sentry of a memory bomb's sandbox. The neighbours' isolation holds under either runtime.
+const onRunc = onGvisor ? it.skip : it;
 
+describe('exhaustion stays in its session: processes, memory, CPU', () => {
   onRunc('contains a fork bomb by the process limit', async () => {
     const attacker = await session();
     await attackBesideNeighbour(attacker, { command: ':(){ :|:& };:', timeout: 6 });
@@ -185,7 +185,9 @@ describe('exhaustion stays in its session', () => {
       ).toBe('ok\n');
     },
   );
+});
 
+describe('exhaustion stays in its session: disk and output', () => {
   it('fills only its own disk, answers 507 and reports the limit', async () => {
     const attacker = await session();
     const result = await attackBesideNeighbour(attacker, {
@@ -233,7 +235,9 @@ describe('exhaustion stays in its session', () => {
       expect(result.body.stdout.length).toBe(16 * 1024 * 1024);
     },
   );
+});
 
+describe('exhaustion stays in its session: open files and watches', () => {
   it('stops a process opening thousands of files at its limit, and nothing else', async () => {
     const attacker = await session();
     const result = await attackBesideNeighbour(attacker, {

@@ -140,7 +140,9 @@ describe("the runner, out of the user code's reach", () => {
     );
     expect(run.stdout).toBe('checked\n');
   });
+});
 
+describe('the runner after a kill, and the user without a way back to root', () => {
   it('leaves the runner as it was after a kill of everything the user can reach', async () => {
     const before = (await exec(`echo ${FRONT} ${FRONT_SPAWNER} ${RUNNER} ${SPAWNER}`)).stdout;
     expect(before).toMatch(/^\d+ \d+ \d+ \d+\n$/);

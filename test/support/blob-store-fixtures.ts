@@ -274,3 +274,46 @@ export async function s3Backend({ root, endpoint, s3 }: S3Fixture): Promise<Back
     },
   };
 }
+
+/** A backend, and two workspaces to save in it. */
+export interface BackendSetup {
+  backend: Backend;
+  /** Random bytes mostly: zstd would save little, so it is stored as a plain tar. */
+  workspace: string;
+  /** Source code mostly: stored as zstd. */
+  compressible: string;
+  filesCount: number;
+}
+
+/** One setup per backend kind: the describes of a kind share it. */
+const setups = new Map<(env: S3Fixture) => Promise<Backend>, Promise<BackendSetup>>();
+
+/**
+ * The backend `makeBackend` makes and its two workspaces, made before the describe's first
+ * test (once per backend kind in a file); after each test, no stray file may be left.
+ */
+export function useBackend(
+  env: S3Fixture,
+  makeBackend: (env: S3Fixture) => Promise<Backend>,
+): BackendSetup {
+  const setup = {} as BackendSetup;
+  beforeAll(async () => {
+    let made = setups.get(makeBackend);
+    if (made === undefined) {
+      made = (async () => {
+        const backend = await makeBackend(env);
+        const workspace = await mkdtemp(join(env.root, 'workspace-'));
+        const filesCount = await makeWorkspace(workspace);
+        const compressible = await mkdtemp(join(env.root, 'workspace-'));
+        await makeWorkspace(compressible, true);
+        return { backend, workspace, compressible, filesCount };
+      })();
+      setups.set(makeBackend, made);
+    }
+    Object.assign(setup, await made);
+  });
+  afterEach(async () => {
+    expect(await setup.backend.strayFiles()).toEqual([]);
+  });
+  return setup;
+}

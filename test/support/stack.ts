@@ -256,6 +256,9 @@ export function testAgentEnv(nodeId: string, internalToken: string): Record<stri
     ...(process.env.NODE_EXTRA_CA_CERTS
       ? { SANDBOX_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }
       : {}),
+    // A pool grows only with the creates a test makes: idle time would fill it further, and
+    // each member costs the CI machine a second or more of CPU (warm-pool tests set their own).
+    SANDBOX_POOL_IDLE_MEMORY_PERCENT: '0',
     // ./scripts/test runs the suites once with Docker's runtime and once under gVisor.
     ...(process.env.SANDBOX_RUNTIME ? { SANDBOX_RUNTIME: process.env.SANDBOX_RUNTIME } : {}),
   };

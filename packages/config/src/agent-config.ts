@@ -112,6 +112,7 @@ const agentVars = z.object({
   SANDBOX_POOL: poolSetting,
   SANDBOX_POOL_MAX: intVar(64, 0, 10_000),
   SANDBOX_POOL_FREEZE: z.enum(['on', 'off']).default('on'),
+  SANDBOX_POOL_IDLE_MEMORY_PERCENT: intVar(10, 0, 50),
   SANDBOX_COLD_STARTS: intVar(0, 0, 64),
   SANDBOX_COLD_START_QUEUE: intVar(32, 0, 10_000),
   SANDBOX_RUN_STARTS: intVar(0, 0, 10_000),
@@ -210,13 +211,18 @@ function poolSettings(env: AgentEnv) {
       env.SANDBOX_POOL_MAX,
       env.SANDBOX_POOL.reduce((sum, shape) => sum + shape.size, 0),
     ),
+    /** `on`: pool members wait frozen (no CPU); a claim thaws them (ADR 36). */
+    poolFreeze: env.SANDBOX_POOL_FREEZE === 'on',
+    /**
+     * The share of the node's memory (%) the pool may fill in idle time, past what its creates
+     * ask for, within `poolMax` (ADR 46); 0: no idle fill.
+     */
+    poolIdleMemoryPercent: env.SANDBOX_POOL_IDLE_MEMORY_PERCENT,
     /**
      * Creates the pool cannot serve: how many start at once (0: one per CPU of the host) and
      * how many may wait; a create that could not finish before its caller's deadline is
      * refused at once (503, Retry-After) rather than half-made and cancelled.
      */
-    /** `on`: pool members wait frozen (no CPU); a claim thaws them (ADR 36). */
-    poolFreeze: env.SANDBOX_POOL_FREEZE === 'on',
     coldStarts: {
       concurrency: env.SANDBOX_COLD_STARTS || availableParallelism(),
       maxQueued: env.SANDBOX_COLD_START_QUEUE,

@@ -62,7 +62,9 @@ describe('egress rules', () => {
     expect(domainMatches('example.com', 'EXAMPLE.com.')).toBe(true);
     expect(domainMatches('example.com', 'api.example.com')).toBe(false);
   });
+});
 
+describe('egress decisions', () => {
   it('normalises a policy, the fallback filling a missing default', () => {
     expect(
       parseEgressPolicy({ allow: ['203.0.113.9/24', '203.0.113.0/24', 'API.example.com'] }, 'deny'),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,29 +13,6 @@ import (
 	"testing"
 	"time"
 )
-
-// The spawner the tests start runs with: native/*.c, compiled here.
-var spawnerBinary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "front-test-")
-	if err != nil {
-		panic(err)
-	}
-	spawnerBinary = filepath.Join(dir, "run-spawner")
-	sources, err := filepath.Glob("../native/*.c")
-	if err != nil || len(sources) == 0 {
-		panic(fmt.Sprintf("the spawner's sources: %v", err))
-	}
-	build := exec.Command("gcc", append([]string{"-O2", "-Wall", "-Werror", "-o", spawnerBinary}, sources...)...)
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic(fmt.Sprintf("compiling the spawner: %v", err))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 func TestCommandRun(t *testing.T) {
 	h := newHarness(t)
@@ -156,16 +132,6 @@ func TestTimeoutKillsTheRunAndWhatItLeft(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("the background process %d outlived the timeout", pid)
 	}
-}
-
-// alive says whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	_, ok := parseStat(pid, string(stat))
-	return ok
 }
 
 func TestCancelHangsUp(t *testing.T) {

@@ -4,13 +4,41 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 )
+
+// The harness of the front's tests: the spawner compiled once, a front started per test, and
+// readers of its events.
+
+// The spawner the tests start runs with: native/*.c, compiled here.
+var spawnerBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "front-test-")
+	if err != nil {
+		panic(err)
+	}
+	spawnerBinary = filepath.Join(dir, "run-spawner")
+	sources, err := filepath.Glob("../native/*.c")
+	if err != nil || len(sources) == 0 {
+		panic(fmt.Sprintf("the spawner's sources: %v", err))
+	}
+	build := exec.Command("gcc", append([]string{"-O2", "-Wall", "-Werror", "-o", spawnerBinary}, sources...)...)
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic(fmt.Sprintf("compiling the spawner: %v", err))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // harness is a front whose output the test reads, event by event, with a workspace of its own.
 type harness struct {
@@ -145,4 +173,14 @@ func output(events []map[string]any, ev string) string {
 		}
 	}
 	return string(all)
+}
+
+// alive says whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, ok := parseStat(pid, string(stat))
+	return ok
 }

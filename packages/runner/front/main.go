@@ -46,7 +46,7 @@ func main() {
 	// (60 ms on the dev machine). The heap still shrinks at ordinary collections, and a pool
 	// member collects once before it is frozen (the settled ping).
 	node := exec.Command("node", "--no-memory-reducer", filepath.Join(dir, "main.js"))
-	// It knows the front by its parent's command line (agent-link.ts: frontParent).
+	// It knows the front by its parent's command line (front-parent.ts: frontParent).
 	node.Env = os.Environ()
 	node.Stderr = os.Stderr
 	toNode, err := node.StdinPipe()
@@ -85,7 +85,8 @@ func main() {
 		inputs:    map[float64]*inputRequest{},
 		forward:   forwardTo(toNode),
 	}
-	// Without the helper (not in a sandbox image), every request is the runner's Node's.
+	// Without the helper (not in a sandbox image), every request is the runner's Node's, which
+	// refuses command runs (ADR 47): no run starts.
 	serving := spawner.Available()
 	if serving {
 		_ = spawner.Prepare()

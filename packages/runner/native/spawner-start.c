@@ -112,6 +112,63 @@ static char **strings(char **at, const char *end, uint32_t count) {
   return list;
 }
 
+/*
+ * One pseudo-terminal: the child's side is its stdin, stdout and stderr. Fills the ends as
+ * start_run names them; 0, or -errno (the ends made so far are left for the caller to close).
+ */
+static int open_terminal(int in[2], int out[2], int err[2], struct winsize *size) {
+  int master, slave;
+  if (openpty(&master, &slave, NULL, NULL, size) < 0) return -errno;
+  fcntl(master, F_SETFD, FD_CLOEXEC);
+  fcntl(slave, F_SETFD, FD_CLOEXEC);
+  out[0] = master;
+  out[1] = slave;
+  err[1] = dup(slave);
+  in[1] = dup(slave);
+  in[0] = dup(master);
+  if (err[1] < 0 || in[1] < 0 || in[0] < 0) return -errno;
+  fcntl(err[1], F_SETFD, FD_CLOEXEC);
+  fcntl(in[1], F_SETFD, FD_CLOEXEC);
+  fcntl(in[0], F_SETFD, FD_CLOEXEC);
+  return 0;
+}
+
+/* Pipes for stdout, stderr and, if asked, stdin; 0, or -errno (as open_terminal). */
+static int open_pipes(int in[2], int out[2], int err[2], int piped_input) {
+  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+      (piped_input && pipe2(in, O_CLOEXEC) < 0))
+    return -errno;
+  if (piped_input) {
+    /* pipe2 gives [0] read, [1] write: the child reads, this helper writes. */
+    int read_end = in[0];
+    in[0] = in[1];
+    in[1] = read_end;
+  }
+  return 0;
+}
+
+/* Keeps the started run with our ends of its streams, which it then owns (set to -1 here). */
+static void add_run(uint32_t id, pid_t pid, int in[2], int out[2], int err[2], int terminal,
+                    int *control) {
+  if (run_count == run_capacity) {
+    run_capacity = run_capacity == 0 ? 16 : run_capacity * 2;
+    runs = realloc(runs, run_capacity * sizeof *runs);
+    if (runs == NULL) die("realloc");
+  }
+  fcntl(out[0], F_SETFL, O_NONBLOCK);
+  if (err[0] >= 0) fcntl(err[0], F_SETFL, O_NONBLOCK);
+  if (in[0] >= 0) fcntl(in[0], F_SETFL, O_NONBLOCK);
+  /* A terminal has no stderr of its own: its slot is closed from the start. */
+  runs[run_count++] = (struct run){.id = id,
+                                   .pid = pid,
+                                   .fds = {out[0], err[0]},
+                                   .paused = 0,
+                                   .input = in[0],
+                                   .terminal = terminal != 0,
+                                   .control = *control};
+  out[0] = err[0] = in[0] = *control = -1;
+}
+
 void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_t *mask) {
   int32_t result = -EINVAL;
   char **argv = NULL, **envp = NULL;
@@ -135,44 +192,14 @@ void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_
   at = nul + 1;
   if ((argv = strings(&at, end, argc)) == NULL || (envp = strings(&at, end, envc)) == NULL)
     goto answer;
-  if (terminal) {
-    /* One pseudo-terminal: the child's side is its stdin, stdout and stderr. */
-    int master, slave;
-    if (openpty(&master, &slave, NULL, NULL, &size) < 0) {
-      result = -errno;
-      goto answer;
-    }
-    fcntl(master, F_SETFD, FD_CLOEXEC);
-    fcntl(slave, F_SETFD, FD_CLOEXEC);
-    out[0] = master;
-    out[1] = slave;
-    err[1] = dup(slave);
-    in[1] = dup(slave);
-    in[0] = dup(master);
-    if (err[1] < 0 || in[1] < 0 || in[0] < 0) {
-      result = -errno;
-      goto answer;
-    }
-    fcntl(err[1], F_SETFD, FD_CLOEXEC);
-    fcntl(in[1], F_SETFD, FD_CLOEXEC);
-    fcntl(in[0], F_SETFD, FD_CLOEXEC);
-  } else {
-    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-        (piped_input && pipe2(in, O_CLOEXEC) < 0) ||
-        (armed && pipe2(control, O_CLOEXEC | O_NONBLOCK) < 0)) {
-      result = -errno;
-      goto answer;
-    }
-    if (piped_input) {
-      /* pipe2 gives [0] read, [1] write: the child reads, this helper writes. */
-      int read_end = in[0];
-      in[0] = in[1];
-      in[1] = read_end;
-    }
+  result = terminal ? open_terminal(in, out, err, &size) : open_pipes(in, out, err, piped_input);
+  /* An armed shell's command pipe: its end blocks, this helper's does not. */
+  if (result == 0 && armed && !terminal) {
+    if (pipe2(control, O_CLOEXEC | O_NONBLOCK) < 0) result = -errno;
+    else fcntl(control[0], F_SETFL, 0);
   }
+  if (result < 0) goto answer;
   int failure = 0;
-  /* The armed shell's end of its command pipe blocks; this helper's end does not. */
-  if (control[0] >= 0) fcntl(control[0], F_SETFL, 0);
   int fds[4] = {in[1] >= 0 ? in[1] : dev_null, out[1], err[1], control[0]};
   pid_t pid = spawn_child(cwd, argv, envp, fds, terminal, enter_group, zygote, mask, &failure);
   if (pid < 0) {
@@ -184,23 +211,7 @@ void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_
     result = -failure;
     goto answer;
   }
-  if (run_count == run_capacity) {
-    run_capacity = run_capacity == 0 ? 16 : run_capacity * 2;
-    runs = realloc(runs, run_capacity * sizeof *runs);
-    if (runs == NULL) die("realloc");
-  }
-  fcntl(out[0], F_SETFL, O_NONBLOCK);
-  if (err[0] >= 0) fcntl(err[0], F_SETFL, O_NONBLOCK);
-  if (in[0] >= 0) fcntl(in[0], F_SETFL, O_NONBLOCK);
-  /* A terminal has no stderr of its own: its slot is closed from the start. */
-  runs[run_count++] = (struct run){.id = id,
-                                   .pid = pid,
-                                   .fds = {out[0], err[0]},
-                                   .paused = 0,
-                                   .input = in[0],
-                                   .terminal = terminal != 0,
-                                   .control = control[1]};
-  out[0] = err[0] = in[0] = control[1] = -1;
+  add_run(id, pid, in, out, err, terminal, &control[1]);
   result = pid;
 answer:
   for (int i = 0; i < 2; i++) {

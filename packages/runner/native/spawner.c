@@ -157,6 +157,80 @@ static size_t handle_requests(unsigned char *buffer, size_t length, const sigset
   return used;
 }
 
+/*
+ * Started by a root runner with the user's effective uid (its exec made that its saved uid
+ * too), the spawner takes root back as its saved uid, and keeps the user's as its effective
+ * one, with which it can signal the runs (see Identities above): no run may signal it.
+ */
+static void take_identities(int argc, char **argv) {
+  if (getuid() == 0 && geteuid() != 0) {
+    run_uid = geteuid();
+  } else if (getuid() == 0 && argc > 2 && argv[2][0] != '\0') {
+    /* gVisor's exec makes a root real uid the effective one too, with no effective
+       capability: the runner names the user, and CAP_SETUID is made effective to take it. */
+    run_uid = (uid_t)strtoul(argv[2], NULL, 10);
+    exec_takes_root = 1;
+    if (raise_permitted() < 0) die("capset");
+  }
+  if (run_uid != 0 && setresuid((uid_t)-1, run_uid, 0) < 0) die("setresuid");
+}
+
+/*
+ * The descriptors to poll, into *polled (grown as needed): stdin, the signalfd `children`,
+ * then three slots a run (stdout, stderr, input); returns how many.
+ */
+static size_t fill_polled(struct pollfd **polled, size_t *capacity, int children) {
+  size_t wanted = 2 + 3 * run_count;
+  if (wanted > *capacity) {
+    *capacity = wanted * 2;
+    *polled = realloc(*polled, *capacity * sizeof **polled);
+    if (*polled == NULL) die("realloc");
+  }
+  struct pollfd *slots = *polled;
+  slots[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+  slots[1] = (struct pollfd){.fd = children, .events = POLLIN};
+  size_t count = 2;
+  for (size_t i = 0; i < run_count; i++) {
+    for (int stream = 0; stream < 2; stream++)
+      slots[count++] =
+          (struct pollfd){.fd = runs[i].paused ? -1 : runs[i].fds[stream], .events = POLLIN};
+    slots[count++] =
+        (struct pollfd){.fd = runs[i].pending != NULL ? runs[i].input : -1, .events = POLLOUT};
+  }
+  return count;
+}
+
+/*
+ * Drains the runs' ready output pipes and feeds their ready input. Slots go by run, three
+ * each (stdout, stderr, input), in the order of `runs` when polled; a run forgotten meanwhile
+ * moves another into its place, so each slot is checked by fd.
+ */
+static void serve_pipes(const struct pollfd *polled, size_t count) {
+  for (size_t slot = 2; slot < count; slot++) {
+    if (polled[slot].revents == 0 || polled[slot].fd < 0) continue;
+    struct run *run = NULL;
+    int stream = 0;
+    for (size_t i = 0; i < run_count && run == NULL; i++) {
+      if ((slot - 2) % 3 == 2) {
+        if (runs[i].input == polled[slot].fd && runs[i].pending != NULL) run = &runs[i];
+        stream = 2;
+      } else {
+        for (int s = 0; s < 2; s++)
+          if (runs[i].fds[s] == polled[slot].fd) {
+            run = &runs[i];
+            stream = s;
+          }
+      }
+    }
+    if (run == NULL) continue;
+    if (stream == 2)
+      feed(run);
+    else
+      drain(run, stream);
+    forget_if_done(run);
+  }
+}
+
 /* A write to a pipe whose reader is gone (a run's stdin, an armed shell's command pipe) fails
    with EPIPE instead of ending this helper; runs start with the mask from before. */
 static void block_sigpipe(void) {
@@ -169,19 +243,8 @@ static void block_sigpipe(void) {
 int main(int argc, char **argv) {
   /* Out of reach of the runs: none may trace it or read its /proc entries... */
   prctl(PR_SET_DUMPABLE, 0);
-  /* ...nor signal it. Started by a root runner with the user's effective uid (its exec made
-     that its saved uid too), it takes root back as its saved uid, and keeps the user's as its
-     effective one, with which it can signal the runs (see Identities above). */
-  if (getuid() == 0 && geteuid() != 0) {
-    run_uid = geteuid();
-  } else if (getuid() == 0 && argc > 2 && argv[2][0] != '\0') {
-    /* gVisor's exec makes a root real uid the effective one too, with no effective
-       capability: the runner names the user, and CAP_SETUID is made effective to take it. */
-    run_uid = (uid_t)strtoul(argv[2], NULL, 10);
-    exec_takes_root = 1;
-    if (raise_permitted() < 0) die("capset");
-  }
-  if (run_uid != 0 && setresuid((uid_t)-1, run_uid, 0) < 0) die("setresuid");
+  /* ...nor signal it (take_identities). */
+  take_identities(argc, argv);
   if (argc > 1 && argv[1][0] != '\0') cpu_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
   dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (dev_null < 0) die("/dev/null");
@@ -201,53 +264,14 @@ int main(int argc, char **argv) {
   if (requests == NULL) die("malloc");
 
   for (;;) {
-    size_t wanted = 2 + 3 * run_count;
-    if (wanted > polled_capacity) {
-      polled_capacity = wanted * 2;
-      polled = realloc(polled, polled_capacity * sizeof *polled);
-      if (polled == NULL) die("realloc");
-    }
-    polled[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-    polled[1] = (struct pollfd){.fd = children, .events = POLLIN};
-    size_t count = 2;
-    for (size_t i = 0; i < run_count; i++) {
-      for (int stream = 0; stream < 2; stream++)
-        polled[count++] = (struct pollfd){
-            .fd = runs[i].paused ? -1 : runs[i].fds[stream], .events = POLLIN};
-      polled[count++] = (struct pollfd){
-          .fd = runs[i].pending != NULL ? runs[i].input : -1, .events = POLLOUT};
-    }
+    size_t count = fill_polled(&polled, &polled_capacity, children);
     flush_events();
     if (poll(polled, count, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    /* Pipes first: output written before an exit goes out before the exit. Slots go by
-       run, three each (stdout, stderr, input), in the order of `runs` when polled; a run
-       forgotten meanwhile moves another into its place, so each slot is checked by fd. */
-    for (size_t slot = 2; slot < count; slot++) {
-      if (polled[slot].revents == 0 || polled[slot].fd < 0) continue;
-      struct run *run = NULL;
-      int stream = 0;
-      for (size_t i = 0; i < run_count && run == NULL; i++) {
-        if ((slot - 2) % 3 == 2) {
-          if (runs[i].input == polled[slot].fd && runs[i].pending != NULL) run = &runs[i];
-          stream = 2;
-        } else {
-          for (int s = 0; s < 2; s++)
-            if (runs[i].fds[s] == polled[slot].fd) {
-              run = &runs[i];
-              stream = s;
-            }
-        }
-      }
-      if (run == NULL) continue;
-      if (stream == 2)
-        feed(run);
-      else
-        drain(run, stream);
-      forget_if_done(run);
-    }
+    /* Pipes first: output written before an exit goes out before the exit. */
+    serve_pipes(polled, count);
     if (polled[1].revents != 0) {
       struct signalfd_siginfo info;
       while (read(children, &info, sizeof info) == sizeof info) {

@@ -17,18 +17,6 @@ export function splitsCpu(procs = USER_CPU_PROCS): boolean {
   return existsSync(procs);
 }
 
-/**
- * The command line that runs `argv` inside the session's CPU group: a `sh` moves itself into
- * the group, then becomes `argv` (same pid, so every process the run starts is in it). A run
- * that cannot enter the group does not start.
- */
-export function inCpuGroup(argv: readonly string[], procs = USER_CPU_PROCS): string[] {
-  const enter =
-    `echo 0 >"$0" || { echo "sandbox: could not enter the session's CPU limit" >&2; ` +
-    `exit ${CPU_GROUP_EXIT_CODE}; }; exec "$@"`;
-  return ['/bin/sh', '-c', enter, procs, ...argv];
-}
-
 /** Moves this process (all its threads) into the session's CPU group. */
 export function enterCpuGroup(procs = USER_CPU_PROCS): void {
   writeFileSync(procs, '0');

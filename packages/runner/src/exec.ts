@@ -1,4 +1,3 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
@@ -12,10 +11,10 @@ import {
   type RunResult,
 } from '@sandbox/contract/run';
 import { CODE_FILE_PREFIX, codeSource } from './code-file';
-import { inCpuGroup, splitsCpu } from './cpu-group';
+import { splitsCpu } from './cpu-group';
 import { ChangeClock, changedSince } from './file-snapshot';
 import { RunnerError, type RunSpec } from './protocol';
-import { readTiming, TIME_FORMAT, UsagePoller, type Timing } from './run-measure';
+import { UsagePoller, type Timing } from './run-measure';
 import { RunOutput, settledWithin, type RunSink } from './run-output';
 import { Spawner, SPAWNER_BINARY, type RunInput } from './spawner';
 import { RUNNER_DIR } from './runner-dir';
@@ -23,6 +22,12 @@ import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
 import { needsOwnStart, Zygotes, type Zygote } from './zygotes';
 import { lexicalDir, makeDirectories } from './workspace-path';
+
+/*
+ * Code runs (`exec` requests with `code`): transpiled, written to a file, run by a zygote or
+ * through the spawner, measured. Command runs are never this runner's: the runner's front
+ * serves them (front/run.go; ADR 34, ADR 47).
+ */
 
 export interface RunHandle {
   /** The run's leader process. */
@@ -58,16 +63,10 @@ export async function workingDirectory(cwd: string): Promise<string> {
   return real;
 }
 
-/** What a run executes, and the code file written for it (removed after the run). */
+/** What a code run executes, and the code file written for it (removed after the run). */
 interface CommandLine {
   argv: string[];
-  codeFile?: string;
-}
-
-/** A command runs in bash; code is written to a file first. */
-async function commandLineOf(spec: RunSpec, cwd: string, runId: string): Promise<CommandLine> {
-  if (spec.code === undefined) return { argv: ['/bin/bash', '-c', spec.command ?? ''] };
-  return writeCodeFile(spec.code, cwd, runId, spec.timeoutMs);
+  codeFile: string;
 }
 
 /**
@@ -95,40 +94,33 @@ async function writeCodeFile(
   return { argv, codeFile: file };
 }
 
-type RunProcess = ChildProcessByStdio<null, Readable, Readable>;
-
-/** A run's leader process, however it was started. */
+/** A run's leader process: the spawner's child, or a zygote handed the run. */
 interface Launched {
   pid: number;
-  /** Whether the leader is GNU time, the command its child. */
-  underTime: boolean;
-  /** Where the leader writes the run's timing (GNU time, a zygote), removed after the run. */
-  timingFile?: string;
   stdout: Readable;
   stderr: Readable;
   exited: Promise<LeaderExit>;
   input?: RunInput;
 }
 
-/** How the leader ended, and what the run used as measured when it was reaped. */
+/** How the leader ended, and what the run used as the spawner measured it when it was reaped. */
 interface LeaderExit {
   code: number | null;
   signal: NodeJS.Signals | null;
-  timing(): Promise<Timing | undefined>;
+  timing: Timing;
 }
 
 interface LaunchOptions {
   cwd: string;
   env: Record<string, string>;
   runId: string;
-  timingFile: string;
   stdin: boolean;
 }
 
 /** Whether user processes run in a CPU group of their own (cpu-group.ts): fixed at birth. */
 export const CPU_SPLIT = splitsCpu();
 
-/** Starts runs by vfork in a small helper, where it is installed (the sandbox image). */
+/** Starts runs by vfork in a small helper (ADR 21), installed beside the runner in the image. */
 export const spawner = new Spawner(SPAWNER_BINARY, CPU_SPLIT ? USER_CPU_PROCS : '');
 
 /** The run's environment: the runner's, the caller's, and the mark that finds its processes. */
@@ -138,16 +130,13 @@ function runEnv(options: LaunchOptions): Record<string, string> {
 }
 
 /**
- * Starts `argv` in a process group of its own, every process marked with the run's id; inside
- * the session's CPU group where the sandbox has one. The helper measures its CPU time and peak
- * memory; without it, GNU time does, in `timingFile`.
+ * Starts `argv` through the spawner, in a process group of its own, every process marked with
+ * the run's id; inside the session's CPU group where the sandbox has one. The spawner measures
+ * its CPU time and peak memory. Without the spawner (not a sandbox image) nothing runs.
  */
 async function launch(argv: string[], options: LaunchOptions): Promise<Launched> {
   if (!spawner.available) {
-    if (options.stdin) {
-      throw new RunnerError('service_unavailable', 'stdin needs the run spawner of the image');
-    }
-    return launchUnderTime(argv, options);
+    throw new RunnerError('service_unavailable', 'code runs need the run spawner of the image');
   }
   const run = await spawner.spawn(argv, {
     cwd: options.cwd,
@@ -158,41 +147,15 @@ async function launch(argv: string[], options: LaunchOptions): Promise<Launched>
   const exited = run.exited.then(({ code, signal, cpuTimeMs, maxRssBytes }) => ({
     code,
     signal,
-    timing: () => Promise.resolve({ cpuTimeMs, maxRssBytes }),
+    timing: { cpuTimeMs, maxRssBytes },
   }));
   return {
     pid: run.pid,
-    underTime: false,
     stdout: run.stdout,
     stderr: run.stderr,
     exited,
     ...(run.input === undefined ? {} : { input: run.input }),
   };
-}
-
-function launchUnderTime(argv: string[], options: LaunchOptions): Launched {
-  const timed = ['/usr/bin/time', '-f', TIME_FORMAT, '-o', options.timingFile, ...argv];
-  const [file = '', ...args] = CPU_SPLIT ? inCpuGroup(timed) : timed;
-  const child = spawn(file, args, {
-    cwd: options.cwd,
-    env: runEnv(options),
-    detached: true, // its own process group, so that the tree can be killed
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  if (child.pid === undefined)
-    throw new RunnerError('internal_error', 'Could not start the process');
-  return { ...fromChild(child, options.timingFile), underTime: true };
-}
-
-/** A Node child process as a run's leader: its usage is in the timing file it writes. */
-function fromChild(child: RunProcess, timingFile: string): Omit<Launched, 'underTime'> {
-  const exited = new Promise<LeaderExit>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code, signal) =>
-      resolve({ code, signal, timing: () => readTiming(timingFile) }),
-    );
-  });
-  return { pid: child.pid ?? 0, stdout: child.stdout, stderr: child.stderr, exited, timingFile };
 }
 
 /** The pre-started Nodes of code runs (zygote.ts), one kept ready. */
@@ -223,10 +186,9 @@ function handToZygote(zygote: Zygote, file: string, options: LaunchOptions): Lau
   const exited = zygote.process.exited.then(({ code, signal, cpuTimeMs, maxRssBytes }) => ({
     code,
     signal,
-    timing: () =>
-      Promise.resolve({ cpuTimeMs: Math.max(0, Math.round(cpuTimeMs - before)), maxRssBytes }),
+    timing: { cpuTimeMs: Math.max(0, Math.round(cpuTimeMs - before)), maxRssBytes },
   }));
-  return { pid, underTime: false, stdout, stderr, exited };
+  return { pid, stdout, stderr, exited };
 }
 
 export function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
@@ -241,7 +203,7 @@ interface StartedRun {
   cwd: string;
   /** The kernel's change clock at the start (files changed since are the run's). */
   since: bigint;
-  codeFile?: string;
+  codeFile: string;
   started: bigint;
   output: RunOutput;
   usage: UsagePoller;
@@ -272,21 +234,15 @@ async function collectResult(
   await settledWithin(run.output.ended, OUTPUT_GRACE_MS);
   // Keep draining pipes held open by background processes, so they never block.
   run.output.finish();
-  const [timing, filesWritten] = await Promise.all([
-    exit.timing(),
-    changedSince(run.cwd, run.since),
-  ]);
-  // The answer does not wait for the run's own files to go; the next run does.
-  const { timingFile } = run.leader;
-  if (timingFile !== undefined)
-    cleanups.push(rm(timingFile, { force: true }).catch(() => undefined));
-  if (run.codeFile !== undefined) await rm(run.codeFile, { force: true });
+  const filesWritten = await changedSince(run.cwd, run.since);
+  await rm(run.codeFile, { force: true });
+  const { timing } = exit;
   const { timedOut } = run.timeout;
   return {
     exitCode: timedOut ? TIMEOUT_EXIT_CODE : (exit.code ?? 128 + signalNumber(exit.signal)),
     executionTimeMs,
-    memoryUsedBytes: Math.max(run.usage.peakRss, timing?.maxRssBytes ?? 0),
-    cpuTimeMs: timing?.cpuTimeMs ?? Math.round(run.usage.cpuMs),
+    memoryUsedBytes: Math.max(run.usage.peakRss, timing.maxRssBytes),
+    cpuTimeMs: timing.cpuTimeMs,
     timedOut,
     filesWritten: cappedFilesWritten(filesWritten),
   };
@@ -295,54 +251,36 @@ async function collectResult(
 /** Read at the start of every run: what the run changes is stamped at or after it. */
 export const changeClock = new ChangeClock(RUNNER_DIR);
 
-/** Removals of ended runs' files, not yet awaited. */
-let cleanups: Promise<unknown>[] = [];
-
-/** Waits for ended runs' files to be gone: a run never sees what an earlier one left. */
-async function cleanedUp(): Promise<void> {
-  const pending = cleanups;
-  cleanups = [];
-  await Promise.all(pending);
-}
-
-/** Starts a run of a command or code, measured; reports the files it created or changed. */
+/**
+ * Starts a code run, measured; reports the files it created or changed. Command runs are the
+ * runner's front's (ADR 34, ADR 47): this runner never starts one.
+ */
 export async function startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle> {
-  await cleanedUp();
+  const { code } = spec;
+  if (code === undefined) {
+    throw new RunnerError('internal_error', "command runs are served by the runner's front");
+  }
   const cwd = await workingDirectory(spec.cwd);
   // The runner's directory is made for every run: the user may have removed it.
   mkdirSync(RUNNER_DIR, { recursive: true, mode: 0o700 });
   const runId = randomBytes(8).toString('hex');
   const since = await changeClock.read();
-  const timingFile = posix.join(RUNNER_DIR, `timing-${runId}`);
-  const { argv, codeFile } = await commandLineOf(spec, cwd, runId);
+  const { argv, codeFile } = await writeCodeFile(code, cwd, runId, spec.timeoutMs);
   const started = process.hrtime.bigint();
-  const options = { cwd, env: spec.env, runId, timingFile, stdin: spec.stdin === true };
-  const zygote =
-    codeFile !== undefined && argv[0] === process.execPath ? await takeZygote(spec) : undefined;
+  const options = { cwd, env: spec.env, runId, stdin: spec.stdin === true };
+  const zygote = argv[0] === process.execPath ? await takeZygote(spec) : undefined;
   const leader =
-    zygote !== undefined && codeFile !== undefined
-      ? handToZygote(zygote, codeFile, options)
-      : await launch(argv, options);
+    zygote !== undefined ? handToZygote(zygote, codeFile, options) : await launch(argv, options);
   // What background processes write to the run's pipes after it is kept, as its late output.
   const output = new RunOutput([leader.stdout, leader.stderr], sink, 'forward');
   const usage = new UsagePoller(leader.pid);
   const timeout = new RunTimeout(leader.pid, runId, spec.timeoutMs);
-  const result = resultOf({
-    leader,
-    cwd,
-    since,
-    codeFile,
-    started,
-    output,
-    usage,
-    timeout,
-  });
-  // The next code run's Node starts once this run no longer needs the CPU, if not yet started.
-  const done = codeFile === undefined ? result : result.finally(() => zygotes.prepare());
+  const result = resultOf({ leader, cwd, since, codeFile, started, output, usage, timeout });
   return {
     pid: leader.pid,
-    cancel: () => hangUp(leader.pid, leader.underTime),
-    done,
+    cancel: () => hangUp(leader.pid),
+    // The next code run's Node starts once this run no longer needs the CPU, if not yet started.
+    done: result.finally(() => zygotes.prepare()),
     closed: output.ended,
     pauseOutput: () => output.pause(),
     resumeOutput: () => output.resume(),

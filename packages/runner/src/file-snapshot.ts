@@ -5,6 +5,11 @@ import { join, posix } from 'node:path';
 import { CODE_FILE_PREFIX } from './code-file';
 import { WORKSPACE } from './workspace-path';
 
+/*
+ * What a code run or a code context's cell wrote. The front finds what command runs wrote
+ * alike (front/files.go; ADR 47).
+ */
+
 const MAX_SCANNED = 20_000;
 /** Entries looked at between two turns of the runner's event loop. */
 const YIELD_EVERY = 2_000;

@@ -33,7 +33,7 @@ export interface RunnerContext {
   readonly front: number | undefined;
   /** The session's code contexts (ADR 42). */
   readonly contexts: CodeContexts;
-  /** Starts a run (exec.ts's startRun; tests pass their own). */
+  /** Starts a code run (exec.ts's startRun; tests pass their own). */
   startRun(spec: RunSpec, sink: RunSink): Promise<RunHandle>;
 }
 

@@ -60,7 +60,9 @@ describe('OutputChannel', () => {
       '{"id":2,"ev":"exec"}\n',
     ]);
   });
+});
 
+describe('OutputChannel streams', () => {
   it('sends a stream as chunks and counts its bytes', async () => {
     const { channel, events } = channelOver();
     const flows = new Map<number, Flow>();

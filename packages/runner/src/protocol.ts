@@ -20,7 +20,10 @@ export interface FileInput {
   content: string;
 }
 
-/** A run, as an `exec` request asks for it and `startRun` starts it. */
+/**
+ * A run, as an `exec` request asks for it: a `command` run is served by the runner's front,
+ * a `code` run by the runner's Node (`startRun`; ADR 47).
+ */
 export interface RunSpec {
   command?: string;
   code?: string;

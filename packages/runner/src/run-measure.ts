@@ -1,30 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { descendants, listProcessesNow } from './processes';
 
-/** GNU time's output format: elapsed, user, system seconds and max RSS in KB. */
-export const TIME_FORMAT = 'timing %e %U %S %M';
-
+/** What a run used, as the spawner measured it when it reaped the run (ADR 21). */
 export interface Timing {
   cpuTimeMs: number;
   maxRssBytes: number;
-}
-
-/** Parses what `time -f TIME_FORMAT -o file` wrote (the last `timing` line wins). */
-export function parseTiming(text: string): Timing | undefined {
-  const line = text
-    .split('\n')
-    .reverse()
-    .find((l) => l.startsWith('timing '));
-  if (line === undefined) return undefined;
-  const [, , user, system, maxRssKb] = line.split(' ');
-  const cpu = (Number(user) + Number(system)) * 1000;
-  const rss = Number(maxRssKb) * 1024;
-  if (!Number.isFinite(cpu) || !Number.isFinite(rss)) return undefined;
-  return { cpuTimeMs: Math.round(cpu), maxRssBytes: rss };
-}
-
-export async function readTiming(file: string): Promise<Timing | undefined> {
-  return parseTiming(await readFile(file, 'utf8').catch(() => ''));
 }
 
 /** How often a run's tree is measured, at the most. */
@@ -38,17 +17,15 @@ export function nextPollDelayMs(tookMs: number): number {
 }
 
 /**
- * A run's peak memory and CPU time, polled from /proc while it runs: what GNU time cannot
- * see (a tree's sum) or what it reports only if the run ends normally. The first poll comes
- * MEMORY_POLL_MS after the start (a run shorter than that is GNU time's alone), and polls
- * never take more than POLL_DUTY of the runner: with many sessions busy at once, measuring
- * must not be what makes their runs slow.
+ * A code run's peak memory, polled from /proc while it runs: the sum over its tree, which the
+ * spawner's wait4 does not give. The first poll comes MEMORY_POLL_MS after the start (a run
+ * shorter than that is measured by the spawner alone), and polls never take more than
+ * POLL_DUTY of the runner: with many sessions busy at once, measuring must not be what makes
+ * their runs slow. Command runs are measured alike by the front (front/run_usage.go).
  */
 export class UsagePoller {
   /** The highest sum of resident memory seen over the tree, bytes. */
   peakRss = 0;
-  /** The highest CPU time seen over the tree, ms. */
-  cpuMs = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -74,10 +51,6 @@ export class UsagePoller {
       this.peakRss = Math.max(
         this.peakRss,
         tree.reduce((sum, p) => sum + p.rss, 0),
-      );
-      this.cpuMs = Math.max(
-        this.cpuMs,
-        tree.reduce((sum, p) => sum + p.cpuMs, 0),
       );
     } catch {
       // /proc unreadable for a moment: the next poll tries again

@@ -2,7 +2,8 @@ import type { RunHandle } from './exec';
 import type { OpHandler, RunnerContext } from './op-handlers';
 
 /**
- * Starts a run: `started` (with its pid) once its process runs, its output, `result` once its
+ * Starts a code run (a command run is the front's, and refused here) or a code context's cell:
+ * `started` (with its pid) once its process runs, its output, `result` once its
  * process exited, then whatever processes it left holding its pipes write, and `exec` once
  * they let go of them. Its stdin (`stdin` runs) takes input until its process exits.
  */

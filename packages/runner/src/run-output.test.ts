@@ -59,7 +59,9 @@ describe('RunOutput', () => {
     await tick();
     expect(received).toEqual(['out:a']);
   });
+});
 
+describe('RunOutput after the run finished', () => {
   it('still forwards what was read before the run finished, even when paused', async () => {
     const [stdout, stderr] = [new PassThrough(), new PassThrough()];
     const { sink, received, fill } = sinkOf();

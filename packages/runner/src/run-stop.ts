@@ -1,3 +1,7 @@
+/*
+ * How the runner's Node stops its code runs (a timeout, a cancel) and terminals (a cancel).
+ * Command runs are the front's, which stops them alike (front/run_stop.go; ADR 47).
+ */
 import { killAll, listProcesses, markedWith, runTree, stopThenKill, treesOf } from './processes';
 
 /** The environment variable that marks every process of a run (and what they start). */
@@ -37,10 +41,9 @@ export class RunTimeout {
 /**
  * Stops a run because its client went away: a hangup (SIGHUP) to its process group, as a
  * closing terminal would, so `nohup`ed and `setsid` background processes live on; what
- * remains of the run's own command is then killed. `underTime`: the leader is GNU time, and
- * the command its child (else the leader is the command).
+ * remains of the run's own command (its leader) is then killed.
  */
-export function hangUp(leader: number, underTime: boolean): void {
+export function hangUp(leader: number): void {
   try {
     process.kill(-leader, 'SIGHUP');
   } catch {
@@ -49,8 +52,7 @@ export function hangUp(leader: number, underTime: boolean): void {
   setTimeout(() => {
     void listProcesses().then((all) => {
       // The command; not the background processes it started.
-      const command = all.filter((p) => p.pid === leader || (underTime && p.ppid === leader));
-      killAll(command.map((p) => p.pid));
+      killAll(all.filter((p) => p.pid === leader).map((p) => p.pid));
     });
   }, HANGUP_GRACE_MS).unref();
 }

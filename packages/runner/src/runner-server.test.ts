@@ -72,7 +72,8 @@ function fakeRun({ lingering = false } = {}) {
   return { handle, calls, finish: (result = RESULT) => finish(result), close: () => close() };
 }
 
-const EXEC = { op: 'exec', command: 'true', env: {}, cwd: '/workspace', timeoutMs: 1000 } as const;
+/** A code run: the only runs this runner starts (command runs are the front's, ADR 47). */
+const EXEC = { op: 'exec', code: '1', env: {}, cwd: '/workspace', timeoutMs: 1000 } as const;
 
 /** A runner whose one run (request 1, EXEC) has started. */
 async function startedRun() {
@@ -83,7 +84,7 @@ async function startedRun() {
   return { run, runner };
 }
 
-describe('serve', () => {
+describe('serve: pings, bad lines, unknown targets', () => {
   it('answers a ping with its pid', async () => {
     const runner = startRunner();
     runner.send({ id: 1, op: 'ping' });
@@ -137,7 +138,9 @@ describe('serve', () => {
     expect(await runner.until(3, 'flow')).toEqual([{ id: 3, ev: 'flow' }]);
     await runner.end();
   });
+});
 
+describe('serve: runs', () => {
   it('sends a run as started, its output, then its result', async () => {
     const run = fakeRun();
     const runner = startRunner((_spec, sink) => {
@@ -209,7 +212,9 @@ describe('serve', () => {
     await runner.until(1, 'exec');
     await runner.end();
   });
+});
 
+describe('serve: refused runs and the end of its input', () => {
   it('reports a run that cannot start as an error with its code', async () => {
     const runner = startRunner(() =>
       Promise.reject(
@@ -224,6 +229,20 @@ describe('serve', () => {
         code: 'invalid_path',
         message: 'workingDir is not a directory: x',
         details: { path: 'x' },
+      },
+    ]);
+    await runner.end();
+  });
+
+  it("refuses a command run, which only the runner's front serves, and starts nothing", async () => {
+    const runner = startRunner();
+    runner.send({ id: 1, op: 'exec', command: 'true', env: {}, cwd: '/nowhere', timeoutMs: 1000 });
+    expect(await runner.until(1, 'error')).toEqual([
+      {
+        id: 1,
+        ev: 'error',
+        code: 'internal_error',
+        message: "command runs are served by the runner's front",
       },
     ]);
     await runner.end();

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codeSource, CODE_PRELUDE } from './code-file';
 import { listFiles } from './files';
-import { parseTiming } from './run-measure';
 import {
   asPathError,
   lexicalDir,
@@ -75,18 +74,6 @@ describe('symlink checks', () => {
       makeDirectories('escape/made', join(root, 'escape/made'), root),
     ).rejects.toMatchObject({ code: 'invalid_path' });
     expect(existsSync(join(outside, 'made'))).toBe(false);
-  });
-});
-
-describe('parseTiming', () => {
-  it('reads CPU and peak memory from GNU time output', () => {
-    expect(
-      parseTiming('Command exited with non-zero status 3\ntiming 0.50 0.12 0.03 2048\n'),
-    ).toEqual({
-      cpuTimeMs: 150,
-      maxRssBytes: 2048 * 1024,
-    });
-    expect(parseTiming('')).toBeUndefined();
   });
 });
 

@@ -42,7 +42,7 @@ function newSpawner(cpuProcs = ''): Spawner {
 const bash = (script: string) => newSpawner().spawn(['/bin/bash', '-c', script], options);
 afterAll(() => spawners.forEach((spawner) => spawner.close()));
 
-describe('Spawner', () => {
+describe('Spawner: runs, their output, usage and sessions', () => {
   it('runs a command in its directory with its environment, and relays its output and exit', async () => {
     const run = await newSpawner().spawn(
       ['/bin/bash', '-c', 'echo "$GREETING from $PWD"; echo oops >&2; cat; exit 3'],
@@ -107,7 +107,9 @@ describe('Spawner', () => {
     const [stdout] = await Promise.all([collect(run.stdout), run.exited]);
     expect(stdout.trim()).toBe(`${run.pid} ${run.pid} ${run.pid}`);
   });
+});
 
+describe('Spawner: signals, CPU groups and paused readers', () => {
   it('reports a run killed by a signal', async () => {
     const run = await bash('kill -TERM $$');
     await expect(run.exited).resolves.toMatchObject({ code: null, signal: 'SIGTERM' });
@@ -165,7 +167,9 @@ describe('Spawner', () => {
     run.stdout.resume();
     await run.exited;
   });
+});
 
+describe('Spawner: stdin and terminals', () => {
   it('writes stdin to a run started with it, in order, and closes it', async () => {
     const run = await newSpawner().spawn(['/bin/cat'], { ...options, stdin: true });
     void collect(run.stderr);
@@ -232,7 +236,9 @@ describe('Spawner', () => {
     expect(await run.exited).toMatchObject({ code: 3 });
     expect(text).toContain('interrupted');
   });
+});
 
+describe('Spawner: what cannot start, and helpers gone', () => {
   it('refuses what cannot start: a missing directory, a NUL byte', async () => {
     const spawner = newSpawner();
     await expect(

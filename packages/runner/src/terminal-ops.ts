@@ -32,7 +32,7 @@ export const terminalOp: OpHandler<'terminal'> = async (context, request) => {
   flows.set(id, {
     pause: () => output.pause(),
     resume: () => output.resume(),
-    cancel: () => hangUp(run.pid, false),
+    cancel: () => hangUp(run.pid),
   });
   if (run.input !== undefined) inputs.set(id, run.input);
   channel.emit({ id, ev: 'started', pid: run.pid });

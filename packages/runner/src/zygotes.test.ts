@@ -1,7 +1,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { RUNNER_DIR, zygoteWarmMarker } from './runner-dir';
 import type { SpawnedRun } from './spawner';
-import { Zygotes } from './zygotes';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { processRunning, Zygotes } from './zygotes';
 
 /** A spawner whose zygotes never exit; each gets the next pid. */
 function fakeSpawner(firstPid: number) {
@@ -67,9 +70,13 @@ describe('Zygotes.take', () => {
     };
   }
 
+  /** Zygotes of `spawner` whose processes all run (their pids are made up). */
+  const zygotesOf = (spawner: ReturnType<typeof slowSpawner>['spawner']) =>
+    new Zygotes(spawner, __filename, undefined, () => true);
+
   it('waits for the zygote that is starting rather than answer none', async () => {
     const { spawner, started } = slowSpawner();
-    const zygotes = new Zygotes(spawner, __filename);
+    const zygotes = zygotesOf(spawner);
     zygotes.prepare();
     const taken = zygotes.take(10_000);
     setTimeout(started, 50);
@@ -79,7 +86,7 @@ describe('Zygotes.take', () => {
 
   it('answers none after its bound when the zygote does not start in time', async () => {
     const { spawner, started } = slowSpawner();
-    const zygotes = new Zygotes(spawner, __filename);
+    const zygotes = zygotesOf(spawner);
     zygotes.prepare();
     expect(await zygotes.take(50)).toBeUndefined();
     started();
@@ -87,9 +94,40 @@ describe('Zygotes.take', () => {
     expect((await zygotes.take(1_000))?.pid).toBe(PID);
   });
 
+  it('answers none for a zygote killed whose exit is not reported yet, and keeps none', async () => {
+    const { spawner, started } = slowSpawner();
+    let alive = true;
+    const zygotes = new Zygotes(spawner, __filename, undefined, () => alive);
+    zygotes.prepare();
+    started();
+    await zygotes.settled(50);
+    expect(zygotes.waitingPid()).toBe(PID);
+    alive = false; // the user's kill-all; the spawner has not reported its exit
+    expect(await zygotes.take(1_000)).toBeUndefined();
+    expect(zygotes.waitingPid()).toBeUndefined();
+  });
+
   it('answers none at once when none is ready or starting', async () => {
     const zygotes = new Zygotes({ ...fakeSpawner(PID), available: false }, __filename);
     zygotes.prepare();
     expect(await zygotes.take(60_000)).toBeUndefined();
+  });
+});
+
+describe('processRunning', () => {
+  const proc = mkdtempSync(join(tmpdir(), 'proc-'));
+  const stat = (pid: number, state: string) => {
+    mkdirSync(join(proc, String(pid)));
+    writeFileSync(join(proc, String(pid), 'stat'), `${pid} (node (x)) ${state} 1 1 1`);
+  };
+  afterAll(() => rmSync(proc, { recursive: true, force: true }));
+
+  it('tells a running process from a zombie and from one that is gone', () => {
+    stat(10, 'S');
+    stat(11, 'Z');
+    expect(processRunning(10, proc)).toBe(true);
+    expect(processRunning(11, proc)).toBe(false);
+    expect(processRunning(12, proc)).toBe(false);
+    expect(processRunning(process.pid)).toBe(true);
   });
 });

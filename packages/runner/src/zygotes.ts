@@ -64,6 +64,7 @@ export class Zygotes {
     private readonly spawner: Pick<Spawner, 'available' | 'spawn'>,
     private readonly script = ZYGOTE_SCRIPT,
     private readonly cwd = '/workspace',
+    private readonly running: (pid: number) => boolean = processRunning,
   ) {}
 
   /** Whether zygotes can be used here (the script and the spawner are installed). */
@@ -107,7 +108,9 @@ export class Zygotes {
     }
     const zygote = this.ready;
     this.ready = undefined;
-    return zygote?.ended === false ? zygote : undefined;
+    // Killed (the user's `kill -KILL -1`) but its exit not yet reported: the run is not its.
+    if (zygote === undefined || zygote.ended || !this.running(zygote.pid)) return undefined;
+    return zygote;
   }
 
   /**
@@ -181,6 +184,17 @@ export class Zygotes {
         if (!this.closed) this.respawn = setTimeout(() => this.prepare(), RESPAWN_DELAY_MS);
       });
     return zygote;
+  }
+}
+
+/** Whether process `pid` runs: it exists, and is not a zombie its parent has yet to reap. */
+export function processRunning(pid: number, procRoot = '/proc'): boolean {
+  try {
+    const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
   }
 }
 

@@ -46,7 +46,9 @@ describe('request timeouts', () => {
     expect(err).toBeInstanceOf(ClientTimeoutError);
     expect(api.calls.filter((c) => c.path === '/execute')).toHaveLength(1);
   }, 10_000);
+});
 
+describe('request timeouts of streams', () => {
   it('gives a stream that goes quiet up, and resumes it where it stopped', async () => {
     const opened: Call[] = [];
     const api = clientOf(

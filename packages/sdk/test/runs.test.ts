@@ -141,7 +141,9 @@ describe('runs in the background', () => {
     expect(seen).toEqual(['fed\n']);
     expect(opened).toBe(1);
   });
+});
 
+describe('runs in the background: disconnects, failures and ids', () => {
   it('stops feeding callbacks on disconnect, leaving the run going; wait still ends', async () => {
     const { sandbox, kills, runs } = await sandboxWith(runThenResume());
     const seen: string[] = [];
@@ -212,7 +214,9 @@ describe('runs in the background', () => {
     expect(calls.filter((c) => c.path.endsWith('/output'))).toHaveLength(6); // 5 resumes
     expect(calls.at(-1)?.headers['last-event-id']).toBe(`${PROC}:1:0`);
   });
+});
 
+describe('runs in the background: context cells and reconnects', () => {
   it("streams a context cell's values and error to onResult/onError, then gives the result", async () => {
     const shown = { 'image/svg+xml': '<svg/>', 'text/plain': '[image/svg+xml]', isMain: false };
     const main = { 'text/plain': '3', 'application/json': '3', isMain: true };

@@ -7,66 +7,66 @@ import { PreviewTunnels } from './preview-tunnels';
 const one = `ses_${'a'.repeat(24)}`;
 const other = `ses_${'b'.repeat(24)}`;
 
-describe('preview tunnels', () => {
-  let app: Server;
-  let agent: Server;
-  let previewAddress: string;
-  /** The CONNECT targets the fake agent was asked for, with their internal token. */
-  const opened: { target: string; token: unknown }[] = [];
-  const appSockets = new Set<Socket>();
-  let tunnels: PreviewTunnels;
+let app: Server;
+let agent: Server;
+let previewAddress: string;
+/** The CONNECT targets the fake agent was asked for, with their internal token. */
+const opened: { target: string; token: unknown }[] = [];
+const appSockets = new Set<Socket>();
+let tunnels: PreviewTunnels;
 
-  beforeAll(async () => {
-    app = createServer((req, res) => res.end(`${req.url}`));
-    app.on('connection', (socket: Socket) => appSockets.add(socket));
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    const appPort = (app.address() as AddressInfo).port;
-    // A fake agent: opens tunnels to the app, except for sessions named `other`.
-    agent = createServer();
-    agent.on('connect', (req: IncomingMessage, socket: Duplex) => {
-      opened.push({ target: req.url ?? '', token: req.headers[PREVIEW_HEADERS.token] });
-      if (req.url?.startsWith(other) === true) {
-        socket.end(
-          `HTTP/1.1 404 Not Found\r\n${PREVIEW_HEADERS.error}: session_not_found\r\nContent-Length: 0\r\n\r\n`,
-        );
-        return;
-      }
-      const upstream = connect(appPort, '127.0.0.1', () => {
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        socket.pipe(upstream).pipe(socket);
-      });
-      closeTogether(upstream, socket, ['close', 'error']);
+beforeAll(async () => {
+  app = createServer((req, res) => res.end(`${req.url}`));
+  app.on('connection', (socket: Socket) => appSockets.add(socket));
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  const appPort = (app.address() as AddressInfo).port;
+  // A fake agent: opens tunnels to the app, except for sessions named `other`.
+  agent = createServer();
+  agent.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    opened.push({ target: req.url ?? '', token: req.headers[PREVIEW_HEADERS.token] });
+    if (req.url?.startsWith(other) === true) {
+      socket.end(
+        `HTTP/1.1 404 Not Found\r\n${PREVIEW_HEADERS.error}: session_not_found\r\nContent-Length: 0\r\n\r\n`,
+      );
+      return;
+    }
+    const upstream = connect(appPort, '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      socket.pipe(upstream).pipe(socket);
     });
-    await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve));
-    previewAddress = `127.0.0.1:${(agent.address() as AddressInfo).port}`;
+    closeTogether(upstream, socket, ['close', 'error']);
   });
+  await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve));
+  previewAddress = `127.0.0.1:${(agent.address() as AddressInfo).port}`;
+});
 
-  afterAll(async () => {
-    agent.closeAllConnections();
-    app.closeAllConnections();
-    await new Promise((resolve) => agent.close(resolve));
-    await new Promise((resolve) => app.close(resolve));
-  });
+afterAll(async () => {
+  agent.closeAllConnections();
+  app.closeAllConnections();
+  await new Promise((resolve) => agent.close(resolve));
+  await new Promise((resolve) => app.close(resolve));
+});
 
-  beforeEach(() => {
-    opened.length = 0;
-    tunnels = new PreviewTunnels('secret');
-  });
+beforeEach(() => {
+  opened.length = 0;
+  tunnels = new PreviewTunnels('secret');
+});
 
-  afterEach(() => tunnels.destroy());
+afterEach(() => tunnels.destroy());
 
-  const get = (pool: Agent, path: string) =>
-    new Promise<string>((resolve, reject) => {
-      const req = request({ host: 'ignored.invalid', path, agent: pool }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve(body));
-      });
-      req.on('error', reject);
-      req.end();
+const get = (pool: Agent, path: string) =>
+  new Promise<string>((resolve, reject) => {
+    const req = request({ host: 'ignored.invalid', path, agent: pool }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(body));
     });
+    req.on('error', reject);
+    req.end();
+  });
 
+describe('preview tunnels per session port and upgrade', () => {
   it('carries the requests to a session port on one tunnel, opened with the internal token', async () => {
     const end = { previewAddress, sessionId: one, port: 3000 };
     for (const path of ['/a', '/b', '/c']) {
@@ -90,7 +90,9 @@ describe('preview tunnels', () => {
     await get(tunnels.single(end), '/');
     expect(opened).toHaveLength(2);
   });
+});
 
+describe('preview tunnels refused and idle', () => {
   it('fails a request with the error of the agent when it refuses the tunnel', async () => {
     const end = { previewAddress, sessionId: other, port: 3000 };
     await expect(get(tunnels.poolFor(end), '/')).rejects.toMatchObject({

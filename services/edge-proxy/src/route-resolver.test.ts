@@ -2,50 +2,50 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RouteResolver } from './route-resolver';
 
-describe('RouteResolver', () => {
-  let server: Server;
-  let url: string;
-  const lookups: { path: string; token: string | undefined }[] = [];
+let server: Server;
+let url: string;
+const lookups: { path: string; token: string | undefined }[] = [];
 
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      const token = req.headers['x-preview-token'];
-      lookups.push({ path: req.url ?? '', token: typeof token === 'string' ? token : undefined });
-      if (req.url?.endsWith('missing')) {
-        res.writeHead(404).end();
-        return;
-      }
-      if (req.url?.endsWith('garbled')) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ sessionId: 's', previewAddress: 7 }));
-        return;
-      }
-      if (req.url?.endsWith('private') && token !== 'right') {
-        res.writeHead(403).end();
-        return;
-      }
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const token = req.headers['x-preview-token'];
+    lookups.push({ path: req.url ?? '', token: typeof token === 'string' ? token : undefined });
+    if (req.url?.endsWith('missing')) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (req.url?.endsWith('garbled')) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          sessionId: `ses_${'a'.repeat(24)}`,
-          nodeId: 'n',
-          previewAddress: '10.0.0.1:1',
-          private: req.url?.endsWith('private') === true,
-        }),
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      res.end(JSON.stringify({ sessionId: 's', previewAddress: 7 }));
+      return;
+    }
+    if (req.url?.endsWith('private') && token !== 'right') {
+      res.writeHead(403).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        sessionId: `ses_${'a'.repeat(24)}`,
+        nodeId: 'n',
+        previewAddress: '10.0.0.1:1',
+        private: req.url?.endsWith('private') === true,
+      }),
+    );
   });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
 
-  afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
-  });
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
 
-  beforeEach(() => {
-    lookups.length = 0;
-  });
+beforeEach(() => {
+  lookups.length = 0;
+});
 
+describe('RouteResolver caches', () => {
   it('reuses a public route for its cache time, whatever token visitors send', async () => {
     const resolver = new RouteResolver(url, undefined, 1000, 200);
     await resolver.resolve('open', undefined);
@@ -88,7 +88,9 @@ describe('RouteResolver', () => {
     await resolver.resolve('open', undefined);
     expect(lookups).toHaveLength(2);
   });
+});
 
+describe('RouteResolver refuses routes off the contract', () => {
   it('refuses a route that does not match the contract (fails closed)', async () => {
     const resolver = new RouteResolver(url, undefined, 1000, 60_000);
     await expect(resolver.resolve('garbled', undefined)).rejects.toMatchObject({

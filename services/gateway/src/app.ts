@@ -22,7 +22,7 @@ import type { ProcessesService } from './processes/processes-service';
 import { errorHandler, notFound } from './http/error-handler';
 import { requestContext } from './http/request-context';
 import type { IdempotencyOptions } from './idempotency/idempotent';
-import { rateLimit } from './http/rate-limit-middleware';
+import { authenticateAndLimit } from './http/rate-limit-middleware';
 import type { RateLimiter } from './limits/rate-limiter';
 import { adminRouter } from './routes/admin/accounts';
 import { executeRoute } from './routes/execute/execute';
@@ -178,7 +178,7 @@ export function createApp(deps: AppDeps): Express {
   const handlers = operationHandlers(deps);
   // Authentication and rate limits guard each operation, so that a request reaching no
   // operation is 404 not_found (decisions.md), whoever sends it.
-  const guard = [authenticate(deps.accounts), rateLimit(deps.rateLimiter), json];
+  const guard = [authenticateAndLimit(deps.accounts, deps.rateLimiter), json];
   const v1 = express.Router();
   for (const [name, op] of Object.entries(operations) as [OperationName, ApiOperation][]) {
     const scope = op.scope === undefined ? [] : [requireScope(op.scope)];

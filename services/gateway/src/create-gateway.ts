@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { GatewayConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { AccountStore } from './accounts/account-store';
@@ -123,18 +124,42 @@ export async function startGateway({
     fleet: { agents, drainer: background.drainer },
     webhookDispatcher: webhooks.dispatcher,
     metricsAddress: background.metricsAddress,
-    async stop() {
-      await background.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      agents.close();
-      await execute.settle();
-      await activity.stop();
-      await rateLimiter.close();
-      await db.close();
-      await embedded?.stop();
-    },
+    stop: () =>
+      stopGateway({ background, server, agents, execute, activity, rateLimiter, db, embedded }),
   };
+}
+
+/** What `stop` closes, each through the one call it needs. */
+interface Stoppable {
+  background: { stop(): Promise<void> };
+  server: Server;
+  agents: { close(): void };
+  execute: { settle(): Promise<void> };
+  activity: { stop(): Promise<void> };
+  rateLimiter: { close(): Promise<void> };
+  db: { close(): Promise<void> };
+  embedded: { stop(): Promise<void> } | undefined;
+}
+
+/**
+ * Stops the gateway's parts one after the other: the background tasks, the server, the agent
+ * channels, the runs in flight, the activity flush, Redis, Postgres (embedded: its process).
+ */
+async function stopGateway(parts: Stoppable): Promise<void> {
+  await parts.background.stop();
+  await closeServer(parts.server);
+  parts.agents.close();
+  await parts.execute.settle();
+  await parts.activity.stop();
+  await parts.rateLimiter.close();
+  await parts.db.close();
+  await parts.embedded?.stop();
+}
+
+/** Stops accepting connections and closes the open ones. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }

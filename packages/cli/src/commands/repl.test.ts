@@ -106,7 +106,9 @@ describe('sandbox repl', () => {
     expect(fake.contexts.delete).not.toHaveBeenCalled();
     expect(cli.stdout()).toContain('ran: 1');
   });
+});
 
+describe('sandbox repl: contexts refused, Ctrl-C and restarts', () => {
   it('exits 66 for a context the session does not have, and 2 for --context with --language', async () => {
     const fake = fakeContext();
     const cli = fakeCli({ connect: () => Promise.resolve(fake.sandbox) });

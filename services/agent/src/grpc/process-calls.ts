@@ -5,7 +5,8 @@ import type {
   ProcessInfo,
   ReadOutputRequest__Output,
 } from '@sandbox/proto';
-import type { SandboxRuntime, ProcessSummary } from '../runtime/sandbox-runtime';
+import type { SandboxRuntime } from '../runtime/sandbox-runtime';
+import type { ProcessSummary } from '../runtime/processes/process-summary';
 import { fail, unary, type CallContext } from './call-handlers';
 import { checkInternalToken } from './auth';
 

@@ -1,4 +1,5 @@
-import { memAvailable, readNodeLoad } from './node-load';
+import { memAvailable } from '../runtime/host-memory';
+import { readNodeLoad } from './node-load';
 
 describe('memAvailable', () => {
   it('reads MemAvailable in bytes', () => {

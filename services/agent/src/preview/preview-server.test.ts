@@ -16,74 +16,74 @@ interface Opened {
   socket: Socket;
 }
 
-describe('the agent preview proxy', () => {
-  let app: Server;
-  let appPort: number;
-  let closedPort: number;
-  let preview: Server;
-  let previewPort: number;
-  const appConnections: Socket[] = [];
+let app: Server;
+let appPort: number;
+let closedPort: number;
+let preview: Server;
+let previewPort: number;
+const appConnections: Socket[] = [];
 
-  beforeAll(async () => {
-    // The "app" in the session: answers with what it saw.
-    app = createServer((req, res) => res.end(`app ${req.url} ${JSON.stringify(req.headers)}`));
-    app.on('connection', (socket: Socket) => appConnections.push(socket));
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-    appPort = (app.address() as AddressInfo).port;
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    closedPort = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+beforeAll(async () => {
+  // The "app" in the session: answers with what it saw.
+  app = createServer((req, res) => res.end(`app ${req.url} ${JSON.stringify(req.headers)}`));
+  app.on('connection', (socket: Socket) => appConnections.push(socket));
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  appPort = (app.address() as AddressInfo).port;
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  closedPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
 
-    preview = createPreviewServer({
-      runtime: {
-        previewHost: (sessionId) =>
-          sessionId === running
-            ? Promise.resolve('127.0.0.1')
-            : Promise.reject(new AppError('session_not_found', 'Session sandbox not found')),
-      },
-      logger: createLogger({ name: 'test', level: 'silent' }),
-      internalToken: TOKEN,
+  preview = createPreviewServer({
+    runtime: {
+      previewHost: (sessionId) =>
+        sessionId === running
+          ? Promise.resolve('127.0.0.1')
+          : Promise.reject(new AppError('session_not_found', 'Session sandbox not found')),
+    },
+    logger: createLogger({ name: 'test', level: 'silent' }),
+    internalToken: TOKEN,
+  });
+  await new Promise<void>((resolve) => preview.listen(0, '127.0.0.1', resolve));
+  previewPort = (preview.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  preview.closeAllConnections();
+  app.closeAllConnections();
+  await new Promise((resolve) => preview.close(resolve));
+  await new Promise((resolve) => app.close(resolve));
+});
+
+const open = (target: string, headers: Record<string, string>): Promise<Opened> =>
+  new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port: previewPort,
+      method: 'CONNECT',
+      path: target,
+      headers,
+      agent: false,
     });
-    await new Promise<void>((resolve) => preview.listen(0, '127.0.0.1', resolve));
-    previewPort = (preview.address() as AddressInfo).port;
+    req.once('connect', (res: IncomingMessage, socket: Socket) => {
+      const error = res.headers[PREVIEW_HEADERS.error];
+      resolve({ status: res.statusCode ?? 0, error: error as string | undefined, socket });
+    });
+    req.once('error', reject);
+    req.end();
   });
 
-  afterAll(async () => {
-    preview.closeAllConnections();
-    app.closeAllConnections();
-    await new Promise((resolve) => preview.close(resolve));
-    await new Promise((resolve) => app.close(resolve));
+/** Sends one raw HTTP request on an open tunnel and reads the whole answer. */
+const exchange = (socket: Socket, raw: string): Promise<string> =>
+  new Promise((resolve) => {
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.once('end', () => resolve(text));
+    socket.write(raw);
   });
 
-  const open = (target: string, headers: Record<string, string>): Promise<Opened> =>
-    new Promise((resolve, reject) => {
-      const req = request({
-        host: '127.0.0.1',
-        port: previewPort,
-        method: 'CONNECT',
-        path: target,
-        headers,
-        agent: false,
-      });
-      req.once('connect', (res: IncomingMessage, socket: Socket) => {
-        const error = res.headers[PREVIEW_HEADERS.error];
-        resolve({ status: res.statusCode ?? 0, error: error as string | undefined, socket });
-      });
-      req.once('error', reject);
-      req.end();
-    });
-
-  /** Sends one raw HTTP request on an open tunnel and reads the whole answer. */
-  const exchange = (socket: Socket, raw: string): Promise<string> =>
-    new Promise((resolve) => {
-      let text = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (text += chunk));
-      socket.once('end', () => resolve(text));
-      socket.write(raw);
-    });
-
+describe('the agent preview proxy: tunnels and refusals', () => {
   it('opens a tunnel to the named port of the named session, and passes bytes unchanged', async () => {
     const before = appConnections.length;
     const tunnel = await open(`${running}:${appPort}`, { [PREVIEW_HEADERS.token]: TOKEN });
@@ -124,7 +124,9 @@ describe('the agent preview proxy', () => {
     expect(closed).toMatchObject({ status: 502, error: 'bad_gateway' });
     closed.socket.destroy();
   });
+});
 
+describe('the agent preview proxy: other requests, closed apps', () => {
   it('answers any other request with an error, never forwarding it', async () => {
     const before = appConnections.length;
     const status = await new Promise<number>((resolve, reject) => {

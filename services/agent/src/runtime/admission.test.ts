@@ -92,7 +92,9 @@ describe('Admission', () => {
     held.releases.shift()?.();
     await queued;
   });
+});
 
+describe('Admission: learning how long a start takes', () => {
   it('learns how long a start takes: the first timed replaces the guess, the next move it', async () => {
     const { clock, starts } = oneSlot(1, 2000);
     const startTaking = (ms: number) =>

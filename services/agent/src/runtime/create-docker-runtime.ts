@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import type { AgentConfig } from '@sandbox/config';
@@ -28,6 +28,8 @@ import { SessionEgress } from './network/session-egress';
 import { ContainerInstaller } from './packages/installer-container';
 import { PackageInstaller } from './packages/package-installer';
 import { Admission, RUN_START_WORDS } from './admission';
+import { availableMemory } from './host-memory';
+import { idleMembers, type IdleFillSettings } from './pool/idle-fill';
 import { WarmPool } from './pool/warm-pool';
 import type { WarmPoolDeps } from './pool/warm-pool-deps';
 import { RequestLoad } from './request-load';
@@ -121,13 +123,41 @@ function containerLayers(
   return { containers, cache, cpuSplit, links, owner };
 }
 
+/**
+ * The memory a waiting pool member holds, measured (ADR 46): what the idle budget counts each
+ * member as, and how many go back when memory runs low.
+ */
+const POOL_MEMBER_BYTES = 32 * 1024 * 1024;
+/** How long the node must have served nothing before the pool grows past its demand. */
+const IDLE_FILL_AFTER_MS = 5000;
+
+/**
+ * The pool's growth in idle time: `poolIdleMemoryPercent` of the node's memory, within
+ * `poolMax`; given back below the memory placement keeps free plus that budget.
+ */
+function idleFill(config: AgentConfig): IdleFillSettings {
+  const members = idleMembers(
+    config.poolIdleMemoryPercent,
+    totalmem(),
+    POOL_MEMBER_BYTES,
+    config.poolMax,
+  );
+  return {
+    members,
+    afterMs: IDLE_FILL_AFTER_MS,
+    floorBytes: config.memoryReserveBytes + members * POOL_MEMBER_BYTES,
+    memberBytes: POOL_MEMBER_BYTES,
+    available: availableMemory,
+  };
+}
+
 /** The warm pool the configuration asks for, where the workspaces allow one. */
 function warmPool(
   config: AgentConfig,
   workspaces: LoopWorkspaces | VolumeWorkspaces,
   deps: Omit<
     WarmPoolDeps,
-    'config' | 'workspaces' | 'shapes' | 'maxMembers' | 'freeze' | 'mapping'
+    'config' | 'workspaces' | 'shapes' | 'maxMembers' | 'freeze' | 'mapping' | 'idleFill'
   >,
   ids: SandboxHostIds,
 ): WarmPool | undefined {
@@ -143,6 +173,7 @@ function warmPool(
     shapes: config.pool,
     maxMembers: config.poolMax,
     freeze: config.poolFreeze,
+    idleFill: idleFill(config),
     freezerOf: freezerOfProcess,
     mapping: () => `${ids.rootUid}:${ids.rootGid}`,
   });

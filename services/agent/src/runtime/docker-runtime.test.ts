@@ -5,7 +5,8 @@ import { createLogger } from '@sandbox/logger';
 import { DockerRuntime } from './docker-runtime';
 import type { DockerRuntimeParts } from './docker-runtime-parts';
 import { doubles, running } from './lifecycle/in-memory-doubles';
-import { sandboxSpec } from './lifecycle/test-fixtures';
+import { sandboxLabels } from './docker/container-spec';
+import { sandboxSpec, testConfig } from './lifecycle/test-fixtures';
 import { ProcessLogs } from './processes/process-logs';
 import { RequestLoad } from './request-load';
 
@@ -95,5 +96,18 @@ describe('DockerRuntime', () => {
     expect(d.journal).toContain('blob.restoreLogs ses_1');
     expect(logs.has('ses_1')).toBe(true);
     expect(d.blobs.logs.has('ses_1')).toBe(false);
+  });
+
+  it('recreates sandboxes of another image in its first reconcile pass only', async () => {
+    const { d, runtime } = counted();
+    const stale = async (sessionId: string) => {
+      await running(d, sessionId);
+      d.containers.put(sessionId, 'running', sandboxLabels(sandboxSpec(sessionId), testConfig));
+      d.containers.setImage(sessionId, 'sha256:older');
+    };
+    await stale('ses_1');
+    expect((await runtime.reconcile()).rebuilt).toEqual(['ses_1']);
+    await stale('ses_2');
+    expect(await runtime.reconcile()).toEqual({ started: [], rebuilt: [] });
   });
 });

@@ -26,7 +26,7 @@ import { RunSlots } from './runner/run-slots';
 import type { RunnerClient } from './runner/runner-client';
 import * as runnerOps from './runner/runner-operations';
 import type { LogItem, OutputPosition } from './processes/process-meta';
-import { stdinClosed, summaryOf } from './processes/process-summary';
+import { stdinClosed, summaryOf, type ProcessSummary } from './processes/process-summary';
 import { SessionUse } from './session-use';
 import type {
   ByteSink,
@@ -37,7 +37,6 @@ import type {
   ListPage,
   PoolRefill,
   PoolStatus,
-  ProcessSummary,
   SandboxInfo,
   SandboxRuntime,
   SandboxSpec,
@@ -62,6 +61,7 @@ export class DockerRuntime implements SandboxRuntime {
   private readonly contexts = new KnownContexts();
   /** The requests of each session, which its pause or deep sleep waits for. */
   private readonly use = new SessionUse();
+  private renewed = false; // the pass at start recreated sandboxes of another image (ADR 47)
   /** Ends the making of spare log files ahead of need (at stop). */
   private readonly stocking = new AbortController();
 
@@ -152,7 +152,8 @@ export class DockerRuntime implements SandboxRuntime {
 
   async reconcile(): Promise<{ started: string[]; rebuilt: string[] }> {
     await this.parts.pool?.prune();
-    const result = await reconcile(this.parts);
+    const result = await reconcile(this.parts, { renew: !this.renewed });
+    this.renewed = true;
     await collectLeftovers(this.parts);
     return result;
   }

@@ -10,7 +10,8 @@ import type {
   TerminalSpec as TerminalProgram,
 } from '@sandbox/contract';
 import type { PoolShapeSetting } from '@sandbox/config';
-import type { LogItem, OutputPosition, ProcessMeta } from './processes/process-meta';
+import type { LogItem, OutputPosition } from './processes/process-meta';
+import type { ProcessSummary } from './processes/process-summary';
 
 /** What the agent's gRPC handlers need from a container runtime. Docker implements it. */
 
@@ -124,15 +125,6 @@ export interface ByteSink {
    * long): what fails after this is part of the outcome.
    */
   started(size?: number, process?: ProcessRef): void;
-}
-
-/** A process of the list: what it is, how it is doing, how much output it wrote. */
-export interface ProcessSummary {
-  meta: ProcessMeta;
-  /** Bytes written to each stream in all. */
-  written: OutputPosition;
-  /** Where the kept output begins (older output was dropped at the cap). */
-  keptFrom: OutputPosition;
 }
 
 export interface ListPage {

@@ -2,9 +2,11 @@ import { AppError } from '@sandbox/errors';
 import { randomString, generateApiKey, hashApiKey } from '../auth/api-keys';
 import type { Principal, Scope } from '../auth/principal';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
-import { StampedCache } from '../cache/stamped-cache';
+import { StampedCache, type StampRead } from '../cache/stamped-cache';
 import type { Database } from '../db/database';
 import { planLimitsFromRow, type PlanLimits, type PlanName, type PlanRow } from '../limits/plans';
+import type { StampGuard } from '../limits/rate-limiter';
+import type { Stamp } from '../cache/invalidations';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -83,6 +85,17 @@ export function checkCustomLimits(plan: PlanName, limits: object | undefined): v
       details: { field: 'limits' },
     });
   }
+}
+
+/** How `AccountStore.admit` counts a request against its caller's budget. */
+export interface PrincipalCount<D> {
+  /** Counts it only if `guard`'s stamp is unchanged, in the same round trip as its read. */
+  guarded(
+    principal: Principal,
+    guard: StampGuard,
+  ): Promise<{ stamp: Stamp | undefined; decision?: D }>;
+  /** Counts it. */
+  plain(principal: Principal): Promise<D>;
 }
 
 /** How often a key's `last_used_at` is brought up to date. */
@@ -227,8 +240,48 @@ export class AccountStore {
    */
   async findPrincipal(keyValue: string): Promise<Principal | undefined> {
     const keyHash = hashApiKey(keyValue);
+    return this.principalOf(keyHash, await this.principals.readStamps([PRINCIPALS_STAMP]));
+  }
+
+  /**
+   * The caller behind a key value, as `findPrincipal`, and its request counted (`count`): when
+   * this replica holds the principal, the check of its stamp and the count are one round trip
+   * (`count.guarded`, which counts only if the stamp is unchanged); otherwise, or when it
+   * changed, the principal is read as `findPrincipal` does and then counted (`count.plain`).
+   */
+  async admit<D>(
+    keyValue: string,
+    count: PrincipalCount<D>,
+  ): Promise<{ principal: Principal; decision: D } | undefined> {
+    const keyHash = hashApiKey(keyValue);
+    const held = this.principals.held(keyHash.toString('base64'));
+    const checked =
+      held === undefined
+        ? undefined
+        : await count.guarded(held.value, {
+            key: PRINCIPALS_STAMP,
+            expected: held.stamps[0] ?? null,
+          });
+    if (held === undefined || checked?.stamp === undefined) {
+      const principal = await this.findPrincipal(keyValue);
+      return principal && { principal, decision: await count.plain(principal) };
+    }
+    const read = { stamps: [checked.stamp], generation: held.generation };
+    const { decision } = checked;
+    const principal = await this.principalOf(keyHash, read);
+    if (principal === undefined) return undefined;
+    // Counted under the stamp it was read under, or (the caches started over meanwhile: a
+    // Redis reconnect) under the same key and limit as the principal read again: not twice.
+    const counted =
+      decision !== undefined &&
+      principal.keyId === held.value.keyId &&
+      principal.limits.requestsPerMinute === held.value.limits.requestsPerMinute;
+    return { principal, decision: counted ? decision : await count.plain(principal) };
+  }
+
+  /** The principal of a key's hash: cached under `read` if it is, else read and kept. */
+  private async principalOf(keyHash: Buffer, read: StampRead): Promise<Principal | undefined> {
     const cacheId = keyHash.toString('base64');
-    const read = await this.principals.readStamps([PRINCIPALS_STAMP]);
     const cached = this.principals.lookup(cacheId, read);
     if (cached !== undefined) return cached;
     const principal = await this.readPrincipal(keyHash);

@@ -14,7 +14,7 @@ import { outputQuery, stdinBody } from '../routes/processes/process-routes';
 import { createTerminalBody } from '../routes/terminals/create-terminal';
 import { createContextBody } from '../routes/contexts/create-context';
 import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
-import { forkSessionOperation } from '../routes/sessions/fork-session';
+import { forkSessionOperation } from './fork-operation';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import { egressInput } from '../sessions/session-egress';
 import { createWebhookBody } from '../routes/webhooks/webhooks';

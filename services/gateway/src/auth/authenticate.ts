@@ -12,20 +12,38 @@ export interface PrincipalLookup {
   touchKey(keyId: string): Promise<void>;
 }
 
+/** The API key a request sends, if it has the shape of one; 401 without any. */
+export function sentKey(req: Request): string | undefined {
+  const key = bearerToken(req.header('authorization'));
+  if (key === undefined) {
+    throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <API_KEY>');
+  }
+  return looksLikeApiKey(key) ? key : undefined;
+}
+
+/** Makes `principal` the request's caller (401 when there is none) and records the key's use. */
+export function admitPrincipal(
+  req: Request,
+  principal: Principal | undefined,
+  accounts: Pick<PrincipalLookup, 'touchKey'>,
+): asserts principal is Principal {
+  if (principal === undefined) throw new AppError('unauthorized', 'Invalid or revoked API key');
+  req.principal = principal;
+  req.log = req.log.child({ keyId: principal.keyId, accountId: principal.accountId });
+  accounts.touchKey(principal.keyId).catch((err: unknown) => {
+    req.log.warn({ err }, 'could not record key use');
+  });
+}
+
 /** Resolves `Authorization: Bearer <API_KEY>` to a principal; 401 otherwise. */
 export function authenticate(accounts: PrincipalLookup) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-    const key = bearerToken(req.header('authorization'));
-    if (key === undefined) {
-      throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <API_KEY>');
-    }
-    const principal = looksLikeApiKey(key) ? await accounts.findPrincipal(key) : undefined;
-    if (principal === undefined) throw new AppError('unauthorized', 'Invalid or revoked API key');
-    req.principal = principal;
-    req.log = req.log.child({ keyId: principal.keyId, accountId: principal.accountId });
-    accounts.touchKey(principal.keyId).catch((err: unknown) => {
-      req.log.warn({ err }, 'could not record key use');
-    });
+    const key = sentKey(req);
+    admitPrincipal(
+      req,
+      key === undefined ? undefined : await accounts.findPrincipal(key),
+      accounts,
+    );
     next();
   };
 }

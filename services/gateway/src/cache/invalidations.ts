@@ -33,6 +33,9 @@ const STAMP_TTL_S = 3600;
 /** The most a cache keeps an entry, whatever its stamps say. */
 export const MAX_CACHED_MS = 60_000;
 
+/** Where the stamps live in Redis (the rate limiter reads one in its script). */
+export const STAMP_PREFIX = 'stamp:';
+
 const newStamp = (): string => randomBytes(9).toString('base64url');
 
 /** Stamps in Redis, one key per fact. */
@@ -41,7 +44,7 @@ export class RedisInvalidations implements Invalidations {
 
   constructor(
     private readonly redis: Redis,
-    private readonly prefix = 'stamp:',
+    private readonly prefix = STAMP_PREFIX,
   ) {
     // A new connection may reach a Redis that lost its keys (a restart): nothing read
     // before can be trusted, and the caches start over.

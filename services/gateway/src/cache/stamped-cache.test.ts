@@ -56,4 +56,25 @@ describe('StampedCache', () => {
     now = MAX_CACHED_MS;
     expect(cache.lookup('c', read)).toBeUndefined();
   });
+
+  it('holds an entry with its stamps for a check made elsewhere, which lookup then confirms', async () => {
+    const invalidations = new LocalInvalidations();
+    const cache = new StampedCache<string>(invalidations, 10);
+    expect(cache.held('a')).toBeUndefined();
+    cache.keep('a', 'value', await cache.readStamps(['k']));
+    const held = cache.held('a')!;
+    expect(held).toEqual({ value: 'value', stamps: [null], generation: 0 });
+    expect(cache.lookup('a', { stamps: [null], generation: held.generation })).toBe('value');
+    expect(cache.lookup('a', { stamps: ['changed'], generation: held.generation })).toBeUndefined();
+    cache.clear();
+    expect(cache.held('a')).toBeUndefined();
+  });
+
+  it('holds nothing past MAX_CACHED_MS', async () => {
+    let now = 0;
+    const cache = new StampedCache<string>(new LocalInvalidations(), 10, () => now);
+    cache.keep('a', 'value', await cache.readStamps(['k']));
+    now = MAX_CACHED_MS;
+    expect(cache.held('a')).toBeUndefined();
+  });
 });

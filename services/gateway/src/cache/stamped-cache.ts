@@ -49,6 +49,17 @@ export class StampedCache<V> {
   }
 
   /**
+   * The entry under `id` (unless older than MAX_CACHED_MS) with the stamps it was read under,
+   * for a caller that reads the stamps in a round trip of its own (one that does more): a
+   * read built from what it found then goes to `lookup` and `keep` as `readStamps`'s would.
+   */
+  held(id: string): { value: V; stamps: readonly Stamp[]; generation: number } | undefined {
+    const entry = this.entries.get(id);
+    if (entry === undefined || this.now() - entry.cachedAt >= MAX_CACHED_MS) return undefined;
+    return { value: entry.value, stamps: entry.stamps, generation: this.generation };
+  }
+
+  /**
    * The value cached under `id` however its stamps stand now, unless it is older than
    * MAX_CACHED_MS: for decisions that may use a stale record (see SessionActivity.seen).
    */

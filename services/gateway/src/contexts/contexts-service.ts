@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal';
 import { resolveWorkingDir } from '../files/workspace-path';
 import type { SessionAccess } from '../sessions/session-access';
 import { checkEnv } from '../execute/execute-request';
-import { checkContextId } from './context-id';
+import { checkContextId } from '../execute/context-id';
 
 export interface CreateContextInput {
   language?: 'typescript' | 'javascript' | undefined;

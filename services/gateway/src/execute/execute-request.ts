@@ -4,7 +4,7 @@ import type { PlanLimits } from '../limits/plans';
 import { decodeFiles, fileInput, type DecodedFile } from '../files/file-content';
 import { resolveWorkingDir } from '../files/workspace-path';
 import { MAX_EXECUTION_TIMEOUT_S } from '../sessions/session-limits';
-import { checkContextId } from '../contexts/context-id';
+import { checkContextId } from './context-id';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Linux's MAX_ARG_STRLEN: the longest argument or `NAME=value` string, NUL included. */

@@ -68,7 +68,9 @@ describe('the events of a streamed run', () => {
     expect(events.current).toBeUndefined();
     expect(events.lastId()).toBe('4');
   });
+});
 
+describe('the events of a streamed run: partial characters and context cells', () => {
   it('holds a character cut between chunks for its rest, and reports a full buffer', () => {
     const sent: string[] = [];
     const events = new RunEvents((_event, data) => {

@@ -1,10 +1,5 @@
 import type { OutputMark, ProcessRef } from '../agents/agent-messages';
-import {
-  OutputText,
-  outputEventId,
-  type EventMark,
-  type OutputStream,
-} from '../processes/output-text';
+import { OutputText, outputEventId, type EventMark, type OutputStream } from './output-text';
 import { cellEvents, cellMark } from './cell-events';
 import type { ExecutionResult } from './execution-result';
 

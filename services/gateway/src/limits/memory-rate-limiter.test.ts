@@ -1,3 +1,4 @@
+import { LocalInvalidations } from '../cache/invalidations';
 import { MemoryRateLimiter } from './memory-rate-limiter';
 
 describe('MemoryRateLimiter', () => {
@@ -31,5 +32,29 @@ describe('MemoryRateLimiter', () => {
     const limiter = new MemoryRateLimiter(() => 5);
     await limiter.consume('a', 1, 1000);
     expect((await limiter.consume('b', 1, 1000)).allowed).toBe(true);
+  });
+
+  it('counts a guarded request only while the stamp reads as expected', async () => {
+    const invalidations = new LocalInvalidations();
+    const limiter = new MemoryRateLimiter(() => 5, invalidations);
+    const first = await limiter.consumeIfStamped('k', 2, 1000, { key: 's', expected: null });
+    expect(first).toMatchObject({ stamp: null, decision: { allowed: true, remaining: 1 } });
+    await invalidations.bump(['s']);
+    const stale = await limiter.consumeIfStamped('k', 2, 1000, { key: 's', expected: null });
+    expect(stale.decision).toBeUndefined();
+    expect(stale.stamp).toEqual(expect.any(String));
+    const fresh = await limiter.consumeIfStamped('k', 2, 1000, {
+      key: 's',
+      expected: stale.stamp!,
+    });
+    expect(fresh.decision).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
+  it('reads every stamp as unknown without stamps of its own, counting nothing', async () => {
+    const limiter = new MemoryRateLimiter(() => 5);
+    expect(await limiter.consumeIfStamped('k', 1, 1000, { key: 's', expected: null })).toEqual({
+      stamp: undefined,
+    });
+    expect((await limiter.consume('k', 1, 1000)).allowed).toBe(true);
   });
 });

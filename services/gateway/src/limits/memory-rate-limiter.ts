@@ -1,3 +1,4 @@
+import type { Invalidations } from '../cache/invalidations';
 import { decide, type RateDecision, type RateLimiter } from './rate-limiter';
 
 /**
@@ -7,7 +8,11 @@ import { decide, type RateDecision, type RateLimiter } from './rate-limiter';
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, number[]>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `invalidations`: this process's stamps, for `consumeIfStamped` (unknown without them). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly invalidations?: Pick<Invalidations, 'stamps'>,
+  ) {}
 
   ping(): Promise<void> {
     return Promise.resolve();
@@ -24,6 +29,21 @@ export class MemoryRateLimiter implements RateLimiter {
     const newest = stamps[stamps.length - 1] ?? nowMs;
     return Promise.resolve(decide(allowed, limit, stamps.length, oldest, newest, nowMs, windowMs));
   }
+
+  /**
+   * A bump between the read and the count orders this request before it, as a request that
+   * read the stamps first would be on any path (ADR 17).
+   */
+  readonly consumeIfStamped: RateLimiter['consumeIfStamped'] = async (
+    key,
+    limit,
+    windowMs,
+    guard,
+  ) => {
+    const stamp = (await this.invalidations?.stamps([guard.key]))?.[0];
+    if (stamp !== guard.expected) return { stamp };
+    return { stamp, decision: await this.consume(key, limit, windowMs) };
+  };
 
   close(): Promise<void> {
     this.windows.clear();

@@ -7,7 +7,7 @@ import { OutputBuffer } from '../execute/output-buffer';
 import { cellEvents, cellEventsSent, cellMark } from '../execute/cell-events';
 import type { Request, Response } from 'express';
 import { clientGone, SseStream } from '../http/sse';
-import { OutputText, outputEventId, type EventMark } from './output-text';
+import { OutputText, outputEventId, type EventMark } from '../execute/output-text';
 
 /** Where a reader of a run's output stands: a position, or past the run's `exit` event. */
 export interface ReplayFrom {

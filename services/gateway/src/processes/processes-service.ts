@@ -3,7 +3,7 @@ import type { OutputPosition, ProcessRecord } from '../agents/agent-messages';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import type { ReplayTarget } from './output-replay';
-import { OutputText } from './output-text';
+import { OutputText } from '../execute/output-text';
 
 /** Spec 2.10 */
 export interface KillResult {

@@ -104,6 +104,10 @@ describe('SessionActivity', () => {
     expect(t.touches).toHaveLength(2);
     await t.activity.stop();
   });
+});
+
+describe('SessionActivity: writes at deadlines, failed writes, the flush timer', () => {
+  afterEach(() => jest.useRealTimers());
 
   it('writes at once when the session is near its idle deadline or its expiry', async () => {
     const expiresAt = 1000 + IDLE_MS + 3 * DEFER_MARGIN_MS;

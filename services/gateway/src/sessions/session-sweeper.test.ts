@@ -77,6 +77,11 @@ describe('SessionSweeper', () => {
     expect(t.sweeps).toEqual([1_000_000, 1_001_000]);
     await t.sweeper.stop();
   });
+});
+
+describe('SessionSweeper: deadlines told mid-sweep, no deadlines, failures', () => {
+  beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
+  afterEach(() => jest.useRealTimers());
 
   it('keeps a deadline told while a sweep runs', async () => {
     let release: () => void = () => undefined;

@@ -15,7 +15,7 @@ import {
 /** A host with no address of its own: the reasons of the ranges alone. */
 const noOwnAddress = { has: () => false };
 
-describe('webhook destinations', () => {
+describe('webhook destinations: forbidden and allowed addresses', () => {
   it.each([
     '127.0.0.1',
     '10.1.2.3',
@@ -58,7 +58,9 @@ describe('webhook destinations', () => {
   ])('allows %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(false);
   });
+});
 
+describe('webhook destinations: the reason an address is refused', () => {
   it.each([
     ['0.1.2.3', 'unspecified'],
     ['10.0.0.1', 'private'],
@@ -117,7 +119,9 @@ describe('webhook destinations', () => {
   ])('answers the IPv4-mapped %s for its IPv4 address: %s', (address, reason) => {
     expect(addressRefusal(address, noOwnAddress)).toBe(reason);
   });
+});
 
+describe("webhook destinations: the host's own addresses", () => {
   it("refuses this host's own addresses, public ones too, in any spelling", () => {
     const own = new HostAddresses(() => ({
       lo: [{ address: '127.0.0.1' }, { address: '::1' }],
@@ -164,7 +168,9 @@ describe('webhook destinations', () => {
     expect(own.has('93.184.216.34')).toBe(true);
     expect(read).toHaveBeenCalledTimes(2);
   });
+});
 
+describe('webhook destinations: URLs and names', () => {
   it.each([
     ['ftp://example.com/hook', /http or https/],
     ['https://user:pass@example.com/hook', /credentials/],

@@ -114,7 +114,9 @@ describe('CachedContainers', () => {
     expect((await t.cache.find('sbx-ses_1'))?.running).toBe(false);
     t.cache.unwatch();
   });
+});
 
+describe('CachedContainers without its event stream', () => {
   it('asks Docker every time while the event stream is down, and reconnects', async () => {
     const t = await cached();
     t.inner.put('ses_1', 'running');

@@ -29,6 +29,8 @@ export interface ContainerSummary {
   labels: Record<string, string>;
   /** created, running, paused, exited... */
   state: string;
+  /** The id of the image it was made from (`sha256:…`). */
+  imageId: string;
 }
 
 /** A process of a container, as the host sees it. */
@@ -92,6 +94,6 @@ export interface ContainerClient {
   /** Creates a network; false when one of that name exists already. */
   createNetwork(options: NetworkCreateOptions): Promise<boolean>;
   inspectNetwork(name: string): Promise<NetworkState>;
-  /** Rejects when the image is not on this host. */
-  inspectImage(name: string): Promise<void>;
+  /** The image's id (`sha256:…`); rejects when the image is not on this host. */
+  inspectImage(name: string): Promise<string>;
 }

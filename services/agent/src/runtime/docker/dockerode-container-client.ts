@@ -189,6 +189,7 @@ export class DockerodeContainerClient implements ContainerClient {
         name: (c.Names[0] ?? '').replace(/^\//, ''),
         labels: c.Labels,
         state: c.State,
+        imageId: c.ImageID,
       }));
     });
   }
@@ -225,9 +226,9 @@ export class DockerodeContainerClient implements ContainerClient {
     });
   }
 
-  inspectImage(name: string): Promise<void> {
+  inspectImage(name: string): Promise<string> {
     return this.call('image inspect', { image: name }, async () => {
-      await this.docker.getImage(name).inspect();
+      return (await this.docker.getImage(name).inspect()).Id;
     });
   }
 }

@@ -33,9 +33,10 @@ describe('userProcessesOf', () => {
     const processes = listing(`
       100  90 /sbin/docker-init -- sleep infinity
       101 100 sleep infinity
-      200  80 node /opt/sandbox/runner/main.js
+      199  80 /opt/sandbox/runner/front
+      200 199 node --no-memory-reducer /opt/sandbox/runner/main.js
       201 200 /usr/local/lib/node_modules/tsx/node_modules/@esbuild/linux-x64/bin/esbuild --service=0.28.2 --ping
-      202 200 /usr/bin/time -f x bash -c sleep 100
+      202 204 /usr/bin/time -f x bash -c sleep 100
       203 200 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs
       204 203 /bin/bash -c sleep 100
       # A run named like the spawner is not the runner's child: it is a user's.
@@ -69,9 +70,12 @@ describe('userProcessesOf', () => {
       # A user's process named like a runner: neither a front's child nor an exec.
       408 404 node --no-memory-reducer /opt/sandbox/runner/main.js
       409 404 node /opt/sandbox/runner/main.js
+      # A Node named like the runner started by an exec, not by a front: never the runner.
+      410  80 node --no-memory-reducer /opt/sandbox/runner/main.js
+      411 410 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
     `);
     expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
-      404, 405, 406, 407, 408, 409,
+      404, 405, 406, 407, 408, 409, 410, 411,
     ]);
   });
 });
@@ -119,16 +123,16 @@ describe('armed shells (ADR 48)', () => {
   });
 });
 
-describe('killAllInContainer', () => {
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
+describe('killAllInContainer in rounds from outside', () => {
   it('kills in rounds when the sandbox cannot be frozen (a fork bomb), until none is left', async () => {
     const children = [1, 2, 3].map(() => spawn('sleep', ['30']));
     const exited = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
@@ -166,7 +170,9 @@ describe('killAllInContainer', () => {
       killAllInContainer(containers, { id: 'ctr', pid: 1, ownKernel: false }),
     ).rejects.toThrow('unable to freeze');
   });
+});
 
+describe('killAllInContainer from inside the sandbox', () => {
   it('kills from inside, as the sandbox user, in rounds within one exec', async () => {
     const calls: Array<{ container: string; user: string; cmd: string[] }> = [];
     const containers = {

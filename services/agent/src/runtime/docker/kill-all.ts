@@ -4,12 +4,9 @@ import type { ContainerClient, ContainerState, HostProcess } from './container-c
 
 /**
  * A runner's Node: started by its front (packages/runner/front/main.go, without V8's memory
- * reducer) or, in an image without a front, by the agent's exec.
+ * reducer), never by the agent itself (ADR 47).
  */
-const RUNNER_ARGS = new Set([
-  'node --no-memory-reducer /opt/sandbox/runner/main.js',
-  'node /opt/sandbox/runner/main.js',
-]);
+const RUNNER_ARGS = 'node --no-memory-reducer /opt/sandbox/runner/main.js';
 /**
  * A runner's pre-started Node while it waits (a run renames it after its code file). A run
  * that names itself so only hides from its own session's kill-all.
@@ -70,9 +67,7 @@ export function userProcessesOf(
       .map((p) => p.pid),
   );
   const runners = new Set(
-    processes
-      .filter((p) => RUNNER_ARGS.has(p.args) && (fronts.has(p.ppid) || !inContainer.has(p.ppid)))
-      .map((p) => p.pid),
+    processes.filter((p) => p.args === RUNNER_ARGS && fronts.has(p.ppid)).map((p) => p.pid),
   );
   const spawners = new Set(
     processes

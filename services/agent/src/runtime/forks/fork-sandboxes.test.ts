@@ -57,7 +57,9 @@ describe('forkSandboxes', () => {
     expect(info.running).toBe(true);
     expect(d.journal).toContain('container.create ses_a');
   });
+});
 
+describe('forkSandboxes: failed starts and removals', () => {
   it('keeps a fork whose start failed, and starts it again at its next request', async () => {
     const d = doubles();
     await running(d, 'ses_src');

@@ -103,7 +103,9 @@ describe('a create served by the warm pool', () => {
     expect(state?.memoryBytes).toBe(256 * 1024 * 1024);
     expect(state?.pidsLimit).toBe(64);
   });
+});
 
+describe('a create the warm pool cannot serve as it is', () => {
   it('starts a new container on the adopted workspace when the member cannot take the name', async () => {
     const d = await withPool();
     const slot = slotOf(d);

@@ -60,7 +60,9 @@ describe('hibernateSandbox', () => {
     expect(await d.blobs.manifest('ses_1')).toBeUndefined();
     expect((await d.containers.find('sbx-ses_1'))?.paused).toBe(false);
   });
+});
 
+describe('hibernateSandbox of a sandbox at rest', () => {
   it('pauses the sandbox, saves its workspace, then removes it', async () => {
     const d = doubles();
     await running(d, 'ses_1');
@@ -150,7 +152,9 @@ describe('restoreSandbox', () => {
       d.journal.indexOf('blob.remove ses_1'),
     );
   });
+});
 
+describe('restoreSandbox when a step fails or is cut short', () => {
   it('keeps the saved copy when the container cannot start', async () => {
     const d = doubles();
     await d.blobs.save('ses_1');

@@ -15,7 +15,11 @@ interface FakeContainer {
   state: ContainerState;
   labels: Record<string, string>;
   options: ContainerCreateOptions;
+  imageId: string;
 }
+
+/** The id of the image the agent's configuration names (`sandboxImage`), here. */
+export const CURRENT_IMAGE_ID = 'sha256:current';
 
 export class FakeContainers implements ContainerClient {
   readonly byName = new Map<string, FakeContainer>();
@@ -43,7 +47,12 @@ export class FakeContainers implements ContainerClient {
       addresses: { [testConfig.sandboxNetwork]: `172.30.0.${this.nextId}` },
       labels,
     };
-    this.byName.set(containerName(sessionId), { state, labels, options: {} });
+    this.byName.set(containerName(sessionId), {
+      state,
+      labels,
+      options: {},
+      imageId: CURRENT_IMAGE_ID,
+    });
     return state;
   }
 
@@ -146,7 +155,13 @@ export class FakeContainers implements ContainerClient {
     return Promise.resolve(
       [...this.byName.entries()]
         .filter(([, c]) => c.labels[key] === value)
-        .map(([name, c]) => ({ id: c.state.id, name, labels: c.labels, state: c.state.status })),
+        .map(([name, c]) => ({
+          id: c.state.id,
+          name,
+          labels: c.labels,
+          state: c.state.status,
+          imageId: c.imageId,
+        })),
     );
   }
 
@@ -158,7 +173,13 @@ export class FakeContainers implements ContainerClient {
     return Promise.resolve({ id: name, options: {} });
   }
 
-  inspectImage(_name: string): Promise<void> {
-    return Promise.resolve();
+  /** The session's container was made from image `imageId` (an older one, say). */
+  setImage(sessionId: string, imageId: string): void {
+    const found = this.byName.get(containerName(sessionId));
+    if (found !== undefined) found.imageId = imageId;
+  }
+
+  inspectImage(_name: string): Promise<string> {
+    return Promise.resolve(CURRENT_IMAGE_ID);
   }
 }

@@ -1,4 +1,5 @@
 import { sandboxLabels } from '../docker/container-spec';
+import { CURRENT_IMAGE_ID } from './fake-containers';
 import { doubles, type Doubles } from './in-memory-doubles';
 import { countSandboxes, reconcile } from './reconcile';
 import { sandboxSpec, testConfig } from './test-fixtures';
@@ -64,6 +65,61 @@ describe('reconcile', () => {
     await waking;
     d.journal.length = 0;
     expect(await pass).toEqual({ started: [], rebuilt: [] });
+    expect(d.journal).toEqual([]);
+  });
+});
+
+describe("reconcile at the agent's start: sandboxes of another image", () => {
+  it("recreates, at the agent's start, the sandboxes of another image on its own, on their disks", async () => {
+    const d = doubles();
+    await made(d, 'old-running', 'running');
+    await made(d, 'old-paused', 'paused');
+    await made(d, 'old-exited', 'exited');
+    await made(d, 'current', 'running');
+    await made(d, 'old-destroyed', 'running');
+    await d.specs.remove('old-destroyed');
+    for (const id of ['old-running', 'old-paused', 'old-exited', 'old-destroyed']) {
+      d.containers.setImage(id, 'sha256:before-the-change');
+    }
+    const kept = (await d.containers.find('sbx-current'))?.id;
+    d.journal.length = 0;
+
+    // A later pass leaves them alone: only the one at start recreates.
+    expect(await reconcile(d)).toEqual({ started: ['old-exited'], rebuilt: [] });
+    d.containers.setImage('old-exited', 'sha256:before-the-change');
+    d.journal.length = 0;
+
+    const report = await reconcile(d, { renew: true });
+    expect(report.rebuilt.sort()).toEqual(['old-exited', 'old-paused', 'old-running']);
+    expect(report.started).toEqual([]);
+    for (const id of ['old-running', 'old-paused', 'old-exited']) {
+      expect(d.journal).toEqual(
+        expect.arrayContaining([
+          `container.remove ${id}`,
+          `container.create ${id}`,
+          `workspace.create ${id}`,
+        ]),
+      );
+      const listed = await d.containers.listByLabel('io.sandbox.node', testConfig.nodeId);
+      expect(listed.find((c) => c.name === `sbx-${id}`)).toMatchObject({
+        state: 'running',
+        imageId: CURRENT_IMAGE_ID,
+      });
+    }
+    // No disk removed; the current one and the one being destroyed untouched.
+    expect(d.journal.filter((entry) => entry.startsWith('workspace.destroy'))).toEqual([]);
+    expect(d.journal.filter((entry) => /current|old-destroyed/.test(entry))).toEqual([]);
+    expect((await d.containers.find('sbx-current'))?.id).toBe(kept);
+    expect(await reconcile(d, { renew: true })).toEqual({ started: [], rebuilt: [] });
+  });
+
+  it('recreates nothing when the agent cannot tell its image', async () => {
+    const d = doubles();
+    await made(d, 'old', 'running');
+    d.containers.setImage('old', 'sha256:before-the-change');
+    d.containers.inspectImage = () => Promise.reject(new Error('no such image'));
+    d.journal.length = 0;
+    expect(await reconcile(d, { renew: true })).toEqual({ started: [], rebuilt: [] });
     expect(d.journal).toEqual([]);
   });
 

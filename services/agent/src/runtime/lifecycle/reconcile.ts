@@ -10,6 +10,7 @@ import {
 } from '../docker/docker-names';
 import { addressOf } from './egress';
 import { heal } from './heal';
+import { currentImageId, renewStale } from './renew-stale';
 import type { LifecycleDeps, SandboxAddress } from './lifecycle-deps';
 import { findSandbox } from './sandbox-info';
 
@@ -43,19 +44,42 @@ async function holdToPolicies(
   });
 }
 
+/** The sessions' containers made from another image than `imageId`, by session. */
+function staleOf(
+  containers: readonly ContainerSummary[],
+  labels: SandboxLabels,
+  imageId: string,
+): Map<string, ContainerSummary> {
+  const stale = new Map<string, ContainerSummary>();
+  for (const container of containers) {
+    const sessionId = sessionOf(container, labels);
+    if (sessionId !== undefined && container.imageId !== imageId) stale.set(sessionId, container);
+  }
+  return stale;
+}
+
 /**
  * Desired state vs actual state, for this node: every sandbox the agent made and has not
- * removed runs (or stays paused). Run at start and then periodically.
+ * removed runs (or stays paused). Run at start and then periodically. `renew` (the pass at
+ * the agent's start): a sandbox made from another image than the agent's is first recreated
+ * on it, on its kept disk (`renewStale`); it counts as rebuilt.
  */
 export async function reconcile(
   deps: LifecycleDeps,
+  { renew = false }: { renew?: boolean } = {},
 ): Promise<{ started: string[]; rebuilt: string[] }> {
   const labels = sandboxLabelKeys(deps.config.labelPrefix);
-  const containers = await deps.containers.listByLabel(labels.node, deps.config.nodeId);
+  let containers = await deps.containers.listByLabel(labels.node, deps.config.nodeId);
+  const imageId = renew ? await currentImageId(deps) : undefined;
+  const stale = imageId === undefined ? new Map() : staleOf(containers, labels, imageId);
+  const renewed = stale.size === 0 ? [] : await renewStale(deps, stale);
+  if (renewed.length > 0) {
+    containers = await deps.containers.listByLabel(labels.node, deps.config.nodeId);
+  }
   const present = new Set<string>();
   const running: Array<{ sessionId: string; containerId: string }> = [];
   const started: string[] = [];
-  const rebuilt: string[] = [];
+  const rebuilt: string[] = [...renewed];
   const attempt = async (sessionId: string, into: string[]) => {
     try {
       const healed = await deps.locks.withLock(sessionId, async (lock) => {

@@ -65,7 +65,9 @@ describe('SessionLocks', () => {
     });
     expect(() => kept!.check('a')).toThrow();
   });
+});
 
+describe('SessionLocks: work handed over for later', () => {
   it('answers before the work handed over for later, which the next transition waits for', async () => {
     const locks = new SessionLocks();
     const events: string[] = [];

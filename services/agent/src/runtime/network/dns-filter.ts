@@ -103,9 +103,12 @@ export class DnsFilter {
     return { udp: udp.address().port, tcp: await listenOnEphemeralPort(tcp, host) };
   }
 
+  /** Stops serving; a second call does nothing (a runtime may be stopped twice). */
   close(): void {
     this.udp?.close();
+    this.udp = undefined;
     this.tcp?.close();
+    this.tcp = undefined;
     for (const socket of this.sockets) closeSocket(socket);
   }
 

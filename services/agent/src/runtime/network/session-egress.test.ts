@@ -135,7 +135,9 @@ describe('SessionEgress', () => {
     expect(calls).not.toContain(`-t filter -X ${others}`);
     expect(calls).toContain(`-t filter -A SANDBOX-SESSIONS -j ${chains.node}`);
   });
+});
 
+describe('SessionEgress: nodes gone, the firewall off, domain rules', () => {
   it("removes a node's rules, and no other node's, when the node is gone for good", async () => {
     const others = nodeChains('node-2').session('ses_other');
     const ipt = fakeIptables(`-N ${chains.node}\n-N ${sessionChain('ses_a')}\n-N ${others}\n`);

@@ -125,7 +125,7 @@ describe('the registry proxy', () => {
   });
 });
 
-describe('the installer firewall', () => {
+describe('the installer firewall: proxy rules left by earlier proxies', () => {
   it("finds a node's earlier proxy rule, and no other node's", () => {
     const listing = [
       '-N SANDBOX-INSTALLER',
@@ -186,7 +186,9 @@ describe('the installer firewall', () => {
       'installer-proxy:node-3',
     ]);
   });
+});
 
+describe('the installer firewall: the order of its rules', () => {
   it('puts replies first, the proxy next, and refuses the rest', async () => {
     const calls: string[][] = [];
     await applyInstallerFirewall(

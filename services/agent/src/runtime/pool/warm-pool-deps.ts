@@ -4,6 +4,7 @@ import type { ContainerClient } from '../docker/container-client';
 import type { ContainerConfig } from '../docker/container-spec';
 import type { Runners } from '../lifecycle/lifecycle-deps';
 import type { AdoptableWorkspaces } from '../storage/workspaces';
+import type { IdleFillSettings } from './idle-fill';
 import type { PoolShape } from './pool-shapes';
 
 export interface WarmPoolDeps {
@@ -50,6 +51,13 @@ export interface WarmPoolDeps {
    * members it asked for to be made, one at a time, and for the next burst to find them.
    */
   demandHoldMs?: number;
+  /**
+   * Growth in idle time past what the creates ask for, towards a share of the node's memory,
+   * given back when memory runs low (ADR 46). Without it, or with no members, none.
+   */
+  idleFill?: IdleFillSettings;
+  /** How often the idle fill looks at the node's memory and quiet (default 1 s). */
+  idleLookMs?: number;
   /** Members wait frozen (default): no CPU until a claim thaws them. */
   freeze?: boolean;
   /**

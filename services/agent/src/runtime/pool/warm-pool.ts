@@ -1,27 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { containerSpec, poolLabels } from '../docker/container-spec';
-import {
-  containerName,
-  isPoolSlot,
-  POOL_SLOT_PREFIX,
-  sandboxLabelKeys,
-  slotOfContainerName,
-} from '../docker/docker-names';
+import { containerName, POOL_SLOT_PREFIX } from '../docker/docker-names';
 import type { PoolMember, SandboxPool } from '../lifecycle/lifecycle-deps';
 import type { PoolRefill, PoolStatus, SandboxLimits } from '../sandbox-runtime';
-import {
-  DEMAND_HOLD_MS,
-  DEMAND_WINDOW_MS,
-  limitsOf,
-  newUse,
-  sameShape,
-  shapeKey,
-  type PoolShape,
-  type ShapeUse,
-} from './pool-shapes';
 import { thaw } from '../docker/cgroup-freezer';
-import { freezeMember, thawLeftover } from './member-freezer';
+import { IdleFill } from './idle-fill';
+import { PoolDemand } from './pool-demand';
+import { limitsOf, sameShape, shapeKey, type PoolShape } from './pool-shapes';
+import { removeLeftovers } from './leftovers';
+import { freezeMember } from './member-freezer';
 import { refillMoment } from './refill-moment';
 import type { WarmPoolDeps } from './warm-pool-deps';
 
@@ -35,7 +23,9 @@ type Member = PoolMember & { mapping: string | undefined };
  * the node's budget (`maxMembers`); members above that go at the next `prune`. Refills in the
  * background, one member at a time, only while no create the pool could not serve is running
  * (the pool never competes with a caller waiting for a sandbox), and at a slower pace while
- * the node serves requests. Members are never reused: a session's sandbox is never anyone
+ * the node serves requests. In idle time it grows further, towards a share of the node's
+ * memory, and gives those members back when memory runs low (`IdleFill`, ADR 46). Members are
+ * never reused: a session's sandbox is never anyone
  * else's, before or after.
  */
 export class WarmPool implements SandboxPool {
@@ -50,28 +40,38 @@ export class WarmPool implements SandboxPool {
 
   /** Members serve only their own shape: gVisor cannot change a running sandbox's limits. */
   private exactShapes = false;
-  private readonly uses = new Map<string, ShapeUse>();
+  private readonly demands: PoolDemand;
   /** How long the last member took to make (ms), and all of them together. */
   private refill: PoolRefill = { lastMs: 0, totalMs: 0, made: 0 };
   private readonly now: () => number;
+  private readonly idle: IdleFill | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private looking = false;
 
   constructor(private readonly deps: WarmPoolDeps) {
     this.now = deps.now ?? Date.now;
-    for (const shape of deps.shapes) {
-      this.uses.set(shapeKey(shape), newUse());
-    }
+    const fill = deps.idleFill;
+    this.idle =
+      fill === undefined || fill.members <= 0 ? undefined : new IdleFill(fill, deps.quietFor);
+    const { demandWindowMs, demandHoldMs } = deps;
+    this.demands = new PoolDemand(deps.shapes, this.now, demandWindowMs, demandHoldMs);
   }
 
   /** Removes what an earlier run of the agent left in the pool, then starts filling it. */
   async start(): Promise<void> {
     this.exactShapes = await this.deps.containers.ownKernel(this.deps.config.sandboxRuntime);
-    await this.removeLeftovers();
+    await removeLeftovers(this.deps);
     this.fill();
+    if (this.idle !== undefined) {
+      const every = this.deps.idleLookMs ?? 1000;
+      this.idleTimer = setInterval(() => void this.lookIdle(), every).unref();
+    }
   }
 
   /** Stops refilling and removes the ready members. */
   async stop(): Promise<void> {
     this.stopping.abort();
+    clearInterval(this.idleTimer);
     await this.filling;
     await Promise.all(this.ready.splice(0).map((member) => this.discardQuietly(member)));
   }
@@ -83,7 +83,7 @@ export class WarmPool implements SandboxPool {
 
   status(): PoolStatus[] {
     return this.deps.shapes.map((shape) => {
-      const use = this.useOf(shape);
+      const use = this.demands.useOf(shape);
       return {
         ...shape,
         ready: this.readyOf(shape).length,
@@ -104,7 +104,7 @@ export class WarmPool implements SandboxPool {
     const fits = (m: PoolMember) => m.limits.diskMb === limits.diskMb;
     let index = this.ready.findIndex((m) => fits(m) && sameShape(m.limits, limits));
     if (index < 0 && !this.exactShapes) index = this.ready.findIndex(fits);
-    const use = this.demandFor(limits);
+    const use = this.demands.record(limits, this.exactShapes);
     if (index < 0) {
       if (use !== undefined) use.misses += 1;
       this.fill();
@@ -193,75 +193,89 @@ export class WarmPool implements SandboxPool {
     if (stale.length > 0) this.fill();
   }
 
-  private useOf(shape: PoolShape): ShapeUse {
-    const key = shapeKey(shape);
-    let use = this.uses.get(key);
-    if (use === undefined) this.uses.set(key, (use = newUse()));
-    return use;
-  }
-
   private readyOf(shape: PoolShape): Member[] {
     return this.ready.filter(
       (m) => m.limits.diskMb === shape.diskMb && sameShape(m.limits, limitsOf(shape)),
     );
   }
 
-  /** Records a create asking for `limits` against the shape that serves it, if one does. */
-  private demandFor(limits: SandboxLimits): ShapeUse | undefined {
-    const { shapes } = this.deps;
-    const shape =
-      shapes.find((s) => s.diskMb === limits.diskMb && sameShape(limitsOf(s), limits)) ??
-      (this.exactShapes ? undefined : shapes.find((s) => s.diskMb === limits.diskMb));
-    if (shape === undefined) return undefined;
-    const use = this.useOf(shape);
-    use.takes.push(this.now());
-    return use;
-  }
-
   /**
-   * The demand of the shape: its creates in the demand window, or the highest such count of
-   * the last `demandHoldMs` when more.
-   */
-  private demand(shape: PoolShape): number {
-    const use = this.useOf(shape);
-    const now = this.now();
-    const since = now - (this.deps.demandWindowMs ?? DEMAND_WINDOW_MS);
-    while (use.takes.length > 0 && (use.takes[0] as number) < since) use.takes.shift();
-    const recent = use.takes.length;
-    if (recent >= use.peak || now - use.peakAt > (this.deps.demandHoldMs ?? DEMAND_HOLD_MS)) {
-      use.peak = recent;
-      use.peakAt = now;
-    }
-    return use.peak;
-  }
-
-  /**
-   * How many members of `shape` the pool keeps now: its size, or its demand when more, within
+   * How many members of `shape` its creates ask for: its size, or its demand when more, within
    * the budget the other shapes leave (each holding its size, or what it has ready if more).
    */
-  private target(shape: PoolShape): number {
+  private demandTarget(shape: PoolShape): number {
     const { shapes, maxMembers = Infinity } = this.deps;
     const others = shapes.reduce(
       (sum, s) => (s === shape ? sum : sum + Math.max(s.size, this.readyOf(s).length)),
       0,
     );
     const room = Math.max(shape.size, maxMembers - others);
-    return Math.max(shape.size, Math.min(this.demand(shape), room));
+    return Math.max(shape.size, Math.min(this.demands.of(shape), room));
   }
 
-  /** Removes the members above each shape's target (demand has fallen since they were made). */
+  /**
+   * How many members of `shape` the pool makes now: what its creates ask for, or, while the
+   * node is idle with memory to spare, its share of the idle budget when more (ADR 46).
+   */
+  private target(shape: PoolShape): number {
+    const demand = this.demandTarget(shape);
+    if (this.idle?.growing() !== true) return demand;
+    return Math.max(demand, this.idle.share(shape, this.deps.shapes));
+  }
+
+  /** How many members of `shape` the pool keeps: those made in idle time too, unless memory is low. */
+  private kept(shape: PoolShape): number {
+    const demand = this.demandTarget(shape);
+    if (this.idle?.keeping() !== true) return demand;
+    return Math.max(demand, this.idle.share(shape, this.deps.shapes));
+  }
+
+  /** Removes the members above what each shape keeps (demand has fallen since they were made). */
   private async trim(): Promise<void> {
     for (const shape of this.deps.shapes) {
-      const extra = this.readyOf(shape).slice(this.target(shape));
-      for (const member of extra) {
-        const index = this.ready.indexOf(member);
-        if (index < 0) continue;
-        this.ready.splice(index, 1);
-        await this.discardQuietly(member);
+      const removed = await this.removeAbove(shape, this.kept(shape), Infinity);
+      if (removed > 0) {
+        this.deps.logger.info({ shape: shapeKey(shape), removed }, 'pool shrunk');
       }
-      if (extra.length > 0) {
-        this.deps.logger.info({ shape: shapeKey(shape), removed: extra.length }, 'pool shrunk');
+    }
+  }
+
+  /** Removes ready members of `shape` past the first `keep`, `limit` at most; how many went. */
+  private async removeAbove(shape: PoolShape, keep: number, limit: number): Promise<number> {
+    let removed = 0;
+    for (const member of this.readyOf(shape).slice(keep)) {
+      if (removed >= limit) break;
+      const index = this.ready.indexOf(member);
+      if (index < 0) continue; // claimed meanwhile
+      this.ready.splice(index, 1);
+      removed += 1;
+      await this.discardQuietly(member);
+    }
+    return removed;
+  }
+
+  /**
+   * The idle fill's look at the node, every `idleLookMs`: with memory low, gives back members
+   * made in idle time (down to what the creates ask for); else lets the pool grow if idle.
+   */
+  private async lookIdle(): Promise<void> {
+    if (this.idle === undefined || this.looking || this.stopping.signal.aborted) return;
+    this.looking = true;
+    try {
+      const { giveBack } = await this.idle.look();
+      let removed = 0;
+      for (const shape of this.deps.shapes) {
+        if (removed >= giveBack) break;
+        removed += await this.removeAbove(shape, this.demandTarget(shape), giveBack - removed);
       }
+      if (removed > 0) {
+        this.deps.logger.warn({ removed }, 'memory is low: the pool gave back members');
+      }
+      this.fill();
+    } catch (err) {
+      this.deps.logger.warn({ err }, "the pool's idle fill could not read the node's memory");
+    } finally {
+      this.looking = false;
     }
   }
 
@@ -370,28 +384,5 @@ export class WarmPool implements SandboxPool {
       this.deps.logger.error({ err, slot: member.slot }, 'pool member removal failed; will retry');
       this.strays.push(member);
     });
-  }
-
-  /**
-   * Members of an earlier run (the agent stopped or crashed) are not trusted: their containers
-   * and workspaces are removed. A claimed member has the session's name and is left alone.
-   */
-  private async removeLeftovers(): Promise<void> {
-    const { containers, workspaces, config, logger } = this.deps;
-    const labels = sandboxLabelKeys(config.labelPrefix);
-    const leftovers: string[] = [];
-    for (const container of await containers.listByLabel(labels.node, config.nodeId)) {
-      const slot = slotOfContainerName(container.name);
-      if (slot === undefined || !isPoolSlot(slot)) continue;
-      await thawLeftover(this.deps, container.id);
-      await containers.remove(container.id);
-      leftovers.push(slot);
-    }
-    for (const slot of await workspaces.slots()) {
-      if (!isPoolSlot(slot)) continue;
-      await workspaces.destroy(slot);
-      if (!leftovers.includes(slot)) leftovers.push(slot);
-    }
-    if (leftovers.length > 0) logger.info({ slots: leftovers }, 'removed old pool members');
   }
 }

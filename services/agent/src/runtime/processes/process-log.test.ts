@@ -103,7 +103,9 @@ describe('ProcessLog', () => {
     expect(items).toEqual(['stdout:own']);
     expect(log.meta.state).toBe('lost');
   });
+});
 
+describe('ProcessLog on disk: restarts and its files', () => {
   it('comes back after a restart: ended, a running one lost, its output and end intact', async () => {
     const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 42);
@@ -143,7 +145,9 @@ describe('ProcessLog', () => {
     // The meta records are not output.
     expect((await readAll(found, undefined, { follow: true })).items).toEqual(['stdout:out']);
   });
+});
 
+describe('ProcessLog: meta records, older agents', () => {
   it('reads the newest whole meta record: one cut short, or a segment it does not name, is passed over', async () => {
     const first = new ProcessLogs(root(), logger);
     const cut = start(first, 1024, 1);

@@ -13,7 +13,7 @@ import { ProcessLogs } from './process-logs';
 
 const root = tempDirPerTest('process-logs-');
 
-describe('ProcessLogs: finding, pruning and reusing files', () => {
+describe('ProcessLogs: finding and pruning', () => {
   it('finds by the newest of a pid or by id, keeps so many per session, and forgets a session', () => {
     const logs = new ProcessLogs(root(), logger, { maxPerSession: 3, keepAfterExitMs: 60_000 });
     const made = [1, 2, 3].map((i) => {
@@ -66,7 +66,9 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
     expect(again.list(SESSION).map((log) => log.meta.id)).not.toContain(made[0]);
     expect(again.list(SESSION).map((log) => log.meta.id)).not.toContain(made[1]);
   });
+});
 
+describe('ProcessLogs: reusing files', () => {
   it("gives a pruned process's file to the next one, emptied, unless someone reads it", async () => {
     const logs = new ProcessLogs(root(), logger, { maxPerSession: 2, keepAfterExitMs: 60_000 });
     const dir = join(root(), SESSION);
@@ -122,7 +124,9 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
     await reading; // ends: the log was removed under it
     expect(items).toEqual(['second']);
   });
+});
 
+describe('ProcessLogs: files kept for later logs', () => {
   it("keeps a forgotten session's files, emptied, for the next logs of any session, across a restart", async () => {
     const logs = new ProcessLogs(root(), logger);
     const inodes = new Set<number>();
@@ -179,7 +183,9 @@ describe('ProcessLogs: finding, pruning and reusing files', () => {
     stop.abort();
     await stocking;
   });
+});
 
+describe('ProcessLogs: reads and records under a log that goes', () => {
   it('ends a read of a log removed under it', async () => {
     const logs = new ProcessLogs(root(), logger);
     const log = start(logs);

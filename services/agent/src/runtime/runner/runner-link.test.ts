@@ -112,7 +112,9 @@ describe('linkRunner', () => {
     expect(tokens[0]).toMatch(/^[\w-]{32}$/);
     expect(tokens[1]).not.toBe(tokens[0]);
   });
+});
 
+describe('linkRunner: the exec stream and the socket path', () => {
   it('ends the socket with the exec stream, and the exec stream with the socket', async () => {
     const first = setup(async (env) => {
       (await connected(env[RUNNER_LINK_ENV.socket]!)).write(`${env[RUNNER_LINK_ENV.token]}\n`);

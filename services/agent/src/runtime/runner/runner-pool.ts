@@ -8,14 +8,10 @@ import { RunnerClient } from './runner-client';
 import { linkRunner, type RunnerStream } from './runner-link';
 
 /**
- * The runner's front (ADR 34), which starts the runner's Node; the Node alone in a sandbox of
- * an image made before the front (a session kept across an upgrade).
+ * The runner's front (ADR 34), which starts the runner's Node. Every sandbox has it: one of an
+ * image made before it is recreated on the current image when the agent starts (ADR 47).
  */
-const RUNNER_COMMAND = [
-  '/bin/sh',
-  '-c',
-  `[ -x ${RUNNER_FRONT_PATH} ] && exec ${RUNNER_FRONT_PATH}; exec node /opt/sandbox/runner/main.js`,
-];
+const RUNNER_COMMAND = [RUNNER_FRONT_PATH];
 
 /** How runners reach the agent's socket in their sandbox's link directory (ADR 33). */
 export interface RunnerLinks {

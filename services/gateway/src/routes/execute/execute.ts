@@ -13,7 +13,7 @@ import {
 import { RunEvents } from '../../execute/run-events';
 import { clientGone, SseStream } from '../../http/sse';
 import { sendReplay } from '../../processes/output-replay';
-import { parseOutputEventId } from '../../processes/output-text';
+import { parseOutputEventId } from '../../execute/output-text';
 import type { ProcessesService } from '../../processes/processes-service';
 
 /**

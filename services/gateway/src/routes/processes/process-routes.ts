@@ -5,7 +5,7 @@ import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
 import { pathParam } from '../../http/validate';
 import { sendReplay, type ReplayFrom } from '../../processes/output-replay';
-import { parseOutputEventId } from '../../processes/output-text';
+import { parseOutputEventId } from '../../execute/output-text';
 import { toProcessView, type ProcessesService } from '../../processes/processes-service';
 
 /** Bytes one stdin request carries at the most. */
