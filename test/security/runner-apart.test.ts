@@ -88,6 +88,19 @@ describe("the runner, out of the user code's reach", () => {
     );
   }, 90_000);
 
+  it("arms the next runs' shells as the user in full, holding nothing but their pipes (ADR 48)", async () => {
+    // The waiting ones: the shell of this run (and its subshells) closed its fd 3.
+    const run = await exec(
+      `for p in $(pgrep -f '^/bin/bash -c IFS= read -r -u 3 -N 2 __sandbox_shell '); do ` +
+        `[ -e /proc/$p/fd/3 ] || continue; ${uids('$p')}; ` +
+        `awk '/^Cap(Inh|Prm|Eff|Bnd|Amb):/ {print $2}' /proc/$p/status | sort -u; ` +
+        `ls /proc/$p/fd | sort -n | tr '\\n' ' '; echo; echo --; done`,
+    );
+    const shells = run.stdout.split('--\n').filter(Boolean);
+    expect(shells.length).toBeGreaterThanOrEqual(1);
+    for (const shell of shells) expect(shell).toBe('1000 1000 1000\n0000000000000000\n0 1 2 3 \n');
+  });
+
   it.each([
     ['kill the front', `kill -KILL ${FRONT}`],
     ['stop the front', `kill -STOP ${FRONT}`],

@@ -18,6 +18,8 @@ type Front struct {
 	workspace string
 	// Where the requests the front does not serve go.
 	forward func(line []byte)
+	// The armed shells (nil: every run starts its own).
+	shells *Shells
 
 	mu sync.Mutex
 	// The front's requests under way, by id: command runs and input requests.
@@ -76,7 +78,7 @@ func leadingOp(line []byte) string {
 func (f *Front) Handle(line []byte) {
 	// A request the front never serves (a file write of many megabytes) is not even parsed.
 	if op := leadingOp(line); op != "" && !servedOps[op] {
-		f.forward(line)
+		f.forward(f.withArmedShells(op, line))
 		return
 	}
 	var req request
@@ -109,6 +111,19 @@ func (f *Front) Handle(line []byte) {
 		}
 	}
 	f.forward(line)
+}
+
+// withArmedShells adds the armed shells' pids to a request of the Node's that counts or
+// kills the user's processes (stats, kill): they are no activity, and no process of the
+// user's to kill.
+func (f *Front) withArmedShells(op string, line []byte) []byte {
+	if (op != "stats" && op != "kill") || f.shells == nil || !bytes.HasSuffix(line, []byte("}")) {
+		return line
+	}
+	pids, _ := json.Marshal(f.shells.Pids())
+	extended := append([]byte{}, line[:len(line)-1]...)
+	extended = append(extended, `,"armedShells":`...)
+	return append(append(extended, pids...), '}')
 }
 
 // targets serves a request aimed at one of the front's own requests; false if it is not one.

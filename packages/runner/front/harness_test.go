@@ -62,18 +62,29 @@ func newHarness(t *testing.T) *harness {
 		arrived:   make(chan struct{}, 1),
 		nextID:    1,
 	}
-	spawner := NewSpawner(spawnerBinary, "", "")
+	// A CPU group's file as in a sandbox (a plain file here: the runs' writes land in it), which
+	// the spawner opens first, as its fd 3.
+	cpuProcs := filepath.Join(t.TempDir(), "cpu.procs")
+	if err := os.WriteFile(cpuProcs, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spawner := NewSpawner(spawnerBinary, cpuProcs, "")
 	out := NewOutput(writer)
 	h.front = &Front{
 		out:       out,
 		spawner:   spawner,
 		clock:     &ChangeClock{dir: t.TempDir()},
+		cpuSplit:  true,
 		baseEnv:   os.Environ(),
 		workspace: h.root,
 		runs:      map[float64]*commandRun{},
 		inputs:    map[float64]*inputRequest{},
 		forward:   func(line []byte) { h.forwarded <- string(line) },
 	}
+	// Armed shells, as in a sandbox, ready before the test's first run.
+	h.front.shells = NewShells(h.front)
+	h.front.shells.Fill()
+	h.waitArmed(armedShellCount)
 	go func() {
 		lines := bufio.NewScanner(reader)
 		lines.Buffer(make([]byte, 1<<20), 1<<26)

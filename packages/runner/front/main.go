@@ -67,31 +67,7 @@ func main() {
 		}()
 	}
 	out := NewOutput(output)
-	_, splits := os.Stat(userCPUProcs)
-	cpuSplit := splits == nil
-	cpuProcs := ""
-	if cpuSplit {
-		cpuProcs = userCPUProcs
-	}
-	spawner := NewSpawner(filepath.Join(dir, "run-spawner"), cpuProcs, runUIDArgument())
-	front := &Front{
-		out:       out,
-		spawner:   spawner,
-		clock:     &ChangeClock{dir: defaultRunnerDir},
-		workspace: defaultWorkspace,
-		cpuSplit:  cpuSplit,
-		baseEnv:   os.Environ(),
-		runs:      map[float64]*commandRun{},
-		inputs:    map[float64]*inputRequest{},
-		forward:   forwardTo(toNode),
-	}
-	// Without the helper (not in a sandbox image), every request is the runner's Node's, which
-	// refuses command runs (ADR 47): no run starts.
-	serving := spawner.Available()
-	if serving {
-		_ = spawner.Prepare()
-	}
-
+	front, serving := newFront(out, dir, forwardTo(toNode))
 	// The Node's first answer, to the front's own ping: it has started its helpers (its
 	// spawner, esbuild, the zygote) and taken its identity.
 	nodeReady := make(chan struct{})
@@ -112,7 +88,7 @@ func main() {
 		// The agent went away: foreground runs stop; background processes live on.
 		front.CancelRuns()
 		toNode.Close()
-		spawner.Close()
+		front.stop()
 	}()
 	<-nodeDone
 	_ = node.Wait()
@@ -122,6 +98,45 @@ func main() {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// newFront makes the front, its spawner and (where the spawner is installed) its armed
+// shells; serving is false without the spawner (not a sandbox image): every request is then
+// the runner's Node's, which refuses command runs (ADR 47), and no run starts.
+func newFront(out *Output, dir string, forward func(line []byte)) (*Front, bool) {
+	_, splits := os.Stat(userCPUProcs)
+	cpuSplit := splits == nil
+	cpuProcs := ""
+	if cpuSplit {
+		cpuProcs = userCPUProcs
+	}
+	spawner := NewSpawner(filepath.Join(dir, "run-spawner"), cpuProcs, runUIDArgument())
+	front := &Front{
+		out:       out,
+		spawner:   spawner,
+		clock:     &ChangeClock{dir: defaultRunnerDir},
+		workspace: defaultWorkspace,
+		cpuSplit:  cpuSplit,
+		baseEnv:   os.Environ(),
+		runs:      map[float64]*commandRun{},
+		inputs:    map[float64]*inputRequest{},
+		forward:   forward,
+	}
+	serving := spawner.Available()
+	if serving {
+		_ = spawner.Prepare()
+		front.shells = NewShells(front)
+		front.shells.Fill()
+	}
+	return front, serving
+}
+
+// stop ends the armed shells and the spawner (which hangs up the runs still under way).
+func (f *Front) stop() {
+	if f.shells != nil {
+		f.shells.Close()
+	}
+	f.spawner.Close()
 }
 
 // readRequests hands each request line to the front (or, without the helper, to Node).

@@ -98,27 +98,14 @@ func (r *commandRun) run() error {
 	if err := os.MkdirAll(r.front.clock.dir, 0o700); err != nil {
 		return err
 	}
-	runID, err := randomHex(8)
-	if err != nil {
-		return err
-	}
 	since, err := r.front.clock.Read()
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	spawnID, pid, err := r.front.spawner.Spawn(SpawnOptions{
-		Cwd:           cwd,
-		Argv:          []string{"/bin/bash", "-c", r.request.Command},
-		Env:           r.front.runEnv(r.request.Env, runID),
-		EnterCPUGroup: r.front.cpuSplit,
-		Stdin:         r.request.Stdin,
-	}, r)
+	spawnID, pid, runID, err := r.start(cwd)
 	if err != nil {
-		if _, ok := err.(*RunnerError); ok {
-			return err
-		}
-		return &RunnerError{Code: "internal_error", Message: err.Error()}
+		return err
 	}
 	r.mu.Lock()
 	r.spawnID, r.pid = spawnID, pid
@@ -149,6 +136,11 @@ func (r *commandRun) run() error {
 	timeout.Stop()
 	poller.stop()
 	executionTimeMs := time.Since(started).Milliseconds()
+	// The shells are re-armed once the run's process is gone: the spawner that starts them
+	// is the one that reports the run's end.
+	if r.front.shells != nil {
+		r.front.shells.Fill()
+	}
 
 	// The last output, for OUTPUT_GRACE at most; then what background processes write is late
 	// output, forwarded at the agent's pace.
@@ -167,7 +159,18 @@ func (r *commandRun) run() error {
 	peakRss := r.peakRss
 	r.mu.Unlock()
 
-	files := changedSince(cwd, since, r.front.workspace)
+	r.emitResult(changedSince(cwd, since, r.front.workspace), exit, executionTimeMs, timedOut, peakRss)
+	select {
+	case <-r.closed:
+	case <-r.lost:
+	}
+	r.front.out.Emit(map[string]any{"id": r.id(), "ev": "exec"})
+	return nil
+}
+
+// emitResult answers the run's result: its exit, usage and the files it wrote.
+func (r *commandRun) emitResult(files []string, exit SpawnExit, executionTimeMs int64,
+	timedOut bool, peakRss uint64) {
 	if len(files) > maxFilesWritten {
 		files = files[:maxFilesWritten]
 	}
@@ -188,12 +191,57 @@ func (r *commandRun) run() error {
 		"timedOut":        timedOut,
 		"filesWritten":    files,
 	})
-	select {
-	case <-r.closed:
-	case <-r.lost:
+}
+
+// start starts the run's process: an armed shell's if one takes it, else a new bash. It
+// returns the process's spawner id, pid and the run's mark.
+func (r *commandRun) start(cwd string) (uint32, int, string, error) {
+	if shell := r.takeShell(cwd); shell != nil {
+		return shell.spawnID, shell.pid, shell.runID, nil
 	}
-	r.front.out.Emit(map[string]any{"id": r.id(), "ev": "exec"})
-	return nil
+	runID, err := randomHex(8)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	spawnID, pid, err := r.front.spawner.Spawn(SpawnOptions{
+		Cwd:           cwd,
+		Argv:          []string{"/bin/bash", "-c", r.request.Command},
+		Env:           r.front.runEnv(r.request.Env, runID),
+		EnterCPUGroup: r.front.cpuSplit,
+		Stdin:         r.request.Stdin,
+	}, r)
+	if err != nil {
+		if _, ok := err.(*RunnerError); ok {
+			return 0, 0, "", err
+		}
+		return 0, 0, "", &RunnerError{Code: "internal_error", Message: err.Error()}
+	}
+	return spawnID, pid, runID, nil
+}
+
+// takeShell hands the command to an armed shell, if one is there and the run sets nothing
+// it cannot take (an environment of its own, another working directory, a long command);
+// nil if the run starts cold.
+func (r *commandRun) takeShell(cwd string) *armedShell {
+	shells := r.front.shells
+	if shells == nil || len(r.request.Env) > 0 || cwd != r.front.workspace {
+		return nil
+	}
+	message, ok := shellMessage(r.request.Command, r.request.Stdin)
+	if !ok {
+		return nil
+	}
+	shell := shells.take(cwd)
+	if shell == nil {
+		return nil
+	}
+	if r.front.spawner.Go(shell.spawnID, shell.goMessage(message)) != nil {
+		// Found dead (the user's `kill -9 -1`), or its pipe tampered with.
+		shell.attach(discarded{})
+		return nil
+	}
+	shell.attach(r)
+	return shell
 }
 
 // runTimeout is a run's timeout as a timer takes it (Node's setTimeout: 1 ms at the least).

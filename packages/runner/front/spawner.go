@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
+	"syscall"
 )
 
 // The front's side of native/spawner.c, the helper that starts runs by vfork + exec and relays
@@ -58,6 +57,8 @@ type SpawnOptions struct {
 	Env           []string
 	EnterCPUGroup bool
 	Stdin         bool
+	// An armed shell (shells.go): its command comes later, by Go, on its fd 3.
+	Armed bool
 }
 
 type spawnedRun struct {
@@ -83,6 +84,8 @@ type Spawner struct {
 	nextID   uint32
 	starting map[uint32]*pendingStart
 	runs     map[uint32]*spawnedRun
+	// Armed shells' messages sent, each waiting for its 'g'.
+	going map[uint32]chan int32
 }
 
 type helperProcess struct {
@@ -99,6 +102,7 @@ func NewSpawner(binary, cpuProcs, uidArg string) *Spawner {
 		nextID:   1,
 		starting: map[uint32]*pendingStart{},
 		runs:     map[uint32]*spawnedRun{},
+		going:    map[uint32]chan int32{},
 	}
 }
 
@@ -148,6 +152,23 @@ func (s *Spawner) Spawn(options SpawnOptions, handler SpawnHandler) (uint32, int
 		return 0, 0, fmt.Errorf("Could not start the process (errno %d)", -result)
 	}
 	return id, int(result), nil
+}
+
+// Go hands armed shell id its message; nil once written, else why it was not.
+func (s *Spawner) Go(id uint32, message []byte) error {
+	s.mu.Lock()
+	if s.helper == nil || s.runs[id] == nil || s.going[id] != nil {
+		s.mu.Unlock()
+		return errSpawnerGone
+	}
+	result := make(chan int32, 1)
+	s.going[id] = result
+	s.helper.frames.send('G', id, message)
+	s.mu.Unlock()
+	if errno := <-result; errno != 0 {
+		return fmt.Errorf("The armed shell could not take its command (errno %d)", -errno)
+	}
+	return nil
 }
 
 // Hold stops (true) or starts again (false) reading run id's pipes.
@@ -264,6 +285,15 @@ func (s *Spawner) handle(kind byte, id uint32, payload []byte) {
 		}
 		return
 	}
+	if kind == 'g' {
+		result := s.going[id]
+		delete(s.going, id)
+		s.mu.Unlock()
+		if result != nil && len(payload) >= 4 {
+			result <- int32(binary.LittleEndian.Uint32(payload))
+		}
+		return
+	}
 	run := s.runs[id]
 	if run == nil {
 		s.mu.Unlock()
@@ -325,11 +355,16 @@ func (s *Spawner) gone(helper *helperProcess) {
 	}
 	starting := s.starting
 	runs := s.runs
+	going := s.going
 	s.starting = map[uint32]*pendingStart{}
 	s.runs = map[uint32]*spawnedRun{}
+	s.going = map[uint32]chan int32{}
 	s.mu.Unlock()
 	for _, start := range starting {
 		start.result <- 0
+	}
+	for _, result := range going {
+		result <- -int32(syscall.ESRCH)
 	}
 	for _, run := range runs {
 		for _, taken := range run.inputs {
@@ -337,58 +372,4 @@ func (s *Spawner) gone(helper *helperProcess) {
 		}
 		run.handler.Lost()
 	}
-}
-
-// startRequest is a start's payload: flags, counts, then the NUL-terminated working
-// directory, argv and env.
-func startRequest(options SpawnOptions) ([]byte, error) {
-	strs := append(append([]string{options.Cwd}, options.Argv...), options.Env...)
-	size := 9
-	for _, s := range strs {
-		if strings.IndexByte(s, 0) >= 0 {
-			return nil, &RunnerError{Code: "invalid_request",
-				Message: "The command, its environment and working directory cannot contain NUL bytes"}
-		}
-		size += len(s) + 1
-	}
-	payload := make([]byte, 9, size)
-	var flags byte
-	if options.EnterCPUGroup {
-		flags |= 1
-	}
-	if options.Stdin {
-		flags |= 2
-	}
-	payload[0] = flags
-	binary.LittleEndian.PutUint32(payload[1:], uint32(len(options.Argv)))
-	binary.LittleEndian.PutUint32(payload[5:], uint32(len(options.Env)))
-	for _, s := range strs {
-		payload = append(payload, s...)
-		payload = append(payload, 0)
-	}
-	return payload, nil
-}
-
-// frameWriter sends frames to the helper, so that no caller (the reader above least of all)
-// ever waits for the helper to read. Its stdin is closed once the last frame is out.
-type frameWriter struct {
-	writer *batchWriter
-}
-
-func newFrameWriter(w io.WriteCloser) *frameWriter {
-	return &frameWriter{writer: newBatchWriter(w, math.MaxInt, func() { _ = w.Close() })}
-}
-
-func (f *frameWriter) send(kind byte, id uint32, payload []byte) {
-	var header [spawnHeaderBytes]byte
-	binary.LittleEndian.PutUint32(header[:], uint32(5+len(payload)))
-	header[4] = kind
-	binary.LittleEndian.PutUint32(header[5:], id)
-	f.writer.queue(header[:], payload)
-}
-
-// close stops the writer once what is queued is out (the helper is gone, or asked to go: its
-// reader fails what it ran).
-func (f *frameWriter) close() {
-	f.writer.close()
 }

@@ -18,6 +18,8 @@ uint32_t get_u32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+uint64_t get_u64(const unsigned char *p) { return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
+
 static void write_all(const unsigned char *data, size_t length) {
   while (length > 0) {
     ssize_t n = write(STDOUT_FILENO, data, length);
@@ -85,6 +87,7 @@ static void close_input(struct run *run) {
 void forget_if_done(struct run *run) {
   if (run->pid != 0 || run->fds[0] >= 0 || run->fds[1] >= 0) return;
   close_input(run);
+  if (run->control >= 0) close(run->control);
   *run = runs[--run_count];
 }
 
@@ -157,4 +160,58 @@ void drain(struct run *run, int stream) {
     send_event('c', run->id, &which, 1);
     return;
   }
+}
+
+/*
+ * Shows the armed shell as `bash -c COMMAND` would show (its /proc/PID/cmdline, `ps`): the
+ * title at the start of its argument area (one string, as setproctitle(3) leaves it), and
+ * the area's last byte not NUL, which tells the kernel to show the title. The front pads the
+ * shell's script so that the area holds any command a shell takes. Best effort.
+ */
+static void retitle(pid_t pid, uint64_t arg_start, uint64_t arg_end, const unsigned char *command,
+                    size_t length) {
+  static const char prefix[] = "/bin/bash -c ";
+  size_t title_length = sizeof prefix - 1 + length + 1;
+  if (arg_start == 0 || arg_end <= arg_start || title_length + 1 > arg_end - arg_start) return;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+  int mem = open(path, O_WRONLY | O_CLOEXEC);
+  if (mem < 0) return;
+  char title[sizeof prefix + PIPE_BUF];
+  memcpy(title, prefix, sizeof prefix - 1);
+  memcpy(title + sizeof prefix - 1, command, length);
+  title[title_length - 1] = '\0';
+  if (pwrite(mem, title, title_length, (off_t)arg_start) == (ssize_t)title_length)
+    (void)!pwrite(mem, " ", 1, (off_t)(arg_end - 1));
+  close(mem);
+}
+
+/*
+ * A 'G' request: u64 start and end of the shell's argument area (0: leave it), then the
+ * shell's message (two flag bytes, the command), written in one write (an empty pipe takes
+ * PIPE_BUF bytes at once), then the end of its pipe.
+ */
+void go(uint32_t id, const unsigned char *payload, size_t length) {
+  struct run *run = find_run_by_id(id);
+  int32_t result = 0;
+  const unsigned char *message = payload + 16;
+  if (run == NULL || run->pid == 0 || run->control < 0) {
+    result = -ESRCH;
+  } else if (length < 18 || length - 16 > PIPE_BUF) {
+    result = -E2BIG;
+  } else {
+    length -= 16;
+    kill(run->pid, SIGCONT);
+    retitle(run->pid, get_u64(payload), get_u64(payload + 8), message + 2, length - 2);
+    ssize_t n;
+    do n = write(run->control, message, length);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) result = -errno;
+    else if ((size_t)n != length) result = -EAGAIN;
+    close(run->control);
+    run->control = -1;
+  }
+  unsigned char answer[4];
+  put_u32(answer, (uint32_t)result);
+  send_event('g', id, answer, sizeof answer);
 }

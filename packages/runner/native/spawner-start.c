@@ -59,8 +59,8 @@ static void first_to_die(void) {
  * helper's memory). A failure is left in *failure for the parent.
  */
 static void become_run(const char *cwd, char *const argv[], char *const envp[], int in, int out,
-                       int err, int terminal, int enter_group, int zygote, const sigset_t *mask,
-                       volatile int *failure) {
+                       int err, int control, int terminal, int enter_group, int zygote,
+                       const sigset_t *mask, volatile int *failure) {
   sigprocmask(SIG_SETMASK, mask, NULL);
   first_to_die();
   if (become_user(zygote) < 0 || setsid() < 0 || (terminal && ioctl(out, TIOCSCTTY, 0) < 0) ||
@@ -72,6 +72,11 @@ static void become_run(const char *cwd, char *const argv[], char *const envp[], 
     (void)!write(2, CPU_GROUP_MESSAGE, sizeof CPU_GROUP_MESSAGE - 1);
     _exit(CPU_GROUP_EXIT);
   }
+  /* Last: fd 3 may be one of this helper's own (the CPU group's file). */
+  if (control >= 0 && dup2(control, 3) < 0) {
+    *failure = errno;
+    _exit(127);
+  }
   execve(argv[0], argv, envp);
   *failure = errno;
   _exit(127);
@@ -79,14 +84,14 @@ static void become_run(const char *cwd, char *const argv[], char *const envp[], 
 
 /* vforks the run's process; its failure to start, if any, is left in *failure. */
 static __attribute__((noinline)) pid_t spawn_child(const char *cwd, char *const argv[],
-                                                   char *const envp[], int in, int out, int err,
+                                                   char *const envp[], const int fds[4],
                                                    int terminal, int enter_group, int zygote,
                                                    const sigset_t *mask, int *failure) {
   volatile int child_failure = 0;
   pid_t pid = vfork();
   if (pid == 0)
-    become_run(cwd, argv, envp, in, out, err, terminal, enter_group, zygote, mask,
-               &child_failure);
+    become_run(cwd, argv, envp, fds[0], fds[1], fds[2], fds[3], terminal, enter_group, zygote,
+               mask, &child_failure);
   *failure = child_failure;
   return pid;
 }
@@ -143,7 +148,8 @@ static int open_pipes(int in[2], int out[2], int err[2], int piped_input) {
 }
 
 /* Keeps the started run with our ends of its streams, which it then owns (set to -1 here). */
-static void add_run(uint32_t id, pid_t pid, int in[2], int out[2], int err[2], int terminal) {
+static void add_run(uint32_t id, pid_t pid, int in[2], int out[2], int err[2], int terminal,
+                    int *control) {
   if (run_count == run_capacity) {
     run_capacity = run_capacity == 0 ? 16 : run_capacity * 2;
     runs = realloc(runs, run_capacity * sizeof *runs);
@@ -158,18 +164,19 @@ static void add_run(uint32_t id, pid_t pid, int in[2], int out[2], int err[2], i
                                    .fds = {out[0], err[0]},
                                    .paused = 0,
                                    .input = in[0],
-                                   .terminal = terminal != 0};
-  out[0] = err[0] = in[0] = -1;
+                                   .terminal = terminal != 0,
+                                   .control = *control};
+  out[0] = err[0] = in[0] = *control = -1;
 }
 
 void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_t *mask) {
   int32_t result = -EINVAL;
   char **argv = NULL, **envp = NULL;
   /* Ends for the child ([1]: stdin's read end, stdout's and stderr's write ends) and ours. */
-  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, control[2] = {-1, -1};
   if (length < 9 || find_run_by_id(id) != NULL) goto answer;
   int enter_group = payload[0] & 1, piped_input = payload[0] & 2, terminal = payload[0] & 4,
-      zygote = payload[0] & 8;
+      zygote = payload[0] & 8, armed = payload[0] & 16;
   uint32_t argc = get_u32(payload + 1), envc = get_u32(payload + 5);
   size_t header = terminal ? 13 : 9;
   if (length < header) goto answer;
@@ -186,10 +193,15 @@ void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_
   if ((argv = strings(&at, end, argc)) == NULL || (envp = strings(&at, end, envc)) == NULL)
     goto answer;
   result = terminal ? open_terminal(in, out, err, &size) : open_pipes(in, out, err, piped_input);
+  /* An armed shell's command pipe: its end blocks, this helper's does not. */
+  if (result == 0 && armed && !terminal) {
+    if (pipe2(control, O_CLOEXEC | O_NONBLOCK) < 0) result = -errno;
+    else fcntl(control[0], F_SETFL, 0);
+  }
   if (result < 0) goto answer;
   int failure = 0;
-  pid_t pid = spawn_child(cwd, argv, envp, in[1] >= 0 ? in[1] : dev_null, out[1], err[1],
-                          terminal, enter_group, zygote, mask, &failure);
+  int fds[4] = {in[1] >= 0 ? in[1] : dev_null, out[1], err[1], control[0]};
+  pid_t pid = spawn_child(cwd, argv, envp, fds, terminal, enter_group, zygote, mask, &failure);
   if (pid < 0) {
     result = -errno;
     goto answer;
@@ -199,13 +211,14 @@ void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_
     result = -failure;
     goto answer;
   }
-  add_run(id, pid, in, out, err, terminal);
+  add_run(id, pid, in, out, err, terminal, &control[1]);
   result = pid;
 answer:
   for (int i = 0; i < 2; i++) {
     if (in[i] >= 0) close(in[i]);
     if (out[i] >= 0) close(out[i]);
     if (err[i] >= 0) close(err[i]);
+    if (control[i] >= 0) close(control[i]);
   }
   free(argv);
   free(envp);

@@ -12,9 +12,13 @@
  *   u32 length of what follows, u8 type, u32 run id, payload
  * Requests:
  *   'S' start:  u8 flags (1: enter the CPU group, 2: stdin is a pipe from this helper,
- *               4: a terminal, 8: a zygote, see Identities), u32 argc, u32 envc, for a
- *               terminal u16 cols and u16 rows,
+ *               4: a terminal, 8: a zygote, see Identities, 16: an armed shell, see
+ *               below), u32 argc, u32 envc, for a terminal u16 cols and u16 rows,
  *               then NUL-terminated cwd, argv[argc], env[envc]
+ *   'G' go:     u64 start and end of an armed shell's argument area (0: leave it), then its
+ *               message (at most PIPE_BUF bytes: two flag bytes, the command), written at
+ *               once to its command pipe, which is then closed; the shell is continued first
+ *               (a user's `kill -STOP -1` stops it too) and shown as `/bin/bash -c COMMAND`
  *   'P' pause:  stop reading the run's pipes (its process blocks on a full pipe)
  *   'R' resume: read them again
  *   'I' input:  bytes for the run's stdin (or terminal); none: close its stdin. One at a
@@ -22,10 +26,14 @@
  *   'W' resize: u16 cols, u16 rows of the run's terminal
  * Events:
  *   's' started: i32 pid, or minus the errno of a failed start
+ *   'g' gone:    i32 0 once a 'G' is written, or minus the errno of its failure
  *   'o' / 'e'   stdout / stderr bytes (a terminal's output is all 'o')
  *   'c' closed: u8 1 (stdout) or 2 (stderr), the pipe's end
  *   'a' input taken: the last 'I' is written (or its run can take no more input)
  *   'x' exited: i32 wait status, u64 CPU time in microseconds, u64 peak RSS in KiB
+ *
+ * An armed shell (ADR 48) is a run started ahead of its command: a pipe of this helper's is
+ * its fd 3 (its read end, the only end it holds), from which it reads its command.
  *
  * Each run is its own session and process group (as Node's `detached`), stdin /dev/null
  * (or a pipe from this helper), stdout and stderr pipes to this helper; or, for a terminal,
@@ -137,6 +145,9 @@ static size_t handle_requests(unsigned char *buffer, size_t length, const sigset
       case 'W':
         resize(id, body + 5, frame - 5);
         break;
+      case 'G':
+        go(id, body + 5, frame - 5);
+        break;
       default:
         fprintf(stderr, "spawner: unknown request %c\n", body[0]);
         exit(1);
@@ -220,6 +231,15 @@ static void serve_pipes(const struct pollfd *polled, size_t count) {
   }
 }
 
+/* A write to a pipe whose reader is gone (a run's stdin, an armed shell's command pipe) fails
+   with EPIPE instead of ending this helper; runs start with the mask from before. */
+static void block_sigpipe(void) {
+  sigset_t pipe_mask;
+  sigemptyset(&pipe_mask);
+  sigaddset(&pipe_mask, SIGPIPE);
+  if (sigprocmask(SIG_BLOCK, &pipe_mask, NULL) < 0) die("sigprocmask");
+}
+
 int main(int argc, char **argv) {
   /* Out of reach of the runs: none may trace it or read its /proc entries... */
   prctl(PR_SET_DUMPABLE, 0);
@@ -234,6 +254,7 @@ int main(int argc, char **argv) {
   sigaddset(&child_mask, SIGCHLD);
   if (sigprocmask(SIG_BLOCK, &child_mask, &original) < 0) die("sigprocmask");
   int children = signalfd(-1, &child_mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  block_sigpipe();
   if (children < 0) die("signalfd");
 
   size_t capacity = 1 << 16, length = 0;

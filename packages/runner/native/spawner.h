@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -39,6 +40,7 @@ struct run {
   int paused;
   int input;      /* stdin's write end (a terminal: its master, again); -1 if none */
   int terminal;
+  int control;    /* an armed shell's command pipe (fd 3 in it), until its 'G'; -1 if none */
   unsigned char *pending; /* the 'I' being written, from pending_at */
   size_t pending_length, pending_at;
 };
@@ -54,6 +56,7 @@ void die(const char *what);
 void put_u32(unsigned char *p, uint32_t v);
 void put_u64(unsigned char *p, uint64_t v);
 uint32_t get_u32(const unsigned char *p);
+uint64_t get_u64(const unsigned char *p);
 void flush_events(void);
 void send_event(char type, uint32_t id, const void *payload, size_t length);
 struct run *find_run_by_id(uint32_t id);
@@ -65,5 +68,6 @@ void resize(uint32_t id, const unsigned char *size, size_t length);
 void drain(struct run *run, int stream);
 int raise_permitted(void);
 void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_t *mask);
+void go(uint32_t id, const unsigned char *payload, size_t length);
 
 #endif

@@ -28,11 +28,13 @@ export async function infrastructurePids(): Promise<Set<number>> {
 /**
  * The runner's own helpers (its children that are not runs: the spawner, esbuild), the zygote
  * waiting for the next code run (the spawner's child), the front and its children (this runner
- * and the front's spawner: the front's runs are that spawner's children), and the rest.
+ * and the front's spawner: the front's runs are that spawner's children), the front's armed
+ * shells (its spawner's children too, waiting for a run: the front names them), and the rest.
  */
 function infrastructureOf(
   { runs, infrastructure, front }: RunnerContext,
   all: readonly { pid: number; ppid: number }[],
+  armedShells: readonly number[] = [],
 ): Set<number> {
   const leaders = new Set([...runs.values()].map((run) => run.pid));
   const helpers = all.filter(
@@ -44,14 +46,18 @@ function infrastructureOf(
   return new Set([
     ...infrastructure,
     ...helpers.map((p) => p.pid),
+    ...armedShells,
     ...(waiting === undefined ? [] : [waiting]),
   ]);
 }
 
 /** The processes the sandbox's users started, from one listing. */
-async function usersProcesses(context: RunnerContext): Promise<ProcessInfo[]> {
+async function usersProcesses(
+  context: RunnerContext,
+  armedShells?: readonly number[],
+): Promise<ProcessInfo[]> {
   const all = await listProcesses();
-  return userProcesses(all, infrastructureOf(context, all));
+  return userProcesses(all, infrastructureOf(context, all, armedShells));
 }
 
 async function countFiles(root: string): Promise<number> {
@@ -90,21 +96,23 @@ export const pingOp: OpHandler<'ping'> = async ({ channel }, { id, settled }) =>
 };
 
 /** Kills one process and its descendants (killing all is done by the agent, from the host). */
-export const killOp: OpHandler<'kill'> = async (context, { id, pid }) => {
-  if (!(await usersProcesses(context)).some((p) => p.pid === pid)) throw processNotFound(pid);
+export const killOp: OpHandler<'kill'> = async (context, { id, pid, armedShells }) => {
+  if (!(await usersProcesses(context, armedShells)).some((p) => p.pid === pid)) {
+    throw processNotFound(pid);
+  }
   const pids = await stopThenKill((all, stopped) =>
-    treesOf(userProcesses(all, infrastructureOf(context, all)), [pid], stopped),
+    treesOf(userProcesses(all, infrastructureOf(context, all, armedShells)), [pid], stopped),
   );
   context.channel.emit({ id, ev: 'killed', pids: pids.sort((a, b) => a - b) });
 };
 
 /** How many files the workspace holds and how many user processes run. */
-export const statsOp: OpHandler<'stats'> = async (context, { id }) => {
+export const statsOp: OpHandler<'stats'> = async (context, { id, armedShells }) => {
   const all = await listProcesses();
   context.channel.emit({
     id,
     ev: 'stats',
     filesCount: await countFiles(WORKSPACE),
-    activeProcesses: userProcesses(all, infrastructureOf(context, all)).length,
+    activeProcesses: userProcesses(all, infrastructureOf(context, all, armedShells)).length,
   });
 };

@@ -58,8 +58,9 @@ export type RunnerRequest =
   | { id: number; op: 'resize'; target: number; cols: number; rows: number }
   | { id: number; op: 'cancel'; target: number }
   | { id: number; op: 'pause' | 'resume'; target: number }
-  | { id: number; op: 'kill'; pid: number }
-  | { id: number; op: 'stats' }
+  /** `armedShells`: the front's shells waiting for a run (ADR 48), none of the user's. */
+  | { id: number; op: 'kill'; pid: number; armedShells?: number[] }
+  | { id: number; op: 'stats'; armedShells?: number[] }
   | { id: number; op: 'writeFiles'; files: FileInput[] }
   | { id: number; op: 'readFile'; path: string }
   | { id: number; op: 'listFiles'; path: string; offset: number; limit: number }

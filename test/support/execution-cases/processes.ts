@@ -40,6 +40,13 @@ function processes(t: AccountFixture): void {
       const missing = await kill(99_999);
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ error: { code: 'process_not_found' } });
+      // The shells armed for the next runs (ADR 48) were neither counted nor killed above; the
+      // user's own kill of everything takes them too, and the next runs still run.
+      expect((await execute({ command: 'kill -9 -1' }, id)).body).toMatchObject({ exitCode: 0 });
+      for (const word of ['once', 'twice']) {
+        const next = await execute({ command: `echo ${word}` }, id);
+        expect(next.body).toMatchObject({ stdout: `${word}\n`, exitCode: 0 });
+      }
     });
 
     it('kills a process with its children, even those in a session of their own', async () => {

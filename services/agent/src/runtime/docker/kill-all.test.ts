@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import type { ContainerClient, HostProcess } from './container-client';
-import { killAllInContainer, userProcessesOf } from './kill-all';
+import { ARMED_SHELL_ARGS, killAllInContainer, userProcessesOf, waitingShells } from './kill-all';
 
 /** Containers whose every exec inside answers `reply`; `rounds()` counts the execs. */
 function inside(reply: { code: number; stdout: string }) {
@@ -75,6 +77,49 @@ describe('userProcessesOf', () => {
     expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
       404, 405, 406, 407, 408, 409, 410, 411,
     ]);
+  });
+});
+
+describe('armed shells (ADR 48)', () => {
+  it("keeps out a spawner's armed shell still waiting; targets one that took its run", () => {
+    const processes = listing(`
+      100  90 /sbin/docker-init -- sleep infinity
+      400  80 /opt/sandbox/runner/front
+      402 400 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
+      410 402 ${ARMED_SHELL_ARGS} || exit 0; eval
+      411 402 ${ARMED_SHELL_ARGS} || exit 0; eval
+      # Looks waiting, but is a run's child: a user's.
+      412 411 ${ARMED_SHELL_ARGS} || exit 0; eval
+    `);
+    expect(userProcessesOf(processes, 100, new Set([410, 412])).map((p) => p.pid)).toEqual([
+      411, 412,
+    ]);
+  });
+
+  it('finds the shells that still hold their command pipe as fd 3', async () => {
+    const script = `${ARMED_SHELL_ARGS.slice('/bin/bash -c '.length)} || exit 0; sleep 30`;
+    // Its fd 3 a pipe (Node's own 'pipe' stdio is a socket).
+    const waiting = spawn('/bin/bash', ['-c', 'exec /bin/bash -c "$0" 3< <(sleep 30)', script], {
+      stdio: 'ignore',
+    });
+    const without = spawn('/bin/bash', ['-c', script], { stdio: 'ignore' });
+    try {
+      // Until its exec gave it the pipe.
+      for (let i = 0; i < 200 && !existsSync(`/proc/${waiting.pid}/fd/3`); i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const args = `/bin/bash -c ${script}`;
+      const found = await waitingShells([
+        { pid: waiting.pid as number, ppid: 1, args },
+        { pid: without.pid as number, ppid: 1, args },
+        { pid: process.pid, ppid: 1, args: 'node' },
+      ]);
+      expect([...found]).toEqual([waiting.pid]);
+    } finally {
+      waiting.kill('SIGKILL');
+      without.kill('SIGKILL');
+      await Promise.all([once(waiting, 'exit'), once(without, 'exit')]);
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, readlink, stat } from 'node:fs/promises';
 import { RUNNER_FRONT_PATH, RUNNER_USER, SANDBOX_GID, SANDBOX_UID } from '@sandbox/contract';
 import type { ContainerClient, ContainerState, HostProcess } from './container-client';
 
@@ -16,6 +16,28 @@ const WAITING_ZYGOTE_ARGS = ` --enable-source-maps ${WAITING_ZYGOTE_SCRIPT}`;
 /** The runner's spawner (packages/runner/native): runs are its children, never the runner's. */
 const SPAWNER_PATH = '/opt/sandbox/runner/run-spawner';
 
+/**
+ * The front's armed shells (ADR 48, packages/runner/front/shells.go) as `ps` shows them: the
+ * start of their script. One still waiting for its run holds its command pipe as fd 3, and
+ * closes it once it has its command. A run that makes itself look so only hides from its own
+ * session's kill-all, as one named like a zygote does.
+ */
+export const ARMED_SHELL_ARGS = '/bin/bash -c IFS= read -r -u 3 -N 2 __sandbox_shell ';
+
+/** The processes that look like armed shells still waiting (their parent is checked apart). */
+export async function waitingShells(processes: readonly HostProcess[]): Promise<Set<number>> {
+  const candidates = processes.filter((p) => p.args.startsWith(ARMED_SHELL_ARGS));
+  const waiting = await Promise.all(
+    candidates.map((p) =>
+      readlink(`/proc/${p.pid}/fd/3`).then(
+        (target) => target.startsWith('pipe:'),
+        () => false,
+      ),
+    ),
+  );
+  return new Set(candidates.filter((_p, i) => waiting[i]).map((p) => p.pid));
+}
+
 /** The process's pid inside its container (last NSpid entry), from the host's /proc. */
 async function containerPid(hostPid: number): Promise<number | undefined> {
   const status = await readFile(`/proc/${hostPid}/status`, 'utf8').catch(() => '');
@@ -27,10 +49,14 @@ async function containerPid(hostPid: number): Promise<number | undefined> {
 /**
  * The processes of a sandbox that belong to its user: all but its init, the keep-alive, the
  * runners' fronts, the runners and their helpers (the spawners, esbuild, a zygote waiting for
- * its run). A front is started by an exec: its parent is outside the container, which no
- * process of the user's can have.
+ * its run, the `waiting` armed shells that are a spawner's children). A front is started by
+ * an exec: its parent is outside the container, which no process of the user's can have.
  */
-export function userProcessesOf(processes: readonly HostProcess[], initPid: number): HostProcess[] {
+export function userProcessesOf(
+  processes: readonly HostProcess[],
+  initPid: number,
+  waiting: ReadonlySet<number> = new Set(),
+): HostProcess[] {
   const keepAlive = processes
     .filter((p) => p.ppid === initPid && p.args === 'sleep infinity')
     .sort((a, b) => a.pid - b.pid)[0]?.pid;
@@ -59,8 +85,17 @@ export function userProcessesOf(processes: readonly HostProcess[], initPid: numb
       !spawners.has(p.pid) &&
       !(runners.has(p.ppid) && p.args.includes('esbuild')) &&
       // A zygote is the spawner's child (before: the runner's, in sandboxes made before it).
-      !((spawners.has(p.ppid) || runners.has(p.ppid)) && p.args.endsWith(WAITING_ZYGOTE_ARGS)),
+      !((spawners.has(p.ppid) || runners.has(p.ppid)) && p.args.endsWith(WAITING_ZYGOTE_ARGS)) &&
+      !(spawners.has(p.ppid) && waiting.has(p.pid)),
   );
+}
+
+/** The user's processes in a listing of the host's, the armed shells still waiting left out. */
+export async function userProcessesNow(
+  processes: readonly HostProcess[],
+  initPid: number,
+): Promise<HostProcess[]> {
+  return userProcessesOf(processes, initPid, await waitingShells(processes));
 }
 
 /** How many rounds of kills a sandbox that cannot be frozen gets before giving up. */
@@ -72,7 +107,7 @@ async function killUserProcesses(
   containerId: string,
   initPid: number,
 ): Promise<Array<{ host: number; inside: number | undefined }>> {
-  const targets = userProcessesOf(await containers.top(containerId), initPid);
+  const targets = await userProcessesNow(await containers.top(containerId), initPid);
   const killed: Array<{ host: number; inside: number | undefined }> = [];
   for (const target of targets) {
     const inside = await containerPid(target.pid);
@@ -176,7 +211,8 @@ const INSIDE_EXECS = 3;
  * too), it reaches exactly the user's processes: never the runner and its spawner, which keep
  * root as their real uid (ADR 28), nor init and the keep-alive (root); `kill -1` spares the
  * caller. On gVisor a waiting zygote is the user's: it is killed (the runner starts another)
- * but not listed, as the user never started it. The listing uses builtins only, so it never
+ * but not listed, as the user never started it; so is a waiting armed shell (its cmdline
+ * read without its NULs). The listing uses builtins only, so it never
  * counts a child of its own; the pause between rounds (for the killed to be reaped) is the
  * only child, and is skipped when the user's process limit leaves no room for it.
  */
@@ -192,6 +228,7 @@ while :; do
     cmd=
     read -r cmd 2>/dev/null <"/proc/$pid/cmdline"
     case $cmd in *${WAITING_ZYGOTE_SCRIPT}) continue ;; esac
+    case $cmd in *"${ARMED_SHELL_ARGS.slice('/bin/bash -c '.length)}"*) [ -p "/proc/$pid/fd/3" ] && continue ;; esac
     state=
     while read -r key first rest; do
       case $key in

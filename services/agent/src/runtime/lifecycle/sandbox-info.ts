@@ -1,6 +1,6 @@
 import type { ContainerState } from '../docker/container-client';
 import { containerName } from '../docker/docker-names';
-import { userProcessesOf } from '../docker/kill-all';
+import { userProcessesNow } from '../docker/kill-all';
 import type { SandboxInfo } from '../sandbox-runtime';
 import { countFiles } from '../storage/workspace-archive';
 import type { LifecycleDeps } from './lifecycle-deps';
@@ -24,11 +24,12 @@ export async function inspectSandbox(deps: LifecycleDeps, sessionId: string): Pr
     return { sessionId, containerId: '', status: 'missing', filesCount: 0, activeProcesses: 0 };
   }
   if (info.paused) {
-    // Idle: the runner is frozen too; count from the host, without waking anything. gVisor's
-    // processes are not the host's: there, the count its runner gave as it was frozen.
+    // Idle: the runner is frozen too; count from the host, without waking anything (the armed
+    // shells, ADR 48, are no activity). gVisor's processes are not the host's: there, the
+    // count its runner gave as it was frozen.
     const activeProcesses = info.ownKernel
       ? (deps.runners.lastStats(info.id)?.activeProcesses ?? 0)
-      : userProcessesOf(await deps.containers.top(info.id), info.pid).length;
+      : (await userProcessesNow(await deps.containers.top(info.id), info.pid)).length;
     return {
       sessionId,
       containerId: info.id,
