@@ -10,7 +10,7 @@ export type * from './generated/agent/v1/EgressPolicy';
 export type * from './generated/agent/v1/DestroySandboxRequest';
 export type * from './generated/agent/v1/DestroySandboxResponse';
 export type * from './generated/agent/v1/ExecEvent';
-export type * from './generated/agent/v1/ExecRequest';
+export type * from './generated/agent/v1/RunSpec';
 export type * from './generated/agent/v1/RunResult';
 export type * from './generated/agent/v1/GetSandboxRequest';
 export type * from './generated/agent/v1/NodeInfo';

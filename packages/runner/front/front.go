@@ -96,7 +96,7 @@ func (f *Front) Handle(line []byte) {
 		if req.Command != nil {
 			command = *req.Command
 		}
-		run := newCommandRun(f, execRequest{
+		run := newCommandRun(f, runSpec{
 			ID: id, Command: command, Env: req.Env, Cwd: req.Cwd,
 			TimeoutMs: req.TimeoutMs, Stdin: req.Stdin,
 		})

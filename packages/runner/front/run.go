@@ -29,8 +29,8 @@ const (
 	pollDuty   = 0.02
 )
 
-// execRequest is the part of an `exec` request a command run reads.
-type execRequest struct {
+// runSpec is the part of an `exec` request (the runner's RunSpec) a command run reads.
+type runSpec struct {
 	ID        float64
 	Command   string
 	Env       map[string]string
@@ -42,7 +42,7 @@ type execRequest struct {
 // commandRun is one command run, from its request to its `exec` event.
 type commandRun struct {
 	front   *Front
-	request execRequest
+	request runSpec
 
 	mu sync.Mutex
 	// Set once the process runs.
@@ -68,7 +68,7 @@ type commandRun struct {
 	closed chan struct{}
 }
 
-func newCommandRun(front *Front, request execRequest) *commandRun {
+func newCommandRun(front *Front, request runSpec) *commandRun {
 	return &commandRun{
 		front:     front,
 		request:   request,

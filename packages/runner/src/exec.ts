@@ -16,7 +16,7 @@ import { ChangeClock, changedSince } from './file-snapshot';
 import { RunnerError, type RunSpec } from './protocol';
 import { UsagePoller, type Timing } from './run-measure';
 import { RunOutput, settledWithin, type RunSink } from './run-output';
-import { Spawner, SPAWNER_BINARY, type RunInput } from './spawner';
+import { Spawner, SPAWNER_BINARY, type RunStdin } from './spawner';
 import { RUNNER_DIR } from './runner-dir';
 import { hangUp, RUN_MARK, RunTimeout } from './run-stop';
 import { transpileForNode } from './transpile';
@@ -45,7 +45,7 @@ export interface RunHandle {
   /** Resolves once the run's output pipes closed (its background processes let go of them). */
   readonly closed: Promise<void>;
   /** The run's stdin, for a run started with `stdin`. */
-  readonly input?: RunInput;
+  readonly input?: RunStdin;
 }
 
 /** After the main process exits, how long its last output may take to arrive. */
@@ -100,7 +100,7 @@ interface Launched {
   stdout: Readable;
   stderr: Readable;
   exited: Promise<LeaderExit>;
-  input?: RunInput;
+  input?: RunStdin;
 }
 
 /** How the leader ended, and what the run used as the spawner measured it when it was reaped. */

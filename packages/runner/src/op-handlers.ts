@@ -3,7 +3,7 @@ import type { RunHandle } from './exec';
 import type { RunSink } from './run-output';
 import type { Flow, OutputChannel } from './output-channel';
 import type { RunnerRequest, RunSpec } from './protocol';
-import type { RunInput } from './spawner';
+import type { RunStdin } from './spawner';
 
 export type RunnerOp = RunnerRequest['op'];
 
@@ -24,7 +24,7 @@ export interface RunnerContext {
   /** Requests whose output the agent can hold and resume, or stop: runs and file reads. */
   readonly flows: Map<number, Flow>;
   /** Terminals (and runs) that take input, by request id. */
-  readonly inputs: Map<number, RunInput>;
+  readonly inputs: Map<number, RunStdin>;
   /** Runs being prepared (files snapshot, transpile), and whether a cancel came meanwhile. */
   readonly starting: Map<number, boolean>;
   /** The runner itself and the container's keep-alive: never counted as the user's. */

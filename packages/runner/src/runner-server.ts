@@ -18,7 +18,7 @@ import type { CodeContexts } from './contexts';
 import { killOp, pingOp, statsOp } from './process-ops';
 import { RunnerError, type RunnerRequest } from './protocol';
 import { cancelOp, execOp, pauseOp, resumeOp } from './run-ops';
-import type { RunInput } from './spawner';
+import type { RunStdin } from './spawner';
 import { inputOp, resizeOp, terminalOp } from './terminal-ops';
 
 /** One handler per op of the protocol: the compiler rejects a missing one. */
@@ -64,7 +64,7 @@ export class RunnerServer implements RunnerContext {
   readonly channel: OutputChannel;
   readonly runs = new Map<number, RunHandle>();
   readonly flows = new Map<number, Flow>();
-  readonly inputs = new Map<number, RunInput>();
+  readonly inputs = new Map<number, RunStdin>();
   readonly starting = new Map<number, boolean>();
   readonly infrastructure: ReadonlySet<number>;
   readonly startRun: RunnerContext['startRun'];

@@ -36,7 +36,7 @@ export interface TerminalSize {
 }
 
 /** Input for a run started with `stdin` or `terminal`. */
-export interface RunInput {
+export interface RunStdin {
   /** Resolves once the run's stdin or terminal took the bytes (one write at a time). */
   write(data: Buffer): Promise<void>;
   /** Closes the run's stdin (a terminal's input ends with ^D, typed). */
@@ -58,7 +58,7 @@ export interface SpawnedRun {
   stdout: Readable;
   stderr: Readable;
   /** For a run started with `stdin` or `terminal`. */
-  input?: RunInput;
+  input?: RunStdin;
   /** Rejects if the helper died first (the run's status is then unknown). */
   exited: Promise<SpawnExit>;
 }
@@ -172,7 +172,7 @@ export class Spawner {
     return { pid, stdout, stderr, exited, ...(piped ? { input: this.inputOf(id, run) } : {}) };
   }
 
-  private inputOf(id: number, run: LiveRun): RunInput {
+  private inputOf(id: number, run: LiveRun): RunStdin {
     // Chained: one frame at a time in flight, in order, each after the last was taken.
     let last = Promise.resolve();
     const send = (data: Buffer): Promise<void> => {

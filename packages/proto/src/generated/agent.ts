@@ -15,7 +15,6 @@ import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroyS
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from './agent/v1/DestroySandboxResponse';
 import type { EgressPolicy as _agent_v1_EgressPolicy, EgressPolicy__Output as _agent_v1_EgressPolicy__Output } from './agent/v1/EgressPolicy';
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from './agent/v1/ExecEvent';
-import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from './agent/v1/ExecRequest';
 import type { ExecStarted as _agent_v1_ExecStarted, ExecStarted__Output as _agent_v1_ExecStarted__Output } from './agent/v1/ExecStarted';
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from './agent/v1/FileChunk';
 import type { FileEntry as _agent_v1_FileEntry, FileEntry__Output as _agent_v1_FileEntry__Output } from './agent/v1/FileEntry';
@@ -50,6 +49,7 @@ import type { RenameFileRequest as _agent_v1_RenameFileRequest, RenameFileReques
 import type { RenameFileResponse as _agent_v1_RenameFileResponse, RenameFileResponse__Output as _agent_v1_RenameFileResponse__Output } from './agent/v1/RenameFileResponse';
 import type { ResourceLimits as _agent_v1_ResourceLimits, ResourceLimits__Output as _agent_v1_ResourceLimits__Output } from './agent/v1/ResourceLimits';
 import type { RunResult as _agent_v1_RunResult, RunResult__Output as _agent_v1_RunResult__Output } from './agent/v1/RunResult';
+import type { RunSpec as _agent_v1_RunSpec, RunSpec__Output as _agent_v1_RunSpec__Output } from './agent/v1/RunSpec';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from './agent/v1/Sandbox';
 import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from './agent/v1/SetEgressRequest';
 import type { SnapshotRequest as _agent_v1_SnapshotRequest, SnapshotRequest__Output as _agent_v1_SnapshotRequest__Output } from './agent/v1/SnapshotRequest';
@@ -88,7 +88,6 @@ export interface ProtoGrpcType {
       DestroySandboxResponse: MessageTypeDefinition<_agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxResponse__Output>
       EgressPolicy: MessageTypeDefinition<_agent_v1_EgressPolicy, _agent_v1_EgressPolicy__Output>
       ExecEvent: MessageTypeDefinition<_agent_v1_ExecEvent, _agent_v1_ExecEvent__Output>
-      ExecRequest: MessageTypeDefinition<_agent_v1_ExecRequest, _agent_v1_ExecRequest__Output>
       ExecStarted: MessageTypeDefinition<_agent_v1_ExecStarted, _agent_v1_ExecStarted__Output>
       FileChunk: MessageTypeDefinition<_agent_v1_FileChunk, _agent_v1_FileChunk__Output>
       FileEntry: MessageTypeDefinition<_agent_v1_FileEntry, _agent_v1_FileEntry__Output>
@@ -123,6 +122,7 @@ export interface ProtoGrpcType {
       RenameFileResponse: MessageTypeDefinition<_agent_v1_RenameFileResponse, _agent_v1_RenameFileResponse__Output>
       ResourceLimits: MessageTypeDefinition<_agent_v1_ResourceLimits, _agent_v1_ResourceLimits__Output>
       RunResult: MessageTypeDefinition<_agent_v1_RunResult, _agent_v1_RunResult__Output>
+      RunSpec: MessageTypeDefinition<_agent_v1_RunSpec, _agent_v1_RunSpec__Output>
       Sandbox: MessageTypeDefinition<_agent_v1_Sandbox, _agent_v1_Sandbox__Output>
       SetEgressRequest: MessageTypeDefinition<_agent_v1_SetEgressRequest, _agent_v1_SetEgressRequest__Output>
       SnapshotRequest: MessageTypeDefinition<_agent_v1_SnapshotRequest, _agent_v1_SnapshotRequest__Output>

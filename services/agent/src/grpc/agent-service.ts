@@ -9,8 +9,8 @@ import {
 import { AppError } from '@sandbox/errors';
 import { withRequestId, type Logger } from '@sandbox/logger';
 import { loadAgentProto } from '@sandbox/proto';
-import type { AgentHandlers, ExecEvent, ExecRequest__Output } from '@sandbox/proto';
-import type { ByteSink, ExecSpec, ProcessRef, SandboxRuntime } from '../runtime/sandbox-runtime';
+import type { AgentHandlers, ExecEvent, RunSpec__Output } from '@sandbox/proto';
+import type { ByteSink, RunSpec, ProcessRef, SandboxRuntime } from '../runtime/sandbox-runtime';
 import type { AgentMetrics } from '../node/agent-metrics';
 import { LastKnown } from '../node/last-known';
 import { readNodeLoad } from '../node/node-load';
@@ -42,7 +42,7 @@ const START_UNLESS_OUTPUT_MS = 100;
 /** A run's kept output when the caller names no size. */
 const DEFAULT_LOG_BYTES = 1024 * 1024;
 
-function execSpec(request: ExecRequest__Output): ExecSpec {
+function runSpecOf(request: RunSpec__Output): RunSpec {
   const base = {
     sessionId: request.sessionId,
     env: request.env,
@@ -173,11 +173,11 @@ function lifecycleHandlers(deps: AgentServiceDeps): Pick<AgentHandlers, Lifecycl
 /** The calls that run code in a sandbox and see to its processes. */
 function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHandlers, DataMethods> {
   return {
-    Exec: streaming<ExecRequest__Output, ExecEvent>(
+    Exec: streaming<RunSpec__Output, ExecEvent>(
       context,
       'Exec',
       (stream, data, mark) => ({ [stream]: { data, ...mark } }),
-      async (request: ExecRequest__Output, sink, signal) => {
+      async (request: RunSpec__Output, sink, signal) => {
         // The run's process, said again with its result: a run that prints nothing and ends
         // within START_UNLESS_OUTPUT_MS was never announced with it.
         let process: ProcessRef | undefined;
@@ -189,7 +189,7 @@ function dataHandlers({ runtime, ...context }: AgentServiceDeps): Pick<AgentHand
             sink.started(size, ref);
           },
         };
-        const result = await runtime.exec(execSpec(request), remembering, signal);
+        const result = await runtime.exec(runSpecOf(request), remembering, signal);
         // Debug, not info: the gateway logs every request with its id, status and time; a
         // line per run here too cost the agent's loop a third of a millisecond a run.
         context.logger.debug(

@@ -32,7 +32,7 @@ import type {
   ByteSink,
   CodeContextInfo,
   ContextAction,
-  ExecSpec,
+  RunSpec,
   FileContent,
   ListPage,
   PoolRefill,
@@ -239,7 +239,7 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   /** A run goes on when its caller goes away (its output is kept): `_signal` does not stop it. */
-  exec(spec: ExecSpec, sink: ByteSink, _signal: AbortSignal): Promise<RunResult> {
+  exec(spec: RunSpec, sink: ByteSink, _signal: AbortSignal): Promise<RunResult> {
     return this.served(spec.sessionId, () =>
       this.runSlots.within(spec.sessionId, () =>
         this.contexts.cell(spec, () => this.execNow(spec, sink)),
@@ -300,7 +300,7 @@ export class DockerRuntime implements SandboxRuntime {
     return load === undefined ? work() : load.track(work);
   }
 
-  private async execNow(spec: ExecSpec, sink: ByteSink): Promise<RunResult> {
+  private async execNow(spec: RunSpec, sink: ByteSink): Promise<RunResult> {
     const { runners, installer, workspaces, logger, config, logs } = this.parts;
     const info = await requireRunning(this.parts, spec.sessionId);
     const runner = runners.get(spec.sessionId, info.id);

@@ -72,7 +72,8 @@ export interface FileContent {
   content: Buffer;
 }
 
-export interface ExecSpec {
+/** A run, as the gateway asks for it (the proto `RunSpec`; docs/architecture.md, Names). */
+export interface RunSpec {
   sessionId: string;
   /** Exactly one of command and code. */
   command?: string;
@@ -168,7 +169,7 @@ export interface SandboxRuntime {
   inspect(sessionId: string): Promise<SandboxInfo>;
   /** Removes the container and its workspace; false when nothing was there. */
   destroy(sessionId: string): Promise<boolean>;
-  exec(spec: ExecSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult>;
+  exec(spec: RunSpec, sink: ByteSink, signal: AbortSignal): Promise<RunResult>;
   /**
    * Starts a program on a terminal in the sandbox (its screen to `sink`); resolves once it
    * runs. The session counts as in use until it ends or `signal` hangs it up.

@@ -12,7 +12,7 @@ import {
   type ListProcessesResponse__Output,
   type WriteFileResponse__Output,
   type WriteStdinResponse__Output,
-  type ExecRequest,
+  type RunSpec,
   type NodeInfo__Output,
   type Sandbox__Output,
 } from '@sandbox/proto';
@@ -210,7 +210,7 @@ export class AgentClient {
    * ends; `signal` cancels the run (e.g. the HTTP client went away).
    */
   exec(
-    request: ExecRequest,
+    request: RunSpec,
     handlers: ExecHandlers,
     deadlineMs: number,
     signal: AbortSignal,

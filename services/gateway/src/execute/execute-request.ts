@@ -52,13 +52,15 @@ export type ExecuteBody = z.output<typeof executeBody>;
 
 export type Program = { command: string } | { code: string };
 
-export interface ExecutePlan {
+/** A run as the gateway asks its agent for it (docs/architecture.md, Names), and how to answer. */
+export interface RunSpec {
   sessionId: string;
   program: Program;
   files: DecodedFile[];
   env: Record<string, string>;
   workingDir: string;
   timeoutS: number;
+  /** The answer streamed (SSE) rather than one JSON body: the gateway's part only. */
   stream: boolean;
   stdin: boolean;
   /** The plan's cap on the run's kept output. */
@@ -107,7 +109,7 @@ export function planExecution(
   body: ExecuteBody,
   limits: PlanLimits,
   sessionDefaultTimeoutS: number,
-): ExecutePlan {
+): RunSpec {
   if (body.code !== undefined && body.command !== undefined) {
     throw new AppError('invalid_request', 'Send either code or command, not both', {
       details: { field: 'code' },

@@ -10,7 +10,7 @@ import type { SessionResourceLimits } from '../sessions/session-limits';
 import type { Logger } from '@sandbox/logger';
 import { announcingDiskFull } from '../webhooks/disk-full';
 import type { WebhookStore } from '../webhooks/webhook-store';
-import { planExecution, type ExecuteBody, type ExecutePlan } from './execute-request';
+import { planExecution, type ExecuteBody, type RunSpec } from './execute-request';
 import type { ExecutionResult } from './execution-result';
 import { OutputBuffer } from './output-buffer';
 
@@ -66,7 +66,7 @@ export function executionResult(
 }
 
 export interface PreparedExecution {
-  plan: ExecutePlan;
+  spec: RunSpec;
   agent: AgentClient;
   accountId: string;
   limits: SessionResourceLimits;
@@ -89,7 +89,7 @@ export class ExecuteService {
       planExecution(body, principal.limits, found.resourceLimits.timeout),
     );
     return {
-      plan: vetted,
+      spec: vetted,
       agent,
       accountId: principal.accountId,
       limits: session.resourceLimits,
@@ -102,7 +102,7 @@ export class ExecuteService {
    * collected result (output capped at MAX_COLLECTED_OUTPUT_BYTES per stream).
    */
   async run(
-    { plan, agent, accountId, limits }: PreparedExecution,
+    { spec, agent, accountId, limits }: PreparedExecution,
     signal: AbortSignal,
     observer?: RunObserver,
   ): Promise<ExecutionResult> {
@@ -110,18 +110,18 @@ export class ExecuteService {
     const stderr = new OutputBuffer(MAX_COLLECTED_OUTPUT_BYTES);
     let result: RunResult | undefined;
     // A running execution is activity: the session must not go idle under it.
-    const stopKeepingActive = this.access.keepActiveWhile(plan.sessionId);
+    const stopKeepingActive = this.access.keepActiveWhile(spec.sessionId);
     try {
       await announcingDiskFull(
         this.webhooks,
         this.logger,
-        { accountId, id: plan.sessionId, diskMb: limits.disk },
-        () => this.exec(agent, plan, signal, stdout, stderr, observer, (r) => (result = r)),
+        { accountId, id: spec.sessionId, diskMb: limits.disk },
+        () => this.exec(agent, spec, signal, stdout, stderr, observer, (r) => (result = r)),
       );
     } catch (err) {
       // A session deleted (or expired) under its run: the run's sandbox is gone for good.
       if (err instanceof AppError && err.code === 'service_unavailable') {
-        await this.access.ensureExists({ accountId }, plan.sessionId);
+        await this.access.ensureExists({ accountId }, spec.sessionId);
       }
       throw err;
     } finally {
@@ -130,7 +130,7 @@ export class ExecuteService {
     if (result === undefined)
       throw new AppError('internal_error', 'The run ended without a result');
     // Recorded while the answer is on its way: the caller does not wait for the outbox's row.
-    const announced = this.announce(accountId, plan.sessionId, limits, result);
+    const announced = this.announce(accountId, spec.sessionId, limits, result);
     this.announcing.add(announced);
     void announced.finally(() => this.announcing.delete(announced));
     return executionResult(result, stdout, stderr);
@@ -177,7 +177,7 @@ export class ExecuteService {
 
   private async exec(
     agent: AgentClient,
-    plan: ExecutePlan,
+    spec: RunSpec,
     signal: AbortSignal,
     stdout: OutputBuffer,
     stderr: OutputBuffer,
@@ -186,15 +186,15 @@ export class ExecuteService {
   ): Promise<void> {
     await agent.exec(
       {
-        sessionId: plan.sessionId,
-        ...plan.program,
-        files: plan.files,
-        env: plan.env,
-        workingDir: plan.workingDir,
-        timeoutMs: plan.timeoutS * 1000,
-        stdin: plan.stdin,
-        logBytes: plan.logBytes,
-        contextId: plan.contextId ?? '',
+        sessionId: spec.sessionId,
+        ...spec.program,
+        files: spec.files,
+        env: spec.env,
+        workingDir: spec.workingDir,
+        timeoutMs: spec.timeoutS * 1000,
+        stdin: spec.stdin,
+        logBytes: spec.logBytes,
+        contextId: spec.contextId ?? '',
       },
       {
         onEvent: (event, flow) => {
@@ -210,7 +210,7 @@ export class ExecuteService {
           }
         },
       },
-      runDeadlines(plan.timeoutS * 1000).gatewayMs,
+      runDeadlines(spec.timeoutS * 1000).gatewayMs,
       signal,
     );
   }

@@ -1,5 +1,5 @@
 import { AppError } from '@sandbox/errors';
-import type { ExecSpec } from '../sandbox-runtime';
+import type { RunSpec } from '../sandbox-runtime';
 import { KnownContexts } from './known-contexts';
 import type { RunnerClient } from './runner-client';
 
@@ -39,7 +39,7 @@ const create = {
   cwd: '/workspace/a',
   env: { A: '1' },
 } as const;
-const spec = (contextId?: string) => ({ sessionId: 's', contextId }) as ExecSpec;
+const spec = (contextId?: string) => ({ sessionId: 's', contextId }) as RunSpec;
 
 describe('KnownContexts', () => {
   it('makes a lost context again under its id, as it was made, on restart', async () => {

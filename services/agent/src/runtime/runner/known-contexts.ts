@@ -1,5 +1,5 @@
 import { AppError } from '@sandbox/errors';
-import type { CodeContextInfo, ContextAction, ExecSpec } from '../sandbox-runtime';
+import type { CodeContextInfo, ContextAction, RunSpec } from '../sandbox-runtime';
 import type { RunnerClient } from './runner-client';
 import { manageContexts } from './runner-operations';
 
@@ -52,7 +52,7 @@ export class KnownContexts {
   }
 
   /** Runs a cell (or a run): a context lost here fails with `context_lost`. */
-  async cell<T>(spec: ExecSpec, run: () => Promise<T>): Promise<T> {
+  async cell<T>(spec: RunSpec, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (err) {

@@ -2,7 +2,7 @@ import type { RunResult } from '@sandbox/contract';
 import type { AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import type { ContainerState } from '../docker/container-client';
-import type { ByteSink, ExecSpec } from '../sandbox-runtime';
+import type { ByteSink, RunSpec } from '../sandbox-runtime';
 import type { WorkspaceStore } from '../storage/workspaces';
 import { isFull, limitsExceeded, type LimitLedger } from './limit-watch';
 import type { Admission } from '../admission';
@@ -32,7 +32,7 @@ export interface MeteredExecDeps {
 export async function meteredExec(
   deps: MeteredExecDeps,
   container: ContainerState,
-  spec: ExecSpec,
+  spec: RunSpec,
   sink: ByteSink,
 ): Promise<RunResult> {
   const { runner, installer, workspaces, logger, logs } = deps;

@@ -1,6 +1,6 @@
 import type { ExecDeps } from './runner-operations';
 import { installMissing } from './runner-operations';
-import type { ByteSink, ExecSpec } from '../sandbox-runtime';
+import type { ByteSink, RunSpec } from '../sandbox-runtime';
 
 describe('installMissing', () => {
   const spec = (code: string) =>
@@ -10,7 +10,7 @@ describe('installMissing', () => {
       env: {},
       workingDir: '/workspace',
       timeoutMs: 5_000,
-    }) as unknown as ExecSpec & { code: string };
+    }) as unknown as RunSpec & { code: string };
   const sink = { started: jest.fn(), write: jest.fn() } as unknown as ByteSink;
   const run = { started: Date.now(), written: [] };
 

@@ -19,7 +19,7 @@ import type {
   ByteSink,
   CodeContextInfo,
   ContextAction,
-  ExecSpec,
+  RunSpec,
   FileContent,
   ListPage,
   ProcessRef,
@@ -73,7 +73,7 @@ async function writeRequestFiles(runner: RunnerClient, files: FileContent[]): Pr
  */
 export async function installMissing(
   { runner, installer }: ExecDeps,
-  spec: ExecSpec & { code: string },
+  spec: RunSpec & { code: string },
   sink: ByteSink,
   run: { started: number; written: string[] },
 ): Promise<RunResult | undefined> {
@@ -114,7 +114,7 @@ export async function installMissing(
  * missing (installed from the node's cache), then the command or code itself, streaming its
  * output to `sink` and its log. Installing counts toward the run's timeout.
  */
-export async function exec(deps: ExecDeps, spec: ExecSpec, sink: ByteSink): Promise<RunResult> {
+export async function exec(deps: ExecDeps, spec: RunSpec, sink: ByteSink): Promise<RunResult> {
   const started = Date.now();
   // Before anything is written: a run refused on a saturated node (503) leaves nothing. Its
   // turn ends when its process has started (or it ended before).
@@ -128,7 +128,7 @@ export async function exec(deps: ExecDeps, spec: ExecSpec, sink: ByteSink): Prom
 
 async function execAdmitted(
   deps: ExecDeps,
-  spec: ExecSpec,
+  spec: RunSpec,
   sink: ByteSink,
   started: number,
   onProcessStarted: () => void,
@@ -178,7 +178,7 @@ class RunLog {
 
   constructor(
     private readonly logs: ProcessLogs,
-    private readonly spec: ExecSpec,
+    private readonly spec: RunSpec,
     private readonly onBegin: () => void = () => undefined,
   ) {}
 
@@ -206,7 +206,7 @@ type ResultEvent = Extract<RunnerEvent, { ev: 'result' }>;
  */
 function runToResult(
   runner: RunnerClient,
-  spec: ExecSpec,
+  spec: RunSpec,
   timeoutMs: number,
   sink: ByteSink,
   log: RunLog,

@@ -107,12 +107,12 @@ export function executeRoute(
       return;
     }
     const prepared = await execute.prepare(principalOf(req), body);
-    if (prepared.plan.stream) {
+    if (prepared.spec.stream) {
       await stream(execute, prepared, req, res, keepAliveMs);
       return;
     }
     const result = await execute.run(prepared, clientGone(req, res));
-    if (result.timedOut) throw timeoutError(result, prepared.plan.timeoutS);
+    if (result.timedOut) throw timeoutError(result, prepared.spec.timeoutS);
     res.json(result);
   };
 }

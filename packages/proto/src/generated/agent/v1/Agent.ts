@@ -10,7 +10,6 @@ import type { DeleteSnapshotResponse as _agent_v1_DeleteSnapshotResponse, Delete
 import type { DestroySandboxRequest as _agent_v1_DestroySandboxRequest, DestroySandboxRequest__Output as _agent_v1_DestroySandboxRequest__Output } from '../../agent/v1/DestroySandboxRequest';
 import type { DestroySandboxResponse as _agent_v1_DestroySandboxResponse, DestroySandboxResponse__Output as _agent_v1_DestroySandboxResponse__Output } from '../../agent/v1/DestroySandboxResponse';
 import type { ExecEvent as _agent_v1_ExecEvent, ExecEvent__Output as _agent_v1_ExecEvent__Output } from '../../agent/v1/ExecEvent';
-import type { ExecRequest as _agent_v1_ExecRequest, ExecRequest__Output as _agent_v1_ExecRequest__Output } from '../../agent/v1/ExecRequest';
 import type { FileChunk as _agent_v1_FileChunk, FileChunk__Output as _agent_v1_FileChunk__Output } from '../../agent/v1/FileChunk';
 import type { FileStat as _agent_v1_FileStat, FileStat__Output as _agent_v1_FileStat__Output } from '../../agent/v1/FileStat';
 import type { ForkSandboxRequest as _agent_v1_ForkSandboxRequest, ForkSandboxRequest__Output as _agent_v1_ForkSandboxRequest__Output } from '../../agent/v1/ForkSandboxRequest';
@@ -34,6 +33,7 @@ import type { RemoveFileRequest as _agent_v1_RemoveFileRequest, RemoveFileReques
 import type { RemoveFileResponse as _agent_v1_RemoveFileResponse, RemoveFileResponse__Output as _agent_v1_RemoveFileResponse__Output } from '../../agent/v1/RemoveFileResponse';
 import type { RenameFileRequest as _agent_v1_RenameFileRequest, RenameFileRequest__Output as _agent_v1_RenameFileRequest__Output } from '../../agent/v1/RenameFileRequest';
 import type { RenameFileResponse as _agent_v1_RenameFileResponse, RenameFileResponse__Output as _agent_v1_RenameFileResponse__Output } from '../../agent/v1/RenameFileResponse';
+import type { RunSpec as _agent_v1_RunSpec, RunSpec__Output as _agent_v1_RunSpec__Output } from '../../agent/v1/RunSpec';
 import type { Sandbox as _agent_v1_Sandbox, Sandbox__Output as _agent_v1_Sandbox__Output } from '../../agent/v1/Sandbox';
 import type { SetEgressRequest as _agent_v1_SetEgressRequest, SetEgressRequest__Output as _agent_v1_SetEgressRequest__Output } from '../../agent/v1/SetEgressRequest';
 import type { SnapshotRequest as _agent_v1_SnapshotRequest, SnapshotRequest__Output as _agent_v1_SnapshotRequest__Output } from '../../agent/v1/SnapshotRequest';
@@ -75,10 +75,10 @@ export interface AgentClient extends grpc.Client {
   destroySandbox(argument: _agent_v1_DestroySandboxRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_DestroySandboxResponse__Output>): grpc.ClientUnaryCall;
   destroySandbox(argument: _agent_v1_DestroySandboxRequest, callback: grpc.requestCallback<_agent_v1_DestroySandboxResponse__Output>): grpc.ClientUnaryCall;
   
-  Exec(argument: _agent_v1_ExecRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
-  Exec(argument: _agent_v1_ExecRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
-  exec(argument: _agent_v1_ExecRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
-  exec(argument: _agent_v1_ExecRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
+  Exec(argument: _agent_v1_RunSpec, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
+  Exec(argument: _agent_v1_RunSpec, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
+  exec(argument: _agent_v1_RunSpec, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
+  exec(argument: _agent_v1_RunSpec, options?: grpc.CallOptions): grpc.ClientReadableStream<_agent_v1_ExecEvent__Output>;
   
   ForkSandbox(argument: _agent_v1_ForkSandboxRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
   ForkSandbox(argument: _agent_v1_ForkSandboxRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_agent_v1_ForkSandboxResponse__Output>): grpc.ClientUnaryCall;
@@ -275,7 +275,7 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   
   DestroySandbox: grpc.handleUnaryCall<_agent_v1_DestroySandboxRequest__Output, _agent_v1_DestroySandboxResponse>;
   
-  Exec: grpc.handleServerStreamingCall<_agent_v1_ExecRequest__Output, _agent_v1_ExecEvent>;
+  Exec: grpc.handleServerStreamingCall<_agent_v1_RunSpec__Output, _agent_v1_ExecEvent>;
   
   ForkSandbox: grpc.handleUnaryCall<_agent_v1_ForkSandboxRequest__Output, _agent_v1_ForkSandboxResponse>;
   
@@ -327,7 +327,7 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
   CreateSandbox: MethodDefinition<_agent_v1_CreateSandboxRequest, _agent_v1_Sandbox, _agent_v1_CreateSandboxRequest__Output, _agent_v1_Sandbox__Output>
   DeleteSnapshot: MethodDefinition<_agent_v1_DeleteSnapshotRequest, _agent_v1_DeleteSnapshotResponse, _agent_v1_DeleteSnapshotRequest__Output, _agent_v1_DeleteSnapshotResponse__Output>
   DestroySandbox: MethodDefinition<_agent_v1_DestroySandboxRequest, _agent_v1_DestroySandboxResponse, _agent_v1_DestroySandboxRequest__Output, _agent_v1_DestroySandboxResponse__Output>
-  Exec: MethodDefinition<_agent_v1_ExecRequest, _agent_v1_ExecEvent, _agent_v1_ExecRequest__Output, _agent_v1_ExecEvent__Output>
+  Exec: MethodDefinition<_agent_v1_RunSpec, _agent_v1_ExecEvent, _agent_v1_RunSpec__Output, _agent_v1_ExecEvent__Output>
   ForkSandbox: MethodDefinition<_agent_v1_ForkSandboxRequest, _agent_v1_ForkSandboxResponse, _agent_v1_ForkSandboxRequest__Output, _agent_v1_ForkSandboxResponse__Output>
   GetNodeInfo: MethodDefinition<_agent_v1_GetNodeInfoRequest, _agent_v1_NodeInfo, _agent_v1_GetNodeInfoRequest__Output, _agent_v1_NodeInfo__Output>
   GetSandbox: MethodDefinition<_agent_v1_GetSandboxRequest, _agent_v1_Sandbox, _agent_v1_GetSandboxRequest__Output, _agent_v1_Sandbox__Output>

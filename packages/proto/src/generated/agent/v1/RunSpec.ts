@@ -3,7 +3,7 @@
 import type { FileInput as _agent_v1_FileInput, FileInput__Output as _agent_v1_FileInput__Output } from '../../agent/v1/FileInput';
 import type { Long } from '@grpc/proto-loader';
 
-export interface ExecRequest {
+export interface RunSpec {
   'sessionId'?: (string);
   'command'?: (string);
   'code'?: (string);
@@ -17,7 +17,7 @@ export interface ExecRequest {
   'program'?: "command"|"code";
 }
 
-export interface ExecRequest__Output {
+export interface RunSpec__Output {
   'sessionId': (string);
   'command'?: (string);
   'code'?: (string);
