@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { readdir } from 'node:fs/promises';
+import { armingShells } from './arming-shells';
 import { zygotes } from './exec';
 import { transpilerWarmed } from './transpile';
 import type { OpHandler, RunnerContext } from './op-handlers';
@@ -43,10 +44,15 @@ function infrastructureOf(
       (front !== undefined && (p.pid === front || p.ppid === front)),
   );
   const waiting = zygotes.waitingPid();
+  // The front's spawner: the front's child that is not this runner.
+  const spawners = new Set(
+    helpers.filter((p) => p.ppid === front && p.pid !== process.pid).map((p) => p.pid),
+  );
   return new Set([
     ...infrastructure,
     ...helpers.map((p) => p.pid),
     ...armedShells,
+    ...armingShells(all, spawners),
     ...(waiting === undefined ? [] : [waiting]),
   ]);
 }
