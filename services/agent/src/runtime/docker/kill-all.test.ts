@@ -102,10 +102,15 @@ describe('armed shells (ADR 48)', () => {
     const waiting = spawn('/bin/bash', ['-c', 'exec /bin/bash -c "$0" 3< <(sleep 30)', script], {
       stdio: 'ignore',
     });
-    const without = spawn('/bin/bash', ['-c', script], { stdio: 'ignore' });
+    // Its fd 3 a file: its read takes two bytes, then it sleeps (a look-alike, not waiting).
+    const without = spawn('/bin/bash', ['-c', 'exec /bin/bash -c "$0" 3</etc/passwd', script], {
+      stdio: 'ignore',
+    });
     try {
       // Until its exec gave it the pipe.
-      for (let i = 0; i < 200 && !existsSync(`/proc/${waiting.pid}/fd/3`); i += 1) {
+      const started = () =>
+        [waiting, without].every((child) => existsSync(`/proc/${child.pid}/fd/3`));
+      for (let i = 0; i < 200 && !started(); i += 1) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       const args = `/bin/bash -c ${script}`;
@@ -116,9 +121,15 @@ describe('armed shells (ADR 48)', () => {
       ]);
       expect([...found]).toEqual([waiting.pid]);
     } finally {
+      // An 'exit' already emitted is not emitted again: wait only for what still runs.
+      const ended = (child: typeof waiting) =>
+        child.exitCode !== null || child.signalCode !== null
+          ? Promise.resolve()
+          : once(child, 'exit');
+      const exits = [ended(waiting), ended(without)];
       waiting.kill('SIGKILL');
       without.kill('SIGKILL');
-      await Promise.all([once(waiting, 'exit'), once(without, 'exit')]);
+      await Promise.all(exits);
     }
   });
 });
