@@ -44,19 +44,9 @@ async function attach(terminal: Terminal, io: CliIo): Promise<number> {
   const keys = io.stdin as Keys;
   const screen = io.stdout as Screen;
   const ws = new WebSocket(terminal.url);
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  // Listened to before the open: the shell's first bytes (its prompt) may come in the same
+  // read as the upgrade's answer, and are emitted before an await after 'open' resumes.
   let exitCode = 1;
-  const onKeys = (chunk: Buffer): void => ws.send(chunk, { binary: true });
-  const onEnd = (): void => ws.send(Buffer.from([4]), { binary: true }); // ^D
-  const onResize = (): void =>
-    ws.send(JSON.stringify({ type: 'resize', cols: screen.columns, rows: screen.rows }));
-  if (keys.isTTY === true) keys.setRawMode?.(true);
-  keys.on('data', onKeys);
-  keys.on('end', onEnd);
-  screen.on('resize', onResize);
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     if (isBinary) {
       screen.write(data);
@@ -72,7 +62,20 @@ async function attach(terminal: Terminal, io: CliIo): Promise<number> {
       io.stderr.write(`\r\nsandbox: ${control.error?.message} (${control.error?.code})\r\n`);
     }
   });
-  await new Promise<void>((resolve) => ws.once('close', () => resolve()));
+  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const onKeys = (chunk: Buffer): void => ws.send(chunk, { binary: true });
+  const onEnd = (): void => ws.send(Buffer.from([4]), { binary: true }); // ^D
+  const onResize = (): void =>
+    ws.send(JSON.stringify({ type: 'resize', cols: screen.columns, rows: screen.rows }));
+  if (keys.isTTY === true) keys.setRawMode?.(true);
+  keys.on('data', onKeys);
+  keys.on('end', onEnd);
+  screen.on('resize', onResize);
+  await closed;
   if (keys.isTTY === true) keys.setRawMode?.(false);
   keys.off('data', onKeys);
   keys.off('end', onEnd);

@@ -17,6 +17,9 @@ function collector(): NodeJS.WritableStream & { text: string; isTTY: boolean } {
       sink.text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
       return true;
     },
+    // A terminal's screen is listened to for resizes; a collector never resizes.
+    on: () => sink,
+    off: () => sink,
   };
   return sink as unknown as NodeJS.WritableStream & { text: string; isTTY: boolean };
 }
