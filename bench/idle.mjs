@@ -1,26 +1,17 @@
 // What a sandbox costs while it waits: the CPU of the warm pool's members (frozen while they
 // wait) and of an idle active session, read from their cgroups' cpu.stat over a window.
-import { readdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { docker, sleep } from './lib.mjs';
+
+const require = createRequire(import.meta.url);
+const { cgroupCpuReader } = require('../services/agent/dist/testing/cgroup-cpu.js');
 
 const WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? 10_000);
 
-/** Reads a container's CPU time in microseconds: cgroup v1's `cpuacct`, or v2's `cpu.stat`. */
+/** Reads a container's CPU time in microseconds, through its cgroup (v1 or v2). */
 async function cpuReader(containerId) {
   const { State } = await docker.getContainer(containerId).inspect();
-  const lines = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8')).split('\n');
-  const v1 = lines
-    .map((l) => /^\d+:(?:[\w,]*,)?cpuacct(?:,[\w,]*)?:(.*)$/.exec(l)?.[1])
-    .find(Boolean);
-  if (v1 !== undefined) {
-    const dir = (await readdir('/sys/fs/cgroup')).find((d) => d.split(',').includes('cpuacct'));
-    const file = `/sys/fs/cgroup/${dir}${v1}/cpuacct.usage`;
-    return async () => Number(await readFile(file, 'utf8')) / 1000;
-  }
-  const v2 = lines.find((l) => l.startsWith('0::'));
-  if (v2 === undefined) throw new Error(`no cgroup of ${containerId}`);
-  const file = `/sys/fs/cgroup${v2.slice(3)}/cpu.stat`;
-  return async () => Number(/^usage_usec (\d+)$/m.exec(await readFile(file, 'utf8'))?.[1] ?? 0);
+  return cgroupCpuReader(State.Pid);
 }
 
 /** Per container: the share of one core it used over WINDOW_MS (in %). */

@@ -4,10 +4,8 @@ import { join } from 'node:path';
 import { freezerOfProcess, isFrozen } from '@sandbox/agent';
 import type Docker from 'dockerode';
 import {
-  FORBIDDEN_PORT,
-  METADATA_ADDRESS,
-  PRIVATE_ADDRESS,
-  probe,
+  FORBIDDEN_ADDRESSES,
+  probeForbidden,
   useForbiddenListeners,
 } from '../support/forbidden-listeners';
 import { previewRequest, startPreviewApp } from '../support/preview-app';
@@ -105,9 +103,9 @@ it('brings sessions back after the Docker engine restarts', async () => {
   }
 
   // dockerd set its own firewall chains up again: the sandboxes' rules still apply.
-  for (const address of [PRIVATE_ADDRESS, METADATA_ADDRESS]) {
+  for (const address of FORBIDDEN_ADDRESSES) {
     const tried = await t.api.execute<{ stdout: string }>(fresh, {
-      command: probe(address, FORBIDDEN_PORT),
+      command: probeForbidden(address),
     });
     expect([address, tried.body.stdout]).toEqual([address, 'blocked\n']);
   }

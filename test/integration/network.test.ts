@@ -3,10 +3,11 @@ import { networkInterfaces } from 'node:os';
 import Docker from 'dockerode';
 import { applyEgressFirewall, hostNameservers } from '@sandbox/agent';
 import {
+  FORBIDDEN_ADDRESSES,
   FORBIDDEN_PORT,
-  METADATA_ADDRESS,
   PRIVATE_ADDRESS,
   probe,
+  probeForbidden,
   useForbiddenListeners,
 } from '../support/forbidden-listeners';
 import { sessionContainer } from '../support/stack';
@@ -48,8 +49,12 @@ async function execute(
 describe('sandbox networking', () => {
   it('cannot reach a private address or the metadata address', async () => {
     const id = await session();
-    expect((await execute(id, probe(PRIVATE_ADDRESS, FORBIDDEN_PORT))).stdout).toBe('blocked\n');
-    expect((await execute(id, probe(METADATA_ADDRESS, FORBIDDEN_PORT))).stdout).toBe('blocked\n');
+    for (const address of FORBIDDEN_ADDRESSES) {
+      expect([address, (await execute(id, probeForbidden(address))).stdout]).toEqual([
+        address,
+        'blocked\n',
+      ]);
+    }
   });
 
   it('cannot reach any service of this host, on any of its addresses', async () => {

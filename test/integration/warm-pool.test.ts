@@ -9,6 +9,7 @@ import {
 } from '@sandbox/agent';
 import { loadAgentConfig } from '@sandbox/config';
 import type Docker from 'dockerode';
+import { cgroupCpuReader } from '../../services/agent/src/testing/cgroup-cpu';
 import {
   docker,
   nodeLabelFilter,
@@ -41,21 +42,10 @@ const t = useStackWithAccount('free', {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** CPU time a container's cgroup has used, in microseconds (cgroup v1 `cpuacct`, or v2). */
-async function cpuUsageUsec(containerId: string): Promise<number> {
+/** A reader of the CPU time a container's cgroup has used, in microseconds. */
+async function cpuReader(containerId: string): Promise<() => Promise<number>> {
   const { State } = await docker.getContainer(containerId).inspect();
-  const lines = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8')).split('\n');
-  const v1 = lines
-    .map((l) => /^\d+:(?:[\w,]*,)?cpuacct(?:,[\w,]*)?:(.*)$/.exec(l)?.[1])
-    .find(Boolean);
-  if (v1 !== undefined) {
-    const dir = (await readdir('/sys/fs/cgroup')).find((d) => d.split(',').includes('cpuacct'))!;
-    const ns = await readFile(`/sys/fs/cgroup/${dir}${v1}/cpuacct.usage`, 'utf8');
-    return Number(ns) / 1000;
-  }
-  const v2 = lines.find((l) => l.startsWith('0::'))!.slice(3);
-  const stat = await readFile(`/sys/fs/cgroup${v2}/cpu.stat`, 'utf8');
-  return Number(/^usage_usec (\d+)$/m.exec(stat)![1]);
+  return cgroupCpuReader(State.Pid);
 }
 
 async function poolReady(rt: DockerRuntime, size = POOL_SIZE): Promise<void> {
@@ -187,7 +177,8 @@ describe('the warm pool: growth and frozen members', () => {
       const freezer = await freezerOfProcess(State.Pid);
       expect(freezer !== undefined && (await isFrozen(freezer))).toBe(true);
     }
-    const usage = () => Promise.all(members.map((m) => cpuUsageUsec(m.Id)));
+    const readers = await Promise.all(members.map((m) => cpuReader(m.Id)));
+    const usage = () => Promise.all(readers.map((read) => read()));
     const before = await usage();
     await sleep(2000);
     const after = await usage();

@@ -14,6 +14,12 @@ export const FORBIDDEN_PORT = 18080;
 export const probe = (host: string, port: number): string =>
   `curl -s --max-time 3 http://${host}:${port}/ || echo blocked`;
 
+/** Every forbidden listener's address: a sandbox's probe of each must print `blocked`. */
+export const FORBIDDEN_ADDRESSES = [PRIVATE_ADDRESS, METADATA_ADDRESS] as const;
+
+/** The probe of the forbidden listener at `address` (one of FORBIDDEN_ADDRESSES). */
+export const probeForbidden = (address: string): string => probe(address, FORBIDDEN_PORT);
+
 /**
  * Registers `beforeAll`/`afterAll` that make the forbidden listeners answer (checked from the
  * host, so that a `blocked` in a sandbox means it was refused) and take them down. Call it

@@ -16,7 +16,7 @@ function outlivingRuns({ t, client }: SdkContext): void {
       const whole = await sandbox.exec(command);
       const proxy = await cuttingProxy(t.stack.url, 600);
       try {
-        const remote = await Sandbox.connect(sandbox.id, { ...client(), apiUrl: proxy.url });
+        const remote = await Sandbox.connect(sandbox.id, client(proxy.url));
         let stdout = '';
         let result: unknown;
         for await (const event of remote.stream({ command })) {
@@ -71,8 +71,7 @@ function stalledRequests({ t, client }: SdkContext): void {
       try {
         const started = Date.now();
         const stalled = await Sandbox.connect('ses_whatever', {
-          ...client(),
-          apiUrl: silent.url,
+          ...client(silent.url),
           requestTimeoutMs: 500,
           maxRetries: 0,
         }).catch((e: unknown) => e);
@@ -86,8 +85,7 @@ function stalledRequests({ t, client }: SdkContext): void {
       const proxy = await cuttingProxy(t.stack.url, 400, 'stall');
       try {
         const remote = await Sandbox.connect(sandbox.id, {
-          ...client(),
-          apiUrl: proxy.url,
+          ...client(proxy.url),
           requestTimeoutMs: 1000,
         });
         let stdout = '';
@@ -115,13 +113,13 @@ function retries({ t, client }: SdkContext): void {
       ]);
       try {
         const before = (await Sandbox.list({ ...client(), limit: 100 })).pagination.total;
-        const sandbox = await Sandbox.create({ ...client(), apiUrl: proxy.url });
+        const sandbox = await Sandbox.create(client(proxy.url));
         // Forwarded twice (the lost answer, then the retry), one session: the Idempotency-Key.
         expect(proxy.forwarded.filter((r) => r.includes('/sessions/create'))).toHaveLength(2);
         expect((await Sandbox.list({ ...client(), limit: 100 })).pagination.total).toBe(before + 1);
 
         const started = Date.now();
-        const page = await Sandbox.list({ ...client(), apiUrl: proxy.url, limit: 100 });
+        const page = await Sandbox.list({ ...client(proxy.url), limit: 100 });
         expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // Retry-After: 1 honoured
         expect(page.data.map((s) => s.sessionId)).toContain(sandbox.id);
         await sandbox.delete();
@@ -136,7 +134,7 @@ function retries({ t, client }: SdkContext): void {
       ]);
       const sandbox = await Sandbox.create(client());
       try {
-        const remote = await Sandbox.connect(sandbox.id, { ...client(), apiUrl: proxy.url });
+        const remote = await Sandbox.connect(sandbox.id, client(proxy.url));
         await expect(remote.exec('echo once >> runs.txt')).rejects.toBeInstanceOf(
           ServiceUnavailableError,
         );
@@ -146,8 +144,7 @@ function retries({ t, client }: SdkContext): void {
         ]);
         try {
           const refused = await Sandbox.list({
-            ...client(),
-            apiUrl: limited.url,
+            ...client(limited.url),
             limit: 10,
             maxRetryDelayMs: 5000,
           }).catch((e: unknown) => e);

@@ -8,8 +8,8 @@ import type { StackFixture } from '../use-stack';
  */
 export interface SdkContext {
   t: StackFixture;
-  /** The SDK's options for the paid account on this stack. */
-  client: () => { apiKey: string; apiUrl: string };
+  /** The SDK's options for the paid account on this stack; through `apiUrl` (a proxy) if given. */
+  client: (apiUrl?: string) => { apiKey: string; apiUrl: string };
   /** One sandbox for the tests of a `describe`, deleted after them. */
   useSandbox: () => { readonly sandbox: Sandbox };
 }
@@ -20,9 +20,9 @@ export function sdkContext(t: StackFixture): SdkContext {
   beforeAll(async () => {
     paid = await createAccount(t.stack, 'paid');
   });
-  const client = () => {
+  const client = (apiUrl = `${t.stack.url}/v1`) => {
     if (paid === undefined) throw new Error('the account is made in beforeAll');
-    return { apiKey: paid.key, apiUrl: `${t.stack.url}/v1` };
+    return { apiKey: paid.key, apiUrl };
   };
   const useSandbox = () => {
     let sandbox: Sandbox | undefined;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@sandbox/logger';
 import type { LogItem, OutputPosition } from './process-meta';
-import type { ProcessLogs } from './process-logs';
+import { ProcessLogs } from './process-logs';
 
 /** What the process-log tests share: a silent logger, a session, a started log, its reads. */
 /** A new directory for each test of the file, removed after it: `dir()` is the current one. */
@@ -28,6 +28,10 @@ export const start = (logs: ProcessLogs, capBytes = 1024, pid = 10, sessionId = 
     stdin: false,
     capBytes,
   });
+
+/** A log started in a ProcessLogs of its own at `dir`, for a test that needs only the log. */
+export const newLog = (dir: string, capBytes?: number) =>
+  start(new ProcessLogs(dir, logger), capBytes);
 
 /** Everything a read hands over, as `stream:text` (and `gap@o,e`). */
 export async function readAll(

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOG_FILE } from './log-files';
-import { logger, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
+import { logger, newLog, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
 import { ProcessLogs } from './process-logs';
 
 const root = tempDirPerTest('process-logs-');
@@ -33,8 +33,7 @@ function metaRecords(path: string): { state: string }[] {
 
 describe('ProcessLog', () => {
   it('hands back the output in order from any position, a record cut where it asks', async () => {
-    const logs = new ProcessLogs(root(), logger);
-    const log = start(logs);
+    const log = newLog(root());
     log.append('stdout', Buffer.from('hello '));
     log.append('stderr', Buffer.from('oops'));
     log.append('stdout', Buffer.from('world'));
@@ -50,8 +49,7 @@ describe('ProcessLog', () => {
   });
 
   it('keeps the newest output at its cap, and says where a too-old reader goes on', async () => {
-    const logs = new ProcessLogs(root(), logger);
-    const log = start(logs, 100);
+    const log = newLog(root(), 100);
     for (let i = 0; i < 20; i += 1)
       log.append('stdout', Buffer.from(`${String(i).padStart(9, '0')}\n`));
     expect(log.position).toEqual({ stdout: 200, stderr: 0 });
@@ -70,8 +68,7 @@ describe('ProcessLog', () => {
   });
 
   it('follows appends until the process ended and its output closed', async () => {
-    const logs = new ProcessLogs(root(), logger);
-    const log = start(logs);
+    const log = newLog(root());
     const reading = readAll(log, undefined, { follow: true });
     await new Promise((resolve) => setImmediate(resolve));
     log.append('stdout', Buffer.from('a'));
@@ -94,8 +91,7 @@ describe('ProcessLog', () => {
   });
 
   it('stops at the exit when asked: what the background wrote after it is left out', async () => {
-    const logs = new ProcessLogs(root(), logger);
-    const log = start(logs);
+    const log = newLog(root());
     log.append('stdout', Buffer.from('own'));
     log.exited({ failure: { code: 'service_unavailable', message: 'lost' } });
     log.append('stdout', Buffer.from('late'));

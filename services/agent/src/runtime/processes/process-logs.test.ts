@@ -8,7 +8,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { logger, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
+import { logger, newLog, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
 import { ProcessLogs } from './process-logs';
 
 const root = tempDirPerTest('process-logs-');
@@ -205,8 +205,7 @@ describe('ProcessLogs: reads and records under a log that goes', () => {
   });
 
   it("drops a file holding another process's records under this one's name (a death while one was recycled)", () => {
-    const logs = new ProcessLogs(root(), logger);
-    const log = start(logs);
+    const log = newLog(root());
     log.append('stdout', Buffer.from('secret'));
     log.exited({ failure: { code: 'x', message: 'done' } });
     log.closeOutput();
