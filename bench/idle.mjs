@@ -5,6 +5,7 @@ import { docker, sleep } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const { cgroupCpuReader } = require('../services/agent/dist/testing/cgroup-cpu.js');
+const { freezerOfProcess, isFrozen } = require('../services/agent/dist/index.js');
 
 const WINDOW_MS = Number(process.env.BENCH_IDLE_WINDOW_MS ?? 10_000);
 
@@ -40,17 +41,34 @@ function shareRow(name, shares) {
 }
 
 /**
+ * The node's pool members waiting to be claimed: frozen, by `docker pause` (gVisor) or by the
+ * agent through the member's own cgroup (runc, where Docker still calls it running).
+ */
+async function waitingMembers(nodeId) {
+  const pool = (
+    await docker.listContainers({ filters: { label: [`io.sandbox.node=${nodeId}`] } })
+  ).filter((c) => c.Names.some((n) => n.startsWith('/sbx-pool-')));
+  const frozen = await Promise.all(
+    pool.map(async (c) => {
+      if (c.State === 'paused') return true;
+      const { State } = await docker.getContainer(c.Id).inspect();
+      const freezer = await freezerOfProcess(State.Pid);
+      return freezer !== undefined && (await isFrozen(freezer));
+    }),
+  );
+  const members = pool.filter((_, i) => frozen[i]);
+  if (members.length === 0) throw new Error('no pool member of the node is waiting frozen');
+  return members;
+}
+
+/**
  * Two rows: every ready pool member of `stack` (waiting to be claimed), and the session
  * `sessionId` left alone after a run (active, not yet idle by the service's delay).
  */
 export async function idleRows(stack, sessionId, sessionContainerId) {
   // The rows before may have grown the pool: the members it makes meanwhile are not waiting.
   await stack.poolReady(await stack.poolTarget(), 300_000);
-  const members = (
-    await docker.listContainers({
-      filters: { label: [`io.sandbox.node=${stack.nodeId}`], status: ['paused'] },
-    })
-  ).filter((c) => c.Names.some((n) => n.startsWith('/sbx-pool-')));
+  const members = await waitingMembers(stack.nodeId);
   await stack.api('/execute', { sessionId, command: 'true' });
   const [poolShares, sessionShares] = await Promise.all([
     idleShares(members.map((c) => c.Id)),
