@@ -21,10 +21,14 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const OUTPUTS = ['packages/proto/src/generated', 'packages/sdk/src/generated'];
 const scratch = mkdtempSync(join(tmpdir(), 'gen-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 const LONG_AGO = new Date('2020-01-01T00:00:00Z');
+
+const git = (...args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
 
 function generate(script, out) {
   const run = spawnSync(process.execPath, [join(here, script), '--out', out], { encoding: 'utf8' });
@@ -65,4 +69,10 @@ test('SDK types: a second run writes nothing; an edit is undone', () => {
   appendFileSync(out, '// edited\n');
   generate('gen-sdk-types.mjs', out);
   assert.equal(readFileSync(out, 'utf8'), text);
+});
+
+// A merge of a branch that still carried them, or a `git add -f`, would put them back.
+test('the generated folders are ignored by git, and nothing in them is tracked', () => {
+  for (const dir of OUTPUTS) assert.equal(git('check-ignore', '-q', `${dir}/x.ts`).status, 0, dir);
+  assert.equal(git('ls-files', '--', ...OUTPUTS).stdout, '');
 });
