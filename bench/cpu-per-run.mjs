@@ -100,6 +100,8 @@ async function main() {
     if (ROWS.includes('true')) {
       const sessionId = JSON.parse(await stack.api('/sessions/create', {})).sessionId;
       const container = (await sessionContainer(sessionId)).Id;
+      // For a profiler: the processes of the row (`perf record -p`).
+      console.error(JSON.stringify({ agentPid, pids: containerPids(container).map(Number) }));
       const run = () => stack.api('/execute', { sessionId, command: 'true' });
       for (let i = 0; i < 20; i += 1) await run();
       const tracer = process.env.BENCH_CPU_STRACE ? traceSyscalls(agentPid, container) : undefined;
