@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+	"time"
 )
 
 // Front answers the requests it serves itself (command runs, and the flow, input and cancel of
@@ -20,6 +21,8 @@ type Front struct {
 	forward func(line []byte)
 	// The armed shells (nil: every run starts its own).
 	shells *Shells
+	// How long a run's `started` may wait for its output or its end (defaultStartHold).
+	startHold time.Duration
 
 	mu sync.Mutex
 	// The front's requests under way, by id: command runs and input requests.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -50,6 +51,43 @@ type harness struct {
 	events    map[float64][]map[string]any
 	arrived   chan struct{}
 	nextID    float64
+	// Each write of the front's output, as the agent would read it at the most.
+	writes [][]byte
+}
+
+// recorder keeps each write it passes on.
+type recorder struct {
+	h *harness
+	w io.Writer
+}
+
+func (r recorder) Write(p []byte) (int, error) {
+	r.h.mu.Lock()
+	r.h.writes = append(r.h.writes, append([]byte(nil), p...))
+	r.h.mu.Unlock()
+	return r.w.Write(p)
+}
+
+// writeWith is the names of request id's events in the write that carried its event ev.
+func (h *harness) writeWith(id float64, ev string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, batch := range h.writes {
+		names := []string{}
+		found := false
+		for _, line := range bytes.Split(bytes.TrimSuffix(batch, []byte{'\n'}), []byte{'\n'}) {
+			var event map[string]any
+			if json.Unmarshal(line, &event) != nil || event["id"] != id {
+				continue
+			}
+			names = append(names, event["ev"].(string))
+			found = found || event["ev"] == ev
+		}
+		if found {
+			return names
+		}
+	}
+	return nil
 }
 
 func newHarness(t *testing.T) *harness {
@@ -69,7 +107,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	spawner := NewSpawner(spawnerBinary, cpuProcs, "")
-	out := NewOutput(writer)
+	out := NewOutput(recorder{h, writer})
 	h.front = &Front{
 		out:       out,
 		spawner:   spawner,
@@ -80,6 +118,7 @@ func newHarness(t *testing.T) *harness {
 		runs:      map[float64]*commandRun{},
 		inputs:    map[float64]*inputRequest{},
 		forward:   func(line []byte) { h.forwarded <- string(line) },
+		startHold: defaultStartHold,
 	}
 	// Armed shells, as in a sandbox, ready before the test's first run.
 	h.front.shells = NewShells(h.front)

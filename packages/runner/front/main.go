@@ -121,6 +121,7 @@ func newFront(out *Output, dir string, forward func(line []byte)) (*Front, bool)
 		runs:      map[float64]*commandRun{},
 		inputs:    map[float64]*inputRequest{},
 		forward:   forward,
+		startHold: defaultStartHold,
 	}
 	serving := spawner.Available()
 	if serving {

@@ -31,6 +31,15 @@ func (o *Output) EmitLine(line []byte) bool {
 	return o.writer.queue(line, newline)
 }
 
+// EmitLines queues lines (each without its newline) as one piece: they leave in one write.
+func (o *Output) EmitLines(lines [][]byte) bool {
+	parts := make([][]byte, 0, 2*len(lines))
+	for _, line := range lines {
+		parts = append(parts, line, newline)
+	}
+	return o.writer.queue(parts...)
+}
+
 // OnDrain calls resume once, when the output has room again: never before it returns, so that
 // a caller may hold its own lock, which resume takes.
 func (o *Output) OnDrain(resume func()) {

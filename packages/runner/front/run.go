@@ -27,6 +27,10 @@ const (
 	// poll may take.
 	memoryPoll = 50 * time.Millisecond
 	pollDuty   = 0.02
+	// How long `started` waits for the run's first output or its end, to leave in the same
+	// write: a run that ends at once (`true`) costs the agent one read of the link, not three.
+	// A run that takes input says it at once (its caller waits to write).
+	defaultStartHold = 2 * time.Millisecond
 )
 
 // runSpec is the part of an `exec` request (the runner's RunSpec) a command run reads.
@@ -48,9 +52,11 @@ type commandRun struct {
 	// Set once the process runs.
 	spawnID uint32
 	pid     int
-	// Output that came before `started` went out, held until then.
+	running bool
+	// Output that came before `started` went out, held until then (see defaultStartHold).
 	announced bool
 	early     [][]byte
+	holdStart *time.Timer
 	// A cancel that came while the run was being prepared.
 	cancelled bool
 	// Output flow: held by the agent, or while the output is full; after the result, late
@@ -107,21 +113,7 @@ func (r *commandRun) run() error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.spawnID, r.pid = spawnID, pid
-	r.takesInput = r.request.Stdin
-	cancelledEarly := r.cancelled
-	r.front.out.Emit(map[string]any{"id": r.id(), "ev": "started", "pid": pid})
-	for _, event := range r.early {
-		r.front.out.EmitLine(event)
-	}
-	r.early = nil
-	r.announced = true
-	r.applyFlow()
-	r.mu.Unlock()
-	if cancelledEarly {
-		r.cancel()
-	}
+	r.spawned(spawnID, pid)
 
 	timeout := time.AfterFunc(runTimeout(r.request.TimeoutMs), func() { r.timeOut(runID) })
 	poller := startUsagePoller(pid, &r.mu, &r.peakRss)
@@ -131,6 +123,9 @@ func (r *commandRun) run() error {
 	case <-r.lost:
 		timeout.Stop()
 		poller.stop()
+		r.mu.Lock()
+		r.announce() // the process ran: `started` before the error, as ever
+		r.mu.Unlock()
 		return &RunnerError{Code: "internal_error", Message: errSpawnerGone.Error()}
 	}
 	timeout.Stop()
@@ -159,18 +154,99 @@ func (r *commandRun) run() error {
 	peakRss := r.peakRss
 	r.mu.Unlock()
 
-	r.emitResult(changedSince(cwd, since, r.front.workspace), exit, executionTimeMs, timedOut, peakRss)
-	select {
-	case <-r.closed:
-	case <-r.lost:
+	result := r.resultLine(changedSince(cwd, since, r.front.workspace), exit, executionTimeMs,
+		timedOut, peakRss)
+	if !r.emitResult(result) {
+		select {
+		case <-r.closed:
+		case <-r.lost:
+		}
+		r.front.out.Emit(r.execEvent())
 	}
-	r.front.out.Emit(map[string]any{"id": r.id(), "ev": "exec"})
 	return nil
 }
 
-// emitResult answers the run's result: its exit, usage and the files it wrote.
-func (r *commandRun) emitResult(files []string, exit SpawnExit, executionTimeMs int64,
-	timedOut bool, peakRss uint64) {
+// spawned records the run's process: `started` now if the run takes input or printed already,
+// else within the front's startHold (see emitResult). A cancel that came before is carried out.
+func (r *commandRun) spawned(spawnID uint32, pid int) {
+	r.mu.Lock()
+	r.spawnID, r.pid, r.running = spawnID, pid, true
+	r.takesInput = r.request.Stdin
+	cancelledEarly := r.cancelled
+	if r.request.Stdin || len(r.early) > 0 {
+		r.announce()
+	} else {
+		r.holdStart = time.AfterFunc(r.front.startHold, r.announceLater)
+	}
+	r.applyFlow()
+	r.mu.Unlock()
+	if cancelledEarly {
+		r.cancel()
+	}
+}
+
+func (r *commandRun) execEvent() map[string]any {
+	return map[string]any{"id": r.id(), "ev": "exec"}
+}
+
+// emitResult queues `started` (if it still waits), the result, and `exec` if the run's pipes
+// are already closed, in one piece: one write. It says whether `exec` went with them.
+func (r *commandRun) emitResult(result []byte) bool {
+	lines := [][]byte{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.announced {
+		lines = r.startLines()
+	}
+	lines = append(lines, result)
+	ended := false
+	select {
+	case <-r.closed:
+		ended = true
+	case <-r.lost:
+		ended = true
+	default:
+	}
+	if ended {
+		lines = append(lines, eventLine(r.execEvent()))
+	}
+	r.front.out.EmitLines(lines)
+	return ended
+}
+
+// startLines is `started` and the output held until it (its lines), now said; r.mu held.
+func (r *commandRun) startLines() [][]byte {
+	if r.holdStart != nil {
+		r.holdStart.Stop()
+	}
+	lines := append([][]byte{eventLine(map[string]any{"id": r.id(), "ev": "started", "pid": r.pid})},
+		r.early...)
+	r.early = nil
+	r.announced = true
+	return lines
+}
+
+// announce says `started` and the output held until it; false if the output is full; r.mu
+// held.
+func (r *commandRun) announce() bool {
+	if r.announced {
+		return true
+	}
+	ok := r.front.out.EmitLines(r.startLines())
+	r.applyFlow()
+	return ok
+}
+
+// announceLater is the start hold's end: `started` goes, unless something said it first.
+func (r *commandRun) announceLater() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.announce()
+}
+
+// resultLine is the run's result: its exit, usage and the files it wrote.
+func (r *commandRun) resultLine(files []string, exit SpawnExit, executionTimeMs int64,
+	timedOut bool, peakRss uint64) []byte {
 	if len(files) > maxFilesWritten {
 		files = files[:maxFilesWritten]
 	}
@@ -181,7 +257,7 @@ func (r *commandRun) emitResult(files []string, exit SpawnExit, executionTimeMs 
 	if exit.MaxRssBytes > peakRss {
 		peakRss = exit.MaxRssBytes
 	}
-	r.front.out.Emit(map[string]any{
+	return eventLine(map[string]any{
 		"id":              r.id(),
 		"ev":              "result",
 		"exitCode":        exitCode,
@@ -263,9 +339,11 @@ func (r *commandRun) Output(stream int, data []byte) {
 	defer r.mu.Unlock()
 	if !r.announced {
 		r.early = append(r.early, eventLine(event))
-		return
-	}
-	if r.front.out.Emit(event) || r.sinkFull {
+		// Before the process is known (an armed shell's first bytes), held until it is.
+		if !r.running || r.announce() || r.sinkFull {
+			return
+		}
+	} else if r.front.out.Emit(event) || r.sinkFull {
 		return
 	}
 	r.sinkFull = true
@@ -302,7 +380,7 @@ func (r *commandRun) Lost() {
 // applyFlow holds or releases the run's pipes as the agent and the output want; r.mu held.
 func (r *commandRun) applyFlow() {
 	held := r.sinkFull || (r.agentPaused && !r.finished)
-	if !r.announced || held == r.held {
+	if !r.running || held == r.held {
 		return
 	}
 	r.held = held

@@ -83,7 +83,11 @@ export type RunnerRequest =
 
 export type RunnerEvent =
   | { id: number; ev: 'stdout' | 'stderr' | 'chunk'; data: string }
-  /** An exec's or terminal's process is running, with its pid. */
+  /**
+   * An exec's or terminal's process is running, with its pid. The front says a command run's
+   * with its first output or its result when either comes within 2 ms (one write for a short
+   * run), and at once for a run that takes stdin.
+   */
   | { id: number; ev: 'started'; pid: number }
   /**
    * A run's process exited: its result. Output of processes it left holding its pipes may

@@ -66,8 +66,11 @@ export function streaming<Req, Res>(
     // One 'drain' listener however many writes met a full buffer before it drained.
     const drainWaiters: (() => void)[] = [];
     const releaseWaiters = (): void => drainWaiters.splice(0).forEach((waiter) => waiter());
+    /** The work ended: a `cancelled` now (grpc-js says it after every call's status) aborts nothing. */
+    let ended = false;
     call.on('cancelled', () => {
-      abort.abort();
+      if (ended) return;
+      abort.abort(); // an AbortError made for nothing after each call cost ~3% of the agent's CPU
       releaseWaiters(); // nothing waits on a client that is gone
     });
     let announcedStart = false;
@@ -109,9 +112,10 @@ export function streaming<Req, Res>(
     Promise.resolve()
       .then(async () => {
         checkInternalToken(call.metadata, context.internalToken);
-        const last = await work(call.request, sink, abort.signal).finally(() =>
-          clearTimeout(startTimer),
-        );
+        const last = await work(call.request, sink, abort.signal).finally(() => {
+          ended = true;
+          clearTimeout(startTimer);
+        });
         if (call.cancelled) return;
         if (last !== undefined) call.write(last);
         call.end();

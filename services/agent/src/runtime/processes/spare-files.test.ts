@@ -65,4 +65,16 @@ describe('SpareFiles.giveFull', () => {
     expect(readdirSync(dir)).toEqual([]);
     expect(spares.count).toBe(0);
   });
+
+  it('keeps at start a file emptied here, and names new ones past it', () => {
+    const dir = join(root(), 'spare');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'emptying-12'), '');
+    const spares = new SpareFiles(dir);
+    expect(spares.count).toBe(1);
+    const given = join(root(), 'given');
+    writeFileSync(given, '');
+    spares.give(given);
+    expect(readdirSync(dir).sort()).toEqual(['emptying-12', 'spare-13']);
+  });
 });

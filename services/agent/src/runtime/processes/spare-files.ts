@@ -1,6 +1,7 @@
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { close, lstatSync, mkdirSync, open as openFile, readdirSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import { constants } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -9,8 +10,12 @@ import { join } from 'node:path';
  */
 export const SPARE_FILES_MAX = 4096;
 
-const SPARE_FILE = /^spare-\d+$/;
-/** A file being emptied here (see giveFull): never handed out; one a crash left is removed. */
+/** A spare's name: made empty (`spare-`), or emptied once here (`emptying-`, see giveFull). */
+const SPARE_FILE = /^(?:spare|emptying)-(\d+)$/;
+/**
+ * A file being emptied here (see giveFull), handed out only once empty; at start, one a crash
+ * left is kept only if empty, as every file found here.
+ */
 const EMPTYING_PREFIX = 'emptying-';
 
 /**
@@ -37,10 +42,11 @@ export class SpareFiles {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
       const stat = lstatSync(path, { throwIfNoEntry: false });
-      const usable = SPARE_FILE.test(name) && stat?.isFile() === true && stat.size === 0;
+      const number = SPARE_FILE.exec(name)?.[1];
+      const usable = number !== undefined && stat?.isFile() === true && stat.size === 0;
       if (usable && this.files.length < this.max) {
         this.files.push(path);
-        this.counter = Math.max(this.counter, Number(name.slice('spare-'.length)));
+        this.counter = Math.max(this.counter, Number(number));
       } else {
         rmSync(path, { recursive: true, force: true });
       }
@@ -82,10 +88,11 @@ export class SpareFiles {
 
   /**
    * Keeps the file at `path`, which still holds its bytes, off the caller's path: it moves
-   * here at once under a name never handed out (gone from its log's directory, and removed at
-   * the next start if a crash leaves it), is emptied in the thread pool (on ext4 a truncate
-   * waits on the disk, most of a millisecond here: too long for a run's start), and only then
-   * joins the spares. Resolves when it is kept or removed; never rejects.
+   * here at once under a name of its own (gone from its log's directory; at the next start a
+   * crash left it under, kept only if empty), is emptied in the thread pool (on ext4 a
+   * truncate waits on the disk, most of a millisecond here: too long for a run's start), and
+   * only then joins the spares, under that name. Resolves when it is kept or removed; never
+   * rejects.
    */
   async giveFull(path: string): Promise<void> {
     if (this.files.length >= this.max) {
@@ -101,16 +108,10 @@ export class SpareFiles {
       return;
     }
     try {
-      const file = await open(holding, constants.O_WRONLY | constants.O_NOFOLLOW);
-      try {
-        await file.truncate(0);
-      } finally {
-        await file.close();
-      }
-      const spare = this.nextName();
-      await rename(holding, spare);
-      if (this.files.length < this.max) this.files.push(spare);
-      else await rm(spare, { force: true });
+      // Kept under its holding name: a rename to a spare's would cost one more trip.
+      await emptied(holding);
+      if (this.files.length < this.max) this.files.push(holding);
+      else await rm(holding, { force: true });
     } catch {
       await rm(holding, { force: true }).catch(() => undefined);
     }
@@ -120,4 +121,21 @@ export class SpareFiles {
     this.counter += 1;
     return join(this.dir, `spare-${this.counter}`);
   }
+}
+
+/**
+ * Empties the file at `path` (never through a link) in the thread pool: an open that truncates,
+ * then its close. Through fs's callbacks, not fs/promises (a FileHandle's making and closing
+ * cost more of the agent's loop than the steps themselves), and in two trips to the pool, not
+ * four (open, truncate, close, rename: each trip wakes the loop once more, every run of a
+ * session at its count of logs).
+ */
+function emptied(path: string): Promise<void> {
+  const { O_WRONLY, O_TRUNC, O_NOFOLLOW } = constants;
+  return new Promise((resolve, reject) => {
+    openFile(path, O_WRONLY | O_TRUNC | O_NOFOLLOW, (openErr, fd) => {
+      if (openErr !== null) reject(openErr);
+      else close(fd, (err) => (err === null ? resolve() : reject(err)));
+    });
+  });
 }
