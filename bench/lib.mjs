@@ -285,6 +285,11 @@ async function stopBenchStack(parts) {
   await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await gateway.stop();
   await agent.stop();
+  // The node's volumes (its npm cache) are named after the node: a bench node never returns.
+  const { Volumes } = await docker.listVolumes({
+    filters: { label: [`io.sandbox.node=${nodeId}`] },
+  });
+  for (const volume of Volumes ?? []) await docker.getVolume(volume.Name).remove();
   // The agent's disk store (ADR 43) stays mounted after it stops: it goes with the rest.
   await unmountUnder(agentConfig.workspaceDir);
   // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
