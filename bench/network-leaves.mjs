@@ -9,7 +9,7 @@
 //
 // Only containers and a network this run makes, labelled sandbox-bench.leaves=<run id>, and
 // removed by their ids. Bounded: LEAVES_ROUNDS bursts per way of LEAVES_CONTAINERS containers,
-// and no burst starts after LEAVES_MAX_S seconds.
+// and no burst starts after LEAVES_MAX_S seconds. LEAVES_SOCKET: another engine's socket.
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { elapsedMs, percentile, sleep } from './timing.mjs';
@@ -29,7 +29,7 @@ const WEDGED_MS = Number(process.env.LEAVES_WEDGED_MS ?? 20000);
 const IMAGE = process.env.LEAVES_IMAGE ?? process.env.SANDBOX_IMAGE ?? 'sandbox-runtime:latest';
 const LABEL = 'sandbox-bench.leaves';
 
-const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+const docker = new Docker({ socketPath: process.env.LEAVES_SOCKET ?? '/var/run/docker.sock' });
 const logger = createLogger({ name: 'network-leaves', level: 'warn' });
 const client = new DockerodeContainerClient(docker, logger);
 const runId = randomBytes(4).toString('hex');
