@@ -8,6 +8,15 @@
 // The engine is probed all along (a network inspect needs libnetwork's controller lock): a probe
 // unanswered for LEAVES_WEDGED_MS means it wedged; the run then stops at once, leaves everything
 // in place and says so. Only containers and a network this run makes (label sandbox-bench.leaves).
+//
+// An engine of its own (what docs/performance.md's runs used; stop it by its pid, then remove
+// its two directories and the br-* bridges of its networks):
+//   dockerd --data-root /var/lib/docker-research --exec-root /var/run/docker-research \
+//     --pidfile /var/run/docker-research/dockerd.pid -H unix:///var/run/docker-research/docker.sock \
+//     --bridge=none --iptables=false --ip-masq=false --containerd-namespace moby-research \
+//     --containerd-plugins-namespace plugins-moby-research
+// and a 2 MB image: /usr/bin/sleep with libc and ld.so in a tarball, `docker import -c
+// 'ENTRYPOINT ["/usr/bin/sleep"]'`, named by LEAVES_IMAGE.
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { elapsedMs, sleep } from './timing.mjs';

@@ -28,6 +28,8 @@ const MAX_S = Number(process.env.LEAVES_MAX_S ?? 900);
 const WEDGED_MS = Number(process.env.LEAVES_WEDGED_MS ?? 20000);
 const IMAGE = process.env.LEAVES_IMAGE ?? process.env.SANDBOX_IMAGE ?? 'sandbox-runtime:latest';
 const LABEL = 'sandbox-bench.leaves';
+/** The ways of a burst, taken in turn (LEAVES_WAYS=serial-leaves: that one alone). */
+const WAYS = (process.env.LEAVES_WAYS ?? 'concurrent,serial-leaves').split(',');
 
 const docker = new Docker({ socketPath: process.env.LEAVES_SOCKET ?? '/var/run/docker.sock' });
 const logger = createLogger({ name: 'network-leaves', level: 'warn' });
@@ -118,8 +120,8 @@ async function main() {
   await docker.createNetwork({ Name: network, Driver: 'bridge', Labels: { [LABEL]: runId } });
   const rows = [];
   try {
-    for (let round = 0; round < ROUNDS * 2 && Date.now() < deadline; round += 1) {
-      const way = round % 2 === 0 ? 'concurrent' : 'serial-leaves';
+    for (let round = 0; round < ROUNDS * WAYS.length && Date.now() < deadline; round += 1) {
+      const way = WAYS[round % WAYS.length];
       const ids = await startContainers(round);
       await sleep(1000);
       const row = await burst(way, ids);
@@ -144,7 +146,7 @@ async function main() {
 }
 
 function summarise(rows) {
-  for (const way of ['concurrent', 'serial-leaves']) {
+  for (const way of WAYS) {
     const mine = rows.filter((r) => r.way === way);
     const bursts = mine.map((r) => r.burstMs).sort((a, b) => a - b);
     const probes = mine.map((r) => r.longestProbeMs).sort((a, b) => a - b);
