@@ -107,6 +107,9 @@ it("serves the agent's metrics behind its token: calls by method and status, san
   expect(sample(text, 'agent_cold_starts{state="queued"}')).toBe(0);
   expect(sample(text, 'agent_cold_starts_refused_total')).toBe(0);
   expect(sample(text, 'agent_memory_available_bytes')).toBeGreaterThan(0);
+  // The engine watch probes dockerd (a network inspect): it answered.
+  expect(sample(text, 'agent_docker_engine_wedged')).toBe(0);
+  expect(sample(text, 'agent_docker_engine_probe_seconds')).toBeGreaterThanOrEqual(0);
 });
 
 it("serves the edge proxy's metrics: preview requests by status", async () => {

@@ -16,6 +16,7 @@ import {
   onGvisor,
   removeNodeSandboxes,
   sessionContainer,
+  sessionContainerNow,
   testWorkspaceDir,
 } from '../support/stack';
 import { useStackWithAccount } from '../support/use-stack';
@@ -159,7 +160,9 @@ describe('the warm pool: growth and frozen members', () => {
     expect(runtime!.poolStatus()[0]).toMatchObject({ size: POOL_SIZE, target: POOL_MAX });
     await poolReady(runtime!, POOL_MAX);
     expect(await poolContainers(t.stack.nodeId)).toHaveLength(POOL_MAX);
-    for (const id of burst) await t.api.deleteSession(id);
+    // Deleted at once (each leaves the network alone first, SerialNetworkLeaves): none is left.
+    await Promise.all(burst.map((id) => t.api.deleteSession(id)));
+    for (const id of burst) expect(await sessionContainerNow(id)).toBeUndefined();
   });
 
   it('keeps its members frozen while they wait: they use no CPU', async () => {

@@ -110,6 +110,9 @@ function startLoops(
 
 /** Prepares the runtime and serves the Agent gRPC service. */
 export async function startAgent({ config, logger, runtime }: AgentDeps): Promise<RunningAgent> {
+  // Started first: an engine wedged before the agent starts holds `prepare` up, and says so.
+  const engine = runtime.engine?.();
+  engine?.start();
   await runtime.prepare();
   const preview = createPreviewServer({ runtime, logger, internalToken: config.internalToken });
   await new Promise<void>((resolve, reject) => {
@@ -124,6 +127,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     poolRefill: () => runtime.poolRefill?.(),
     coldStarts: () => runtime.coldStartStats?.(),
     runStarts: () => runtime.runStartStats?.(),
+    engine: () => engine?.status(),
     maxSandboxes: config.maxSandboxes,
   });
   addAgentService(
@@ -144,6 +148,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     metrics,
   );
   const health = addStandardServices(server);
+  engine?.onChange((wedged) => health.engineWedged(wedged));
   const grpcListener = await listenWithoutNagle(server, config);
   const address = `${config.advertiseHost}:${grpcListener.port}`;
   const metricsServer =
@@ -160,6 +165,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     metricsAddress: metricsServer?.address,
     async stop() {
       health.stopping();
+      engine?.stop();
       await metricsServer?.stop();
       await loops.stop();
       await runtime.stop?.();

@@ -6,6 +6,7 @@ export { createDockerRuntime } from './runtime/create-docker-runtime';
 export type { DockerRuntimeOptions } from './runtime/create-docker-runtime';
 export type { ContainerClient, ContainerState } from './runtime/docker/container-client';
 export { DockerodeContainerClient } from './runtime/docker/dockerode-container-client';
+export { SerialNetworkLeaves } from './runtime/docker/serial-network-leaves';
 export type { SandboxRuntime } from './runtime/sandbox-runtime';
 export { removeNodeEgress } from './runtime/network/session-egress';
 export { applyEgressFirewall, hostNameservers } from './runtime/docker/egress-firewall';

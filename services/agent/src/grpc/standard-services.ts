@@ -11,6 +11,8 @@ export const AGENT_SERVICE = 'agent.v1.Agent';
 export interface AgentHealth {
   /** The agent is stopping: probes see it first, while calls under way finish. */
   stopping(): void;
+  /** The container engine stopped answering (not serving), or answers again. */
+  engineWedged(wedged: boolean): void;
 }
 
 /**
@@ -24,10 +26,18 @@ export function addStandardServices(server: grpc.Server): AgentHealth {
     ...agentPackageDefinition(),
     ...loadSync(healthProtoPath),
   }).addToServer(server);
+  let stopping = false;
+  const serving = (status: 'SERVING' | 'NOT_SERVING') => {
+    health.setStatus('', status);
+    health.setStatus(AGENT_SERVICE, status);
+  };
   return {
     stopping: () => {
-      health.setStatus('', 'NOT_SERVING');
-      health.setStatus(AGENT_SERVICE, 'NOT_SERVING');
+      stopping = true;
+      serving('NOT_SERVING');
+    },
+    engineWedged: (wedged) => {
+      if (!stopping) serving(wedged ? 'NOT_SERVING' : 'SERVING');
     },
   };
 }

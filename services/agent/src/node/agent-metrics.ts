@@ -1,6 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AdmissionStats } from '../runtime/admission';
+import type { EngineStatus } from '../runtime/docker/engine-watch';
 import type { PoolRefill, PoolStatus } from '../runtime/sandbox-runtime';
 import { readNodeLoad } from './node-load';
 
@@ -11,6 +12,8 @@ export interface AgentGaugeSources {
   poolRefill(): PoolRefill | undefined;
   coldStarts(): AdmissionStats | undefined;
   runStarts(): AdmissionStats | undefined;
+  /** The watch of the container engine, when there is one. */
+  engine?(): EngineStatus | undefined;
   maxSandboxes: number;
 }
 
@@ -93,6 +96,7 @@ export class AgentMetrics {
     });
     this.poolMetrics(sources, registers);
     this.admissionMetrics(sources, registers);
+    this.engineMetrics(sources, registers);
     new Gauge({
       name: 'agent_memory_available_bytes',
       help: 'Memory available on the host (MemAvailable)',
@@ -152,6 +156,27 @@ export class AgentMetrics {
       collect() {
         this.reset();
         this.inc(sources.poolRefill()?.made ?? 0);
+      },
+    });
+  }
+
+  /** The container engine: wedged or not, and how long it takes to answer the watch's probe. */
+  private engineMetrics(sources: AgentGaugeSources, registers: Registry[]): void {
+    new Gauge({
+      name: 'agent_docker_engine_wedged',
+      help: 'The Docker engine has left a network inspect unanswered too long (restart dockerd)',
+      registers,
+      collect() {
+        this.set(sources.engine?.()?.wedged === true ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'agent_docker_engine_probe_seconds',
+      help: "The engine's last answer to a network inspect, or the wait of the one under way if longer",
+      registers,
+      collect() {
+        const status = sources.engine?.();
+        this.set(Math.max(status?.lastProbeMs ?? 0, status?.waitingMs ?? 0) / 1000);
       },
     });
   }

@@ -11,8 +11,10 @@ import type { ContainerClient } from './docker/container-client';
 import { CpuGroups } from './docker/cpu-groups';
 import { CpuSplitContainers } from './docker/cpu-split-containers';
 import { DockerodeContainerClient } from './docker/dockerode-container-client';
+import { EngineWatch } from './docker/engine-watch';
 import { OwnKernelContainers } from './docker/own-kernel-containers';
 import { RunnerLinkContainers } from './docker/runner-link-containers';
+import { SerialNetworkLeaves } from './docker/serial-network-leaves';
 import { sandboxExtraCaBundle } from './docker/extra-ca';
 import { openToSandboxRoot, SandboxHostIds, type EngineIdentity } from './docker/host-ids';
 import { ensureHostQuotas } from './docker/host-quotas';
@@ -106,6 +108,10 @@ function containerLayers(
     );
     containers = cache;
   }
+  // No two containers leave the sandbox network at once: Docker 20.10's libnetwork deadlocks.
+  containers = new SerialNetworkLeaves(containers, logger, async () => {
+    return ((await docker.version()) as { Version?: string }).Version ?? '';
+  });
   // Each sandbox's user namespace holds its share of the host's per-user limits (remapped).
   containers = new SandboxUserLimits(containers, () => ids.remapped, logger);
   const cpuSplit = splitCpu(containers, config, logger, ids);
@@ -215,6 +221,20 @@ function egressProxies(
   };
 }
 
+/** How often the engine is probed, and how long a probe may wait before the engine is wedged. */
+const ENGINE_PROBE_MS = 10_000;
+const ENGINE_WEDGED_AFTER_MS = 30_000;
+
+/** A network inspect of the sandbox network needs libnetwork's controller lock. */
+function engineWatch(docker: Docker, config: AgentConfig, logger: Logger): EngineWatch {
+  return new EngineWatch({
+    probe: () => docker.getNetwork(config.sandboxNetwork).inspect(),
+    intervalMs: ENGINE_PROBE_MS,
+    wedgedAfterMs: ENGINE_WEDGED_AFTER_MS,
+    logger,
+  });
+}
+
 /** Installs packages in throwaway installer containers into the node's cache (ADR 29). */
 function packageInstaller(config: AgentConfig, docker: Docker, logger: Logger): PackageInstaller {
   return new PackageInstaller({
@@ -261,22 +281,24 @@ function hostPreparation(
   };
 }
 
+/** The workspace directory made, and the configuration with the sandboxes' CA bundle. */
+function prepareConfig({ config, logger }: DockerRuntimeOptions): AgentConfig {
+  // Directories made above it are searchable (a remapped sandbox root must pass them: see
+  // openToSandboxRoot); the workspace directory itself is the agent's alone until then.
+  mkdirSync(config.workspaceDir, { recursive: true, mode: 0o711 });
+  chmodSync(config.workspaceDir, 0o700);
+  return {
+    ...config,
+    extraCaCertsPath: sandboxExtraCaBundle(config.extraCaCertsPath, config.workspaceDir, (err) =>
+      logger.warn({ err }, 'could not write the sandboxes CA bundle: passing the whole one'),
+    ),
+  };
+}
+
 /** The real runtime of an agent: Docker at `config.dockerSocket`, stores from `config`. */
 export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntime {
   const { logger } = options;
-  // Directories made above it are searchable (a remapped sandbox root must pass them: see
-  // openToSandboxRoot); the workspace directory itself is the agent's alone until then.
-  mkdirSync(options.config.workspaceDir, { recursive: true, mode: 0o711 });
-  chmodSync(options.config.workspaceDir, 0o700);
-  const config = {
-    ...options.config,
-    extraCaCertsPath: sandboxExtraCaBundle(
-      options.config.extraCaCertsPath,
-      options.config.workspaceDir,
-      (err) =>
-        logger.warn({ err }, 'could not write the sandboxes CA bundle: passing the whole one'),
-    ),
-  };
+  const config = prepareConfig(options);
   const docker = options.docker ?? new Docker({ socketPath: config.dockerSocket });
   // The sandbox user's ids on the host: learned from the engine before the first sandbox.
   const ids = new SandboxHostIds();
@@ -313,6 +335,7 @@ export function createDockerRuntime(options: DockerRuntimeOptions): DockerRuntim
     config,
     logger,
     containers,
+    engine: engineWatch(docker, config, logger),
     coldStarts,
     runStarts: new Admission(config.runStarts, RUN_START_WORDS),
     prepareHost: async () => {

@@ -1,6 +1,7 @@
 import type { AgentConfig } from '@sandbox/config';
 import type { CachedContainers } from './docker/cached-containers';
 import type { CpuSplitContainers } from './docker/cpu-split-containers';
+import type { EngineWatch } from './docker/engine-watch';
 import type { HostNetwork } from './docker/host-setup';
 import type { RunnerLinkContainers } from './docker/runner-link-containers';
 import type { LifecycleDeps } from './lifecycle/lifecycle-deps';
@@ -22,6 +23,8 @@ export interface DockerRuntimeParts extends LifecycleDeps {
   cpuSplit?: CpuSplitContainers | undefined;
   /** Where runners reach the agent's sockets (ADR 33); absent in tests without Docker. */
   links?: RunnerLinkContainers | undefined;
+  /** Tells when the engine stops answering (Docker 20.10's libnetwork deadlock). */
+  engine?: EngineWatch | undefined;
   installer: PackageInstaller;
   /** Every run's output, kept on the node's disk. */
   logs: ProcessLogs;

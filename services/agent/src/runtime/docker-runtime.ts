@@ -6,11 +6,17 @@ import type {
   RunResult,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
+import type { EngineWatch } from './docker/engine-watch';
 import { killAllInContainer } from './docker/kill-all';
 import type { AdmissionStats } from './admission';
 import type { DockerRuntimeParts } from './docker-runtime-parts';
 import { createSandbox } from './lifecycle/create-sandbox';
-import { hibernateSandbox, restoreSandbox, type Hibernated } from './lifecycle/deep-sleep';
+import {
+  hibernateSandbox,
+  restoreMovedLogs,
+  restoreSandbox,
+  type Hibernated,
+} from './lifecycle/deep-sleep';
 import { replaceEgress } from './lifecycle/egress';
 import { requireRunning } from './lifecycle/heal';
 import { pauseSandbox, resumeSandbox } from './lifecycle/pause-resume';
@@ -108,6 +114,11 @@ export class DockerRuntime implements SandboxRuntime {
     await this.parts.cpuSplit?.close();
     await this.parts.workspaces.close?.();
     this.parts.cache?.unwatch();
+  }
+
+  /** The watch of the Docker engine (a wedged dockerd), started and stopped by the agent. */
+  engine(): EngineWatch | undefined {
+    return this.parts.engine;
   }
 
   poolStatus(): PoolStatus[] {
@@ -208,19 +219,7 @@ export class DockerRuntime implements SandboxRuntime {
    */
   async restore(spec: SandboxSpec): Promise<SandboxInfo> {
     const info = await this.served(spec.sessionId, () => restoreSandbox(this.parts, spec));
-    const { blobs, logs, logger } = this.parts;
-    if (!logs.has(spec.sessionId)) {
-      try {
-        if (await blobs.restoreLogs(spec.sessionId, logs.dirOf(spec.sessionId))) {
-          logs.loadSession(spec.sessionId);
-        }
-      } catch (err) {
-        logger.warn(
-          { err, sessionId: spec.sessionId },
-          "a moved session's run logs were not restored",
-        );
-      }
-    }
+    await restoreMovedLogs(this.parts, spec.sessionId);
     return info;
   }
 

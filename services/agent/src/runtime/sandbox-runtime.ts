@@ -1,4 +1,5 @@
 import type { AdmissionStats } from './admission';
+import type { EngineWatch } from './docker/engine-watch';
 import type {
   EgressPolicy,
   FileListing,
@@ -263,6 +264,8 @@ export interface SandboxRuntime {
   coldStartStats?(): AdmissionStats | undefined;
   /** The admission of run starts: under way, waiting, refused (`/metrics`). */
   runStartStats?(): AdmissionStats | undefined;
+  /** The watch of the container engine, which the agent starts, stops and reports. */
+  engine?(): EngineWatch | undefined;
   /** Releases what the runtime keeps for later (the warm pool's members). */
   stop?(): Promise<void>;
 }

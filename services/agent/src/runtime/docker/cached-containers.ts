@@ -215,6 +215,10 @@ export class CachedContainers extends ForwardingContainers {
     return this.changing([container], () => this.inner.remove(container));
   }
 
+  override disconnect(container: string, network: string): Promise<boolean> {
+    return this.changing([container], () => this.inner.disconnect(container, network));
+  }
+
   override rename(container: string, name: string): Promise<void> {
     return this.changing([container, name], () => this.inner.rename(container, name));
   }

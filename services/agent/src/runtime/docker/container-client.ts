@@ -71,6 +71,11 @@ export interface ContainerClient {
   createAndStart(options: ContainerCreateOptions): Promise<string>;
   /** Removes the container (running or not) and its anonymous volumes; false when absent. */
   remove(container: string): Promise<boolean>;
+  /**
+   * Takes the container off `network` (a running one leaves it at once); false when the
+   * container or the network is absent.
+   */
+  disconnect(container: string, network: string): Promise<boolean>;
   pause(container: string): Promise<void>;
   unpause(container: string): Promise<void>;
   /** Gives the container another name. A name in use rejects with status 409. */

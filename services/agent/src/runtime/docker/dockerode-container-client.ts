@@ -91,6 +91,17 @@ export class DockerodeContainerClient implements ContainerClient {
     }
   }
 
+  async disconnect(container: string, network: string): Promise<boolean> {
+    try {
+      await this.docker.getNetwork(network).disconnect({ Container: container, Force: false });
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 404) return false;
+      this.logger.debug({ err, container, network }, 'docker network disconnect failed');
+      throw err;
+    }
+  }
+
   pause(container: string): Promise<void> {
     return this.call('pause', { container }, () => this.docker.getContainer(container).pause());
   }

@@ -23,6 +23,10 @@ export class ForwardingContainers implements ContainerClient {
     return this.inner.remove(...args);
   }
 
+  disconnect(...args: Args<'disconnect'>) {
+    return this.inner.disconnect(...args);
+  }
+
   pause(...args: Args<'pause'>) {
     return this.inner.pause(...args);
   }

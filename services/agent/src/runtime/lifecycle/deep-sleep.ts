@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { SandboxInfo, SandboxSpec } from '../sandbox-runtime';
+import type { ProcessLogs } from '../processes/process-logs';
 import type { ArchiveManifest } from '../storage/blob-store';
 import { ensureRunning } from './heal';
 import type { LifecycleDeps } from './lifecycle-deps';
@@ -115,4 +116,17 @@ export function restoreSandbox(deps: LifecycleDeps, spec: SandboxSpec): Promise<
     }
     return restoreSaved(deps, lock, spec);
   });
+}
+
+/** The run logs of a session that moved here, if its last node saved them and none are here. */
+export async function restoreMovedLogs(
+  { blobs, logs, logger }: Pick<LifecycleDeps, 'blobs' | 'logger'> & { logs: ProcessLogs },
+  sessionId: string,
+): Promise<void> {
+  if (logs.has(sessionId)) return;
+  try {
+    if (await blobs.restoreLogs(sessionId, logs.dirOf(sessionId))) logs.loadSession(sessionId);
+  } catch (err) {
+    logger.warn({ err, sessionId }, "a moved session's run logs were not restored");
+  }
 }

@@ -97,6 +97,15 @@ export class FakeContainers implements ContainerClient {
     return Promise.resolve(true);
   }
 
+  disconnect(container: string, network: string): Promise<boolean> {
+    this.journal.push(`container.disconnect ${this.sessionOf(container)} ${network}`);
+    const found = this.entry(container);
+    if (found?.state.addresses[network] === undefined) return Promise.resolve(false);
+    const { [network]: _left, ...rest } = found.state.addresses;
+    found.state.addresses = rest;
+    return Promise.resolve(true);
+  }
+
   private set(container: string, step: string, change: Partial<ContainerState>): Promise<void> {
     this.journal.push(`container.${step} ${this.sessionOf(container)}`);
     const found = this.entry(container);

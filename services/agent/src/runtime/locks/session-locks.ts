@@ -1,3 +1,5 @@
+import { KeyedQueue } from './keyed-queue';
+
 // Only this module can hand out or release a lock: these keys are not exported.
 const issue = Symbol('issue');
 const release = Symbol('release');
@@ -32,7 +34,7 @@ export type Later = (task: () => Promise<void>) => void;
 
 /** Lifecycle transitions of one session never overlap; those of different sessions do. */
 export class SessionLocks {
-  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly queue = new KeyedQueue();
   /** Per session, how many answered callers' handed-over tasks are still to run. */
   private readonly unfinished = new Map<string, number>();
 
@@ -61,14 +63,7 @@ export class SessionLocks {
         SessionLock[release](lock);
       }
     };
-    const previous = this.tails.get(sessionId) ?? Promise.resolve();
-    const next = previous.then(locked, locked);
-    const settled = next.catch(() => undefined);
-    this.tails.set(sessionId, settled);
-    void settled.then(() => {
-      if (this.tails.get(sessionId) === settled) this.tails.delete(sessionId);
-    });
-    return next;
+    return this.queue.run(sessionId, locked);
   }
 
   /**
