@@ -17,48 +17,30 @@
 //     --containerd-plugins-namespace plugins-moby-research
 // and a 2 MB image: /usr/bin/sleep with libc and ld.so in a tarball, `docker import -c
 // 'ENTRYPOINT ["/usr/bin/sleep"]'`, named by LEAVES_IMAGE.
-import { createRequire } from 'node:module';
-import { randomBytes } from 'node:crypto';
+import {
+  leavesEngine,
+  SerialNetworkLeaves,
+  SOCKET,
+  startSleeper,
+  WEDGED_MS,
+  LABEL,
+} from './leaves-engine.mjs';
 import { elapsedMs, sleep } from './timing.mjs';
 
-const require = createRequire(import.meta.url);
-const Docker = require('../services/agent/node_modules/dockerode');
-const {
-  DockerodeContainerClient,
-  SerialNetworkLeaves,
-} = require('../services/agent/dist/index.js');
-const { createLogger } = require('../packages/logger/dist/index.js');
-
-const SOCKET = process.env.LEAVES_SOCKET ?? '/var/run/docker.sock';
 const CONTAINERS = Number(process.env.CHURN_CONTAINERS ?? 24);
 const WORKERS = Number(process.env.CHURN_WORKERS ?? 12);
 const SECONDS = Number(process.env.CHURN_SECONDS ?? 120);
 /** Loops that inspect the network meanwhile: they contend for the controller's lock. */
 const INSPECTORS = Number(process.env.CHURN_INSPECTORS ?? 0);
 const WAYS = (process.env.CHURN_WAYS ?? 'concurrent,serial').split(',');
-const WEDGED_MS = Number(process.env.LEAVES_WEDGED_MS ?? 20000);
-const IMAGE = process.env.LEAVES_IMAGE ?? 'sandbox-runtime:latest';
-const LABEL = 'sandbox-bench.leaves';
 
-const docker = new Docker({ socketPath: SOCKET });
-const logger = createLogger({ name: 'network-leaves-churn', level: 'warn' });
-const client = new DockerodeContainerClient(docker, logger);
-const runId = randomBytes(4).toString('hex');
-const network = `bench-churn-${runId}`;
+const engine = leavesEngine('bench-churn');
+const { docker, logger, client, runId, network } = engine;
 
 async function startContainers() {
   const ids = [];
   for (let i = 0; i < CONTAINERS; i += 1) {
-    const container = await docker.createContainer({
-      name: `bench-churn-${runId}-${i}`,
-      Image: IMAGE,
-      Entrypoint: ['sleep'],
-      Cmd: ['infinity'],
-      Labels: { [LABEL]: runId },
-      HostConfig: { NetworkMode: network },
-    });
-    ids.push(container.id);
-    await container.start();
+    ids.push(await startSleeper(engine, `bench-churn-${runId}-${i}`));
   }
   return ids;
 }

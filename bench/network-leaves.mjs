@@ -10,32 +10,23 @@
 // Only containers and a network this run makes, labelled sandbox-bench.leaves=<run id>, and
 // removed by their ids. Bounded: LEAVES_ROUNDS bursts per way of LEAVES_CONTAINERS containers,
 // and no burst starts after LEAVES_MAX_S seconds. LEAVES_SOCKET: another engine's socket.
-import { createRequire } from 'node:module';
-import { randomBytes } from 'node:crypto';
-import { elapsedMs, percentile, sleep } from './timing.mjs';
-
-const require = createRequire(import.meta.url);
-const Docker = require('../services/agent/node_modules/dockerode');
-const {
-  DockerodeContainerClient,
+import {
+  LABEL,
+  leavesEngine,
   SerialNetworkLeaves,
-} = require('../services/agent/dist/index.js');
-const { createLogger } = require('../packages/logger/dist/index.js');
+  startSleeper,
+  WEDGED_MS,
+} from './leaves-engine.mjs';
+import { elapsedMs, percentile, sleep } from './timing.mjs';
 
 const CONTAINERS = Number(process.env.LEAVES_CONTAINERS ?? 30);
 const ROUNDS = Number(process.env.LEAVES_ROUNDS ?? 6);
 const MAX_S = Number(process.env.LEAVES_MAX_S ?? 900);
-const WEDGED_MS = Number(process.env.LEAVES_WEDGED_MS ?? 20000);
-const IMAGE = process.env.LEAVES_IMAGE ?? process.env.SANDBOX_IMAGE ?? 'sandbox-runtime:latest';
-const LABEL = 'sandbox-bench.leaves';
 /** The ways of a burst, taken in turn (LEAVES_WAYS=serial-leaves: that one alone). */
 const WAYS = (process.env.LEAVES_WAYS ?? 'concurrent,serial-leaves').split(',');
 
-const docker = new Docker({ socketPath: process.env.LEAVES_SOCKET ?? '/var/run/docker.sock' });
-const logger = createLogger({ name: 'network-leaves', level: 'warn' });
-const client = new DockerodeContainerClient(docker, logger);
-const runId = randomBytes(4).toString('hex');
-const network = `bench-leaves-${runId}`;
+const engine = leavesEngine('bench-leaves');
+const { docker, logger, client, runId, network } = engine;
 /** Every container this run made and has not removed yet, by id. */
 const made = new Set();
 
@@ -50,18 +41,7 @@ async function eachLimited(items, width, work) {
 
 async function startContainers(round) {
   const names = Array.from({ length: CONTAINERS }, (_, i) => `bench-leaves-${runId}-${round}-${i}`);
-  await eachLimited(names, 4, async (name) => {
-    const container = await docker.createContainer({
-      name,
-      Image: IMAGE,
-      Entrypoint: ['sleep'],
-      Cmd: ['infinity'],
-      Labels: { [LABEL]: runId },
-      HostConfig: { NetworkMode: network },
-    });
-    made.add(container.id);
-    await container.start();
-  });
+  await eachLimited(names, 4, async (name) => made.add(await startSleeper(engine, name)));
   return [...made];
 }
 
