@@ -30,7 +30,7 @@ import { KnownContexts } from './runner/known-contexts';
 import { meteredExec } from './runner/metered-exec';
 import { RunSlots } from './runner/run-slots';
 import type { RunnerClient } from './runner/runner-client';
-import * as runnerOps from './runner/runner-operations';
+import * as runnerRequests from './runner/runner-requests';
 import type { LogItem, OutputPosition } from './processes/process-meta';
 import { stdinClosed, summaryOf, type ProcessSummary } from './processes/process-summary';
 import { SessionUse } from './session-use';
@@ -318,7 +318,7 @@ export class DockerRuntime implements SandboxRuntime {
     const running = new Promise<void>((resolve) => (ended = resolve));
     void this.use.track(spec.sessionId, () => running);
     try {
-      const handle = await runnerOps.openTerminal(
+      const handle = await runnerRequests.openTerminal(
         await this.runnerOf(spec.sessionId),
         spec,
         sink,
@@ -338,25 +338,25 @@ export class DockerRuntime implements SandboxRuntime {
         const info = await requireRunning(this.parts, sessionId);
         return killAllInContainer(this.parts.containers, info);
       }
-      return runnerOps.kill(await this.runnerOf(sessionId), pid);
+      return runnerRequests.kill(await this.runnerOf(sessionId), pid);
     });
   }
 
   writeFile(sessionId: string, file: FileContent): Promise<{ path: string; size: number }> {
     return this.served(sessionId, async () =>
-      runnerOps.writeFile(await this.runnerOf(sessionId), file),
+      runnerRequests.writeFile(await this.runnerOf(sessionId), file),
     );
   }
 
   readFile(sessionId: string, path: string, sink: ByteSink, signal: AbortSignal): Promise<number> {
     return this.served(sessionId, async () =>
-      runnerOps.readFile(await this.runnerOf(sessionId), path, sink, signal),
+      runnerRequests.readFile(await this.runnerOf(sessionId), path, sink, signal),
     );
   }
 
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing> {
     return this.served(sessionId, async () =>
-      runnerOps.listFiles(await this.runnerOf(sessionId), path, page),
+      runnerRequests.listFiles(await this.runnerOf(sessionId), path, page),
     );
   }
 
@@ -365,7 +365,7 @@ export class DockerRuntime implements SandboxRuntime {
     operation: O,
   ): Promise<FileOperationResult<O>> {
     return this.served(sessionId, async () =>
-      runnerOps.manageFile(await this.runnerOf(sessionId), operation),
+      runnerRequests.manageFile(await this.runnerOf(sessionId), operation),
     );
   }
 

@@ -4,6 +4,7 @@ import type { Principal, Scope } from '../auth/principal';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import { StampedCache, type StampRead } from '../cache/stamped-cache';
 import type { Database } from '../db/database';
+import { oneRow } from '../db/one-row';
 import { planLimitsFromRow, type PlanLimits, type PlanName, type PlanRow } from '../limits/plans';
 import type { StampGuard } from '../limits/rate-limiter';
 import type { Stamp } from '../cache/invalidations';
@@ -148,13 +149,12 @@ export class AccountStore {
   }
 
   async getAccount(accountId: string): Promise<Account> {
-    const { rows } = await this.db.query<AccountRow>(`${ACCOUNT_SELECT} WHERE a.id = $1`, [
-      accountId,
-    ]);
-    const row = rows[0];
-    if (row === undefined) {
-      throw new AppError('not_found', 'Account not found', { details: { accountId } });
-    }
+    const row = await oneRow<AccountRow>(
+      this.db,
+      `${ACCOUNT_SELECT} WHERE a.id = $1`,
+      [accountId],
+      () => new AppError('not_found', 'Account not found', { details: { accountId } }),
+    );
     return toAccount(row);
   }
 
@@ -222,13 +222,13 @@ export class AccountStore {
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyInfo> {
-    const { rows } = await this.db.query<KeyRow>(
+    const row = await oneRow<KeyRow>(
+      this.db,
       `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
        RETURNING ${KEY_COLUMNS}`,
       [keyId],
+      () => new AppError('not_found', 'Key not found', { details: { keyId } }),
     );
-    const row = rows[0];
-    if (row === undefined) throw new AppError('not_found', 'Key not found', { details: { keyId } });
     await this.invalidations.bump([PRINCIPALS_STAMP]);
     return toKey(row);
   }

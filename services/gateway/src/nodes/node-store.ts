@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Database } from '../db/database';
+import { oneRow } from '../db/one-row';
 import type { NodeStatus } from '../agents/agent-messages';
 
 export type NodeState = 'active' | 'cordoned' | 'draining';
@@ -78,9 +79,9 @@ export class NodeStore {
   }
 
   async get(nodeId: string): Promise<NodeRecord> {
-    const { rows } = await this.db.query<NodeRow>(`${SELECT} WHERE n.id = $1`, [nodeId]);
-    const row = rows[0];
-    if (row === undefined) throw nodeNotFound(nodeId);
+    const row = await oneRow<NodeRow>(this.db, `${SELECT} WHERE n.id = $1`, [nodeId], () =>
+      nodeNotFound(nodeId),
+    );
     return toRecord(row);
   }
 

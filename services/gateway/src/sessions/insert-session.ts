@@ -1,5 +1,6 @@
 import { AppError } from '@sandbox/errors';
 import type { Database, Queryable } from '../db/database';
+import { oneRow } from '../db/one-row';
 import {
   COLUMNS,
   toRecord,
@@ -14,7 +15,8 @@ import {
  * 429 session_limit_exceeded past it.
  */
 export async function insertSession(db: Queryable, session: NewSession): Promise<SessionRecord> {
-  const { rows } = await db.query<SessionRow>(
+  const row = await oneRow<SessionRow>(
+    db,
     `SELECT ${COLUMNS} FROM insert_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
       session.id,
@@ -28,13 +30,11 @@ export async function insertSession(db: Queryable, session: NewSession): Promise
       session.egress ?? null,
       session.previewTokenSealed ?? null,
     ],
+    () =>
+      new AppError('session_limit_exceeded', 'Concurrent session limit reached', {
+        details: { limit: session.maxConcurrent },
+      }),
   );
-  const row = rows[0];
-  if (row === undefined) {
-    throw new AppError('session_limit_exceeded', 'Concurrent session limit reached', {
-      details: { limit: session.maxConcurrent },
-    });
-  }
   return toRecord(row);
 }
 

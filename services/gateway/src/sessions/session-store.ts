@@ -2,6 +2,7 @@ import type { EgressPolicy } from '@sandbox/contract';
 import { LocalInvalidations, type Invalidations } from '../cache/invalidations';
 import type { Database } from '../db/database';
 import { newestFirstPage, type Page, type PageWindow } from '../db/newest-first-page';
+import { oneRow } from '../db/one-row';
 import {
   CLAIM_EVACUATIONS_SQL,
   CLAIM_PENDING_DESTROYS_SQL,
@@ -65,13 +66,13 @@ export class SessionStore {
     egress: EgressPolicy | null,
   ): Promise<SessionRecord> {
     requireSessionId(sessionId);
-    const { rows } = await this.db.query<SessionRow>(
+    const row = await oneRow<SessionRow>(
+      this.db,
       `UPDATE sessions SET egress = $3 WHERE id = $2 AND account_id = $1 AND ${LIVE}
        RETURNING ${COLUMNS}`,
       [accountId, sessionId, egress],
+      () => sessionNotFound(sessionId),
     );
-    const row = rows[0];
-    if (row === undefined) throw sessionNotFound(sessionId);
     await this.changed([sessionId]);
     return toRecord(row);
   }
@@ -87,12 +88,12 @@ export class SessionStore {
   /** The caller's live session, or 404 session_not_found. */
   async get(accountId: string, sessionId: string): Promise<SessionRecord> {
     requireSessionId(sessionId);
-    const { rows } = await this.db.query<SessionRow>(
+    const row = await oneRow<SessionRow>(
+      this.db,
       `SELECT ${COLUMNS} FROM sessions WHERE id = $1 AND account_id = $2 AND ${LIVE}`,
       [sessionId, accountId],
+      () => notFoundError(this.db, sessionId, accountId),
     );
-    const row = rows[0];
-    if (row === undefined) throw await notFoundError(this.db, sessionId, accountId);
     return toRecord(row);
   }
 
@@ -118,14 +119,14 @@ export class SessionStore {
   /** Like `get`, and records the request as activity. */
   async touch(accountId: string, sessionId: string): Promise<SessionRecord> {
     requireSessionId(sessionId);
-    const { rows } = await this.db.query<SessionRow>(
+    const row = await oneRow<SessionRow>(
+      this.db,
       `UPDATE sessions SET last_active_at = now()
         WHERE id = $1 AND account_id = $2 AND ${LIVE}
         RETURNING ${COLUMNS}`,
       [sessionId, accountId],
+      () => notFoundError(this.db, sessionId, accountId),
     );
-    const row = rows[0];
-    if (row === undefined) throw await notFoundError(this.db, sessionId, accountId);
     return toRecord(row);
   }
 
@@ -157,23 +158,23 @@ export class SessionStore {
    */
   async previewAccess(sessionId: string): Promise<{ tokenHash: Buffer | null }> {
     requireSessionId(sessionId);
-    const { rows } = await this.db.query<{ preview_token_hash: Buffer | null }>(
+    const row = await oneRow<{ preview_token_hash: Buffer | null }>(
+      this.db,
       `SELECT preview_token_hash FROM sessions WHERE id = $1 AND ${LIVE}`,
       [sessionId],
+      () => sessionNotFound(sessionId),
     );
-    const row = rows[0];
-    if (row === undefined) throw sessionNotFound(sessionId);
     return { tokenHash: row.preview_token_hash };
   }
 
   async touchById(sessionId: string): Promise<SessionRecord> {
     requireSessionId(sessionId);
-    const { rows } = await this.db.query<SessionRow>(
+    const row = await oneRow<SessionRow>(
+      this.db,
       `UPDATE sessions SET last_active_at = now() WHERE id = $1 AND ${LIVE} RETURNING ${COLUMNS}`,
       [sessionId],
+      () => sessionNotFound(sessionId),
     );
-    const row = rows[0];
-    if (row === undefined) throw sessionNotFound(sessionId);
     return toRecord(row);
   }
 
@@ -190,14 +191,14 @@ export class SessionStore {
   /** Ends a live session for the API at once; returns its node, or 404. */
   async markDeleted(accountId: string, sessionId: string): Promise<PendingDestroy> {
     requireSessionId(sessionId);
-    const { rows } = await this.db.query<{ id: string; node_id: string; saved_in: string | null }>(
+    const row = await oneRow<{ id: string; node_id: string; saved_in: string | null }>(
+      this.db,
       `UPDATE sessions SET deleted_at = now()
         WHERE id = $1 AND account_id = $2 AND ${LIVE}
         RETURNING id, node_id, ${SAVED_IN}`,
       [sessionId, accountId],
+      () => notFoundError(this.db, sessionId, accountId),
     );
-    const row = rows[0];
-    if (row === undefined) throw await notFoundError(this.db, sessionId, accountId);
     await this.changed([row.id]);
     return { id: row.id, nodeId: row.node_id, savedIn: row.saved_in };
   }

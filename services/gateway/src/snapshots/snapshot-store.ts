@@ -3,6 +3,7 @@ import { AppError } from '@sandbox/errors';
 import { randomString } from '../auth/api-keys';
 import type { Database } from '../db/database';
 import { newestFirstPage, type Page, type PageWindow } from '../db/newest-first-page';
+import { oneRow } from '../db/one-row';
 import type { SessionResourceLimits } from '../sessions/session-limits';
 
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -92,7 +93,8 @@ export class SnapshotStore {
 
   /** A pending row, or 429 snapshot_quota_exceeded (migration 0015's insert_snapshot). */
   async insert(snapshot: NewSnapshot, quota: SnapshotQuota): Promise<SnapshotRecord> {
-    const { rows } = await this.db.query<SnapshotRow>(
+    const row = await oneRow<SnapshotRow>(
+      this.db,
       'SELECT * FROM insert_snapshot($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
       [
         snapshot.id,
@@ -106,9 +108,8 @@ export class SnapshotStore {
         quota.maxSnapshots,
         quota.maxSnapshotBytes,
       ],
+      () => this.quotaExceeded(snapshot.accountId, quota),
     );
-    const row = rows[0];
-    if (row === undefined) throw await this.quotaExceeded(snapshot.accountId, quota);
     return toRecord(row);
   }
 
@@ -188,12 +189,12 @@ export class SnapshotStore {
   /** The caller's ready snapshot; 404 snapshot_not_found otherwise (another account's too). */
   async get(accountId: string, snapshotId: string): Promise<SnapshotRecord> {
     if (!isSnapshotId(snapshotId)) throw snapshotNotFound(snapshotId);
-    const { rows } = await this.db.query<SnapshotRow>(
+    const row = await oneRow<SnapshotRow>(
+      this.db,
       `SELECT * FROM snapshots WHERE id = $1 AND account_id = $2 AND state = 'ready'`,
       [snapshotId, accountId],
+      () => snapshotNotFound(snapshotId),
     );
-    const row = rows[0];
-    if (row === undefined) throw snapshotNotFound(snapshotId);
     return toRecord(row);
   }
 
@@ -213,13 +214,13 @@ export class SnapshotStore {
    */
   async delete(accountId: string, snapshotId: string, pending = false): Promise<BlobRemoval> {
     if (!isSnapshotId(snapshotId)) throw snapshotNotFound(snapshotId);
-    const { rows } = await this.db.query<{ id: string; node_id: string; stored_in: string }>(
+    const row = await oneRow<{ id: string; node_id: string; stored_in: string }>(
+      this.db,
       `DELETE FROM snapshots WHERE id = $1 AND account_id = $2 ${pending ? '' : "AND state = 'ready'"}
         RETURNING id, node_id, stored_in`,
       [snapshotId, accountId],
+      () => snapshotNotFound(snapshotId),
     );
-    const row = rows[0];
-    if (row === undefined) throw snapshotNotFound(snapshotId);
     return { snapshotId: row.id, nodeId: row.node_id, storedIn: row.stored_in };
   }
 

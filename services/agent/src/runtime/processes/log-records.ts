@@ -9,6 +9,10 @@ export const STREAM_BYTE: Record<OutputStream, number> = { stdout: 1, stderr: 2 
 /** A record holding the log's meta (JSON) as it was then: the newest whole one counts. */
 export const META_BYTE = 3;
 
+/** The stream an output record's kind byte names. */
+export const streamOf = (kind: number): OutputStream =>
+  kind === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
+
 /** One record: its kind and its bytes. */
 export interface LogRecord {
   kind: number;
@@ -60,8 +64,7 @@ export function positionAfterRecords(data: Buffer, start: OutputPosition): Outpu
   let end = { ...start };
   for (const record of recordsOf(data)) {
     if (record.kind === META_BYTE) continue;
-    const stream = record.kind === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
-    end = positionAfter(end, stream, record.body.length);
+    end = positionAfter(end, streamOf(record.kind), record.body.length);
   }
   return end;
 }

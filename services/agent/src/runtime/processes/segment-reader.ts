@@ -1,12 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { HEADER_BYTES, META_BYTE, STREAM_BYTE } from './log-records';
-import {
-  positionAfter,
-  type LogItem,
-  type OutputPosition,
-  type OutputStream,
-  type ProcessMeta,
-} from './process-meta';
+import { HEADER_BYTES, META_BYTE, streamOf } from './log-records';
+import { positionAfter, type LogItem, type OutputPosition, type ProcessMeta } from './process-meta';
 
 /** Where a read is in the files: a segment, a byte in it, and the position there. */
 export interface Cursor {
@@ -52,7 +46,7 @@ export async function readSegment(
       const { bytesRead } = await file.read(header, 0, HEADER_BYTES, cursor.offset);
       if (bytesRead < HEADER_BYTES) break;
       const kind = header.readUInt8(0);
-      const stream: OutputStream = kind === STREAM_BYTE.stderr ? 'stderr' : 'stdout';
+      const stream = streamOf(kind);
       const length = header.readUInt32LE(1);
       const data = Buffer.alloc(length);
       const body = await file.read(data, 0, length, cursor.offset + HEADER_BYTES);

@@ -1,7 +1,7 @@
 import { AppError } from '@sandbox/errors';
 import type { CodeContextInfo, ContextAction, RunSpec } from '../sandbox-runtime';
 import type { RunnerClient } from './runner-client';
-import { manageContexts } from './runner-operations';
+import { manageContexts } from './runner-requests';
 
 interface Made {
   language: 'typescript' | 'javascript';
