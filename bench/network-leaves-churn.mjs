@@ -27,15 +27,15 @@ import {
 } from './leaves-engine.mjs';
 import { elapsedMs, sleep } from './timing.mjs';
 
+const engine = leavesEngine('bench-churn');
+const { docker, logger, client, runId, network } = engine;
+
 const CONTAINERS = Number(process.env.CHURN_CONTAINERS ?? 24);
 const WORKERS = Number(process.env.CHURN_WORKERS ?? 12);
 const SECONDS = Number(process.env.CHURN_SECONDS ?? 120);
 /** Loops that inspect the network meanwhile: they contend for the controller's lock. */
 const INSPECTORS = Number(process.env.CHURN_INSPECTORS ?? 0);
 const WAYS = (process.env.CHURN_WAYS ?? 'concurrent,serial').split(',');
-
-const engine = leavesEngine('bench-churn');
-const { docker, logger, client, runId, network } = engine;
 
 async function startContainers() {
   const ids = [];
