@@ -35,5 +35,7 @@ function digestOfExpected(expected: string): Buffer {
  * first, so neither the content nor the length leaks through timing.
  */
 export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  return timingSafeEqual(digest(presented ?? ''), digestOfExpected(expected)) && presented !== undefined;
+  return (
+    timingSafeEqual(digest(presented ?? ''), digestOfExpected(expected)) && presented !== undefined
+  );
 }

@@ -81,17 +81,21 @@ describe('ProcessLogs: reusing files', () => {
     };
     const first = ended('first');
     ended('second');
-    await new Promise((resolve) => setImmediate(resolve)); // their metas written
+    logs.flush(); // their files made
     const firstFile = join(dir, `${first.meta.id}.0.log`);
     const firstInode = statSync(firstFile).ino;
     const third = start(logs);
     third.append('stdout', Buffer.from('third'));
-    // Gone from the session at once; emptied off the run's path, then a spare.
-    expect(existsSync(firstFile)).toBe(false);
+    // Gone from the session at once, from its directory off the run's path; emptied, then a
+    // spare.
     expect(logs.list(SESSION).map((log) => log.meta.id)).not.toContain(first.meta.id);
+    expect(existsSync(firstFile)).toBe(true);
+    logs.flush();
+    expect(existsSync(firstFile)).toBe(false);
     await logs.emptied();
     const taker = start(logs, 1024, 1, 'ses_other');
     taker.append('stdout', Buffer.from('taker'));
+    logs.flush();
     const takerFile = join(root(), 'ses_other', `${taker.meta.id}.0.log`);
     expect(statSync(takerFile).ino).toBe(firstInode);
     expect(readFileSync(takerFile).includes('first')).toBe(false);
@@ -119,6 +123,7 @@ describe('ProcessLogs: reusing files', () => {
     third.closeOutput();
     await new Promise((resolve) => setImmediate(resolve));
     const fourth = start(logs);
+    logs.flush();
     expect(statSync(join(dir, `${fourth.meta.id}.0.log`)).ino).not.toBe(oldestInode);
     release();
     await reading; // ends: the log was removed under it
@@ -135,7 +140,7 @@ describe('ProcessLogs: files kept for later logs', () => {
       log.append('stdout', Buffer.from(`secret ${text}`));
       log.exited({ failure: { code: 'x', message: text } });
       log.closeOutput();
-      await new Promise((resolve) => setImmediate(resolve));
+      logs.flush();
       inodes.add(statSync(join(root(), SESSION, `${log.meta.id}.0.log`)).ino);
     }
     logs.forget(SESSION);
@@ -143,6 +148,7 @@ describe('ProcessLogs: files kept for later logs', () => {
     await logs.emptied();
     const other = (from: ProcessLogs) => start(from, 1024, 1, 'ses_other');
     const next = other(logs);
+    logs.flush();
     const nextFile = join(root(), 'ses_other', `${next.meta.id}.0.log`);
     expect(inodes.has(statSync(nextFile).ino)).toBe(true);
     expect(readFileSync(nextFile).includes('secret')).toBe(false);
@@ -150,6 +156,7 @@ describe('ProcessLogs: files kept for later logs', () => {
     // An agent started again takes the spare that is left.
     const again = new ProcessLogs(root(), logger);
     const after = other(again);
+    again.flush();
     const afterFile = join(root(), 'ses_other', `${after.meta.id}.0.log`);
     expect(inodes.has(statSync(afterFile).ino)).toBe(true);
     expect(again.list('ses_other').map((log) => log.meta.id)).toContain(next.meta.id);
@@ -178,6 +185,7 @@ describe('ProcessLogs: files kept for later logs', () => {
     }
     const inodes = new Set(spares.map((path) => statSync(path).ino));
     const log = start(logs);
+    logs.flush();
     expect(inodes.has(statSync(join(root(), SESSION, `${log.meta.id}.0.log`)).ino)).toBe(true);
     expect(logs.spareCount).toBe(2);
     stop.abort();
@@ -209,6 +217,7 @@ describe('ProcessLogs: reads and records under a log that goes', () => {
     log.append('stdout', Buffer.from('secret'));
     log.exited({ failure: { code: 'x', message: 'done' } });
     log.closeOutput();
+    log.flush();
     const dir = join(root(), SESSION);
     const other = 'proc_00000000000000ff';
     renameSync(join(dir, `${log.meta.id}.0.log`), join(dir, `${other}.0.log`));
