@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { RunResult } from '@sandbox/contract';
 import {
   appendWhole,
-  META_BYTE,
+  metaRecordOf,
   positionAfterRecords,
   recordOf,
   STREAM_BYTE,
@@ -38,9 +38,8 @@ import { readLog } from './segment-reader';
  * per process, made once: a file made and removed per meta write cost three inodes per run,
  * and on ext4 without a journal each new inode is found by scanning past every inode freed in
  * the last minutes (`recently_deleted`): 9% of the machine's CPU with 60 sessions running
- * `echo`. (Before that, a meta replaced by a rename made ext4 start its writeback in the
- * rename, several ms under load.) Nothing syncs: the files outlive the agent's crash; a
- * power loss may lose a process's newest meta.
+ * `echo`. Nothing syncs: the files outlive the agent's crash; a power loss may lose a
+ * process's newest meta.
  *
  * A new log's file is made later, off its run's path (see `flush`): until then its records
  * wait in memory, and a short run's whole log (its output and its final meta) is one write.
@@ -58,6 +57,7 @@ export class ProcessLog {
   private readers = 0;
   /** An older agent's meta file this log was read from: removed once a meta record is written. */
   private legacyMeta: string | undefined;
+  private endedAt: number | undefined; // endedAtMs, once read (reset when the end changes)
   /** A save waits for the end of this turn of the event loop (see `save`). */
   private saveQueued = false;
   /**
@@ -138,7 +138,7 @@ export class ProcessLog {
     this.safely(() => {
       this.fd = unwritten.open(this.segmentPath(0));
       made = true;
-      this.appendRecord(Buffer.concat([...unwritten.records, this.metaRecord()]));
+      this.appendRecord(Buffer.concat([...unwritten.records, metaRecordOf(this.meta)]));
       if (this.meta.outputClosed) this.closeFile();
     });
     // No file could be made: nothing is kept, nothing read.
@@ -193,6 +193,7 @@ export class ProcessLog {
   exited(outcome: { result: RunResult } | { failure: { code: string; message: string } }): void {
     this.input = undefined;
     this.meta.exitedAt = new Date().toISOString();
+    this.endedAt = undefined;
     this.meta.exitAt = this.position;
     if ('result' in outcome) {
       const { limitsExceeded: _internal, ...result } = outcome.result;
@@ -213,6 +214,7 @@ export class ProcessLog {
     if (this.meta.state === 'running') {
       this.meta.state = 'lost';
       this.meta.exitedAt = new Date().toISOString();
+      this.endedAt = undefined;
     }
     this.input = undefined;
     // The file closes once the meta saying so is written in it (see writeMeta).
@@ -228,6 +230,12 @@ export class ProcessLog {
 
   tookInput(bytes: number): void {
     this.meta.stdinBytes += bytes;
+  }
+
+  /** When it ended (or started, if it never said), in epoch ms: what pruning compares. */
+  get endedAtMs(): number {
+    this.endedAt ??= Date.parse(this.meta.exitedAt ?? this.meta.startedAt);
+    return this.endedAt;
   }
 
   /** Whether nothing more will happen: exited (or lost) and its output closed. */
@@ -296,13 +304,10 @@ export class ProcessLog {
     this.writeMeta();
   }
 
+  /** To its file, or with what waits for the file to be made (see `flush`). */
   private appendRecord(record: Buffer): void {
-    if (this.unwritten !== undefined) {
-      this.unwritten.records.push(record);
-      this.segmentBytes += record.length;
-      return;
-    }
-    appendWhole(this.fd as number, record, this.segmentBytes);
+    if (this.unwritten === undefined) appendWhole(this.fd as number, record, this.segmentBytes);
+    else this.unwritten.records.push(record);
     this.segmentBytes += record.length;
   }
 
@@ -333,7 +338,7 @@ export class ProcessLog {
     const last = this.meta.segments.at(-1);
     if (last === undefined || this.unwritten !== undefined) return;
     this.safely(() => {
-      const record = this.metaRecord();
+      const record = metaRecordOf(this.meta);
       if (this.fd === undefined) {
         // A log read from disk: its segment exists (no new file), and is never a link.
         const { O_WRONLY, O_APPEND, O_NOFOLLOW } = constants;
@@ -350,10 +355,6 @@ export class ProcessLog {
       if (this.legacyMeta !== undefined) rmSync(this.legacyMeta, { force: true });
       this.legacyMeta = undefined;
     });
-  }
-
-  private metaRecord(): Buffer {
-    return recordOf(META_BYTE, Buffer.from(JSON.stringify(this.meta)));
   }
 
   /** Removes every file of the log; a run still writing to it goes on unlogged. */

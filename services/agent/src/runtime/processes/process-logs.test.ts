@@ -9,6 +9,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { logger, newLog, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
+import { newProcessId } from './process-meta';
 import { ProcessLogs } from './process-logs';
 
 const root = tempDirPerTest('process-logs-');
@@ -65,6 +66,32 @@ describe('ProcessLogs: finding and pruning', () => {
     );
     expect(again.list(SESSION).map((log) => log.meta.id)).not.toContain(made[0]);
     expect(again.list(SESSION).map((log) => log.meta.id)).not.toContain(made[1]);
+  });
+});
+
+describe('ProcessLogs: keep times and ids', () => {
+  it('drops an ended log past its keep time, counted from its last end', () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'], now: 0 });
+    try {
+      const logs = new ProcessLogs(root(), logger, { maxPerSession: 8, keepAfterExitMs: 1000 });
+      const log = start(logs);
+      log.closeOutput(); // its runner gone: lost, at 0
+      expect(logs.list(SESSION)).toContain(log);
+      jest.setSystemTime(900);
+      log.exited({ failure: { code: 'x', message: 'said later' } }); // its end, at 900
+      jest.setSystemTime(1500);
+      expect(logs.list(SESSION)).toContain(log);
+      jest.setSystemTime(2000);
+      expect(logs.list(SESSION)).not.toContain(log);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('names each process anew, past the random bytes drawn at a time', () => {
+    const made = Array.from({ length: 1500 }, () => newProcessId());
+    expect(made.every((id) => /^proc_[a-f0-9]{16}$/.test(id))).toBe(true);
+    expect(new Set(made).size).toBe(made.length);
   });
 });
 

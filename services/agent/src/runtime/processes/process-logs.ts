@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,7 +6,7 @@ import type { Logger } from '@sandbox/logger';
 import { loadProcessLog } from './load-process-log';
 import { META_FILE, reuseFile, SEGMENT_FILE } from './log-files';
 import { ProcessLog } from './process-log';
-import { LABEL_CHARS, metaOf } from './process-meta';
+import { LABEL_CHARS, metaOf, newProcessId } from './process-meta';
 import { SpareFiles } from './spare-files';
 
 export interface ProcessLogSettings {
@@ -206,7 +205,7 @@ export class ProcessLogs {
     const log = ProcessLog.create(
       dir,
       {
-        id: `proc_${randomBytes(8).toString('hex')}`,
+        id: newProcessId(),
         pid: start.pid,
         kind: start.kind,
         label: labelOf(start.source),
@@ -304,8 +303,7 @@ export class ProcessLogs {
     let excess = logs.size + adding - this.settings.maxPerSession;
     for (const log of logs.values()) {
       if (!log.settled) continue;
-      const endedAt = Date.parse(log.meta.exitedAt ?? log.meta.startedAt);
-      if (excess > 0 || now - endedAt > this.settings.keepAfterExitMs) {
+      if (excess > 0 || now - log.endedAtMs > this.settings.keepAfterExitMs) {
         excess -= 1;
         this.defer(() => this.releaseLater(log));
         logs.delete(log.meta.id);
