@@ -175,6 +175,23 @@ describe("ProcessLog: its file made off the run's path", () => {
     expect((await readAll(found)).items).toEqual(['stdout:quick']);
   });
 
+  it("makes a running run's file at the next turn, an ended one's only a turn later", async () => {
+    const logs = new ProcessLogs(root(), logger);
+    const running = start(logs, 1024, 1);
+    running.append('stdout', Buffer.from('seen by its caller'));
+    const ended = start(logs, 1024, 2);
+    ended.exited({ failure: { code: 'x', message: 'done' } });
+    ended.closeOutput();
+    const dir = join(root(), SESSION);
+    const files = () => (existsSync(dir) ? readdirSync(dir).sort() : []);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(files()).toEqual([`${running.meta.id}.0.log`]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(files()).toEqual([`${running.meta.id}.0.log`, `${ended.meta.id}.0.log`].sort());
+    const again = new ProcessLogs(root(), logger);
+    expect((await readAll(again.find(SESSION, '1'))).items).toEqual(['stdout:seen by its caller']);
+  });
+
   it('is absent after a restart that came before its file was made, never half there', () => {
     const logs = new ProcessLogs(root(), logger);
     const log = start(logs, 1024, 9);

@@ -64,6 +64,8 @@ export class ProcessLogs {
   private emptying: Promise<void> = Promise.resolve();
   /** File work put off until the run that asked for it has been answered (see `defer`). */
   private readonly deferred: (() => void)[] = [];
+  /** New logs whose file is put off: one still running at the first turn is made then. */
+  private readonly unmade: ProcessLog[] = [];
 
   constructor(
     private readonly root: string,
@@ -223,6 +225,7 @@ export class ProcessLogs {
       },
     );
     logs.set(log.meta.id, log);
+    this.unmade.push(log);
     this.defer(() => log.flush());
     return log;
   }
@@ -241,16 +244,23 @@ export class ProcessLogs {
   /**
    * Puts file work (a new log's file, a pruned log's removal) off until the run that asked for
    * it has been answered: two turns of the event loop, the second after the one in which the
-   * run's last message and its status (gRPC's trailers, sent a turn later) leave. A restart
-   * in between finds the new log absent, the pruned one still there (and prunes it).
+   * run's last message and its status (gRPC's trailers, sent a turn later) leave. A run still
+   * going at the first turn (its messages just sent, no status due) has its file made then,
+   * so that what its caller saw is kept soon. A restart in between finds the new log absent,
+   * the pruned one still there (and prunes it).
    */
   private defer(step: () => void): void {
     this.deferred.push(step);
-    if (this.deferred.length === 1) setImmediate(() => setImmediate(() => this.flush()));
+    if (this.deferred.length > 1) return;
+    setImmediate(() => {
+      for (const log of this.unmade.splice(0)) if (!log.settled) log.flush();
+      setImmediate(() => this.flush());
+    });
   }
 
   /** Does the file work put off so far (see `defer`) now. */
   flush(): void {
+    this.unmade.length = 0;
     for (const step of this.deferred.splice(0)) {
       try {
         step();
