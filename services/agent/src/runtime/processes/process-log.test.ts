@@ -245,7 +245,9 @@ describe('ProcessLog: meta records, older agents', () => {
     const found = new ProcessLogs(root(), logger).find(SESSION, '4');
     expect(found.meta).toMatchObject({ label: 'echo hi', segments: [{ seq: 0 }] });
   });
+});
 
+describe("ProcessLog: an older agent's files", () => {
   it("reads an older agent's log (meta files of their own) and keeps it as a record from then on", async () => {
     const dir = join(root(), SESSION);
     mkdirSync(dir, { recursive: true });
