@@ -7,6 +7,7 @@ import {
   docker,
   dockerExec,
   elapsedMs,
+  machineBusyMs,
   inSessionCpu,
   machine,
   openLoop,
@@ -102,6 +103,7 @@ const FLOOR_SPAWNS = Number(process.env.BENCH_LOAD_FLOOR_SPAWNS ?? 40);
  */
 async function spawnFloor(ids) {
   const script = `s=$EPOCHREALTIME; for ((i = 0; i < ${FLOOR_SPAWNS}; i++)); do /bin/true; done; echo "$s $EPOCHREALTIME"`;
+  const busy = machineBusyMs();
   const spans = await Promise.all(
     ids.map(async (id) => {
       const [container] = await docker.listContainers({ filters: { name: [`^/sbx-${id}$`] } });
@@ -113,6 +115,8 @@ async function spawnFloor(ids) {
   );
   const first = Math.min(...spans.map((span) => span.start));
   const last = Math.max(...spans.map((span) => span.end));
+  // Machine-wide, the docker execs that start the loops included.
+  const cpuMsPerSpawn = (machineBusyMs() - busy) / (ids.length * FLOOR_SPAWNS);
   const perSecond = (ids.length * FLOOR_SPAWNS) / (last - first);
   const each = spans
     .map((span) => ((span.end - span.start) * 1000) / FLOOR_SPAWNS)
@@ -124,7 +128,8 @@ async function spawnFloor(ids) {
       each,
     ),
     perSecond,
-    note: 'per-spawn ms in each sandbox; the rate is the floor of the echo rows',
+    cpuMsPerSpawn,
+    note: `per-spawn ms in each sandbox; the rate is the floor of the echo rows; ${cpuMsPerSpawn.toFixed(2)} ms of the machine's CPU per spawn`,
   };
 }
 
@@ -278,12 +283,17 @@ async function echoRows(stack, ids) {
   // The row itself: the node doing only the runs.
   const refilling = process.hrtime.bigint();
   await stack.poolReady(Math.min(await stack.poolTarget(), SESSIONS), 300_000);
-  rows.push(
-    ...(await echoes(
-      '',
-      `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
-    )),
+  const busy = machineBusyMs();
+  const measured = await echoes(
+    '',
+    `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
   );
+  // The machine's CPU per run, load generator included: what the floor's CPU per spawn is
+  // compared with (the same machine-wide count, below). The burst row's runs count too.
+  const runs = measured[0].rounds + measured[1].rounds;
+  measured[1].cpuMsPerRun = (machineBusyMs() - busy) / runs;
+  measured[1].note += `; ${measured[1].cpuMsPerRun.toFixed(2)} ms of the machine's CPU per run`;
+  rows.push(...measured);
   // The same sessions, the runs arriving at a set rate instead of 60 clients each waiting
   // for its last answer: whether the node keeps up with that rate, and at what latency.
   for (const rate of OPEN_RATES) {
