@@ -133,6 +133,27 @@ async function spawnFloor(ids) {
   };
 }
 
+/** How many creates come at once the moment the node has started (issue 39). */
+const STARTUP_CREATES = 10;
+
+/** STARTUP_CREATES creates at once, as soon as the node answers: made, refused or failed. */
+async function startupCreates(stack) {
+  const made = [];
+  const refused = [];
+  const failed = [];
+  const create = admitted(stack, made, refused);
+  const result = await concurrently(
+    `${STARTUP_CREATES} creates at once, right after the node started (pool of ${stack.poolSize})`,
+    STARTUP_CREATES,
+    STARTUP_CREATES,
+    () => create().catch((err) => failed.push(err.message)),
+  );
+  const firstError = failed.length === 0 ? '' : `: ${failed[0]}`;
+  result.note = `${made.length} made, ${refused.length} answered 503 (${refusalNote(refused)}), ${failed.length} errors${firstError}`;
+  for (const id of made) await stack.deleteSession(id);
+  return result;
+}
+
 /** Session sandboxes (not pool members) of the node that still run. */
 async function sessionSandboxes(nodeId) {
   const all = await docker.listContainers({ filters: { label: [`io.sandbox.node=${nodeId}`] } });
@@ -147,9 +168,18 @@ async function memAvailableBytes() {
 async function main() {
   const rows = [...(await coldCreateRows())];
   // The agent's own pool, as ./scripts/up runs it: it grows with the creates it sees.
-  const stack = await startBenchStack({ name: 'load', agentProcess: true, idleFill: true });
+  let warmUpFailures = 0;
+  const stack = await startBenchStack({
+    name: 'load',
+    agentProcess: true,
+    idleFill: true,
+    onAgentLog: (logged) => {
+      if (logged.msg === 'runner warm-up failed') warmUpFailures += 1;
+    },
+  });
   const ids = [];
   try {
+    rows.push(await startupCreates(stack));
     rows.push(...(await burstRows(stack, ids)));
     if (ids.length < SESSIONS) throw new Error(`only ${ids.length} sessions for the echo rows`);
     rows.push(...(await echoRows(stack, ids)));
@@ -158,6 +188,13 @@ async function main() {
     for (const id of ids) await stack.deleteSession(id);
     await stack.stop();
   }
+  rows.push({
+    name: '"runner warm-up failed" in the agent\'s log, all of the rows above',
+    rounds: 1,
+    p50: warmUpFailures,
+    p99: warmUpFailures,
+    note: 'count',
+  });
   rows.push(...(await densityRows()));
 
   console.log(`\nMachine: ${machine()}`);
