@@ -7,9 +7,9 @@ import {
   docker,
   dockerExec,
   elapsedMs,
-  machineBusyMs,
   inSessionCpu,
   machine,
+  machineBusyMs,
   openLoop,
   printTable,
   row,
@@ -17,6 +17,7 @@ import {
   startBenchStack,
   writeJson,
 } from './lib.mjs';
+import { closedLoop, concurrently } from './timing.mjs';
 
 const SESSIONS = Number(process.env.BENCH_LOAD_SESSIONS ?? 60);
 const CREATE_CONCURRENCY = 8;
@@ -26,56 +27,6 @@ const WAKE_SAMPLES = 20;
 // The open-loop rows: runs offered at each of these rates (a row each), whatever the node answers.
 const OPEN_RATES = (process.env.BENCH_LOAD_RATES ?? '200,300').split(',').map(Number);
 const OPEN_RUNS = Number(process.env.BENCH_LOAD_OPEN_RUNS ?? 1200);
-
-/** `count` calls of `fn`, `concurrency` at a time; latencies and the rate. */
-async function concurrently(name, count, concurrency, fn, extra = {}) {
-  const times = [];
-  let next = 0;
-  const started = process.hrtime.bigint();
-  const worker = async () => {
-    while (next < count) {
-      const i = next;
-      next += 1;
-      const begun = process.hrtime.bigint();
-      await fn(i);
-      times.push(elapsedMs(begun));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), ...extra });
-}
-
-/**
- * `concurrency` clients, each making one call of `fn` and then the next once it is answered (a
- * closed loop), until `count` calls were made after each client's first. The first calls all
- * start at once: each waits for all the others to pass every stage before the pipeline runs
- * full, so they are a row of their own (`burstName`), and the steady row (`name`) times the
- * `count` calls after them. Its rate runs from the first of those calls to the last answer.
- */
-async function closedLoop(name, burstName, count, concurrency, fn, note) {
-  const burst = [];
-  const times = [];
-  let next = 0;
-  let started;
-  const client = async (k) => {
-    const first = process.hrtime.bigint();
-    await fn(k);
-    burst.push(elapsedMs(first));
-    started ??= process.hrtime.bigint();
-    while (next < count) {
-      const i = next;
-      next += 1;
-      const begun = process.hrtime.bigint();
-      await fn(concurrency + i);
-      times.push(elapsedMs(begun));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, (_, k) => client(k)));
-  return [
-    row(burstName, concurrency, burst, { note: 'the last of them answered at the p99' }),
-    row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), note }),
-  ];
-}
 
 /** A create that may be refused (503 with Retry-After): refusals are counted, not errors. */
 const admitted = (stack, ids, refused) => async () => {
