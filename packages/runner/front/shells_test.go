@@ -20,7 +20,7 @@ func (h *harness) waitArmed(n int) []int {
 		pids := h.front.shells.Pids()
 		waiting := 0
 		for _, pid := range pids {
-			if _, asleep := inspect(pid); asleep {
+			if state, ok := readProcStat(pid); ok && state.state == 'S' {
 				waiting++
 			}
 		}
