@@ -228,12 +228,15 @@ func (s *Shells) take(dir os.FileInfo) *armedShell {
 	shell := s.ready[0]
 	s.ready = s.ready[1:]
 	s.mu.Unlock()
-	// One read of its /proc/PID/stat. A shell the user signalled (`kill -9 -1`, `pkill bash`)
-	// may not have died yet: a fatal signal shows as a SIGKILL pending for it. One the user
-	// stopped may hold a signal until it is continued (a stopped process takes none): it is
-	// not taken. The workspace may have been made again since the shell started in it.
+	// A shell the user signalled (`kill -9 -1`, `pkill bash`) may not have died yet: a fatal
+	// signal shows as a SIGKILL pending for it. One the user stopped may hold a signal until
+	// it is continued (a stopped process takes none): it is not taken. A signal for a shell
+	// asleep in its read wakes it: one that is not asleep (still starting, or woken) is read
+	// for its group's pending signals too. The workspace may have been made again since the
+	// shell started in it.
 	state, ok := readProcStat(shell.pid)
 	if !ok || state.pending != 0 || strings.IndexByte("TtZXx", state.state) >= 0 ||
+		(state.state != 'S' && signalPending(shell.pid)) ||
 		shell.dir == nil || !os.SameFile(shell.dir, dir) {
 		s.discard(shell)
 		return nil
@@ -244,6 +247,22 @@ func (s *Shells) take(dir os.FileInfo) *armedShell {
 		shell.argStart, shell.argEnd = state.argStart, state.argEnd
 	}
 	return shell
+}
+
+// signalPending says whether a signal waits for pid or its group (or pid is gone).
+func signalPending(pid int) bool {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "SigPnd:") || strings.HasPrefix(line, "ShdPnd:") {
+			if strings.Trim(line[7:], "\t 0") != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // procStat is what the front reads of a process in its /proc/PID/stat.
