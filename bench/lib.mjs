@@ -8,11 +8,13 @@ import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PREVIEW_DOMAIN, profileGateway, startAgentProcess, unmountUnder } from './processes.mjs';
+import { machine } from './machine.mjs';
 import { sleep } from './timing.mjs';
+
+export { machine, machineBusyMs } from './machine.mjs';
 
 /** The OCI runtime of the benchmark's sandboxes (Docker's default when unset). */
 export const SANDBOX_RUNTIME = process.env.SANDBOX_RUNTIME || undefined;
@@ -357,10 +359,6 @@ export async function sessionContainer(sessionId) {
     if (container) return container;
     if (Date.now() > deadline) throw new Error(`no container for ${sessionId}`);
   }
-}
-
-export function machine() {
-  return `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 }
 
 /** Prints rows as a table: p50/p99 and, for each, its baseline's p50 and the ratio. */

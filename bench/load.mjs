@@ -9,6 +9,7 @@ import {
   elapsedMs,
   inSessionCpu,
   machine,
+  machineBusyMs,
   openLoop,
   printTable,
   row,
@@ -16,6 +17,7 @@ import {
   startBenchStack,
   writeJson,
 } from './lib.mjs';
+import { closedLoop, concurrently } from './timing.mjs';
 
 const SESSIONS = Number(process.env.BENCH_LOAD_SESSIONS ?? 60);
 const CREATE_CONCURRENCY = 8;
@@ -25,56 +27,6 @@ const WAKE_SAMPLES = 20;
 // The open-loop rows: runs offered at each of these rates (a row each), whatever the node answers.
 const OPEN_RATES = (process.env.BENCH_LOAD_RATES ?? '200,300').split(',').map(Number);
 const OPEN_RUNS = Number(process.env.BENCH_LOAD_OPEN_RUNS ?? 1200);
-
-/** `count` calls of `fn`, `concurrency` at a time; latencies and the rate. */
-async function concurrently(name, count, concurrency, fn, extra = {}) {
-  const times = [];
-  let next = 0;
-  const started = process.hrtime.bigint();
-  const worker = async () => {
-    while (next < count) {
-      const i = next;
-      next += 1;
-      const begun = process.hrtime.bigint();
-      await fn(i);
-      times.push(elapsedMs(begun));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), ...extra });
-}
-
-/**
- * `concurrency` clients, each making one call of `fn` and then the next once it is answered (a
- * closed loop), until `count` calls were made after each client's first. The first calls all
- * start at once: each waits for all the others to pass every stage before the pipeline runs
- * full, so they are a row of their own (`burstName`), and the steady row (`name`) times the
- * `count` calls after them. Its rate runs from the first of those calls to the last answer.
- */
-async function closedLoop(name, burstName, count, concurrency, fn, note) {
-  const burst = [];
-  const times = [];
-  let next = 0;
-  let started;
-  const client = async (k) => {
-    const first = process.hrtime.bigint();
-    await fn(k);
-    burst.push(elapsedMs(first));
-    started ??= process.hrtime.bigint();
-    while (next < count) {
-      const i = next;
-      next += 1;
-      const begun = process.hrtime.bigint();
-      await fn(concurrency + i);
-      times.push(elapsedMs(begun));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, (_, k) => client(k)));
-  return [
-    row(burstName, concurrency, burst, { note: 'the last of them answered at the p99' }),
-    row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), note }),
-  ];
-}
 
 /** A create that may be refused (503 with Retry-After): refusals are counted, not errors. */
 const admitted = (stack, ids, refused) => async () => {
@@ -102,6 +54,7 @@ const FLOOR_SPAWNS = Number(process.env.BENCH_LOAD_FLOOR_SPAWNS ?? 40);
  */
 async function spawnFloor(ids) {
   const script = `s=$EPOCHREALTIME; for ((i = 0; i < ${FLOOR_SPAWNS}; i++)); do /bin/true; done; echo "$s $EPOCHREALTIME"`;
+  const busy = machineBusyMs();
   const spans = await Promise.all(
     ids.map(async (id) => {
       const [container] = await docker.listContainers({ filters: { name: [`^/sbx-${id}$`] } });
@@ -113,6 +66,8 @@ async function spawnFloor(ids) {
   );
   const first = Math.min(...spans.map((span) => span.start));
   const last = Math.max(...spans.map((span) => span.end));
+  // Machine-wide, the docker execs that start the loops included.
+  const cpuMsPerSpawn = (machineBusyMs() - busy) / (ids.length * FLOOR_SPAWNS);
   const perSecond = (ids.length * FLOOR_SPAWNS) / (last - first);
   const each = spans
     .map((span) => ((span.end - span.start) * 1000) / FLOOR_SPAWNS)
@@ -124,8 +79,30 @@ async function spawnFloor(ids) {
       each,
     ),
     perSecond,
-    note: 'per-spawn ms in each sandbox; the rate is the floor of the echo rows',
+    cpuMsPerSpawn,
+    note: `per-spawn ms in each sandbox; the rate is the floor of the echo rows; ${cpuMsPerSpawn.toFixed(2)} ms of the machine's CPU per spawn`,
   };
+}
+
+/** How many creates come at once the moment the node has started (issue 39). */
+const STARTUP_CREATES = 10;
+
+/** STARTUP_CREATES creates at once, as soon as the node answers: made, refused or failed. */
+async function startupCreates(stack) {
+  const made = [];
+  const refused = [];
+  const failed = [];
+  const create = admitted(stack, made, refused);
+  const result = await concurrently(
+    `${STARTUP_CREATES} creates at once, right after the node started (pool of ${stack.poolSize})`,
+    STARTUP_CREATES,
+    STARTUP_CREATES,
+    () => create().catch((err) => failed.push(err.message)),
+  );
+  const firstError = failed.length === 0 ? '' : `: ${failed[0]}`;
+  result.note = `${made.length} made, ${refused.length} answered 503 (${refusalNote(refused)}), ${failed.length} errors${firstError}`;
+  for (const id of made) await stack.deleteSession(id);
+  return result;
 }
 
 /** Session sandboxes (not pool members) of the node that still run. */
@@ -142,9 +119,18 @@ async function memAvailableBytes() {
 async function main() {
   const rows = [...(await coldCreateRows())];
   // The agent's own pool, as ./scripts/up runs it: it grows with the creates it sees.
-  const stack = await startBenchStack({ name: 'load', agentProcess: true, idleFill: true });
+  let warmUpFailures = 0;
+  const stack = await startBenchStack({
+    name: 'load',
+    agentProcess: true,
+    idleFill: true,
+    onAgentLog: (logged) => {
+      if (logged.msg === 'runner warm-up failed') warmUpFailures += 1;
+    },
+  });
   const ids = [];
   try {
+    rows.push(await startupCreates(stack));
     rows.push(...(await burstRows(stack, ids)));
     if (ids.length < SESSIONS) throw new Error(`only ${ids.length} sessions for the echo rows`);
     rows.push(...(await echoRows(stack, ids)));
@@ -153,6 +139,13 @@ async function main() {
     for (const id of ids) await stack.deleteSession(id);
     await stack.stop();
   }
+  rows.push({
+    name: '"runner warm-up failed" in the agent\'s log, all of the rows above',
+    rounds: 1,
+    p50: warmUpFailures,
+    p99: warmUpFailures,
+    note: 'count',
+  });
   rows.push(...(await densityRows()));
 
   console.log(`\nMachine: ${machine()}`);
@@ -278,12 +271,17 @@ async function echoRows(stack, ids) {
   // The row itself: the node doing only the runs.
   const refilling = process.hrtime.bigint();
   await stack.poolReady(Math.min(await stack.poolTarget(), SESSIONS), 300_000);
-  rows.push(
-    ...(await echoes(
-      '',
-      `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
-    )),
+  const busy = machineBusyMs();
+  const measured = await echoes(
+    '',
+    `after the pool refilled (${(elapsedMs(refilling) / 1000).toFixed(1)} s)`,
   );
+  // The machine's CPU per run, load generator included: what the floor's CPU per spawn is
+  // compared with (the same machine-wide count, below). The burst row's runs count too.
+  const runs = measured[0].rounds + measured[1].rounds;
+  measured[1].cpuMsPerRun = (machineBusyMs() - busy) / runs;
+  measured[1].note += `; ${measured[1].cpuMsPerRun.toFixed(2)} ms of the machine's CPU per run`;
+  rows.push(...measured);
   // The same sessions, the runs arriving at a set rate instead of 60 clients each waiting
   // for its last answer: whether the node keeps up with that rate, and at what latency.
   for (const rate of OPEN_RATES) {

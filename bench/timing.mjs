@@ -98,3 +98,53 @@ export async function openLoop(name, count, ratePerSecond, fn) {
     note: `offered ${ratePerSecond}/s, Poisson arrivals; at most ${mostInFlight} in flight`,
   });
 }
+
+/** `count` calls of `fn`, `concurrency` at a time; latencies and the rate. */
+export async function concurrently(name, count, concurrency, fn, extra = {}) {
+  const times = [];
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const worker = async () => {
+    while (next < count) {
+      const i = next;
+      next += 1;
+      const begun = process.hrtime.bigint();
+      await fn(i);
+      times.push(elapsedMs(begun));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), ...extra });
+}
+
+/**
+ * `concurrency` clients, each making one call of `fn` and then the next once it is answered (a
+ * closed loop), until `count` calls were made after each client's first. The first calls all
+ * start at once: each waits for all the others to pass every stage before the pipeline runs
+ * full, so they are a row of their own (`burstName`), and the steady row (`name`) times the
+ * `count` calls after them. Its rate runs from the first of those calls to the last answer.
+ */
+export async function closedLoop(name, burstName, count, concurrency, fn, note) {
+  const burst = [];
+  const times = [];
+  let next = 0;
+  let started;
+  const client = async (k) => {
+    const first = process.hrtime.bigint();
+    await fn(k);
+    burst.push(elapsedMs(first));
+    started ??= process.hrtime.bigint();
+    while (next < count) {
+      const i = next;
+      next += 1;
+      const begun = process.hrtime.bigint();
+      await fn(concurrency + i);
+      times.push(elapsedMs(begun));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, k) => client(k)));
+  return [
+    row(burstName, concurrency, burst, { note: 'the last of them answered at the p99' }),
+    row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), note }),
+  ];
+}

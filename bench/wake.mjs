@@ -28,7 +28,11 @@ const copyNodeModulesUntil = (mb) =>
 
 /** Shell commands run in the session that make each workspace (issue 17's kinds). */
 export const WORKSPACES = [
-  { label: '30 MB random', fill: 'head -c 30000000 /dev/urandom > data.bin' },
+  // Issue 39's row: 30 MB that does not compress, and 200 small files beside it.
+  {
+    label: '30 MB random plus 200 files',
+    fill: 'head -c 30000000 /dev/urandom > data.bin && mkdir few && for i in $(seq 200); do echo $i > few/f$i; done',
+  },
   { label: '100 MB random', fill: 'head -c 100000000 /dev/urandom > data.bin' },
   // The image's npm and tsx, copied until 100 MB: about 7,900 small files that compress well.
   { label: '100 MB node_modules', fill: copyNodeModulesUntil(100) },
@@ -131,6 +135,8 @@ export async function filledSession(stack, label, fill) {
 }
 
 /** Workspaces of the kept-disk rows: up to nearly the whole 1 GB disk. */
+// ./scripts/up archives a workspace under SANDBOX_DEEP_SLEEP_DISK_MIN_MB (128) all the same: a
+// 30 MB one's wake is the archive row's.
 const KEPT_DISK_WORKSPACES = [
   WORKSPACES[1],
   WORKSPACES[4],

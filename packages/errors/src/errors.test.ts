@@ -11,10 +11,13 @@ import {
 } from './index';
 
 describe('AppError', () => {
-  it('maps each code to its HTTP status through the table', () => {
-    expect(new AppError('session_not_found', 'x').httpStatus).toBe(404);
-    expect(new AppError('disk_full', 'x').httpStatus).toBe(507);
-    expect(errorCodeTable.rate_limit_exceeded.httpStatus).toBe(429);
+  it.each([
+    ['session_not_found', 404],
+    ['disk_full', 507],
+    ['rate_limit_exceeded', 429],
+  ] as const)('maps %s to HTTP %i through the table', (code, status) => {
+    expect(errorCodeTable[code].httpStatus).toBe(status);
+    expect(new AppError(code, 'x').httpStatus).toBe(status);
   });
 
   it('renders the error body of spec part 7 with extra fields', () => {

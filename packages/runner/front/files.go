@@ -34,6 +34,11 @@ func (c *ChangeClock) Read() (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.marker == nil {
+		// The runner's directory (the user may have removed it). Once the marker is open, it
+		// serves through its descriptor wherever its name went: no run looks for it again.
+		if err := os.MkdirAll(c.dir, 0o700); err != nil {
+			return 0, err
+		}
 		name := make([]byte, 8)
 		if _, err := rand.Read(name); err != nil {
 			return 0, err

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 
 // harness is a front whose output the test reads, event by event, with a workspace of its own.
 type harness struct {
-	t         *testing.T
+	t         testing.TB
 	front     *Front
 	root      string
 	forwarded chan string
@@ -90,7 +90,7 @@ func (h *harness) writeWith(id float64, ev string) []string {
 	return nil
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	reader, writer := io.Pipe()
 	h := &harness{
 		t:         t,

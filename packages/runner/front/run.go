@@ -96,12 +96,8 @@ func (r *commandRun) serve() {
 }
 
 func (r *commandRun) run() error {
-	cwd, err := workingDirectory(r.request.Cwd, r.front.workspace)
+	cwd, dir, err := workingDirectory(r.request.Cwd, r.front.workspace)
 	if err != nil {
-		return err
-	}
-	// The runner's directory is made for every run: the user may have removed it.
-	if err := os.MkdirAll(r.front.clock.dir, 0o700); err != nil {
 		return err
 	}
 	since, err := r.front.clock.Read()
@@ -109,7 +105,7 @@ func (r *commandRun) run() error {
 		return err
 	}
 	started := time.Now()
-	spawnID, pid, runID, err := r.start(cwd)
+	spawnID, pid, runID, err := r.start(cwd, dir)
 	if err != nil {
 		return err
 	}
@@ -270,9 +266,9 @@ func (r *commandRun) resultLine(files []string, exit SpawnExit, executionTimeMs 
 }
 
 // start starts the run's process: an armed shell's if one takes it, else a new bash. It
-// returns the process's spawner id, pid and the run's mark.
-func (r *commandRun) start(cwd string) (uint32, int, string, error) {
-	if shell := r.takeShell(cwd); shell != nil {
+// returns the process's spawner id, pid and the run's mark. dir is what cwd is.
+func (r *commandRun) start(cwd string, dir os.FileInfo) (uint32, int, string, error) {
+	if shell := r.takeShell(cwd, dir); shell != nil {
 		return shell.spawnID, shell.pid, shell.runID, nil
 	}
 	runID, err := randomHex(8)
@@ -298,7 +294,7 @@ func (r *commandRun) start(cwd string) (uint32, int, string, error) {
 // takeShell hands the command to an armed shell, if one is there and the run sets nothing
 // it cannot take (an environment of its own, another working directory, a long command);
 // nil if the run starts cold.
-func (r *commandRun) takeShell(cwd string) *armedShell {
+func (r *commandRun) takeShell(cwd string, dir os.FileInfo) *armedShell {
 	shells := r.front.shells
 	if shells == nil || len(r.request.Env) > 0 || cwd != r.front.workspace {
 		return nil
@@ -307,7 +303,7 @@ func (r *commandRun) takeShell(cwd string) *armedShell {
 	if !ok {
 		return nil
 	}
-	shell := shells.take(cwd)
+	shell := shells.take(dir)
 	if shell == nil {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 const (
@@ -105,6 +106,8 @@ type armedShell struct {
 	pid     int
 	runID   string
 	pool    *Shells
+	// Its working directory, as it was before the shell started in it.
+	dir os.FileInfo
 	// Its argument area (0 if unknown), where the spawner puts its title.
 	argStart, argEnd uint64
 
@@ -187,6 +190,9 @@ func (s *Shells) Fill() {
 
 func (s *Shells) arm() {
 	shell := &armedShell{pool: s}
+	// The directory it will start in, as it is now: a workspace made again after this is
+	// another directory, and the shell is not taken (see take).
+	shell.dir, _ = os.Stat(s.front.workspace)
 	runID, err := randomHex(8)
 	if err == nil {
 		shell.runID = runID
@@ -198,9 +204,6 @@ func (s *Shells) arm() {
 			Stdin:         true,
 			Armed:         true,
 		}, shell)
-	}
-	if err == nil {
-		shell.argStart, shell.argEnd = argumentArea(shell.pid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -214,8 +217,9 @@ func (s *Shells) arm() {
 	}
 }
 
-// take is the oldest armed shell still alive, if any, still working in cwd (the workspace).
-func (s *Shells) take(cwd string) *armedShell {
+// take is the oldest armed shell still alive, if any, whose working directory is dir (the
+// workspace, as the run found it).
+func (s *Shells) take(dir os.FileInfo) *armedShell {
 	s.mu.Lock()
 	if len(s.ready) == 0 {
 		s.mu.Unlock()
@@ -224,64 +228,86 @@ func (s *Shells) take(cwd string) *armedShell {
 	shell := s.ready[0]
 	s.ready = s.ready[1:]
 	s.mu.Unlock()
-	// A shell the user signalled (`kill -9 -1`, `pkill bash`) may not have died yet; the
-	// workspace may have been made again.
-	there, err1 := os.Stat("/proc/" + strconv.Itoa(shell.pid) + "/cwd")
-	wanted, err2 := os.Stat(cwd)
-	signalled, asleep := inspect(shell.pid)
-	if err1 != nil || err2 != nil || !os.SameFile(there, wanted) || signalled {
+	// A shell the user signalled (`kill -9 -1`, `pkill bash`) may not have died yet: a fatal
+	// signal shows as a SIGKILL pending for it. One the user stopped may hold a signal until
+	// it is continued (a stopped process takes none): it is not taken. A signal for a shell
+	// asleep in its read wakes it: one that is not asleep (still starting, or woken) is read
+	// for its group's pending signals too. The workspace may have been made again since the
+	// shell started in it.
+	state, ok := readProcStat(shell.pid)
+	if !ok || state.pending != 0 || strings.IndexByte("TtZXx", state.state) >= 0 ||
+		(state.state != 'S' && signalPending(shell.pid)) ||
+		shell.dir == nil || !os.SameFile(shell.dir, dir) {
 		s.discard(shell)
 		return nil
 	}
 	// Its title is written only once it waits in its read: bash reads its arguments as it
 	// starts (a shell taken that early keeps the script as its title).
-	if !asleep {
-		shell.argStart, shell.argEnd = 0, 0
-	} else if shell.argEnd == 0 {
-		// Read as its spawn returned, before its exec had set it all up.
-		shell.argStart, shell.argEnd = argumentArea(shell.pid)
+	if state.state == 'S' {
+		shell.argStart, shell.argEnd = state.argStart, state.argEnd
 	}
 	return shell
 }
 
-// inspect reads pid's status: whether a signal waits for it (or it is gone: an armed shell
-// takes none), and whether it sleeps (blocked in its read, past its start-up).
-func inspect(pid int) (signalled, asleep bool) {
+// signalPending says whether a signal waits for pid or its group (or pid is gone).
+func signalPending(pid int) bool {
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return true, false
+		return true
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(line, "State:") {
-			asleep = strings.HasPrefix(strings.TrimSpace(line[6:]), "S")
-		}
 		if strings.HasPrefix(line, "SigPnd:") || strings.HasPrefix(line, "ShdPnd:") {
 			if strings.Trim(line[7:], "\t 0") != "" {
-				signalled = true
+				return true
 			}
 		}
 	}
-	return signalled, asleep
+	return false
 }
 
-// argumentArea is where pid's arguments are in its memory (/proc/PID/stat's arg_start and
-// arg_end); zeros if unknown (or not yet known: a vfork returns before the exec is done).
-func argumentArea(pid int) (uint64, uint64) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	close := strings.LastIndexByte(string(stat), ')')
-	if err != nil || close < 0 {
-		return 0, 0
+// procStat is what the front reads of a process in its /proc/PID/stat.
+type procStat struct {
+	// Its state: R running, S asleep (an armed shell past its start-up, blocked in its read),
+	// T stopped, Z a zombie...
+	state byte
+	// The signals pending for it alone (not its group's): a fatal one is a SIGKILL here.
+	pending uint64
+	// Where its arguments are in its memory (arg_start, arg_end).
+	argStart, argEnd uint64
+}
+
+// readProcStat reads pid's /proc/PID/stat in one read, with no more system calls than an
+// open, a read and a close; false if pid is gone.
+func readProcStat(pid int) (procStat, bool) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return procStat{}, false
 	}
-	fields := strings.Fields(string(stat[close+1:]))
-	if len(fields) < 47 {
-		return 0, 0
+	var buffer [2048]byte
+	n, err := syscall.Read(fd, buffer[:])
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return procStat{}, false
 	}
-	start, _ := strconv.ParseUint(fields[45], 10, 64)
-	end, _ := strconv.ParseUint(fields[46], 10, 64)
-	if end == 0 {
-		return 0, 0
+	line := string(buffer[:n])
+	close := strings.LastIndexByte(line, ')')
+	if close < 0 {
+		return procStat{}, false
 	}
-	return start, end
+	// Fields from the state (the third) on: pending signals are the 31st, the arguments'
+	// area the 48th and 49th.
+	fields := strings.Fields(line[close+1:])
+	if len(fields) < 47 || len(fields[0]) != 1 {
+		return procStat{}, false
+	}
+	stat := procStat{state: fields[0][0]}
+	stat.pending, _ = strconv.ParseUint(fields[28], 10, 64)
+	stat.argStart, _ = strconv.ParseUint(fields[45], 10, 64)
+	stat.argEnd, _ = strconv.ParseUint(fields[46], 10, 64)
+	if stat.argEnd == 0 {
+		stat.argStart = 0
+	}
+	return stat, true
 }
 
 // goMessage is a 'G' frame's payload: the shell's argument area, then its message.

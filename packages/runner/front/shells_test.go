@@ -20,7 +20,7 @@ func (h *harness) waitArmed(n int) []int {
 		pids := h.front.shells.Pids()
 		waiting := 0
 		for _, pid := range pids {
-			if _, asleep := inspect(pid); asleep {
+			if state, ok := readProcStat(pid); ok && state.state == 'S' {
 				waiting++
 			}
 		}
@@ -135,6 +135,57 @@ func TestDeadOrStoppedShells(t *testing.T) {
 	}
 	if out, _, code := h.runOnce(`echo ok`, nil); out != "ok\n" || code != 0 {
 		t.Errorf("with the shells stopped: %q %v", out, code)
+	}
+}
+
+// A stopped shell is not taken (a signal may wait for its continue): the run starts its own
+// bash, and a shell stopped with a signal pending costs the run nothing.
+func TestStoppedShellIsNotTaken(t *testing.T) {
+	h := newHarness(t)
+	armed := h.waitArmed(armedShellCount)
+	for _, pid := range armed {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+		// Stopped once it has taken its SIGSTOP.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			if state, ok := readProcStat(pid); ok && state.state == 'T' {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// A signal for a stopped shell waits for its continue (a SIGUSR1 would end it).
+	_ = syscall.Kill(armed[1], syscall.SIGUSR1)
+	for i := 0; i < 2; i++ {
+		events := h.until(h.exec(`echo ok`, nil), "exec")
+		if pid := int(events[0]["pid"].(float64)); pid == armed[0] || pid == armed[1] {
+			t.Errorf("run %d took the stopped shell %d", i, pid)
+		}
+		if out, code := output(events, "stdout"), named(events, "result")["exitCode"]; out != "ok\n" || code != 0.0 {
+			t.Errorf("run %d: %q %v", i, out, code)
+		}
+	}
+}
+
+// A workspace made again after the shells started is where the next run works.
+func TestWorkspaceMadeAgain(t *testing.T) {
+	h := newHarness(t)
+	armed := h.waitArmed(armedShellCount)
+	if err := os.Rename(h.root, h.root+".old"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(h.root + ".old") })
+	if err := os.Mkdir(h.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.root+"/new.txt", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	events := h.until(h.exec(`ls`, nil), "exec")
+	if pid := int(events[0]["pid"].(float64)); pid == armed[0] {
+		t.Errorf("the run took shell %d, armed in the old workspace", pid)
+	}
+	if got := output(events, "stdout"); got != "new.txt\n" {
+		t.Errorf("the run listed %q", got)
 	}
 }
 

@@ -110,27 +110,27 @@ func makeDirectories(p, dir, root string) (string, error) {
 	return current, nil
 }
 
-// workingDirectory is the run's working directory: created if missing (never through a
-// symlink that leads out), refused if it is not a directory.
-func workingDirectory(cwd, root string) (string, error) {
+// workingDirectory is the run's working directory, and what it is: created if missing (never
+// through a symlink that leads out), refused if it is not a directory.
+func workingDirectory(cwd, root string) (string, os.FileInfo, error) {
 	lexical, err := lexicalDir(cwd, root)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	real, err := makeDirectories(cwd, lexical, root)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	info, err := os.Lstat(real)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if !info.IsDir() {
-		return "", &RunnerError{
+		return "", nil, &RunnerError{
 			Code:    "invalid_path",
 			Message: "workingDir is not a directory: " + cwd,
 			Details: map[string]any{"path": cwd},
 		}
 	}
-	return real, nil
+	return real, info, nil
 }

@@ -62,7 +62,7 @@ func TestWorkingDirectory(t *testing.T) {
 	must(os.Symlink(filepath.Join(root, "gone"), filepath.Join(root, "broken")))
 	must(os.WriteFile(filepath.Join(root, "file"), nil, 0o644))
 
-	got, err := workingDirectory("a/b/c", root)
+	got, _, err := workingDirectory("a/b/c", root)
 	if err != nil || got != filepath.Join(root, "a/b/c") {
 		t.Fatalf("made %q, %v", got, err)
 	}
@@ -70,7 +70,7 @@ func TestWorkingDirectory(t *testing.T) {
 		t.Fatalf("not made: %v", err)
 	}
 	// A link inside the workspace is followed, to its real path.
-	got, err = workingDirectory("in/x", root)
+	got, _, err = workingDirectory("in/x", root)
 	if err != nil || got != filepath.Join(root, "real/x") {
 		t.Fatalf("through a link inside: %q, %v", got, err)
 	}
@@ -79,7 +79,7 @@ func TestWorkingDirectory(t *testing.T) {
 		{"broken/x", "a symlink on the way is broken"},
 		{"file/x", `"file" is not a directory`},
 	} {
-		_, err := workingDirectory(c.in, root)
+		_, _, err := workingDirectory(c.in, root)
 		known := pathError(t, err)
 		if known.Code != "invalid_path" || !strings.HasSuffix(known.Message, c.why) ||
 			known.Details["path"] != c.in {
@@ -92,7 +92,7 @@ func TestWorkingDirectory(t *testing.T) {
 	}
 	// A link to a file: made no further, and refused.
 	must(os.Symlink("file", filepath.Join(root, "to-file")))
-	_, err = workingDirectory("to-file", root)
+	_, _, err = workingDirectory("to-file", root)
 	known := pathError(t, err)
 	if known.Message != "workingDir is not a directory: to-file" {
 		t.Errorf("a file as the working directory: %q", known.Message)

@@ -43,36 +43,43 @@ describe('rewriteImports', () => {
   });
 });
 
-describe('mayBeTypeScript', () => {
-  it.each([
-    'const n: number = 1',
-    'f<string>(x)',
-    'function f(a?) {}',
-    'x!.y',
-    '@sealed class A {}',
-    'function f(a);\nfunction f(a) { return a }',
-    'interface I {}',
-    'type T = string',
-    'enum E { A }',
-    'x as unknown',
-    'x satisfies T',
-    'class A { constructor(private a) {} }',
-    'class A { readonly a = 1 }',
-    "import fs = require('fs')",
-    'using r = resource()',
-    'declare const y',
-    'class A { m(a); m(a) { return a } }',
-  ])('sends %s through esbuild', (code) => {
-    expect(mayBeTypeScript(code)).toBe(true);
-  });
-
-  it.each([
-    'x + 1',
-    'total * 2',
-    'console.log(x);',
-    'const a = [1, 2].map((v) => v * 2)\na',
-    'await f()',
-  ])('runs %s as it is', (code) => {
-    expect(mayBeTypeScript(code)).toBe(false);
+describe.each([
+  {
+    verdict: 'sends %s through esbuild',
+    typeScript: true,
+    cells: [
+      'const n: number = 1',
+      'f<string>(x)',
+      'function f(a?) {}',
+      'x!.y',
+      '@sealed class A {}',
+      'function f(a);\nfunction f(a) { return a }',
+      'interface I {}',
+      'type T = string',
+      'enum E { A }',
+      'x as unknown',
+      'x satisfies T',
+      'class A { constructor(private a) {} }',
+      'class A { readonly a = 1 }',
+      "import fs = require('fs')",
+      'using r = resource()',
+      'declare const y',
+      'class A { m(a); m(a) { return a } }',
+    ],
+  },
+  {
+    verdict: 'runs %s as it is',
+    typeScript: false,
+    cells: [
+      'x + 1',
+      'total * 2',
+      'console.log(x);',
+      'const a = [1, 2].map((v) => v * 2)\na',
+      'await f()',
+    ],
+  },
+])('mayBeTypeScript', ({ verdict, typeScript, cells }) => {
+  it.each(cells)(verdict, (code) => {
+    expect(mayBeTypeScript(code)).toBe(typeScript);
   });
 });

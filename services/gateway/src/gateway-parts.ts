@@ -123,13 +123,7 @@ export function openSessions(
     previewDomain: config.previewDomain,
     previewUrlScheme: config.previewUrlScheme,
   });
-  const lifecycle = new SessionLifecycle(
-    sessionStore,
-    agents,
-    { idleAfterS: config.idleAfterS, deepSleepAfterS: config.deepSleepAfterS },
-    logger,
-    wakes,
-  );
+  const lifecycle = new SessionLifecycle(sessionStore, agents, config, logger, wakes);
   const activity = new SessionActivity(
     sessionStore,
     invalidations,

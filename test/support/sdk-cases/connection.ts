@@ -8,10 +8,12 @@ import { cuttingProxy, scriptedProxy, silentServer } from '../gateway-proxies';
 import type { SdkContext } from './context';
 
 /** A stream cut by a proxy resumes where it stopped; stdin and output through the SDK. */
-function outlivingRuns({ t, client }: SdkContext): void {
+function outlivingRuns({ t, client, useSandbox }: SdkContext): void {
   describe('runs that outlive their connection', () => {
+    const box = useSandbox();
+
     it('resumes a stream cut mid-run: every byte once, and the result', async () => {
-      const sandbox = await Sandbox.create(client());
+      const { sandbox } = box;
       const command = 'for i in $(seq 1 30); do echo "line $i"; sleep 0.03; done; exit 4';
       const whole = await sandbox.exec(command);
       const proxy = await cuttingProxy(t.stack.url, 600);
@@ -28,12 +30,11 @@ function outlivingRuns({ t, client }: SdkContext): void {
         expect(proxy.seen.filter((r) => r.includes('/execute') && /proc_/.test(r))).toHaveLength(1);
       } finally {
         await proxy.close();
-        await sandbox.delete();
       }
     });
 
     it('writes stdin, lists runs, reads and follows their output', async () => {
-      const sandbox = await Sandbox.create(client());
+      const { sandbox } = box;
       const seen: string[] = [];
       let pid = 0;
       for await (const event of sandbox.stream(
@@ -50,7 +51,7 @@ function outlivingRuns({ t, client }: SdkContext): void {
         if (event.type === 'stdout') seen.push(event.data);
       }
       expect(seen.join('')).toBe('hi sdk\nbytes');
-      const [listed] = await sandbox.processes.list();
+      const listed = (await sandbox.processes.list()).find((run) => run.pid === pid);
       expect(listed).toMatchObject({ pid, state: 'exited', exitCode: 0, stdinBytes: 9 });
       expect((await sandbox.processes.output(pid)).stdout).toBe('hi sdk\nbytes');
       const followed: string[] = [];
@@ -58,7 +59,6 @@ function outlivingRuns({ t, client }: SdkContext): void {
         followed.push(event.type === 'end' ? `end:${event.process.exitCode}` : event.type);
       }
       expect(followed.at(-1)).toBe('end:0');
-      await sandbox.delete();
     });
   });
 }

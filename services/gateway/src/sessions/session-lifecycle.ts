@@ -1,3 +1,4 @@
+import type { GatewayConfig } from '@sandbox/config';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import type { AgentPool } from '../nodes/agent-pool';
@@ -9,10 +10,8 @@ export interface WakeObserver {
   observeWake(from: 'idle' | 'deep-sleep', seconds: number, moved: boolean): void;
 }
 
-export interface LifecycleSettings {
-  idleAfterS: number;
-  deepSleepAfterS: number;
-}
+/** The gateway's delays before a session's transitions (its configuration's). */
+export type LifecycleSettings = Pick<GatewayConfig, 'idleAfterS' | 'deepSleepAfterS'>;
 
 /** Longest pause between two activity records of a long request. */
 const ACTIVITY_HEARTBEAT_MS = 30_000;

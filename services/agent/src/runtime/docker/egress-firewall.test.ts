@@ -92,30 +92,33 @@ describe('parseNameservers', () => {
   });
 });
 
-describe('strayRules', () => {
-  it("finds what is not a node's jump in the sessions' chain", () => {
-    const listing = [
-      '-N SANDBOX-SESSIONS',
-      '-A SANDBOX-SESSIONS -j SBXN-35971b',
-      '-A SANDBOX-SESSIONS -s 172.18.0.6/32 -j SBX-5ccf415a940969ee321b',
-      '-A SANDBOX-SESSIONS -j SBXN-abcdef',
-    ].join('\n');
-    expect(strayRules(listing)).toEqual([
-      ['-D', 'SANDBOX-SESSIONS', '-s', '172.18.0.6/32', '-j', 'SBX-5ccf415a940969ee321b'],
-    ]);
-  });
-});
-
-describe('staleJumps', () => {
-  it("finds any node's jumps for addresses no sandbox has now", () => {
-    const listing = [
-      '-N SBXN-25bf8e',
-      '-A SBXN-25bf8e -s 172.18.0.2/32 -j SBX25bf8e-3872f6149e164133',
-      '-A SBXN-abcdef -s 172.18.0.3/32 -j SBXabcdef-0000000000000000',
-      '-A SANDBOX-SESSIONS -j SBXN-25bf8e',
-    ].join('\n');
-    expect(staleJumps(listing, ['172.18.0.3'])).toEqual([
-      ['-D', 'SBXN-25bf8e', '-s', '172.18.0.2/32', '-j', 'SBX25bf8e-3872f6149e164133'],
-    ]);
+describe("the sessions' chains: rules to delete, from a listing of iptables -S", () => {
+  it.each([
+    {
+      case: "strayRules: what is not a node's jump in the sessions' chain",
+      listing: [
+        '-N SANDBOX-SESSIONS',
+        '-A SANDBOX-SESSIONS -j SBXN-35971b',
+        '-A SANDBOX-SESSIONS -s 172.18.0.6/32 -j SBX-5ccf415a940969ee321b',
+        '-A SANDBOX-SESSIONS -j SBXN-abcdef',
+      ],
+      find: strayRules,
+      deletes: [
+        ['-D', 'SANDBOX-SESSIONS', '-s', '172.18.0.6/32', '-j', 'SBX-5ccf415a940969ee321b'],
+      ],
+    },
+    {
+      case: "staleJumps: any node's jumps for addresses no sandbox has now (172.18.0.3 has one)",
+      listing: [
+        '-N SBXN-25bf8e',
+        '-A SBXN-25bf8e -s 172.18.0.2/32 -j SBX25bf8e-3872f6149e164133',
+        '-A SBXN-abcdef -s 172.18.0.3/32 -j SBXabcdef-0000000000000000',
+        '-A SANDBOX-SESSIONS -j SBXN-25bf8e',
+      ],
+      find: (listing: string) => staleJumps(listing, ['172.18.0.3']),
+      deletes: [['-D', 'SBXN-25bf8e', '-s', '172.18.0.2/32', '-j', 'SBX25bf8e-3872f6149e164133']],
+    },
+  ])('$case', ({ listing, find, deletes }) => {
+    expect(find(listing.join('\n'))).toEqual(deletes);
   });
 });

@@ -28,55 +28,57 @@ function listing(text: string): HostProcess[] {
     });
 }
 
-describe('userProcessesOf', () => {
-  it('keeps init, the keep-alive, runners and their helpers; targets the rest', () => {
-    const processes = listing(`
-      100  90 /sbin/docker-init -- sleep infinity
-      101 100 sleep infinity
-      199  80 /opt/sandbox/runner/front
-      200 199 node --no-memory-reducer /opt/sandbox/runner/main.js
-      201 200 /usr/local/lib/node_modules/tsx/node_modules/@esbuild/linux-x64/bin/esbuild --service=0.28.2 --ping
-      202 204 /usr/bin/time -f x bash -c sleep 100
-      203 200 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs
-      204 203 /bin/bash -c sleep 100
-      # A run named like the spawner is not the runner's child: it is a user's.
-      205 203 /opt/sandbox/runner/run-spawner
-      # The zygote waiting for its run is the spawner's child; one handed its run is renamed.
-      206 203 /usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js
-      207 203 node /workspace/.sandbox-code-1.mjs
-      # A user's process named like a zygote, not the spawner's child.
-      208 204 /usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js
-      300 100 sleep infinity
-      301 100 node server.js
-    `);
-    expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
-      202, 204, 205, 207, 208, 300, 301,
-    ]);
-  });
+/** Docker's init (pid 100 in the tests: the container's root) and the keep-alive it runs. */
+const INIT_AND_KEEP_ALIVE = `
+  100  90 /sbin/docker-init -- sleep infinity
+  101 100 sleep infinity`;
 
-  it("keeps a runner's front (started by an exec), its Node and its spawner; not the runs", () => {
-    const processes = listing(`
-      100  90 /sbin/docker-init -- sleep infinity
-      101 100 sleep infinity
-      400  80 /opt/sandbox/runner/front
-      401 400 node --no-memory-reducer /opt/sandbox/runner/main.js
-      402 400 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
-      403 401 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
-      404 402 /bin/bash -c sleep 100
-      405 403 /bin/bash -c sleep 200
-      # A user's process named like the front: its parent is in the container.
-      406 404 /opt/sandbox/runner/front
-      407 406 /opt/sandbox/runner/run-spawner
-      # A user's process named like a runner: neither a front's child nor an exec.
-      408 404 node --no-memory-reducer /opt/sandbox/runner/main.js
-      409 404 node /opt/sandbox/runner/main.js
-      # A Node named like the runner started by an exec, not by a front: never the runner.
-      410  80 node --no-memory-reducer /opt/sandbox/runner/main.js
-      411 410 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
-    `);
-    expect(userProcessesOf(processes, 100).map((p) => p.pid)).toEqual([
-      404, 405, 406, 407, 408, 409, 410, 411,
-    ]);
+describe('userProcessesOf', () => {
+  it.each([
+    {
+      case: 'keeps init, the keep-alive, runners and their helpers; targets the rest',
+      processes: `${INIT_AND_KEEP_ALIVE}
+        199  80 /opt/sandbox/runner/front
+        200 199 node --no-memory-reducer /opt/sandbox/runner/main.js
+        201 200 /usr/local/lib/node_modules/tsx/node_modules/@esbuild/linux-x64/bin/esbuild --service=0.28.2 --ping
+        202 204 /usr/bin/time -f x bash -c sleep 100
+        203 200 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs
+        204 203 /bin/bash -c sleep 100
+        # A run named like the spawner is not the runner's child: it is a user's.
+        205 203 /opt/sandbox/runner/run-spawner
+        # The zygote waiting for its run is the spawner's child; one handed its run is renamed.
+        206 203 /usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js
+        207 203 node /workspace/.sandbox-code-1.mjs
+        # A user's process named like a zygote, not the spawner's child.
+        208 204 /usr/bin/node --enable-source-maps /opt/sandbox/runner/zygote.js
+        300 100 sleep infinity
+        301 100 node server.js
+      `,
+      targets: [202, 204, 205, 207, 208, 300, 301],
+    },
+    {
+      case: "keeps a runner's front (started by an exec), its Node and its spawner; not the runs",
+      processes: `${INIT_AND_KEEP_ALIVE}
+        400  80 /opt/sandbox/runner/front
+        401 400 node --no-memory-reducer /opt/sandbox/runner/main.js
+        402 400 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
+        403 401 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
+        404 402 /bin/bash -c sleep 100
+        405 403 /bin/bash -c sleep 200
+        # A user's process named like the front: its parent is in the container.
+        406 404 /opt/sandbox/runner/front
+        407 406 /opt/sandbox/runner/run-spawner
+        # A user's process named like a runner: neither a front's child nor an exec.
+        408 404 node --no-memory-reducer /opt/sandbox/runner/main.js
+        409 404 node /opt/sandbox/runner/main.js
+        # A Node named like the runner started by an exec, not by a front: never the runner.
+        410  80 node --no-memory-reducer /opt/sandbox/runner/main.js
+        411 410 /opt/sandbox/runner/run-spawner /run/sandbox/cpu.procs 1000
+      `,
+      targets: [404, 405, 406, 407, 408, 409, 410, 411],
+    },
+  ])('$case', ({ processes, targets }) => {
+    expect(userProcessesOf(listing(processes), 100).map((p) => p.pid)).toEqual(targets);
   });
 });
 

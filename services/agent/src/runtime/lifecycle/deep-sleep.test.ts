@@ -7,6 +7,30 @@ import { sandboxSpec } from './test-fixtures';
 /** What hibernating the doubles' session answers: its 3 files of 100 bytes saved, not in use. */
 const hibernated = (keptDisk: boolean) => ({ filesCount: 3, bytes: 100, inUse: false, keptDisk });
 
+/**
+ * Holds `d.blobs[step]` when it is called: it notes `<step> begins` in the journal and goes on
+ * once the function returned here is called.
+ */
+function held(d: Doubles, step: 'save' | 'remove'): () => void {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const original: (sessionId: string) => Promise<unknown> = d.blobs[step].bind(d.blobs);
+  Object.assign(d.blobs, {
+    [step]: async (sessionId: string) => {
+      d.journal.push(`${step} begins`);
+      await released;
+      return original(sessionId);
+    },
+  });
+  return release;
+}
+
+/** The doubles, their deep sleep archiving the workspace (the default) or keeping its disk. */
+function sleepingBy(deepSleep: 'archive' | 'disk'): Doubles {
+  const d = doubles();
+  return { ...d, config: { ...d.config, deepSleep } };
+}
+
 describe('hibernateSandbox', () => {
   it('leaves a session in use as it is: nothing paused, saved or removed', async () => {
     const d = doubles();
@@ -63,18 +87,38 @@ describe('hibernateSandbox', () => {
 });
 
 describe('hibernateSandbox of a sandbox at rest', () => {
-  it('pauses the sandbox, saves its workspace, then removes it', async () => {
-    const d = doubles();
+  it.each([
+    {
+      case: 'pauses the sandbox, saves its workspace, then removes it',
+      deepSleep: 'archive' as const,
+      steps: [
+        'container.pause ses_1',
+        'blob.save ses_1',
+        'runner.close ses_1',
+        'container.remove ses_1',
+        'workspace.destroy ses_1',
+      ],
+      keptDisk: false,
+    },
+    {
+      case: 'keeping the disk (SANDBOX_DEEP_SLEEP=disk): removes the container only, a manifest says so',
+      deepSleep: 'disk' as const,
+      steps: [
+        'container.pause ses_1',
+        'blob.keepDisk ses_1',
+        'runner.close ses_1',
+        'container.remove ses_1',
+      ],
+      keptDisk: true,
+    },
+  ])('$case', async ({ deepSleep, steps, keptDisk }) => {
+    const d = sleepingBy(deepSleep);
     await running(d, 'ses_1');
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual(hibernated(false));
-    expect(d.journal).toEqual([
-      'container.pause ses_1',
-      'blob.save ses_1',
-      'runner.close ses_1',
-      'container.remove ses_1',
-      'workspace.destroy ses_1',
-    ]);
+    expect(await hibernateSandbox(d, 'ses_1')).toEqual(hibernated(keptDisk));
+    expect(d.journal).toEqual(steps);
+    // The saved copy, or the manifest of the kept disk.
     expect(d.blobs.saved.has('ses_1')).toBe(true);
+    expect(d.workspaces.disks.has('ses_1')).toBe(keptDisk);
   });
 
   it('refuses when the disk does not attach, saving and removing nothing', async () => {
@@ -131,13 +175,7 @@ describe('restoreSandbox', () => {
   it('answers before deleting the archive, which goes before any later step', async () => {
     const d = doubles();
     await d.blobs.save('ses_1');
-    let finishRemove!: () => void;
-    const remove = d.blobs.remove.bind(d.blobs);
-    d.blobs.remove = async (sessionId: string) => {
-      d.journal.push('remove begins');
-      await new Promise<void>((resolve) => (finishRemove = resolve));
-      return remove(sessionId);
-    };
+    const finishRemove = held(d, 'remove');
 
     expect((await restoreSandbox(d, sandboxSpec('ses_1'))).status).toBe('running');
     expect(await d.blobs.manifest('ses_1')).toBeUndefined();
@@ -218,13 +256,7 @@ describe('transitions of one session', () => {
   it('never overlap: a destroy waits for a deep-sleep save to finish', async () => {
     const d = doubles();
     await running(d, 'ses_1');
-    let finishSave!: () => void;
-    const save = d.blobs.save.bind(d.blobs);
-    d.blobs.save = async (sessionId: string) => {
-      d.journal.push('save begins');
-      await new Promise<void>((resolve) => (finishSave = resolve));
-      return save(sessionId);
-    };
+    const finishSave = held(d, 'save');
     const sleeping = hibernateSandbox(d, 'ses_1');
     const destroying = destroySandbox(d, 'ses_1');
     await new Promise((resolve) => setImmediate(resolve));
@@ -239,23 +271,12 @@ describe('transitions of one session', () => {
 });
 
 describe('deep sleep that keeps the disk (SANDBOX_DEEP_SLEEP=disk)', () => {
-  const keeping = (): Doubles => {
-    const d = doubles();
-    return { ...d, config: { ...d.config, deepSleep: 'disk' } };
-  };
+  const keeping = () => sleepingBy('disk');
 
-  it('removes the container only: the disk stays, a manifest says so', async () => {
+  it('answers again with the disk it kept, doing nothing (idempotent)', async () => {
     const d = keeping();
     await running(d, 'ses_1');
-    expect(await hibernateSandbox(d, 'ses_1')).toEqual(hibernated(true));
-    expect(d.journal).toEqual([
-      'container.pause ses_1',
-      'blob.keepDisk ses_1',
-      'runner.close ses_1',
-      'container.remove ses_1',
-    ]);
-    expect(d.workspaces.disks.has('ses_1')).toBe(true);
-    // Asked again (idempotent): the same answer, nothing done.
+    await hibernateSandbox(d, 'ses_1');
     d.journal.length = 0;
     expect(await hibernateSandbox(d, 'ses_1')).toMatchObject({ filesCount: 3, inUse: false });
     expect(d.journal).toEqual([]);
