@@ -44,6 +44,13 @@ describe('tokens', () => {
     expect(tokenMatches('', 'secret')).toBe(false);
     expect(tokenMatches(undefined, 'secret')).toBe(false);
   });
+
+  it('checks against the token expected now when it changes (its digest is kept once made)', () => {
+    expect(tokenMatches('first', 'first')).toBe(true);
+    expect(tokenMatches('first', 'second')).toBe(false);
+    expect(tokenMatches('second', 'second')).toBe(true);
+    expect(tokenMatches('second', 'first')).toBe(false);
+  });
 });
 
 describe('run deadlines', () => {

@@ -23,10 +23,19 @@ export function bearer(token: string): string {
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 
+/** The expected secret's digest, made once: a service checks the same token on every call. */
+let expectedDigest: { of: string; digest: Buffer } | undefined;
+function digestOfExpected(expected: string): Buffer {
+  if (expectedDigest?.of !== expected) expectedDigest = { of: expected, digest: digest(expected) };
+  return expectedDigest.digest;
+}
+
 /**
  * Whether a presented secret is the expected one, in constant time: both sides are hashed
  * first, so neither the content nor the length leaks through timing.
  */
 export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  return timingSafeEqual(digest(presented ?? ''), digest(expected)) && presented !== undefined;
+  return (
+    timingSafeEqual(digest(presented ?? ''), digestOfExpected(expected)) && presented !== undefined
+  );
 }

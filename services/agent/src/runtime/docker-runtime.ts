@@ -108,6 +108,7 @@ export class DockerRuntime implements SandboxRuntime {
 
   async stop(): Promise<void> {
     this.stocking.abort();
+    this.parts.logs.flush(); // the newest runs' logs, made off their path, kept across the restart
     this.parts.installer.close();
     this.parts.stopEgressProxy?.();
     await this.parts.pool?.stop();
@@ -206,6 +207,7 @@ export class DockerRuntime implements SandboxRuntime {
     );
     if (evacuate && !saved.inUse && !saved.keptDisk && this.parts.logs.has(sessionId)) {
       const { blobs, logs } = this.parts;
+      logs.flush(); // its newest runs' files, made off their path, before they are packed
       await blobs.saveLogs(sessionId, logs.dirOf(sessionId));
       logs.forget(sessionId);
     }

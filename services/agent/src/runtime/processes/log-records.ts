@@ -59,6 +59,10 @@ export const recordOf = (kind: number, body: Buffer): Buffer => {
   return Buffer.concat([header, body]);
 };
 
+/** A meta record: the meta's JSON. */
+export const metaRecordOf = (meta: object): Buffer =>
+  recordOf(META_BYTE, Buffer.from(JSON.stringify(meta)));
+
 /** The position after the output records of a segment's bytes, from `start`, where it begins. */
 export function positionAfterRecords(data: Buffer, start: OutputPosition): OutputPosition {
   let end = { ...start };

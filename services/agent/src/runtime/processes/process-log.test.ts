@@ -1,4 +1,11 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { LOG_FILE } from './log-files';
 import { logger, newLog, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
@@ -105,19 +112,23 @@ describe('ProcessLog on disk: restarts and its files', () => {
   it('comes back after a restart: ended, a running one lost, its output and end intact', async () => {
     const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 42);
-    log.append('stdout', Buffer.from('before restart'));
+    log.append('stdout', Buffer.from('before '));
+    first.flush(); // its file made: appends go to it from then on
+    log.append('stdout', Buffer.from('restart'));
     const again = new ProcessLogs(root(), logger);
     const found = again.find(SESSION, '42');
     expect(found.meta).toMatchObject({ id: log.meta.id, state: 'lost', outputClosed: true });
     expect(found.position).toEqual({ stdout: 14, stderr: 0 });
     expect((await readAll(found, undefined, { follow: true })).items).toEqual([
-      'stdout:before restart',
+      'stdout:before ',
+      'stdout:restart',
     ]);
   });
 
   it('keeps one file per process, its meta a record of it, written once per turn of the event loop', async () => {
     const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 42);
+    first.flush();
     log.append('stdout', Buffer.from('out'));
     log.exited({ failure: { code: 'x', message: 'ended' } });
     log.closeOutput();
@@ -125,7 +136,7 @@ describe('ProcessLog on disk: restarts and its files', () => {
     const segment = join(dir, `${log.meta.id}.0.log`);
     // One file, made once: no meta file beside it.
     expect(readdirSync(dir)).toEqual([`${log.meta.id}.0.log`]);
-    // Until the turn ends, the meta in it is the one written at the start.
+    // Until the turn ends, the meta in it is the one written when it was made.
     expect(metaRecords(segment).map((meta) => meta.state)).toEqual(['running']);
     await new Promise((resolve) => setImmediate(resolve));
     expect(metaRecords(segment).map((meta) => meta.state)).toEqual(['running', 'lost']);
@@ -143,11 +154,58 @@ describe('ProcessLog on disk: restarts and its files', () => {
   });
 });
 
+describe("ProcessLog: its file made off the run's path", () => {
+  it("writes a short run's whole log in one write, after the turn that answered it", async () => {
+    const logs = new ProcessLogs(root(), logger);
+    const log = start(logs, 1024, 9);
+    log.append('stdout', Buffer.from('quick'));
+    log.exited({ failure: { code: 'x', message: 'done' } });
+    log.closeOutput();
+    const dir = join(root(), SESSION);
+    const files = () => (existsSync(dir) ? readdirSync(dir) : []);
+    expect(files()).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve)); // the answer's status leaves
+    expect(files()).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(files()).toEqual([`${log.meta.id}.0.log`]);
+    // One meta, the final one, after the output: nothing cut short, nothing said twice.
+    expect(metaRecords(join(dir, files()[0] ?? '')).map((meta) => meta.state)).toEqual(['lost']);
+    const found = new ProcessLogs(root(), logger).find(SESSION, '9');
+    expect(found.meta).toMatchObject({ state: 'lost', failure: { message: 'done' } });
+    expect((await readAll(found)).items).toEqual(['stdout:quick']);
+  });
+
+  it("makes a running run's file at the next turn, an ended one's only a turn later", async () => {
+    const logs = new ProcessLogs(root(), logger);
+    const running = start(logs, 1024, 1);
+    running.append('stdout', Buffer.from('seen by its caller'));
+    const ended = start(logs, 1024, 2);
+    ended.exited({ failure: { code: 'x', message: 'done' } });
+    ended.closeOutput();
+    const dir = join(root(), SESSION);
+    const files = () => (existsSync(dir) ? readdirSync(dir).sort() : []);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(files()).toEqual([`${running.meta.id}.0.log`]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(files()).toEqual([`${running.meta.id}.0.log`, `${ended.meta.id}.0.log`].sort());
+    const again = new ProcessLogs(root(), logger);
+    expect((await readAll(again.find(SESSION, '1'))).items).toEqual(['stdout:seen by its caller']);
+  });
+
+  it('is absent after a restart that came before its file was made, never half there', () => {
+    const logs = new ProcessLogs(root(), logger);
+    const log = start(logs, 1024, 9);
+    log.append('stdout', Buffer.from('unsaved'));
+    expect(new ProcessLogs(root(), logger).list(SESSION)).toEqual([]);
+  });
+});
+
 describe('ProcessLog: meta records, older agents', () => {
   it('reads the newest whole meta record: one cut short, or a segment it does not name, is passed over', async () => {
     const first = new ProcessLogs(root(), logger);
     const cut = start(first, 1024, 1);
     cut.append('stdout', Buffer.from('kept'));
+    first.flush();
     const dir = join(root(), SESSION);
     // An agent that died while appending a meta, and one that died after it began a segment.
     appendFileSync(join(dir, `${cut.meta.id}.0.log`), record(3, '{"id":"').subarray(0, 9));
@@ -163,6 +221,7 @@ describe('ProcessLog: meta records, older agents', () => {
     const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 3);
     log.append('stdout', Buffer.from('whole'));
+    first.flush();
     const segment = join(root(), SESSION, `${log.meta.id}.0.log`);
     // An agent killed while appending 100 bytes of output, 10 of them written.
     appendFileSync(segment, record(1, 'x'.repeat(100)).subarray(0, 15));
@@ -177,6 +236,7 @@ describe('ProcessLog: meta records, older agents', () => {
   it('takes no meta record whose segments are not plain numbers (they name files)', () => {
     const first = new ProcessLogs(root(), logger);
     const log = start(first, 1024, 4);
+    first.flush();
     const segment = join(root(), SESSION, `${log.meta.id}.0.log`);
     for (const seq of ['../../victim', -1, 1.5]) {
       const forged = { ...log.meta, label: 'forged', segments: [{ seq, start: log.position }] };
@@ -185,7 +245,9 @@ describe('ProcessLog: meta records, older agents', () => {
     const found = new ProcessLogs(root(), logger).find(SESSION, '4');
     expect(found.meta).toMatchObject({ label: 'echo hi', segments: [{ seq: 0 }] });
   });
+});
 
+describe("ProcessLog: an older agent's files", () => {
   it("reads an older agent's log (meta files of their own) and keeps it as a record from then on", async () => {
     const dir = join(root(), SESSION);
     mkdirSync(dir, { recursive: true });

@@ -10,10 +10,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '@sandbox/contract';
-import { reuseFile } from './log-files';
 import {
   appendWhole,
-  META_BYTE,
+  metaRecordOf,
   positionAfterRecords,
   recordOf,
   STREAM_BYTE,
@@ -27,7 +26,7 @@ import {
   type OutputStream,
   type ProcessMeta,
 } from './process-meta';
-import { readSegment, type Cursor } from './segment-reader';
+import { readLog } from './segment-reader';
 
 /**
  * One process's output on the node's disk, bounded: records in segments of half the cap, the
@@ -39,9 +38,11 @@ import { readSegment, type Cursor } from './segment-reader';
  * per process, made once: a file made and removed per meta write cost three inodes per run,
  * and on ext4 without a journal each new inode is found by scanning past every inode freed in
  * the last minutes (`recently_deleted`): 9% of the machine's CPU with 60 sessions running
- * `echo`. (Before that, a meta replaced by a rename made ext4 start its writeback in the
- * rename, several ms under load.) Nothing syncs: the files outlive the agent's crash; a
- * power loss may lose a process's newest meta.
+ * `echo`. Nothing syncs: the files outlive the agent's crash; a power loss may lose a
+ * process's newest meta.
+ *
+ * A new log's file is made later, off its run's path (see `flush`): until then its records
+ * wait in memory, and a short run's whole log (its output and its final meta) is one write.
  */
 export class ProcessLog {
   private readonly events = new EventEmitter();
@@ -56,8 +57,14 @@ export class ProcessLog {
   private readers = 0;
   /** An older agent's meta file this log was read from: removed once a meta record is written. */
   private legacyMeta: string | undefined;
+  private endedAt: number | undefined; // endedAtMs, once read (reset when the end changes)
   /** A save waits for the end of this turn of the event loop (see `save`). */
   private saveQueued = false;
+  /**
+   * A new log's records, its file not made yet (see `flush`), and what makes that file (opens
+   * it as the path given, a spare renamed there or a new one); undefined once made.
+   */
+  private unwritten: { records: Buffer[]; open: (path: string) => number } | undefined;
   /** Writes input to the running process, while it takes input. */
   input: ((data: Buffer, close: boolean, signal: AbortSignal) => Promise<number>) | undefined;
 
@@ -99,13 +106,43 @@ export class ProcessLog {
   }
 
   /**
-   * A new process's log, its first segment open and its meta on disk: the file `spare`
-   * (empty, see SpareFiles) renamed to its name, when given.
+   * A new process's log, its file not made yet: `open` makes it (opens the path it is given,
+   * its first segment's) when the log is flushed (see `flush`).
    */
-  static create(dir: string, meta: Omit<ProcessMeta, 'segments'>, spare?: string): ProcessLog {
-    const log = new ProcessLog(dir, { ...meta, segments: [] });
-    log.safely(() => log.beginSegment(0, spare));
+  static create(
+    dir: string,
+    meta: Omit<ProcessMeta, 'segments'>,
+    open: (path: string) => number,
+  ): ProcessLog {
+    const log = new ProcessLog(dir, {
+      ...meta,
+      segments: [{ seq: 0, start: { stdout: 0, stderr: 0 } }],
+    });
+    log.unwritten = { records: [], open };
     return log;
+  }
+
+  /**
+   * Makes a new log's file and writes what it holds so far, its meta as it is now last, in
+   * one write (closed at once if its output is): a crash before it leaves no file, one during
+   * it a file with no whole meta, which a restart removes. Appends go to the file from then on.
+   * Called off the run's path (ProcessLogs' deferred steps), or by anything that needs the
+   * file first (a read, a second segment).
+   */
+  flush(): void {
+    const { unwritten } = this;
+    if (unwritten === undefined) return;
+    this.unwritten = undefined;
+    this.segmentBytes = 0;
+    let made = false;
+    this.safely(() => {
+      this.fd = unwritten.open(this.segmentPath(0));
+      made = true;
+      this.appendRecord(Buffer.concat([...unwritten.records, metaRecordOf(this.meta)]));
+      if (this.meta.outputClosed) this.closeFile();
+    });
+    // No file could be made: nothing is kept, nothing read.
+    if (!made) this.meta.segments = [];
   }
 
   /** Whether its meta is still an older agent's file (no meta record written yet). */
@@ -124,7 +161,9 @@ export class ProcessLog {
 
   /** Appends one chunk; the position after it. */
   append(stream: OutputStream, data: Buffer): OutputPosition {
-    const closed = this.fd === undefined || this.meta.outputClosed;
+    if (this.unwritten !== undefined && this.segmentBytes >= this.meta.capBytes / 2) this.flush();
+    const closed =
+      (this.fd === undefined && this.unwritten === undefined) || this.meta.outputClosed;
     if (closed || this.broken || data.length === 0) return this.position;
     this.safely(() => {
       if (this.segmentBytes >= this.meta.capBytes / 2) {
@@ -154,6 +193,7 @@ export class ProcessLog {
   exited(outcome: { result: RunResult } | { failure: { code: string; message: string } }): void {
     this.input = undefined;
     this.meta.exitedAt = new Date().toISOString();
+    this.endedAt = undefined;
     this.meta.exitAt = this.position;
     if ('result' in outcome) {
       const { limitsExceeded: _internal, ...result } = outcome.result;
@@ -174,6 +214,7 @@ export class ProcessLog {
     if (this.meta.state === 'running') {
       this.meta.state = 'lost';
       this.meta.exitedAt = new Date().toISOString();
+      this.endedAt = undefined;
     }
     this.input = undefined;
     // The file closes once the meta saying so is written in it (see writeMeta).
@@ -189,6 +230,12 @@ export class ProcessLog {
 
   tookInput(bytes: number): void {
     this.meta.stdinBytes += bytes;
+  }
+
+  /** When it ended (or started, if it never said), in epoch ms: what pruning compares. */
+  get endedAtMs(): number {
+    this.endedAt ??= Date.parse(this.meta.exitedAt ?? this.meta.startedAt);
+    return this.endedAt;
   }
 
   /** Whether nothing more will happen: exited (or lost) and its output closed. */
@@ -212,76 +259,26 @@ export class ProcessLog {
       untilExit = false,
     }: { follow: boolean; signal?: AbortSignal; untilExit?: boolean },
   ): Promise<OutputPosition> {
+    this.flush(); // what it holds is read from its file
     this.readers += 1;
     try {
-      return await this.readFrom(from, take, { follow, signal, untilExit });
+      return await readLog(this, from, take, { follow, signal, untilExit });
     } finally {
       this.readers -= 1;
     }
   }
 
-  private async readFrom(
-    from: OutputPosition,
-    take: (item: LogItem) => Promise<void> | void,
-    { follow, signal, untilExit }: { follow: boolean; signal?: AbortSignal; untilExit: boolean },
-  ): Promise<OutputPosition> {
-    let at = { ...from };
-    let cursor: Cursor | undefined;
-    for (;;) {
-      // A log removed under its reader has nothing more to read.
-      if (signal?.aborted === true || this.removed) return at;
-      if (cursor === undefined) {
-        const index = this.segmentFor(at);
-        const segment = this.meta.segments[Math.max(index, 0)];
-        if (segment === undefined) return at;
-        if (index < 0) {
-          // What the reader was at has been dropped: it goes on from the oldest kept byte.
-          at = { ...segment.start };
-          await take({ gap: { ...at } });
-        }
-        cursor = { seq: segment.seq, offset: 0, scan: { ...segment.start } };
-      }
-      const read = await readSegment(this.segmentPath(cursor.seq), cursor, at, take, {
-        signal,
-        untilExit,
-        meta: this.meta,
-        removed: () => this.removed,
-      });
-      const index = this.meta.segments.findIndex((s) => s.seq === cursor?.seq);
-      if (read === undefined || index < 0) {
-        cursor = undefined; // dropped under the reader
-        continue;
-      }
-      at = read.at;
-      if (read.pastExit) return at;
-      const next = this.meta.segments[index + 1];
-      if (next !== undefined) {
-        cursor = { seq: next.seq, offset: 0, scan: { ...next.start } };
-        continue;
-      }
-      if (!follow) return at;
-      if (untilExit && this.meta.exitAt !== undefined && covers(at, this.meta.exitAt)) return at;
-      if (!this.isAtEnd(at)) continue; // appended while it read
-      if (this.settled) return at;
-      await this.changed(signal);
-    }
+  /** Whether its files were removed (or handed to another log). */
+  get isRemoved(): boolean {
+    return this.removed;
   }
 
-  private isAtEnd(at: OutputPosition): boolean {
+  isAtEnd(at: OutputPosition): boolean {
     return covers(at, this.end);
   }
 
-  /** The segment holding `at`: the newest that starts at or before it (-1: dropped). */
-  private segmentFor(at: OutputPosition): number {
-    for (let i = this.meta.segments.length - 1; i >= 0; i -= 1) {
-      const start = this.meta.segments[i]?.start;
-      if (start !== undefined && start.stdout <= at.stdout && start.stderr <= at.stderr) return i;
-    }
-    return -1;
-  }
-
   /** Resolves at the next append, exit or close (or abort). */
-  private changed(signal: AbortSignal | undefined): Promise<void> {
+  changed(signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         this.events.off('change', done);
@@ -293,10 +290,9 @@ export class ProcessLog {
     });
   }
 
-  private beginSegment(seq: number, spare?: string): void {
+  private beginSegment(seq: number): void {
     this.closeFile();
-    const path = this.segmentPath(seq);
-    this.fd = spare === undefined ? openSync(path, 'a', 0o600) : reuseFile(spare, path);
+    this.fd = openSync(this.segmentPath(seq), 'a', 0o600);
     this.segmentBytes = 0;
     this.meta.segments.push({ seq, start: this.position });
     // Two segments at the most: the cap holds the newest half at least.
@@ -308,8 +304,10 @@ export class ProcessLog {
     this.writeMeta();
   }
 
+  /** To its file, or with what waits for the file to be made (see `flush`). */
   private appendRecord(record: Buffer): void {
-    appendWhole(this.fd as number, record, this.segmentBytes);
+    if (this.unwritten === undefined) appendWhole(this.fd as number, record, this.segmentBytes);
+    else this.unwritten.records.push(record);
     this.segmentBytes += record.length;
   }
 
@@ -323,7 +321,8 @@ export class ProcessLog {
    * write. An agent that dies in between leaves the meta before them.
    */
   save(): void {
-    if (this.saveQueued || this.broken) return;
+    // A log not flushed yet writes its meta as it is then.
+    if (this.saveQueued || this.broken || this.unwritten !== undefined) return;
     this.saveQueued = true;
     setImmediate(() => {
       this.saveQueued = false;
@@ -337,9 +336,9 @@ export class ProcessLog {
    */
   private writeMeta(): void {
     const last = this.meta.segments.at(-1);
-    if (last === undefined) return;
+    if (last === undefined || this.unwritten !== undefined) return;
     this.safely(() => {
-      const record = recordOf(META_BYTE, Buffer.from(JSON.stringify(this.meta)));
+      const record = metaRecordOf(this.meta);
       if (this.fd === undefined) {
         // A log read from disk: its segment exists (no new file), and is never a link.
         const { O_WRONLY, O_APPEND, O_NOFOLLOW } = constants;
@@ -377,7 +376,8 @@ export class ProcessLog {
   /** The newest file, if the log can hand it on: no reader, no write open, nothing broken. */
   private recyclable(): string | undefined {
     const newest = this.meta.segments.at(-1);
-    if (this.readers > 0 || this.broken || this.fd !== undefined || newest === undefined) {
+    const unusable = this.readers > 0 || this.broken || this.fd !== undefined;
+    if (unusable || this.unwritten !== undefined || newest === undefined) {
       return undefined;
     }
     return this.segmentPath(newest.seq);
@@ -387,7 +387,9 @@ export class ProcessLog {
     this.closeFile();
     this.broken = true;
     this.removed = true;
-    for (const segment of this.meta.segments) {
+    const made = this.unwritten === undefined;
+    this.unwritten = undefined; // never made: nothing to remove
+    for (const segment of made ? this.meta.segments : []) {
       const path = this.segmentPath(segment.seq);
       if (path !== kept) rmSync(path, { force: true });
     }

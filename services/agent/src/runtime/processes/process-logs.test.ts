@@ -9,6 +9,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { logger, newLog, readAll, SESSION, start, tempDirPerTest } from './process-log-fixtures';
+import { newProcessId } from './process-meta';
 import { ProcessLogs } from './process-logs';
 
 const root = tempDirPerTest('process-logs-');
@@ -68,6 +69,32 @@ describe('ProcessLogs: finding and pruning', () => {
   });
 });
 
+describe('ProcessLogs: keep times and ids', () => {
+  it('drops an ended log past its keep time, counted from its last end', () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'], now: 0 });
+    try {
+      const logs = new ProcessLogs(root(), logger, { maxPerSession: 8, keepAfterExitMs: 1000 });
+      const log = start(logs);
+      log.closeOutput(); // its runner gone: lost, at 0
+      expect(logs.list(SESSION)).toContain(log);
+      jest.setSystemTime(900);
+      log.exited({ failure: { code: 'x', message: 'said later' } }); // its end, at 900
+      jest.setSystemTime(1500);
+      expect(logs.list(SESSION)).toContain(log);
+      jest.setSystemTime(2000);
+      expect(logs.list(SESSION)).not.toContain(log);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('names each process anew, past the random bytes drawn at a time', () => {
+    const made = Array.from({ length: 1500 }, () => newProcessId());
+    expect(made.every((id) => /^proc_[a-f0-9]{16}$/.test(id))).toBe(true);
+    expect(new Set(made).size).toBe(made.length);
+  });
+});
+
 describe('ProcessLogs: reusing files', () => {
   it("gives a pruned process's file to the next one, emptied, unless someone reads it", async () => {
     const logs = new ProcessLogs(root(), logger, { maxPerSession: 2, keepAfterExitMs: 60_000 });
@@ -81,17 +108,21 @@ describe('ProcessLogs: reusing files', () => {
     };
     const first = ended('first');
     ended('second');
-    await new Promise((resolve) => setImmediate(resolve)); // their metas written
+    logs.flush(); // their files made
     const firstFile = join(dir, `${first.meta.id}.0.log`);
     const firstInode = statSync(firstFile).ino;
     const third = start(logs);
     third.append('stdout', Buffer.from('third'));
-    // Gone from the session at once; emptied off the run's path, then a spare.
-    expect(existsSync(firstFile)).toBe(false);
+    // Gone from the session at once, from its directory off the run's path; emptied, then a
+    // spare.
     expect(logs.list(SESSION).map((log) => log.meta.id)).not.toContain(first.meta.id);
+    expect(existsSync(firstFile)).toBe(true);
+    logs.flush();
+    expect(existsSync(firstFile)).toBe(false);
     await logs.emptied();
     const taker = start(logs, 1024, 1, 'ses_other');
     taker.append('stdout', Buffer.from('taker'));
+    logs.flush();
     const takerFile = join(root(), 'ses_other', `${taker.meta.id}.0.log`);
     expect(statSync(takerFile).ino).toBe(firstInode);
     expect(readFileSync(takerFile).includes('first')).toBe(false);
@@ -119,6 +150,7 @@ describe('ProcessLogs: reusing files', () => {
     third.closeOutput();
     await new Promise((resolve) => setImmediate(resolve));
     const fourth = start(logs);
+    logs.flush();
     expect(statSync(join(dir, `${fourth.meta.id}.0.log`)).ino).not.toBe(oldestInode);
     release();
     await reading; // ends: the log was removed under it
@@ -135,7 +167,7 @@ describe('ProcessLogs: files kept for later logs', () => {
       log.append('stdout', Buffer.from(`secret ${text}`));
       log.exited({ failure: { code: 'x', message: text } });
       log.closeOutput();
-      await new Promise((resolve) => setImmediate(resolve));
+      logs.flush();
       inodes.add(statSync(join(root(), SESSION, `${log.meta.id}.0.log`)).ino);
     }
     logs.forget(SESSION);
@@ -143,6 +175,7 @@ describe('ProcessLogs: files kept for later logs', () => {
     await logs.emptied();
     const other = (from: ProcessLogs) => start(from, 1024, 1, 'ses_other');
     const next = other(logs);
+    logs.flush();
     const nextFile = join(root(), 'ses_other', `${next.meta.id}.0.log`);
     expect(inodes.has(statSync(nextFile).ino)).toBe(true);
     expect(readFileSync(nextFile).includes('secret')).toBe(false);
@@ -150,6 +183,7 @@ describe('ProcessLogs: files kept for later logs', () => {
     // An agent started again takes the spare that is left.
     const again = new ProcessLogs(root(), logger);
     const after = other(again);
+    again.flush();
     const afterFile = join(root(), 'ses_other', `${after.meta.id}.0.log`);
     expect(inodes.has(statSync(afterFile).ino)).toBe(true);
     expect(again.list('ses_other').map((log) => log.meta.id)).toContain(next.meta.id);
@@ -178,6 +212,7 @@ describe('ProcessLogs: files kept for later logs', () => {
     }
     const inodes = new Set(spares.map((path) => statSync(path).ino));
     const log = start(logs);
+    logs.flush();
     expect(inodes.has(statSync(join(root(), SESSION, `${log.meta.id}.0.log`)).ino)).toBe(true);
     expect(logs.spareCount).toBe(2);
     stop.abort();
@@ -209,6 +244,7 @@ describe('ProcessLogs: reads and records under a log that goes', () => {
     log.append('stdout', Buffer.from('secret'));
     log.exited({ failure: { code: 'x', message: 'done' } });
     log.closeOutput();
+    log.flush();
     const dir = join(root(), SESSION);
     const other = 'proc_00000000000000ff';
     renameSync(join(dir, `${log.meta.id}.0.log`), join(dir, `${other}.0.log`));

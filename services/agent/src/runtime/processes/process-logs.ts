@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
 import { loadProcessLog } from './load-process-log';
-import { META_FILE, SEGMENT_FILE } from './log-files';
+import { META_FILE, reuseFile, SEGMENT_FILE } from './log-files';
 import { ProcessLog } from './process-log';
-import { LABEL_CHARS, metaOf } from './process-meta';
+import { LABEL_CHARS, metaOf, newProcessId } from './process-meta';
 import { SpareFiles } from './spare-files';
 
 export interface ProcessLogSettings {
@@ -63,6 +62,10 @@ export class ProcessLogs {
   private readonly spares: SpareFiles;
   /** Pruned logs' files being emptied off the runs' path (see releaseLater). */
   private emptying: Promise<void> = Promise.resolve();
+  /** File work put off until the run that asked for it has been answered (see `defer`). */
+  private readonly deferred: (() => void)[] = [];
+  /** New logs whose file is put off: one still running at the first turn is made then. */
+  private readonly unmade: ProcessLog[] = [];
 
   constructor(
     private readonly root: string,
@@ -192,26 +195,19 @@ export class ProcessLogs {
     return this.sessions.has(sessionId);
   }
 
-  /** A new process's log. */
+  /**
+   * A new process's log: listed at once, its file made off the run's path (see `defer`), from
+   * a spare file when there is one.
+   */
   start(start: ProcessStart): ProcessLog {
     const dir = join(this.root, start.sessionId);
-    if (!this.dirsMade.has(start.sessionId)) {
-      try {
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        this.dirsMade.add(start.sessionId);
-      } catch (err) {
-        // The run goes on unlogged (its log marks itself broken on its first write); the
-        // next run tries again.
-        this.logger.warn({ err, sessionId: start.sessionId }, "cannot keep a run's output");
-      }
-    }
     const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
     this.sessions.set(start.sessionId, logs);
     this.prune(logs, 1);
     const log = ProcessLog.create(
       dir,
       {
-        id: `proc_${randomBytes(8).toString('hex')}`,
+        id: newProcessId(),
         pid: start.pid,
         kind: start.kind,
         label: labelOf(start.source),
@@ -222,10 +218,56 @@ export class ProcessLogs {
         outputClosed: false,
         capBytes: start.capBytes,
       },
-      this.spares.take(),
+      (path) => {
+        this.makeDir(start.sessionId, dir);
+        const spare = this.spares.take();
+        return spare === undefined ? openSync(path, 'a', 0o600) : reuseFile(spare, path);
+      },
     );
     logs.set(log.meta.id, log);
+    this.unmade.push(log);
+    this.defer(() => log.flush());
     return log;
+  }
+
+  private makeDir(sessionId: string, dir: string): void {
+    if (this.dirsMade.has(sessionId)) return;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      this.dirsMade.add(sessionId);
+    } catch (err) {
+      // The run goes on unlogged (its log cannot make its file); the next run tries again.
+      this.logger.warn({ err, sessionId }, "cannot keep a run's output");
+    }
+  }
+
+  /**
+   * Puts file work (a new log's file, a pruned log's removal) off until the run that asked for
+   * it has been answered: two turns of the event loop, the second after the one in which the
+   * run's last message and its status (gRPC's trailers, sent a turn later) leave. A run still
+   * going at the first turn (its messages just sent, no status due) has its file made then,
+   * so that what its caller saw is kept soon. A restart in between finds the new log absent,
+   * the pruned one still there (and prunes it).
+   */
+  private defer(step: () => void): void {
+    this.deferred.push(step);
+    if (this.deferred.length > 1) return;
+    setImmediate(() => {
+      for (const log of this.unmade.splice(0)) if (!log.settled) log.flush();
+      setImmediate(() => this.flush());
+    });
+  }
+
+  /** Does the file work put off so far (see `defer`) now. */
+  flush(): void {
+    this.unmade.length = 0;
+    for (const step of this.deferred.splice(0)) {
+      try {
+        step();
+      } catch (err) {
+        this.logger.warn({ err }, 'a run log step failed');
+      }
+    }
   }
 
   /** The session's processes, oldest first. */
@@ -271,10 +313,9 @@ export class ProcessLogs {
     let excess = logs.size + adding - this.settings.maxPerSession;
     for (const log of logs.values()) {
       if (!log.settled) continue;
-      const endedAt = Date.parse(log.meta.exitedAt ?? log.meta.startedAt);
-      if (excess > 0 || now - endedAt > this.settings.keepAfterExitMs) {
+      if (excess > 0 || now - log.endedAtMs > this.settings.keepAfterExitMs) {
         excess -= 1;
-        this.releaseLater(log);
+        this.defer(() => this.releaseLater(log));
         logs.delete(log.meta.id);
       }
     }
@@ -293,6 +334,7 @@ export class ProcessLogs {
 
   /** Resolves once the files of the logs pruned so far are emptied and kept (or removed). */
   emptied(): Promise<void> {
+    this.flush();
     return this.emptying;
   }
 }

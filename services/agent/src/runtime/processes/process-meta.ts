@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { OutputPosition, RunResult } from '@sandbox/contract';
 
 /* What is kept of a process besides its output, and where a reader is in that output. */
@@ -75,3 +76,13 @@ export const positionAfter = (at: OutputPosition, stream: OutputStream, bytes: n
   ...at,
   [stream]: at[stream] + bytes,
 });
+
+/** Random bytes for process ids, drawn 4 KiB at a time rather than 8 bytes per run. */
+const ids = { pool: Buffer.alloc(0), at: 0 };
+
+/** A new process's id: `proc_` and 16 random hex digits. */
+export function newProcessId(): string {
+  if (ids.at + 8 > ids.pool.length) Object.assign(ids, { pool: randomBytes(4096), at: 0 });
+  ids.at += 8;
+  return `proc_${ids.pool.toString('hex', ids.at - 8, ids.at)}`;
+}

@@ -1,6 +1,84 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { HEADER_BYTES, META_BYTE, streamOf } from './log-records';
-import { positionAfter, type LogItem, type OutputPosition, type ProcessMeta } from './process-meta';
+import {
+  covers,
+  positionAfter,
+  type LogItem,
+  type OutputPosition,
+  type ProcessMeta,
+} from './process-meta';
+
+/** What a read of a process's log needs of it (see ProcessLog). */
+export interface ReadableLog {
+  readonly meta: ProcessMeta;
+  /** Its files were removed: nothing more is read. */
+  readonly isRemoved: boolean;
+  /** Exited (or lost) and its output closed. */
+  readonly settled: boolean;
+  isAtEnd(at: OutputPosition): boolean;
+  segmentPath(seq: number): string;
+  /** Resolves at the next append, exit or close (or abort). */
+  changed(signal: AbortSignal | undefined): Promise<void>;
+}
+
+/** The segment holding `at`: the newest that starts at or before it (-1: dropped). */
+function segmentFor(meta: ProcessMeta, at: OutputPosition): number {
+  for (let i = meta.segments.length - 1; i >= 0; i -= 1) {
+    const start = meta.segments[i]?.start;
+    if (start !== undefined && start.stdout <= at.stdout && start.stderr <= at.stderr) return i;
+  }
+  return -1;
+}
+
+/** ProcessLog's `read`, from `from`, across its segments (see there). */
+export async function readLog(
+  log: ReadableLog,
+  from: OutputPosition,
+  take: (item: LogItem) => Promise<void> | void,
+  { follow, signal, untilExit }: { follow: boolean; signal?: AbortSignal; untilExit: boolean },
+): Promise<OutputPosition> {
+  const { meta } = log;
+  let at = { ...from };
+  let cursor: Cursor | undefined;
+  for (;;) {
+    // A log removed under its reader has nothing more to read.
+    if (signal?.aborted === true || log.isRemoved) return at;
+    if (cursor === undefined) {
+      const index = segmentFor(meta, at);
+      const segment = meta.segments[Math.max(index, 0)];
+      if (segment === undefined) return at;
+      if (index < 0) {
+        // What the reader was at has been dropped: it goes on from the oldest kept byte.
+        at = { ...segment.start };
+        await take({ gap: { ...at } });
+      }
+      cursor = { seq: segment.seq, offset: 0, scan: { ...segment.start } };
+    }
+    const read = await readSegment(log.segmentPath(cursor.seq), cursor, at, take, {
+      signal,
+      untilExit,
+      meta,
+      removed: () => log.isRemoved,
+    });
+    const index = meta.segments.findIndex((s) => s.seq === cursor?.seq);
+    if (read === undefined || index < 0) {
+      cursor = undefined; // dropped under the reader
+      continue;
+    }
+    at = read.at;
+    if (read.pastExit) return at;
+    const next = meta.segments[index + 1];
+    if (next !== undefined) {
+      cursor = { seq: next.seq, offset: 0, scan: { ...next.start } };
+      continue;
+    }
+    if (!follow) return at;
+    if (untilExit && meta.exitAt !== undefined && covers(at, meta.exitAt)) return at;
+    if (!log.isAtEnd(at)) continue; // appended while it read
+    if (log.settled) return at;
+    await log.changed(signal);
+  }
+}
 
 /** Where a read is in the files: a segment, a byte in it, and the position there. */
 export interface Cursor {

@@ -42,7 +42,7 @@ export async function meteredExec(
       runner,
       installer,
       logs,
-      logger: logger.child({ sessionId: spec.sessionId }),
+      logger, // no child per run: its one line names the session itself
       starts: deps.starts,
     },
     spec,

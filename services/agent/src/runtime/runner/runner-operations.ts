@@ -133,7 +133,7 @@ async function execAdmitted(
   if (remainingMs <= 0) return failedRun(TIMEOUT_EXIT_CODE, started, written, true);
 
   const guard = setTimeout(() => {
-    logger.error('the runner missed a run timeout; restarting it');
+    logger.error({ sessionId: spec.sessionId }, 'the runner missed a run timeout; restarting it');
     runner.close();
   }, runDeadlines(remainingMs).agentGuardMs);
   const log = new RunLog(deps.logs, spec, onProcessStarted);
