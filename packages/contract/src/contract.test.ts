@@ -46,10 +46,16 @@ describe('tokens', () => {
   });
 
   it('checks against the token expected now when it changes (its digest is kept once made)', () => {
-    expect(tokenMatches('first', 'first')).toBe(true);
-    expect(tokenMatches('first', 'second')).toBe(false);
-    expect(tokenMatches('second', 'second')).toBe(true);
-    expect(tokenMatches('second', 'first')).toBe(false);
+    // In this order: each check follows a change of the expected token.
+    const checks: Array<[given: string, expected: string, matches: boolean]> = [
+      ['first', 'first', true],
+      ['first', 'second', false],
+      ['second', 'second', true],
+      ['second', 'first', false],
+    ];
+    expect(checks.map(([given, expected]) => tokenMatches(given, expected))).toEqual(
+      checks.map(([, , matches]) => matches),
+    );
   });
 });
 
