@@ -13,6 +13,8 @@ const nodeId = process.env.NODE_ID;
 const token = process.env.INTERNAL_TOKEN;
 const sandboxes = new Set();
 let runs = 0;
+/** How long a run takes (BENCH_GW_RUN_MS): the gateway then waits, as for a real run. */
+const DELAY_MS = Number(process.env.BENCH_GW_RUN_MS ?? 0);
 
 const authorized = (call) => call.metadata.get('authorization')[0] === `Bearer ${token}`;
 const refusal = { code: grpc.status.UNAUTHENTICATED, details: 'Invalid agent token' };
@@ -57,19 +59,23 @@ server.addService(service, {
       return;
     }
     runs += 1;
-    call.write({
-      result: {
-        exitCode: 0,
-        executionTimeMs: 1,
-        memoryUsedBytes: 1 << 20,
-        cpuTimeMs: 0,
-        timedOut: false,
-        filesWritten: [],
-        limitsExceeded: [],
-        process: { id: `proc_${runs}`, pid: 1000 + (runs % 30_000) },
-      },
-    });
-    call.end();
+    const answer = () => {
+      call.write({
+        result: {
+          exitCode: 0,
+          executionTimeMs: 1,
+          memoryUsedBytes: 1 << 20,
+          cpuTimeMs: 0,
+          timedOut: false,
+          filesWritten: [],
+          limitsExceeded: [],
+          process: { id: `proc_${runs}`, pid: 1000 + (runs % 30_000) },
+        },
+      });
+      call.end();
+    };
+    if (DELAY_MS > 0) setTimeout(answer, DELAY_MS);
+    else answer();
   },
 });
 server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => {

@@ -12,8 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { adminAccount, api, elapsedMs, percentile } from './lib.mjs';
+import { adminAccount, api, percentile } from './lib.mjs';
 import { profileGateway } from './processes.mjs';
+import { closedLoop } from './timing.mjs';
 
 const RUNS = Number(process.env.BENCH_GW_RUNS ?? 3000);
 const SESSIONS = Number(process.env.BENCH_GW_SESSIONS ?? 30);
@@ -42,23 +43,9 @@ function startStub(nodeId, token) {
 /** `runs` runs of `true` from `sessions` clients at once: times, rate, this process's CPU. */
 async function row(url, key, sessionIds, runs) {
   const run = (sessionId) => api(url, key, '/execute', { sessionId, command: 'true' });
-  const times = [];
-  let next = 0;
   const cpu = process.cpuUsage();
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    sessionIds.map(async (id) => {
-      while (next < runs) {
-        next += 1;
-        const begun = process.hrtime.bigint();
-        await run(id);
-        times.push(elapsedMs(begun));
-      }
-    }),
-  );
-  const seconds = elapsedMs(started) / 1000;
+  const { times, seconds } = await closedLoop(sessionIds, runs, run);
   const used = process.cpuUsage(cpu);
-  times.sort((a, b) => a - b);
   return {
     p50: percentile(times, 50),
     p99: percentile(times, 99),
@@ -99,12 +86,9 @@ async function main() {
     logger: createLogger({ name: 'bench', level: process.env.BENCH_LOG_LEVEL ?? 'silent' }),
     schema,
   });
-  const report = {
-    load: loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' '),
-    rows: {},
-  };
+  // The machine's load as the rows begin: their figures mean little on a busy machine.
+  const load = loadavg().map((l) => l.toFixed(2));
+  const report = { load: load.join(' '), rows: {} };
   try {
     const key = await adminAccount(gateway.url, token, 'bench');
     const ids = [];
