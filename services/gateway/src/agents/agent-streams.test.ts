@@ -61,6 +61,8 @@ describe('followExec', () => {
     expect(await settled()).toBe('pending');
     call.emit('data', { result });
     expect(await settled()).toBe('resolved');
+    // Nothing follows a result; were anything to, the answer is already on its way.
+    call.emit('data', { stdout: { data: Buffer.from('late'), at: null, process: null } });
     expect(events).toEqual(['started', 'result']);
   });
 

@@ -42,11 +42,14 @@ function follow<Message, Event>(
       else reject(failure);
     };
     const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
+    /** The last event was taken: anything after it (none is sent) goes nowhere. */
+    let over = false;
     call.on('data', (message: Message) => {
-      const event = toEvent(message);
+      const event = over ? undefined : toEvent(message);
       if (event === undefined) return;
       onEvent(event, flow);
-      if (isLast?.(event) === true) settle();
+      over = isLast?.(event) === true;
+      if (over) settle();
     });
     // Kept after the last event too: a failure of the call then (its connection lost before
     // the status) is moot, and an 'error' without a listener would throw.
