@@ -12,7 +12,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { elapsedMs, percentile, sessionContainer, startBenchStack } from './lib.mjs';
-import { closedLoop } from './timing.mjs';
+import { closedLoopOf } from './timing.mjs';
 
 const TRUE_RUNS = Number(process.env.BENCH_CPU_TRUE_RUNS ?? 300);
 const SESSIONS = Number(process.env.BENCH_CPU_SESSIONS ?? 30);
@@ -177,7 +177,7 @@ async function echoRow(stack, agentPid) {
     }),
   );
   const before = snapshot(agentPid, containers);
-  const { times, seconds } = await closedLoop(ids, ECHO_RUNS, run);
+  const { times, seconds } = await closedLoopOf(ids, ECHO_RUNS, run);
   const after = snapshot(agentPid, containers);
   await Promise.all(ids.map((id) => stack.deleteSession(id)));
   return {

@@ -14,7 +14,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { adminAccount, api, percentile } from './lib.mjs';
 import { profileGateway } from './processes.mjs';
-import { closedLoop } from './timing.mjs';
+import { closedLoopOf } from './timing.mjs';
 
 const RUNS = Number(process.env.BENCH_GW_RUNS ?? 3000);
 const SESSIONS = Number(process.env.BENCH_GW_SESSIONS ?? 30);
@@ -44,7 +44,7 @@ function startStub(nodeId, token) {
 async function row(url, key, sessionIds, runs) {
   const run = (sessionId) => api(url, key, '/execute', { sessionId, command: 'true' });
   const cpu = process.cpuUsage();
-  const { times, seconds } = await closedLoop(sessionIds, runs, run);
+  const { times, seconds } = await closedLoopOf(sessionIds, runs, run);
   const used = process.cpuUsage(cpu);
   return {
     p50: percentile(times, 50),

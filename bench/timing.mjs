@@ -30,11 +30,11 @@ export async function measure(name, rounds, fn, { before, warmup = 5, ...extra }
 }
 
 /**
- * A closed loop: each of `clients` calls `fn(client)` again as soon as its call answered, until
- * `total` calls were made in all. Resolves with their latencies in ms (sorted) and the seconds
- * the whole took.
+ * A closed loop over given clients (sessions): each of `clients` calls `fn(client)` again as
+ * soon as its call answered, until `total` calls were made in all, its first call timed as the
+ * rest. Resolves with their latencies in ms (sorted) and the seconds the whole took.
  */
-export async function closedLoop(clients, total, fn) {
+export async function closedLoopOf(clients, total, fn) {
   const times = [];
   let next = 0;
   const started = process.hrtime.bigint();

@@ -2,7 +2,7 @@
 // is only as good as the way it was taken.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { closedLoop, openLoop, poissonArrivals } from './timing.mjs';
+import { closedLoopOf, openLoop, poissonArrivals } from './timing.mjs';
 
 test('Poisson arrivals come at the rate asked, bunched, the same for the same seed', () => {
   const arrivals = poissonArrivals(20_000, 300, 7);
@@ -54,11 +54,11 @@ test('an open loop times each call from its arrival, not from when it was sent',
   assert.ok(result.p99 >= 100, `p99 ${result.p99} ms`);
 });
 
-test('a closed loop keeps each client busy until the calls asked for are made', async () => {
+test('a closed loop over given clients keeps each busy until the calls asked for are made', async () => {
   const calls = new Map();
   let inFlight = 0;
   let most = 0;
-  const { times, seconds } = await closedLoop(['a', 'b', 'c'], 10, async (client) => {
+  const { times, seconds } = await closedLoopOf(['a', 'b', 'c'], 10, async (client) => {
     calls.set(client, (calls.get(client) ?? 0) + 1);
     inFlight += 1;
     most = Math.max(most, inFlight);
