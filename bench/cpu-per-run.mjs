@@ -12,6 +12,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { elapsedMs, percentile, sessionContainer, startBenchStack } from './lib.mjs';
+import { closedLoopOf } from './timing.mjs';
 
 const TRUE_RUNS = Number(process.env.BENCH_CPU_TRUE_RUNS ?? 300);
 const SESSIONS = Number(process.env.BENCH_CPU_SESSIONS ?? 30);
@@ -176,22 +177,8 @@ async function echoRow(stack, agentPid) {
     }),
   );
   const before = snapshot(agentPid, containers);
-  const times = [];
-  let next = 0;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    ids.map(async (id) => {
-      while (next < ECHO_RUNS) {
-        next += 1;
-        const begun = process.hrtime.bigint();
-        await run(id);
-        times.push(elapsedMs(begun));
-      }
-    }),
-  );
-  const seconds = elapsedMs(started) / 1000;
+  const { times, seconds } = await closedLoopOf(ids, ECHO_RUNS, run);
   const after = snapshot(agentPid, containers);
-  times.sort((a, b) => a - b);
   await Promise.all(ids.map((id) => stack.deleteSession(id)));
   return {
     perSecond: (times.length / seconds).toFixed(0),

@@ -29,6 +29,30 @@ export async function measure(name, rounds, fn, { before, warmup = 5, ...extra }
   return row(name, rounds, times, extra);
 }
 
+/**
+ * A closed loop over given clients (sessions): each of `clients` calls `fn(client)` again as
+ * soon as its call answered, until `total` calls were made in all, its first call timed as the
+ * rest. Resolves with their latencies in ms (sorted) and the seconds the whole took.
+ */
+export async function closedLoopOf(clients, total, fn) {
+  const times = [];
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    clients.map(async (client) => {
+      while (next < total) {
+        next += 1;
+        const begun = process.hrtime.bigint();
+        await fn(client);
+        times.push(elapsedMs(begun));
+      }
+    }),
+  );
+  const seconds = elapsedMs(started) / 1000;
+  times.sort((a, b) => a - b);
+  return { times, seconds };
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Numbers in [0, 1) from a fixed seed (mulberry32). */

@@ -2,7 +2,7 @@
 // is only as good as the way it was taken.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { openLoop, poissonArrivals } from './timing.mjs';
+import { closedLoopOf, openLoop, poissonArrivals } from './timing.mjs';
 
 test('Poisson arrivals come at the rate asked, bunched, the same for the same seed', () => {
   const arrivals = poissonArrivals(20_000, 300, 7);
@@ -52,4 +52,28 @@ test('an open loop times each call from its arrival, not from when it was sent',
   });
   assert.ok(result.p50 >= 40, `p50 ${result.p50} ms`);
   assert.ok(result.p99 >= 100, `p99 ${result.p99} ms`);
+});
+
+test('a closed loop over given clients keeps each busy until the calls asked for are made', async () => {
+  const calls = new Map();
+  let inFlight = 0;
+  let most = 0;
+  const { times, seconds } = await closedLoopOf(['a', 'b', 'c'], 10, async (client) => {
+    calls.set(client, (calls.get(client) ?? 0) + 1);
+    inFlight += 1;
+    most = Math.max(most, inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    inFlight -= 1;
+  });
+  assert.equal(times.length, 10);
+  assert.equal(
+    [...calls.values()].reduce((sum, n) => sum + n, 0),
+    10,
+  );
+  assert.equal(most, 3, 'one call per client at a time, all clients at once');
+  assert.deepEqual(
+    times,
+    [...times].sort((x, y) => x - y),
+  );
+  assert.ok(seconds > 0);
 });

@@ -20,52 +20,60 @@ export interface ExecHandlers {
 
 /**
  * Opens a server stream and passes each message, as `toEvent` reads it, to `onEvent` (whose
- * `flow` holds the stream at the consumer's pace). Resolves when the stream ends; `signal`
- * cancels it, and the promise then rejects with 408 and `cancelled` as its message.
+ * `flow` holds the stream at the consumer's pace). Resolves when the stream ends, or as soon as
+ * `isLast` says an event is the stream's last (the call's status, a turn of the server's loop
+ * later, is then not waited for: a failure after it changes nothing taken). `signal` cancels
+ * the stream until then, and the promise then rejects with 408 and `cancelled` as its message.
  */
 function follow<Message, Event>(
   open: () => grpc.ClientReadableStream<Message>,
   toEvent: (message: Message) => Event | undefined,
   onEvent: (event: Event, flow: FlowControl) => void,
   signal: AbortSignal,
-  cancelled: string,
+  { cancelled, isLast }: { cancelled: string; isLast?: (event: Event) => boolean },
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const call = open();
     const cancel = (): void => call.cancel();
     signal.addEventListener('abort', cancel, { once: true });
+    const settle = (failure?: Error): void => {
+      signal.removeEventListener('abort', cancel);
+      if (failure === undefined) resolve();
+      else reject(failure);
+    };
     const flow: FlowControl = { pause: () => call.pause(), resume: () => call.resume() };
+    /** The last event was taken: anything after it (none is sent) goes nowhere. */
+    let over = false;
     call.on('data', (message: Message) => {
-      const event = toEvent(message);
-      if (event !== undefined) onEvent(event, flow);
+      const event = over ? undefined : toEvent(message);
+      if (event === undefined) return;
+      onEvent(event, flow);
+      over = isLast?.(event) === true;
+      if (over) settle();
     });
+    // Kept after the last event too: a failure of the call then (its connection lost before
+    // the status) is moot, and an 'error' without a listener would throw.
     call.on('error', (err) => {
-      signal.removeEventListener('abort', cancel);
-      reject(signal.aborted ? new AppError('request_timeout', cancelled) : fromGrpcError(err));
+      settle(signal.aborted ? new AppError('request_timeout', cancelled) : fromGrpcError(err));
     });
-    call.on('end', () => {
-      signal.removeEventListener('abort', cancel);
-      resolve();
-    });
+    call.on('end', () => settle());
   });
 }
 
 /**
- * Opens an execution's stream and passes each event to `handlers` as it arrives. Resolves when
- * the stream ends; `signal` cancels the run.
+ * Opens an execution's stream and passes each event to `handlers` as it arrives. Resolves with
+ * the run's result (the agent's last message, sent just before the call's status) or when the
+ * stream ends; `signal` cancels the run until then.
  */
 export function followExec(
   open: () => grpc.ClientReadableStream<ExecEvent__Output>,
   handlers: ExecHandlers,
   signal: AbortSignal,
 ): Promise<void> {
-  return follow(
-    open,
-    toExecEvent,
-    (event, flow) => handlers.onEvent(event, flow),
-    signal,
-    'Run cancelled',
-  );
+  return follow(open, toExecEvent, (event, flow) => handlers.onEvent(event, flow), signal, {
+    cancelled: 'Run cancelled',
+    isLast: (event) => event.kind === 'result',
+  });
 }
 
 /**
@@ -77,7 +85,7 @@ export function followOutput(
   onEvent: (event: OutputEvent, flow: FlowControl) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  return follow(open, toOutputEvent, onEvent, signal, 'Read cancelled');
+  return follow(open, toOutputEvent, onEvent, signal, { cancelled: 'Read cancelled' });
 }
 
 /**
