@@ -123,22 +123,12 @@ export async function openLoop(name, count, ratePerSecond, fn) {
   });
 }
 
-/** `count` calls of `fn`, `concurrency` at a time; latencies and the rate. */
+/** `count` calls of `fn` (given the call's index), `concurrency` at a time; latencies and the rate. */
 export async function concurrently(name, count, concurrency, fn, extra = {}) {
-  const times = [];
   let next = 0;
-  const started = process.hrtime.bigint();
-  const worker = async () => {
-    while (next < count) {
-      const i = next;
-      next += 1;
-      const begun = process.hrtime.bigint();
-      await fn(i);
-      times.push(elapsedMs(begun));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return row(name, count, times, { perSecond: count / (elapsedMs(started) / 1000), ...extra });
+  const clients = Array.from({ length: concurrency }, (_, k) => k);
+  const { times, seconds } = await closedLoopOf(clients, count, () => fn(next++));
+  return row(name, count, times, { perSecond: count / seconds, ...extra });
 }
 
 /**
