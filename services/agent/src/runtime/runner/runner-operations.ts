@@ -222,6 +222,14 @@ function runToResult(
               ref = { id: started.meta.id, pid: event.pid };
               if (spec.stdin) started.input = stdinWriter(runner, () => requestId);
               sink.started(undefined, ref);
+              // A run not ended within the runner's piece that said it started (the front holds
+              // `started` for a short run's end: ADR 50) is answered in parts: its log's file is
+              // made once this piece is handled (its microtasks), before the loop's check phase in
+              // which gRPC sends the first part: a caller that saw output finds the run after an
+              // agent's crash.
+              queueMicrotask(() => {
+                if (!ended) started.flush();
+              });
               return;
             }
             if (event.ev === 'result') {
