@@ -88,6 +88,40 @@ describe('ProcessLogs: keep times and ids', () => {
     }
   });
 
+  it('drops each log at its own keep time, whatever was looked through before', () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'], now: 0 });
+    try {
+      const logs = new ProcessLogs(root(), logger, { maxPerSession: 8, keepAfterExitMs: 1000 });
+      const first = start(logs);
+      first.closeOutput(); // lost at 0: kept until 1000
+      expect(logs.list(SESSION)).toEqual([first]);
+      jest.setSystemTime(100);
+      const running = start(logs); // runs on: never dropped, however old
+      jest.setSystemTime(200);
+      const second = start(logs);
+      jest.setSystemTime(300);
+      second.closeOutput(); // kept until 1300
+      expect(logs.list(SESSION)).toEqual([first, running, second]);
+      jest.setSystemTime(1001);
+      expect(logs.list(SESSION)).toEqual([running, second]);
+      jest.setSystemTime(1300);
+      expect(logs.list(SESSION)).toEqual([running, second]);
+      jest.setSystemTime(1301);
+      expect(logs.list(SESSION)).toEqual([running]);
+      running.exited({ failure: { code: 'x', message: 'ended' } }); // at 1301, output open
+      jest.setSystemTime(2000);
+      expect(logs.list(SESSION)).toEqual([running]); // its output still open
+      running.closeOutput();
+      jest.setSystemTime(2301);
+      expect(logs.list(SESSION)).toEqual([running]); // kept until 2301, from its exit
+      jest.setSystemTime(2302);
+      const third = start(logs);
+      expect(logs.list(SESSION)).toEqual([third]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('names each process anew, past the random bytes drawn at a time', () => {
     const made = Array.from({ length: 1500 }, () => newProcessId());
     expect(made.every((id) => /^proc_[a-f0-9]{16}$/.test(id))).toBe(true);

@@ -54,6 +54,11 @@ function labelOf(source: string): string {
 export class ProcessLogs {
   private readonly sessions = new Map<string, Map<string, ProcessLog>>();
   /**
+   * By session: no log of it is past its keep time before this (epoch ms; see `prune`). Absent:
+   * not known, looked for at the next prune.
+   */
+  private readonly keptUntil = new Map<string, number>();
+  /**
    * Sessions whose directory is there: made for a first log, read at start or unpacked (see
    * loadSession), and removed with the session (see forget). Not made again on every run.
    */
@@ -154,6 +159,7 @@ export class ProcessLogs {
     // In the order they started, as the logs of a running node are (see prune).
     loadedLogs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
     this.sessions.set(sessionId, new Map(loadedLogs.map((log) => [log.meta.id, log])));
+    this.keptUntil.delete(sessionId);
     this.dirsMade.add(sessionId);
   }
 
@@ -203,7 +209,8 @@ export class ProcessLogs {
     const dir = join(this.root, start.sessionId);
     const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
     this.sessions.set(start.sessionId, logs);
-    this.prune(logs, 1);
+    this.prune(start.sessionId, logs, 1);
+    const startedAt = new Date();
     const log = ProcessLog.create(
       dir,
       {
@@ -211,7 +218,7 @@ export class ProcessLogs {
         pid: start.pid,
         kind: start.kind,
         label: labelOf(start.source),
-        startedAt: new Date().toISOString(),
+        startedAt: startedAt.toISOString(),
         state: 'running',
         stdin: start.stdin,
         stdinBytes: 0,
@@ -225,6 +232,7 @@ export class ProcessLogs {
       },
     );
     logs.set(log.meta.id, log);
+    this.keepsUntil(start.sessionId, startedAt.getTime() + this.settings.keepAfterExitMs);
     this.unmade.push(log);
     this.defer(() => log.flush());
     return log;
@@ -274,7 +282,7 @@ export class ProcessLogs {
   list(sessionId: string): ProcessLog[] {
     const logs = this.sessions.get(sessionId);
     if (logs === undefined) return [];
-    this.prune(logs, 0);
+    this.prune(sessionId, logs, 0);
     return [...logs.values()];
   }
 
@@ -299,6 +307,7 @@ export class ProcessLogs {
   forget(sessionId: string): void {
     const logs = this.sessions.get(sessionId);
     this.sessions.delete(sessionId);
+    this.keptUntil.delete(sessionId);
     this.dirsMade.delete(sessionId);
     for (const log of logs?.values() ?? []) this.releaseLater(log);
     rmSync(join(this.root, sessionId), { recursive: true, force: true });
@@ -306,19 +315,36 @@ export class ProcessLogs {
 
   /**
    * Drops ended logs past their keep time, and the oldest ended past the count (room for
-   * `adding`). A session's logs are kept in the order they started (see loadSession).
+   * `adding`). A session's logs are kept in the order they started (see loadSession). Every
+   * run's start prunes: the logs are looked through only as far as the count needs, and all of
+   * them only once one may be past its keep time (`keptUntil`: the earliest a log found here,
+   * or started since, can be; a log's end is never before its start, which it counts from
+   * until it ends).
    */
-  private prune(logs: Map<string, ProcessLog>, adding: number): void {
+  private prune(sessionId: string, logs: Map<string, ProcessLog>, adding: number): void {
     const now = Date.now();
-    let excess = logs.size + adding - this.settings.maxPerSession;
+    const { keepAfterExitMs, maxPerSession } = this.settings;
+    let excess = logs.size + adding - maxPerSession;
+    const timeDue = !(now <= (this.keptUntil.get(sessionId) ?? -Infinity));
+    let earliest = now + keepAfterExitMs; // a log started from now on is kept past it
     for (const log of logs.values()) {
-      if (!log.settled) continue;
-      if (excess > 0 || now - log.endedAtMs > this.settings.keepAfterExitMs) {
+      if (excess <= 0 && !timeDue) return;
+      const expiresAt = log.endedAtMs + keepAfterExitMs;
+      if (log.settled && (excess > 0 || now > expiresAt)) {
         excess -= 1;
         this.defer(() => this.releaseLater(log));
         logs.delete(log.meta.id);
+      } else {
+        earliest = Math.min(earliest, expiresAt);
       }
     }
+    if (timeDue) this.keptUntil.set(sessionId, earliest);
+  }
+
+  /** A log of the session may be past its keep time from `at` on (see `prune`). */
+  private keepsUntil(sessionId: string, at: number): void {
+    const until = this.keptUntil.get(sessionId);
+    if (until !== undefined && at < until) this.keptUntil.set(sessionId, at);
   }
 
   /**
