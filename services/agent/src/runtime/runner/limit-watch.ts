@@ -18,8 +18,8 @@ function counter(text: string | undefined, key: string): number {
 
 /**
  * A kernel file (cgroup, /proc), read at once: it is made in memory as it is read, and one
- * read costs less than a trip through the thread pool, of which a `readFile` takes four.
- * Every run reads two.
+ * read costs less than a trip through the thread pool, of which a `readFile` takes four. A
+ * run's counters are read from files kept open instead (see CounterFile).
  */
 function readOrUndefined(path: string): string | undefined {
   try {
