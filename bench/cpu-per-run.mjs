@@ -6,7 +6,8 @@
 // time in one session (BENCH_CPU_TRUE_RUNS), and `echo` from BENCH_CPU_SESSIONS sessions at
 // once, one client each (BENCH_CPU_ECHO_RUNS in all); BENCH_CPU_ROWS=true,echo picks them.
 // BENCH_CPU_STRACE=<prefix> counts the agent's and the front's syscalls during the `true` row
-// (`strace -c`; BENCH_CPU_STRACE_LOG=1 logs them instead). Prints JSON; loopback only. CPU per
+// (`strace -c`; BENCH_CPU_STRACE_LOG=1 logs them instead); BENCH_CPU_ECHO_WARMUP runs per
+// session come before the `echo` row (5). Prints JSON; loopback only. CPU per
 // run moves with the machine's load: compare builds only within one run, alternated.
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -17,6 +18,9 @@ import { closedLoopOf } from './timing.mjs';
 const TRUE_RUNS = Number(process.env.BENCH_CPU_TRUE_RUNS ?? 300);
 const SESSIONS = Number(process.env.BENCH_CPU_SESSIONS ?? 30);
 const ECHO_RUNS = Number(process.env.BENCH_CPU_ECHO_RUNS ?? 3000);
+// Runs per session before the `echo` row is measured. The default's row includes the agent's
+// warm-up: its JIT compiling, and the first 32 logs of each new session made as new files.
+const ECHO_WARMUP = Number(process.env.BENCH_CPU_ECHO_WARMUP ?? 5);
 const ROWS = (process.env.BENCH_CPU_ROWS ?? 'true,echo').split(',');
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
@@ -173,7 +177,7 @@ async function echoRow(stack, agentPid) {
   const run = (sessionId) => stack.api('/execute', { sessionId, command: 'echo hello' });
   await Promise.all(
     ids.map(async (id) => {
-      for (let i = 0; i < 5; i += 1) await run(id);
+      for (let i = 0; i < ECHO_WARMUP; i += 1) await run(id);
     }),
   );
   const before = snapshot(agentPid, containers);

@@ -4,6 +4,7 @@ import { Periodic, serveMetrics } from '@sandbox/contract';
 import { blobStoreId, type AgentConfig } from '@sandbox/config';
 import type { Logger } from '@sandbox/logger';
 import { addAgentService } from './grpc/agent-service';
+import { AGENT_SERVER_OPTIONS } from './grpc/server-options';
 import { addStandardServices } from './grpc/standard-services';
 import { AgentMetrics } from './node/agent-metrics';
 import { announcer } from './node/announcer';
@@ -120,7 +121,7 @@ export async function startAgent({ config, logger, runtime }: AgentDeps): Promis
     preview.listen(config.previewPort, config.host, resolve);
   });
   const previewAddress = `${config.advertiseHost}:${(preview.address() as AddressInfo).port}`;
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 128 * 1024 * 1024 });
+  const server = new grpc.Server(AGENT_SERVER_OPTIONS);
   const metrics = new AgentMetrics({
     sandboxes: () => runtime.count(),
     pool: () => runtime.poolStatus?.() ?? [],

@@ -60,7 +60,6 @@ const SPARE_STOCK_QUIET_MS = 1000;
  */
 export class DockerRuntime implements SandboxRuntime {
   private readonly ledger = new LimitLedger();
-
   /** Runs under way per session, against `maxRunsPerSession`. */
   private readonly runSlots: RunSlots;
   /** The code contexts made here, to tell a lost one from an unknown one (ADR 42). */
@@ -78,8 +77,9 @@ export class DockerRuntime implements SandboxRuntime {
   async prepare(): Promise<void> {
     const { cache, pool, logger } = this.parts;
     // A pool member that died (dockerd stopping, an OOM, a kill from outside) is replaced at
-    // once, never handed to a session.
+    // once, never handed to a session. A container that ended has its counter files closed.
     cache?.onEnded((containerId) => pool?.dropEnded(containerId));
+    cache?.onEnded((containerId) => this.ledger.forget(containerId));
     // Events were missed (dockerd restarted, say): the host set-up and every sandbox are
     // checked again now rather than at the next periodic pass.
     cache?.onResumed(() => {

@@ -65,6 +65,23 @@ describe('CachedContainers', () => {
     t.cache.unwatch();
   });
 
+  it('hands out copies: a caller changing what it found changes nothing kept', async () => {
+    const t = await cached();
+    t.inner.put('ses_1', 'running');
+    const first = (await t.cache.find('sbx-ses_1'))!;
+    first.labels['changed'] = 'yes';
+    first.addresses['net'] = '10.9.9.9';
+    first.running = false;
+    const second = (await t.cache.find('sbx-ses_1'))!;
+    expect(t.finds()).toBe(1);
+    expect(second.labels['changed']).toBeUndefined();
+    expect(second.addresses['net']).toBeUndefined();
+    expect(second.running).toBe(true);
+    second.labels['again'] = 'yes';
+    expect((await t.cache.find('sbx-ses_1'))!.labels['again']).toBeUndefined();
+    t.cache.unwatch();
+  });
+
   it('forgets a container Docker reports changed (it died behind our back)', async () => {
     const t = await cached();
     const state = t.inner.put('ses_1', 'running');

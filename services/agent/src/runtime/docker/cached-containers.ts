@@ -34,6 +34,15 @@ interface DockerEvent {
   Actor?: { ID?: string; Attributes?: Record<string, string> };
 }
 
+/**
+ * A copy of a container's state that shares nothing with it (its two maps are of strings):
+ * what `find` hands out, so that no caller changes what the cache keeps. Not `structuredClone`,
+ * which serializes and parses it: most of the cache's cost, once per run.
+ */
+export function copyOf(state: ContainerState): ContainerState {
+  return { ...state, addresses: { ...state.addresses }, labels: { ...state.labels } };
+}
+
 /** Opens Docker's event stream of this node's containers. */
 export type EventSource = () => Promise<NodeJS.ReadableStream>;
 
@@ -188,11 +197,11 @@ export class CachedContainers extends ForwardingContainers {
 
   override async find(container: string): Promise<ContainerState | undefined> {
     const cached = this.live ? this.known.get(container) : undefined;
-    if (cached !== undefined) return structuredClone(cached);
+    if (cached !== undefined) return copyOf(cached);
     const generation = this.generation;
     const state = await this.inner.find(container);
     if (state !== undefined && this.live && generation === this.generation) {
-      this.known.set(container, structuredClone(state));
+      this.known.set(container, copyOf(state));
     }
     return state;
   }

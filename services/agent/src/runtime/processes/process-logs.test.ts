@@ -88,6 +88,40 @@ describe('ProcessLogs: keep times and ids', () => {
     }
   });
 
+  it('drops each log at its own keep time, whatever was looked through before', () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'], now: 0 });
+    try {
+      const logs = new ProcessLogs(root(), logger, { maxPerSession: 8, keepAfterExitMs: 1000 });
+      const first = start(logs);
+      first.closeOutput(); // lost at 0: kept until 1000
+      expect(logs.list(SESSION)).toEqual([first]);
+      jest.setSystemTime(100);
+      const running = start(logs); // runs on: never dropped, however old
+      jest.setSystemTime(200);
+      const second = start(logs);
+      jest.setSystemTime(300);
+      second.closeOutput(); // kept until 1300
+      expect(logs.list(SESSION)).toEqual([first, running, second]);
+      jest.setSystemTime(1001);
+      expect(logs.list(SESSION)).toEqual([running, second]);
+      jest.setSystemTime(1300);
+      expect(logs.list(SESSION)).toEqual([running, second]);
+      jest.setSystemTime(1301);
+      expect(logs.list(SESSION)).toEqual([running]);
+      running.exited({ failure: { code: 'x', message: 'ended' } }); // at 1301, output open
+      jest.setSystemTime(2000);
+      expect(logs.list(SESSION)).toEqual([running]); // its output still open
+      running.closeOutput();
+      jest.setSystemTime(2301);
+      expect(logs.list(SESSION)).toEqual([running]); // kept until 2301, from its exit
+      jest.setSystemTime(2302);
+      const third = start(logs);
+      expect(logs.list(SESSION)).toEqual([third]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('names each process anew, past the random bytes drawn at a time', () => {
     const made = Array.from({ length: 1500 }, () => newProcessId());
     expect(made.every((id) => /^proc_[a-f0-9]{16}$/.test(id))).toBe(true);
@@ -111,6 +145,9 @@ describe('ProcessLogs: reusing files', () => {
     logs.flush(); // their files made
     const firstFile = join(dir, `${first.meta.id}.0.log`);
     const firstInode = statSync(firstFile).ino;
+    // Ended a while ago: its file goes to the spares, for any session (one that just ended
+    // goes to its session's next log: below).
+    const later = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + 10_000);
     const third = start(logs);
     third.append('stdout', Buffer.from('third'));
     // Gone from the session at once, from its directory off the run's path; emptied, then a
@@ -118,6 +155,7 @@ describe('ProcessLogs: reusing files', () => {
     expect(logs.list(SESSION).map((log) => log.meta.id)).not.toContain(first.meta.id);
     expect(existsSync(firstFile)).toBe(true);
     logs.flush();
+    later.mockRestore();
     expect(existsSync(firstFile)).toBe(false);
     await logs.emptied();
     const taker = start(logs, 1024, 1, 'ses_other');
@@ -264,5 +302,57 @@ describe('ProcessLogs: reads and records under a log that goes', () => {
       log.closeOutput();
     }).not.toThrow();
     expect(log.position).toEqual({ stdout: 4, stderr: 0 });
+  });
+});
+
+describe('ProcessLogs: a file handed on in its session', () => {
+  const ended = (logs: ProcessLogs, text: string) => {
+    const log = start(logs);
+    log.append('stdout', Buffer.from(text));
+    log.exited({ failure: { code: 'x', message: text } });
+    log.closeOutput();
+    return log;
+  };
+  const fileOf = (log: ReturnType<typeof start>, sessionId = SESSION) =>
+    join(root(), sessionId, `${log.meta.id}.0.log`);
+
+  it("gives a log pruned just after it ended to the session's next log, emptied as it is taken", async () => {
+    const logs = new ProcessLogs(root(), logger, { maxPerSession: 1, keepAfterExitMs: 60_000 });
+    const first = ended(logs, 'first secret');
+    logs.flush();
+    const firstInode = statSync(fileOf(first)).ino;
+    const spares = logs.spareCount;
+    const next = ended(logs, 'next'); // prunes the first
+    logs.flush();
+    expect(existsSync(fileOf(first))).toBe(false);
+    expect(statSync(fileOf(next)).ino).toBe(firstInode);
+    expect(readFileSync(fileOf(next)).includes('first secret')).toBe(false);
+    expect((await readAll(next)).items).toEqual(['stdout:next']);
+    await logs.emptied();
+    expect(logs.spareCount).toBe(spares); // no spare taken, none given
+    // A restart reads it as the next log's.
+    expect(new ProcessLogs(root(), logger).list(SESSION).map((log) => log.meta.id)).toEqual([
+      next.meta.id,
+    ]);
+  });
+
+  it("never hands it to another session's log: what its session did not take goes to the spares", async () => {
+    const logs = new ProcessLogs(root(), logger, { maxPerSession: 1, keepAfterExitMs: 60_000 });
+    const first = ended(logs, 'first secret');
+    logs.flush();
+    const firstInode = statSync(fileOf(first)).ino;
+    const running = start(logs); // prunes the first; made at the next turn, still running
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(statSync(fileOf(running)).ino).not.toBe(firstInode);
+    const other = start(logs, 1024, 2, 'ses_other');
+    other.append('stdout', Buffer.from('other'));
+    logs.flush(); // the first's file pruned here, and the other session's log made
+    expect(statSync(fileOf(other, 'ses_other')).ino).not.toBe(firstInode);
+    expect((await readAll(other)).items).toEqual(['stdout:other']);
+    await logs.emptied();
+    const taker = start(logs, 1024, 3, 'ses_third');
+    logs.flush();
+    expect(statSync(fileOf(taker, 'ses_third')).ino).toBe(firstInode);
+    expect(readFileSync(fileOf(taker, 'ses_third')).includes('first secret')).toBe(false);
   });
 });

@@ -37,6 +37,9 @@ const SESSION_DIR = /^ses_[a-z0-9]+$/;
 /** Spare files the node makes ahead of need: a burst of 60 sessions' first 16 runs, and more. */
 export const SPARE_FILES_STOCK = 1024;
 
+/** A pruned log that ended this recently, with less output, hands its file on (releaseLater). */
+const [HAND_ON_MS, HAND_ON_BYTES] = [5000, 64 * 1024];
+
 /** How often stocking looks again while the node is busy, or stocked. */
 const STOCK_POLL_MS = 100;
 const STOCKED_POLL_MS = 1000;
@@ -53,6 +56,8 @@ function labelOf(source: string): string {
  */
 export class ProcessLogs {
   private readonly sessions = new Map<string, Map<string, ProcessLog>>();
+  /** By session: no log of it is past its keep time before this, in epoch ms (see `prune`). */
+  private readonly keptUntil = new Map<string, number>();
   /**
    * Sessions whose directory is there: made for a first log, read at start or unpacked (see
    * loadSession), and removed with the session (see forget). Not made again on every run.
@@ -60,6 +65,8 @@ export class ProcessLogs {
   private readonly dirsMade = new Set<string>();
   /** Emptied files of removed logs, for new logs to take (no file made per run). */
   private readonly spares: SpareFiles;
+  /** Files of logs pruned in this flush, by session, for its next new logs (see releaseLater). */
+  private readonly handed = new Map<string, string[]>();
   /** Pruned logs' files being emptied off the runs' path (see releaseLater). */
   private emptying: Promise<void> = Promise.resolve();
   /** File work put off until the run that asked for it has been answered (see `defer`). */
@@ -154,6 +161,7 @@ export class ProcessLogs {
     // In the order they started, as the logs of a running node are (see prune).
     loadedLogs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
     this.sessions.set(sessionId, new Map(loadedLogs.map((log) => [log.meta.id, log])));
+    this.keptUntil.delete(sessionId);
     this.dirsMade.add(sessionId);
   }
 
@@ -203,7 +211,8 @@ export class ProcessLogs {
     const dir = join(this.root, start.sessionId);
     const logs = this.sessions.get(start.sessionId) ?? new Map<string, ProcessLog>();
     this.sessions.set(start.sessionId, logs);
-    this.prune(logs, 1);
+    this.prune(start.sessionId, logs, 1);
+    const startedAt = new Date();
     const log = ProcessLog.create(
       dir,
       {
@@ -211,7 +220,7 @@ export class ProcessLogs {
         pid: start.pid,
         kind: start.kind,
         label: labelOf(start.source),
-        startedAt: new Date().toISOString(),
+        startedAt: startedAt.toISOString(),
         state: 'running',
         stdin: start.stdin,
         stdinBytes: 0,
@@ -220,11 +229,14 @@ export class ProcessLogs {
       },
       (path) => {
         this.makeDir(start.sessionId, dir);
+        const handed = this.handed.get(start.sessionId)?.pop();
+        if (handed !== undefined) return reuseFile(handed, path, { full: true });
         const spare = this.spares.take();
         return spare === undefined ? openSync(path, 'a', 0o600) : reuseFile(spare, path);
       },
     );
     logs.set(log.meta.id, log);
+    this.keepsUntil(start.sessionId, startedAt.getTime() + this.settings.keepAfterExitMs);
     this.unmade.push(log);
     this.defer(() => log.flush());
     return log;
@@ -268,13 +280,15 @@ export class ProcessLogs {
         this.logger.warn({ err }, 'a run log step failed');
       }
     }
+    for (const files of this.handed.values()) for (const file of files) this.giveFull(file);
+    this.handed.clear();
   }
 
   /** The session's processes, oldest first. */
   list(sessionId: string): ProcessLog[] {
     const logs = this.sessions.get(sessionId);
     if (logs === undefined) return [];
-    this.prune(logs, 0);
+    this.prune(sessionId, logs, 0);
     return [...logs.values()];
   }
 
@@ -299,6 +313,7 @@ export class ProcessLogs {
   forget(sessionId: string): void {
     const logs = this.sessions.get(sessionId);
     this.sessions.delete(sessionId);
+    this.keptUntil.delete(sessionId);
     this.dirsMade.delete(sessionId);
     for (const log of logs?.values() ?? []) this.releaseLater(log);
     rmSync(join(this.root, sessionId), { recursive: true, force: true });
@@ -306,28 +321,55 @@ export class ProcessLogs {
 
   /**
    * Drops ended logs past their keep time, and the oldest ended past the count (room for
-   * `adding`). A session's logs are kept in the order they started (see loadSession).
+   * `adding`). A session's logs are kept in the order they started (see loadSession). Every
+   * run's start prunes: the logs are looked through only as far as the count needs, and all of
+   * them only once one may be past its keep time (`keptUntil`: the earliest a log found here,
+   * or started since, can be; a log's end is never before its start, which it counts from
+   * until it ends).
    */
-  private prune(logs: Map<string, ProcessLog>, adding: number): void {
+  private prune(sessionId: string, logs: Map<string, ProcessLog>, adding: number): void {
     const now = Date.now();
-    let excess = logs.size + adding - this.settings.maxPerSession;
+    const { keepAfterExitMs, maxPerSession } = this.settings;
+    let excess = logs.size + adding - maxPerSession;
+    const timeDue = !(now <= (this.keptUntil.get(sessionId) ?? -Infinity));
+    let earliest = now + keepAfterExitMs; // a log started from now on is kept past it
     for (const log of logs.values()) {
-      if (!log.settled) continue;
-      if (excess > 0 || now - log.endedAtMs > this.settings.keepAfterExitMs) {
+      if (excess <= 0 && !timeDue) return;
+      const expiresAt = log.endedAtMs + keepAfterExitMs;
+      if (log.settled && (excess > 0 || now > expiresAt)) {
         excess -= 1;
-        this.defer(() => this.releaseLater(log));
+        this.defer(() => this.releaseLater(log, sessionId));
         logs.delete(log.meta.id);
+      } else {
+        earliest = Math.min(earliest, expiresAt);
       }
     }
+    if (timeDue) this.keptUntil.set(sessionId, earliest);
+  }
+
+  /** A log of the session may be past its keep time from `at` on (see `prune`). */
+  private keepsUntil(sessionId: string, at: number): void {
+    const until = this.keptUntil.get(sessionId);
+    if (until !== undefined && at < until) this.keptUntil.set(sessionId, at);
   }
 
   /**
    * Removes a log at once; its newest file is emptied and kept for a new log later, off the
    * path of the run whose start pruned it, or of the session's removal (SpareFiles.giveFull).
+   * Pruned (`sessionId`: in a flush) a moment after it ended, and small, its file goes to the
+   * session's next log made in this flush, emptied as it is opened: its bytes not written out
+   * yet (ext4: 30 s), that costs less than a trip to the pool and a rename. Or to the spares.
    */
-  private releaseLater(log: ProcessLog): void {
+  private releaseLater(log: ProcessLog, sessionId?: string): void {
     const file = log.detach();
     if (file === undefined) return;
+    const { stdout, stderr } = log.position;
+    const fresh = Date.now() - log.endedAtMs < HAND_ON_MS && stdout + stderr < HAND_ON_BYTES;
+    if (sessionId === undefined || !fresh) return this.giveFull(file);
+    this.handed.set(sessionId, [...(this.handed.get(sessionId) ?? []), file]);
+  }
+
+  private giveFull(file: string): void {
     const giving = this.spares.giveFull(file); // out of the session's directory before it returns
     this.emptying = Promise.all([this.emptying, giving]).then(() => undefined);
   }

@@ -1,4 +1,11 @@
-import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { tempDirPerTest } from './process-log-fixtures';
 import { SpareFiles } from './spare-files';
@@ -55,6 +62,18 @@ describe('SpareFiles.giveFull', () => {
     const taken = spares.take() ?? '';
     expect(statSync(taken).ino).toBe(inode);
     expect(statSync(taken).size).toBe(0);
+  });
+
+  it('never empties through a link: the link goes, its target keeps its bytes', async () => {
+    const spares = new SpareFiles(join(root(), 'spare'));
+    const target = join(root(), 'target');
+    writeFileSync(target, 'secret output');
+    const link = join(root(), 'link');
+    symlinkSync(target, link);
+    await spares.giveFull(link);
+    expect(spares.count).toBe(0);
+    expect(readdirSync(join(root(), 'spare'))).toEqual([]);
+    expect(readFileSync(target, 'utf8')).toBe('secret output');
   });
 
   it('removes at start a file a crash left half given', () => {

@@ -1,4 +1,4 @@
-import { close, lstatSync, mkdirSync, open as openFile, readdirSync } from 'node:fs';
+import { closeSync, ftruncate, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { renameSync, rmSync } from 'node:fs';
 import { constants } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
@@ -124,18 +124,27 @@ export class SpareFiles {
 }
 
 /**
- * Empties the file at `path` (never through a link) in the thread pool: an open that truncates,
- * then its close. Through fs's callbacks, not fs/promises (a FileHandle's making and closing
- * cost more of the agent's loop than the steps themselves), and in two trips to the pool, not
- * four (open, truncate, close, rename: each trip wakes the loop once more, every run of a
- * session at its count of logs).
+ * Empties the file at `path` (never through a link): opened here (no truncate: an open costs a
+ * few microseconds), truncated in the thread pool (on ext4 a truncate of a file whose data was
+ * written out waits on the disk, most of a millisecond), closed here once that is done. One trip
+ * to the pool, not two (an open that truncates, then its close: each trip costs the loop and a
+ * pool thread a wake-up, about 15 µs of CPU per file measured on this machine) nor four (open,
+ * truncate, close, rename). Through fs's callbacks, not fs/promises (a FileHandle's making and
+ * closing cost more of the agent's loop than the steps themselves).
  */
 function emptied(path: string): Promise<void> {
-  const { O_WRONLY, O_TRUNC, O_NOFOLLOW } = constants;
+  const { O_WRONLY, O_NOFOLLOW } = constants;
   return new Promise((resolve, reject) => {
-    openFile(path, O_WRONLY | O_TRUNC | O_NOFOLLOW, (openErr, fd) => {
-      if (openErr !== null) reject(openErr);
-      else close(fd, (err) => (err === null ? resolve() : reject(err)));
+    const fd = openSync(path, O_WRONLY | O_NOFOLLOW);
+    ftruncate(fd, 0, (truncateErr) => {
+      try {
+        closeSync(fd);
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      if (truncateErr === null) resolve();
+      else reject(truncateErr);
     });
   });
 }
