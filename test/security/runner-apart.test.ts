@@ -88,6 +88,15 @@ describe("the runner, out of the user code's reach", () => {
     );
   }, 90_000);
 
+  it('keeps no capability in its spawners\' bounding sets but the one a zygote takes', async () => {
+    // Narrowed once, at the spawner's start: a run's start then drops CAP_SETUID alone
+    // (spawner-start.c, narrow_bounding_set); every run ends with none (the cases below).
+    const run = await exec(
+      [FRONT_SPAWNER, SPAWNER].map((pid) => `grep '^CapBnd:' /proc/${pid}/status`).join('; '),
+    );
+    expect(run.stdout).toBe('CapBnd:\t0000000000000080\n'.repeat(2));
+  });
+
   it("arms the next runs' shells as the user in full, holding nothing but their pipes (ADR 48)", async () => {
     // The waiting ones: the shell of this run (and its subshells) closed its fd 3.
     const run = await exec(
