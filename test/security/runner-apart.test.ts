@@ -88,15 +88,6 @@ describe("the runner, out of the user code's reach", () => {
     );
   }, 90_000);
 
-  it('keeps no capability in its spawners\' bounding sets but the one a zygote takes', async () => {
-    // Narrowed once, at the spawner's start: a run's start then drops CAP_SETUID alone
-    // (spawner-start.c, narrow_bounding_set); every run ends with none (the cases below).
-    const run = await exec(
-      [FRONT_SPAWNER, SPAWNER].map((pid) => `grep '^CapBnd:' /proc/${pid}/status`).join('; '),
-    );
-    expect(run.stdout).toBe('CapBnd:\t0000000000000080\n'.repeat(2));
-  });
-
   it("arms the next runs' shells as the user in full, holding nothing but their pipes (ADR 48)", async () => {
     // The waiting ones: the shell of this run (and its subshells) closed its fd 3.
     const run = await exec(
@@ -163,6 +154,15 @@ describe('the runner after a kill, and the user without a way back to root', () 
     expect(after.stdout).toBe(before);
     const next = await code("console.log('still here')");
     expect(next.stdout).toBe('still here\n');
+  });
+
+  it("keeps no capability in its spawners' bounding sets but the one a zygote takes", async () => {
+    // Narrowed once, at the spawner's start: a run's start then drops CAP_SETUID alone
+    // (spawner-start.c, narrow_bounding_set); every run ends with none (the cases below).
+    const run = await exec(
+      [FRONT_SPAWNER, SPAWNER].map((pid) => `grep '^CapBnd:' /proc/${pid}/status`).join('; '),
+    );
+    expect(run.stdout).toBe('CapBnd:\t0000000000000080\n'.repeat(2));
   });
 
   it('runs code as the user in full: no capability left, no way back to root', async () => {
