@@ -156,6 +156,15 @@ describe('the runner after a kill, and the user without a way back to root', () 
     expect(next.stdout).toBe('still here\n');
   });
 
+  it("keeps no capability in its spawners' bounding sets but the one a zygote takes", async () => {
+    // Narrowed once, at the spawner's start: a run's start then drops CAP_SETUID alone
+    // (spawner-start.c, narrow_bounding_set); every run ends with none (the cases below).
+    const run = await exec(
+      [FRONT_SPAWNER, SPAWNER].map((pid) => `grep '^CapBnd:' /proc/${pid}/status`).join('; '),
+    );
+    expect(run.stdout).toBe('CapBnd:\t0000000000000080\n'.repeat(2));
+  });
+
   it('runs code as the user in full: no capability left, no way back to root', async () => {
     const run = await code(
       [

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"sync"
 	"time"
 )
@@ -23,6 +24,8 @@ type Front struct {
 	shells *Shells
 	// How long a run's `started` may wait for its output or its end (defaultStartHold).
 	startHold time.Duration
+	// The runner's Node (0: none), the front's child.
+	nodePid int
 
 	mu sync.Mutex
 	// The front's requests under way, by id: command runs and input requests.
@@ -189,4 +192,24 @@ func (f *Front) CancelRuns() {
 	for _, run := range runs {
 		run.cancel()
 	}
+}
+
+// ownProcesses are the front's processes that no run's tree holds, and whose pids no run's
+// process can have while the front lives: itself, its children (the Node, its spawner: a
+// child's pid is not reused before its parent reaps it) and the armed shells waiting (its
+// spawner's children; a taken one is the run's).
+func (f *Front) ownProcesses() map[int]bool {
+	own := map[int]bool{os.Getpid(): true}
+	if f.nodePid != 0 {
+		own[f.nodePid] = true
+	}
+	if pid := f.spawner.Pid(); pid != 0 {
+		own[pid] = true
+	}
+	if f.shells != nil {
+		for _, pid := range f.shells.Pids() {
+			own[pid] = true
+		}
+	}
+	return own
 }

@@ -68,6 +68,7 @@ func main() {
 	}
 	out := NewOutput(output)
 	front, serving := newFront(out, dir, forwardTo(toNode))
+	front.nodePid = node.Process.Pid
 	// The Node's first answer, to the front's own ping: it has started its helpers (its
 	// spawner, esbuild, the zygote) and taken its identity.
 	nodeReady := make(chan struct{})

@@ -53,6 +53,12 @@ func parseStat(pid int, stat string) (ProcessInfo, bool) {
 
 // listProcesses lists every live process in procRoot.
 func listProcesses(procRoot string) []ProcessInfo {
+	return listProcessesBut(procRoot, nil)
+}
+
+// listProcessesBut lists every live process in procRoot but those in skip, whose stat is not
+// read: the kernel makes each (a multithreaded process's most of all) for every read.
+func listProcessesBut(procRoot string, skip map[int]bool) []ProcessInfo {
 	dir, err := os.Open(procRoot)
 	if err != nil {
 		return nil
@@ -62,7 +68,7 @@ func listProcesses(procRoot string) []ProcessInfo {
 	infos := make([]ProcessInfo, 0, len(names))
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
-		if err != nil {
+		if err != nil || skip[pid] {
 			continue
 		}
 		stat, err := os.ReadFile(procRoot + "/" + name + "/stat")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"reflect"
 	"testing"
 )
@@ -34,5 +35,41 @@ func TestRunTree(t *testing.T) {
 	}
 	if got := treesOf(all, nil, map[int]bool{11: true}); !reflect.DeepEqual(got, []int{11, 12}) {
 		t.Errorf("treesOf = %v", got)
+	}
+}
+
+// A memory poll reads every process's stat but the front's own (the kernel makes each one it
+// reads): the front, its Node, its spawner, the armed shells waiting; a taken shell is the
+// run's, and read.
+func TestMemoryPollSkipsTheFrontsOwn(t *testing.T) {
+	root := t.TempDir()
+	for pid, name := range map[string]string{"7": "bash", "8": "node"} {
+		if err := os.Mkdir(root+"/"+pid, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		stat := pid + " (" + name + ") S 1 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 1000 3 0"
+		if err := os.WriteFile(root+"/"+pid+"/stat", []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := listProcessesBut(root, map[int]bool{8: true}); len(got) != 1 || got[0].Pid != 7 {
+		t.Errorf("listed %+v", got)
+	}
+	h := newHarness(t)
+	h.front.nodePid = 12345
+	armed := h.waitArmed(armedShellCount)
+	own := h.front.ownProcesses()
+	for _, pid := range append(armed, os.Getpid(), h.front.spawner.Pid(), 12345) {
+		if !own[pid] {
+			t.Errorf("%d is the front's own; skipped %v", pid, own)
+		}
+	}
+	id := h.exec(`sleep 0.2`, nil)
+	started := h.until(id, "started")
+	if pid := int(started[0]["pid"].(float64)); h.front.ownProcesses()[pid] {
+		t.Errorf("the run's shell %d is skipped", pid)
+	}
+	if result := named(h.until(id, "exec"), "result"); result["memoryUsedBytes"].(float64) <= 0 {
+		t.Errorf("no memory measured: %v", result)
 	}
 }

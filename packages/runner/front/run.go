@@ -112,7 +112,7 @@ func (r *commandRun) run() error {
 	r.spawned(spawnID, pid)
 
 	timeout := time.AfterFunc(runTimeout(r.request.TimeoutMs), func() { r.timeOut(runID) })
-	poller := startUsagePoller(pid, &r.mu, &r.peakRss)
+	poller := startUsagePoller(pid, &r.mu, &r.peakRss, r.front.ownProcesses)
 	var exit SpawnExit
 	select {
 	case exit = <-r.exit:

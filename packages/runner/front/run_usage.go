@@ -10,20 +10,23 @@ import (
 
 // usagePoller measures a run's tree from /proc while it runs (its peak memory: the sum over
 // the tree, which wait4 does not give); the first poll comes memoryPoll after the start, and
-// polls never take more than pollDuty of the front's time.
+// polls never take more than pollDuty of the front's time. Each poll reads every process of
+// the sandbox but those outside (outside gives them, at each poll): the front's own, none of
+// which is ever in a run's tree.
 type usagePoller struct {
 	mu      sync.Mutex
 	timer   *time.Timer
 	stopped bool
 }
 
-func startUsagePoller(leader int, runMu *sync.Mutex, peak *uint64) *usagePoller {
+func startUsagePoller(leader int, runMu *sync.Mutex, peak *uint64,
+	outside func() map[int]bool) *usagePoller {
 	p := &usagePoller{}
 	var poll func()
 	poll = func() {
 		begun := time.Now()
 		var sum uint64
-		for _, info := range descendants(listProcesses("/proc"), leader) {
+		for _, info := range descendants(listProcessesBut("/proc", outside()), leader) {
 			sum += info.Rss
 		}
 		runMu.Lock()

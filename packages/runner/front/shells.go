@@ -26,13 +26,14 @@ const (
 
 // shellScript is what an armed shell runs: it reads its message (stdin flag, mode, command)
 // with `read -u` (a redirection would keep a saved copy of stdin open), closes its fd 3,
-// takes /dev/null as stdin unless the run takes input, and runs the command as `bash -c`
+// drops its one positional parameter (the title's room, see titleRoom), takes /dev/null as
+// stdin unless the run takes input, and runs the command as `bash -c`
 // would, all on line 1 (LINENO). A command that does not parse as a
 // function's body is handed to a real `bash -c` (exec: same process, same messages); a
 // plain external command (mode x) is exec'd, as `bash -c` execs a lone simple command;
 // anything else is eval'd, after `$_` is set back to its start-up value (%s).
 const shellScript = `IFS= read -r -u 3 -N 2 __sandbox_shell || exit 0; ` +
-	`IFS= read -r -u 3 -N 4096 BASH_EXECUTION_STRING; exec 3<&-; ` +
+	`IFS= read -r -u 3 -N 4096 BASH_EXECUTION_STRING; exec 3<&-; shift; ` +
 	`[ "${__sandbox_shell::1}" = i ] || exec 0</dev/null; ` +
 	`if ! eval "__sandbox_shell() { $BASH_EXECUTION_STRING"$'\n}' 2>/dev/null; then ` +
 	`unset -v __sandbox_shell; exec /bin/bash -c "$BASH_EXECUTION_STRING"; fi; ` +
@@ -41,10 +42,12 @@ const shellScript = `IFS= read -r -u 3 -N 2 __sandbox_shell || exit 0; ` +
 	`if [[ $__sandbox_word == */* ]]; then [[ -f $__sandbox_word && -x $__sandbox_word ]]; ` +
 	`else hash -- "$__sandbox_word" 2>/dev/null && [[ -x ${BASH_CMDS[$__sandbox_word]} ]]; fi && ` +
 	`{ unset -v __sandbox_shell __sandbox_word; exec $BASH_EXECUTION_STRING; }; fi; ` +
-	`unset -v __sandbox_shell __sandbox_word; : %s; eval "$BASH_EXECUTION_STRING" #`
+	`unset -v __sandbox_shell __sandbox_word; : %s; eval "$BASH_EXECUTION_STRING"`
 
-// titleRoom pads the script: the spawner shows a taken shell as `/bin/bash -c COMMAND` in
-// the script's place (its argument area), which must hold the longest command.
+// titleRoom is an armed shell's last argument, after the script and its `$0`: the spawner
+// shows a taken shell as `/bin/bash -c COMMAND` in its argument area, which must hold the
+// longest command. It is the shell's `$1` until the script shifts it away; in the script
+// itself (a comment's padding) bash would read it at every start, a character at a time.
 var titleRoom = strings.Repeat(" ", maxShellMessage+16)
 
 // plainCommand is a lone simple command of plain words (no quoting, expansion, redirection,
@@ -174,7 +177,7 @@ type Shells struct {
 }
 
 func NewShells(front *Front) *Shells {
-	script := strings.Replace(shellScript, "%s", startValue(front.baseEnv), 1) + titleRoom
+	script := strings.Replace(shellScript, "%s", startValue(front.baseEnv), 1)
 	return &Shells{front: front, script: script}
 }
 
@@ -198,7 +201,7 @@ func (s *Shells) arm() {
 		shell.runID = runID
 		shell.spawnID, shell.pid, err = s.front.spawner.Spawn(SpawnOptions{
 			Cwd:           s.front.workspace,
-			Argv:          []string{"/bin/bash", "-c", s.script},
+			Argv:          []string{"/bin/bash", "-c", s.script, "/bin/bash", titleRoom},
 			Env:           s.front.runEnv(nil, runID),
 			EnterCPUGroup: s.front.cpuSplit,
 			Stdin:         true,

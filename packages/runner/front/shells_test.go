@@ -305,3 +305,25 @@ func TestArmedRunsFilesFromTheirStart(t *testing.T) {
 		t.Errorf("filesWritten %v", got)
 	}
 }
+
+// The longest command a shell takes still fits its title (`ps` shows the run as `bash -c`
+// would), and the room for it is an argument bash does not parse: its script is parsed at
+// every start, a character at a time.
+func TestArmedShellTitleRoomIsNotParsed(t *testing.T) {
+	script := NewShells(&Front{}).script
+	if strings.Contains(script, "    ") || len(script) > 1024 {
+		t.Errorf("the script carries padding (%d bytes)", len(script))
+	}
+	h := newHarness(t)
+	h.waitArmed(armedShellCount)
+	command := `tr '\0' '|' < /proc/$$/cmdline; echo; : `
+	command += strings.Repeat("y", maxShellMessage-2-len(command))
+	events := h.until(h.exec(command, nil), "exec")
+	// The kernel shows a title's first page only.
+	if got, want := output(events, "stdout"), "/bin/bash -c "+command; got != want[:4096]+"\n" {
+		t.Errorf("the title of a taken shell: %d bytes, want %d: %.80q", len(got), len(want), got)
+	}
+	if named(events, "result")["exitCode"] != 0.0 {
+		t.Errorf("the run failed: %v", events)
+	}
+}

@@ -245,6 +245,7 @@ int main(int argc, char **argv) {
   prctl(PR_SET_DUMPABLE, 0);
   /* ...nor signal it (take_identities). */
   take_identities(argc, argv);
+  narrow_bounding_set();
   if (argc > 1 && argv[1][0] != '\0') cpu_procs = open(argv[1], O_WRONLY | O_CLOEXEC);
   dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (dev_null < 0) die("/dev/null");

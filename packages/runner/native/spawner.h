@@ -67,6 +67,7 @@ void take_input(uint32_t id, const unsigned char *data, size_t length);
 void resize(uint32_t id, const unsigned char *size, size_t length);
 void drain(struct run *run, int stream);
 int raise_permitted(void);
+void narrow_bounding_set(void);
 void start_run(uint32_t id, unsigned char *payload, size_t length, const sigset_t *mask);
 void go(uint32_t id, const unsigned char *payload, size_t length);
 
