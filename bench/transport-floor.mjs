@@ -23,11 +23,9 @@ export function stubExec(address, token) {
     new Promise((resolve, reject) => {
       const metadata = new grpc.Metadata();
       metadata.set('authorization', `Bearer ${token}`);
-      const call = client.exec(
-        { sessionId, command, timeoutMs: 30_000 },
-        metadata,
-        { deadline: new Date(Date.now() + 60_000) },
-      );
+      const call = client.exec({ sessionId, command, timeoutMs: 30_000 }, metadata, {
+        deadline: new Date(Date.now() + 60_000),
+      });
       call.on('data', (event) => {
         if (event.result) resolve(event.result);
       });
