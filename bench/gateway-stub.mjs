@@ -5,7 +5,9 @@
 // one at a time in one session (BENCH_GW_RUNS), and from BENCH_GW_SESSIONS sessions at once
 // (BENCH_GW_RUNS × 3 in all): the p50, p99, runs/s, and this process's CPU per run (the
 // gateway and the client; the stub's is apart). BENCH_GW_ROUNDS repeats the rows (the median
-// is printed); BENCH_CPU_PROF=<dir> profiles this process (the gateway, its client).
+// is printed); BENCH_CPU_PROF=<dir> profiles this process (the gateway, its client);
+// BENCH_GW_EVENTS=echo has the stub answer as for `echo hi` (three messages in turns of their
+// own, as a real run's come) rather than with a result alone.
 // Baselines, in the same run and rounds (transport-floor.mjs): the same rows served by a bare
 // node:http server (`http`), the stub's `Exec` called alone (`grpc`), and a bare server that
 // calls `Exec` per request (`http+grpc`): the gateway's transports without the gateway.
