@@ -61,9 +61,7 @@ describe('RedisRateLimiter against a real Redis', () => {
     ).toEqual({ stamp: undefined });
     down.disconnect();
   });
-});
 
-describe("the gateway's auto-pipelining Redis connection", () => {
   it('on an auto-pipelining connection, sends at once when idle and gathers when busy', async () => {
     // As the gateway opens its connection (gateway-parts.ts).
     const pipelined = new Redis(requiredEnv('TEST_REDIS_URL'), { enableAutoPipelining: true });
