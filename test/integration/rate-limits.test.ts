@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisInvalidations, RedisRateLimiter } from '@sandbox/gateway';
+import { RedisRateLimiter } from '@sandbox/gateway';
 import { requiredEnv } from '../support/env';
 
 describe('RedisRateLimiter against a real Redis', () => {
@@ -60,34 +60,5 @@ describe('RedisRateLimiter against a real Redis', () => {
       await limiter.consumeIfStamped('k', 1, 60_000, { key: 'principals', expected: null }),
     ).toEqual({ stamp: undefined });
     down.disconnect();
-  });
-
-  it('on an auto-pipelining connection, sends at once when idle and gathers when busy', async () => {
-    // As the gateway opens its connection (gateway-parts.ts).
-    const pipelined = new Redis(requiredEnv('TEST_REDIS_URL'), { enableAutoPipelining: true });
-    try {
-      await pipelined.ping();
-      const prefix = `test:${Date.now()}:soon:`;
-      const limiter = new RedisRateLimiter(pipelined, `${prefix}rl:`, `${prefix}stamp:`);
-      const stamps = new RedisInvalidations(pipelined, `${prefix}stamp:`);
-      // Idle: written now (awaiting its reply), not held for the next turn.
-      const alone = limiter.consume('k', 10, 60_000);
-      expect([pipelined.commandQueue.length, pipelined.autoPipelineQueueSize]).toEqual([1, 0]);
-      await alone;
-      const read = stamps.stamps(['a', 'b']);
-      expect([pipelined.commandQueue.length, pipelined.autoPipelineQueueSize]).toEqual([1, 0]);
-      expect(await read).toEqual([null, null]);
-      // Busy: the first goes, the rest are gathered for one write, and all are answered.
-      const together = Array.from({ length: 20 }, () => limiter.consume('k', 10, 60_000));
-      expect(pipelined.autoPipelineQueueSize).toBe(19);
-      const guarded = limiter.consumeIfStamped('k', 10, 60_000, { key: 'a', expected: null });
-      expect(pipelined.autoPipelineQueueSize).toBe(20);
-      const decisions = await Promise.all(together);
-      expect(decisions.filter((d) => d.allowed)).toHaveLength(9);
-      expect(await guarded).toMatchObject({ stamp: null, decision: { allowed: false } });
-      expect(pipelined.options.enableAutoPipelining).toBe(true);
-    } finally {
-      await pipelined.quit();
-    }
   });
 });

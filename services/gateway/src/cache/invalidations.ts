@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { sendSoon } from './redis-send';
 
 /** What one key's stamp was when an entry was read; null for a key never changed. */
 export type Stamp = string | null;
@@ -57,9 +56,7 @@ export class RedisInvalidations implements Invalidations {
   async stamps(keys: readonly string[]): Promise<Stamp[] | undefined> {
     if (this.redis.status !== 'ready') return undefined;
     try {
-      return await sendSoon(this.redis, () =>
-        this.redis.mget(keys.map((key) => this.prefix + key)),
-      );
+      return await this.redis.mget(keys.map((key) => this.prefix + key));
     } catch {
       return undefined;
     }
