@@ -1,6 +1,7 @@
 // The stub agent of bench/gateway-stub.mjs: a gRPC server of the agent's service on loopback
 // that keeps sessions as names only and answers every `Exec` as the agent answers a run that
-// printed nothing and ended at once: its result (with its process), then the call's status.
+// printed nothing and ended at once: its result (with its process), then the call's status
+// (BENCH_GW_EVENTS=echo: as it answers `echo hi`, see ECHO).
 // Prints its address on stdout once it listens. NODE_ID and INTERNAL_TOKEN from the bench.
 import { createRequire } from 'node:module';
 import { cpus, totalmem } from 'node:os';
@@ -15,6 +16,13 @@ const sandboxes = new Set();
 let runs = 0;
 /** How long a run takes (BENCH_GW_RUN_MS): the gateway then waits, as for a real run. */
 const DELAY_MS = Number(process.env.BENCH_GW_RUN_MS ?? 0);
+/**
+ * BENCH_GW_EVENTS=echo: each run sends what the agent sends for `echo hi`, each message in a
+ * turn of its own as a real run's come: `started` (its process), its output, then its result.
+ * Unset: the result alone, as for a run that printed nothing and ended at once.
+ */
+const ECHO = process.env.BENCH_GW_EVENTS === 'echo';
+const HI = Buffer.from('hi\n');
 
 const authorized = (call) => call.metadata.get('authorization')[0] === `Bearer ${token}`;
 const refusal = { code: grpc.status.UNAUTHENTICATED, details: 'Invalid agent token' };
@@ -59,6 +67,7 @@ server.addService(service, {
       return;
     }
     runs += 1;
+    const ref = { id: `proc_${runs}`, pid: 1000 + (runs % 30_000) };
     const answer = () => {
       call.write({
         result: {
@@ -69,11 +78,20 @@ server.addService(service, {
           timedOut: false,
           filesWritten: [],
           limitsExceeded: [],
-          process: { id: `proc_${runs}`, pid: 1000 + (runs % 30_000) },
+          process: ref,
         },
       });
       call.end();
     };
+    if (ECHO) {
+      call.write({ started: { process: ref } });
+      setImmediate(() => {
+        call.write({ stdout: { data: HI, at: { stdout: HI.length, stderr: 0 }, process: ref } });
+        if (DELAY_MS > 0) setTimeout(answer, DELAY_MS);
+        else setImmediate(answer);
+      });
+      return;
+    }
     if (DELAY_MS > 0) setTimeout(answer, DELAY_MS);
     else answer();
   },

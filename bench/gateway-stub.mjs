@@ -5,7 +5,12 @@
 // one at a time in one session (BENCH_GW_RUNS), and from BENCH_GW_SESSIONS sessions at once
 // (BENCH_GW_RUNS × 3 in all): the p50, p99, runs/s, and this process's CPU per run (the
 // gateway and the client; the stub's is apart). BENCH_GW_ROUNDS repeats the rows (the median
-// is printed); BENCH_CPU_PROF=<dir> profiles this process (the gateway, its client).
+// is printed); BENCH_CPU_PROF=<dir> profiles this process (the gateway, its client);
+// BENCH_GW_EVENTS=echo has the stub answer as for `echo hi` (three messages in turns of their
+// own, as a real run's come) rather than with a result alone.
+// Baselines, in the same run and rounds (transport-floor.mjs): the same rows served by a bare
+// node:http server (`http`), the stub's `Exec` called alone (`grpc`), and a bare server that
+// calls `Exec` per request (`http+grpc`): the gateway's transports without the gateway.
 // Loopback only. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench gateway).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { adminAccount, api, percentile } from './lib.mjs';
 import { profileGateway } from './processes.mjs';
 import { closedLoopOf } from './timing.mjs';
+import { bareServer, stubExec } from './transport-floor.mjs';
 
 const RUNS = Number(process.env.BENCH_GW_RUNS ?? 3000);
 const SESSIONS = Number(process.env.BENCH_GW_SESSIONS ?? 30);
@@ -41,8 +47,14 @@ function startStub(nodeId, token) {
 }
 
 /** `runs` runs of `true` from `sessions` clients at once: times, rate, this process's CPU. */
-async function row(url, key, sessionIds, runs) {
-  const run = (sessionId) => api(url, key, '/execute', { sessionId, command: 'true' });
+function row(url, key, sessionIds, runs) {
+  return timedRow(sessionIds, runs, (sessionId) =>
+    api(url, key, '/execute', { sessionId, command: 'true' }),
+  );
+}
+
+/** `runs` calls of `run` from `sessionIds.length` clients at once: times, rate, CPU per call. */
+async function timedRow(sessionIds, runs, run) {
   const cpu = process.cpuUsage();
   const { times, seconds } = await closedLoopOf(sessionIds, runs, run);
   const used = process.cpuUsage(cpu);
@@ -53,6 +65,17 @@ async function row(url, key, sessionIds, runs) {
     cpuMsPerRun: (used.user + used.system) / 1000 / times.length,
   };
 }
+
+/** One round of both rows: one client, then SESSIONS at once (RUNS × 3 in all). */
+async function rowPair(measure, ids) {
+  return { one: await measure(ids.slice(0, 1), RUNS), many: await measure(ids, RUNS * 3) };
+}
+
+/** The median of each row's rounds, named as the report names them. */
+const rowSummaries = (list) => ({
+  oneAtATime: summary(list.map((r) => r.one)),
+  [`${SESSIONS}AtOnce`]: summary(list.map((r) => r.many)),
+});
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -88,7 +111,7 @@ async function main() {
   });
   // The machine's load as the rows begin: their figures mean little on a busy machine.
   const load = loadavg().map((l) => l.toFixed(2));
-  const report = { load: load.join(' '), rows: {} };
+  const report = { load: load.join(' '), rows: {}, baselines: {}, overFloor: {} };
   try {
     const key = await adminAccount(gateway.url, token, 'bench');
     const ids = [];
@@ -97,14 +120,36 @@ async function main() {
       ids.push(JSON.parse(created).sessionId);
     }
     await row(gateway.url, key, ids, 2000); // warm-up
-    const one = [];
-    const many = [];
+    const exec = stubExec(stub.address, token);
+    const bare = await bareServer();
+    const hop = await bareServer((body) => exec.exec(body.sessionId, body.command));
+    const floors = {
+      http: (sessionId) => api(bare.url, key, '/execute', { sessionId, command: 'true' }),
+      grpc: (sessionId) => exec.exec(sessionId, 'true'),
+      'http+grpc': (sessionId) => api(hop.url, key, '/execute', { sessionId, command: 'true' }),
+    };
+    for (const run of Object.values(floors)) await timedRow(ids, 2000, run); // warm-up
+    const rounds = { gateway: [], ...Object.fromEntries(Object.keys(floors).map((n) => [n, []])) };
     for (let i = 0; i < ROUNDS; i += 1) {
-      one.push(await row(gateway.url, key, ids.slice(0, 1), RUNS));
-      many.push(await row(gateway.url, key, ids, RUNS * 3));
+      rounds.gateway.push(await rowPair((s, n) => row(gateway.url, key, s, n), ids));
+      for (const [name, run] of Object.entries(floors)) {
+        rounds[name].push(await rowPair((s, n) => timedRow(s, n, run), ids));
+      }
     }
-    report.rows.oneAtATime = summary(one);
-    report.rows[`${SESSIONS}AtOnce`] = summary(many);
+    await Promise.all([bare.stop(), hop.stop()]);
+    exec.close();
+    const { gateway: own, ...floorRounds } = rounds;
+    report.rows = rowSummaries(own);
+    report.baselines = Object.fromEntries(
+      Object.entries(floorRounds).map(([name, list]) => [name, rowSummaries(list)]),
+    );
+    // The gateway's CPU per run over that of the bare HTTP-in, gRPC-out hop, row by row.
+    report.overFloor = Object.fromEntries(
+      Object.entries(report.rows).map(([name, r]) => [
+        name,
+        Number((r.cpuMsPerRun / report.baselines['http+grpc'][name].cpuMsPerRun).toFixed(2)),
+      ]),
+    );
   } finally {
     await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await gateway.stop();

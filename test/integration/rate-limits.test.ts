@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisRateLimiter } from '@sandbox/gateway';
+import { RedisInvalidations, RedisRateLimiter } from '@sandbox/gateway';
 import { requiredEnv } from '../support/env';
 
 describe('RedisRateLimiter against a real Redis', () => {
@@ -60,5 +60,48 @@ describe('RedisRateLimiter against a real Redis', () => {
       await limiter.consumeIfStamped('k', 1, 60_000, { key: 'principals', expected: null }),
     ).toEqual({ stamp: undefined });
     down.disconnect();
+  });
+});
+
+describe("the gateway's auto-pipelining Redis connection", () => {
+  it('on an auto-pipelining connection, sends at once one at a time and gathers when busy', async () => {
+    // As the gateway opens its connection (gateway-parts.ts).
+    const pipelined = new Redis(requiredEnv('TEST_REDIS_URL'), { enableAutoPipelining: true });
+    /** Replies awaited, and commands gathered for the next write. */
+    const queues = (): number[] => [pipelined.commandQueue.length, pipelined.autoPipelineQueueSize];
+    try {
+      await pipelined.ping();
+      const prefix = `test:${Date.now()}:soon:`;
+      const limiter = new RedisRateLimiter(pipelined, `${prefix}rl:`, `${prefix}stamp:`);
+      const stamps = new RedisInvalidations(pipelined, `${prefix}stamp:`);
+      // The first is gathered (nothing known yet), and was alone: the next go at once.
+      const first = limiter.consume('k', 10, 60_000);
+      expect(queues()).toEqual([0, 1]);
+      await first;
+      const alone = limiter.consume('k', 10, 60_000);
+      expect(queues()).toEqual([1, 0]);
+      await alone;
+      const read = stamps.stamps(['a', 'b']);
+      expect(queues()).toEqual([1, 0]);
+      expect(await read).toEqual([null, null]);
+      // Busy: the first goes, the rest are gathered for one write, and all are answered.
+      const together = Array.from({ length: 20 }, () => limiter.consume('k', 10, 60_000));
+      expect(queues()).toEqual([1, 19]);
+      const guarded = limiter.consumeIfStamped('k', 10, 60_000, { key: 'a', expected: null });
+      expect(pipelined.autoPipelineQueueSize).toBe(20);
+      const decisions = await Promise.all(together);
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(8);
+      expect(await guarded).toMatchObject({ stamp: null, decision: { allowed: false } });
+      // After a crowd, an idle moment does not split the next batch: gathered, until alone.
+      const after = stamps.stamps(['a']);
+      expect(queues()).toEqual([0, 1]);
+      await after;
+      const again = stamps.stamps(['a']);
+      expect(queues()).toEqual([1, 0]);
+      await again;
+      expect(pipelined.options.enableAutoPipelining).toBe(true);
+    } finally {
+      await pipelined.quit();
+    }
   });
 });

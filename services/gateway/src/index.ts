@@ -7,4 +7,5 @@ export type { Database } from './db/database';
 export { startEmbeddedPostgres } from './db/embedded-postgres';
 export { migrate } from './db/migrate';
 export { RedisRateLimiter } from './limits/redis-rate-limiter';
+export { RedisInvalidations } from './cache/invalidations';
 export { SessionStore } from './sessions/session-store';

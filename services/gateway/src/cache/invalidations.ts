@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { sendSoon } from './redis-send';
 
 /** What one key's stamp was when an entry was read; null for a key never changed. */
 export type Stamp = string | null;
@@ -56,7 +57,9 @@ export class RedisInvalidations implements Invalidations {
   async stamps(keys: readonly string[]): Promise<Stamp[] | undefined> {
     if (this.redis.status !== 'ready') return undefined;
     try {
-      return await this.redis.mget(keys.map((key) => this.prefix + key));
+      return await sendSoon(this.redis, () =>
+        this.redis.mget(keys.map((key) => this.prefix + key)),
+      );
     } catch {
       return undefined;
     }

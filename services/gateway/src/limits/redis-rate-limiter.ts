@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis, Result } from 'ioredis';
 import { callingStorage } from '../db/storage-errors';
 import { STAMP_PREFIX } from '../cache/invalidations';
+import { sendSoon } from '../cache/redis-send';
 import {
   decide,
   type GuardedDecision,
@@ -96,7 +97,9 @@ export class RedisRateLimiter implements RateLimiter {
   /** Redis out of reach is 503 service_unavailable (storage-errors.ts). */
   async consume(key: string, limit: number, windowMs: number): Promise<RateDecision> {
     const reply = await callingStorage(() =>
-      this.redis.slidingWindow(this.prefix + key, limit, windowMs, randomUUID()),
+      sendSoon(this.redis, () =>
+        this.redis.slidingWindow(this.prefix + key, limit, windowMs, randomUUID()),
+      ),
     );
     return decision(reply, limit, windowMs);
   }
@@ -110,14 +113,16 @@ export class RedisRateLimiter implements RateLimiter {
   ): Promise<GuardedDecision> {
     if (this.redis.status !== 'ready') return { stamp: undefined };
     try {
-      const [read, window] = await this.redis.guardedWindow(
-        this.prefix + key,
-        this.stampPrefix + guard.key,
-        limit,
-        windowMs,
-        randomUUID(),
-        guard.expected === null ? '0' : '1',
-        guard.expected ?? '',
+      const [read, window] = await sendSoon(this.redis, () =>
+        this.redis.guardedWindow(
+          this.prefix + key,
+          this.stampPrefix + guard.key,
+          limit,
+          windowMs,
+          randomUUID(),
+          guard.expected === null ? '0' : '1',
+          guard.expected ?? '',
+        ),
       );
       const stamp = read[0] === 1 ? read[1] : null;
       return window === undefined
