@@ -1,5 +1,5 @@
 import { createDockerRuntime, type DockerRuntime } from '@sandbox/agent';
-import { MANUAL_SWEEPS } from '../support/stack';
+import { docker, MANUAL_SWEEPS, sessionContainerNow } from '../support/stack';
 import { StreamedRun } from '../support/streamed-run';
 import { useStackWithAccount } from '../support/use-stack';
 
@@ -28,23 +28,41 @@ async function recordOld(sessionId: string, ago: string): Promise<void> {
   );
 }
 
-/** A streamed run that prints `started`, waits `seconds`, then prints the file. */
-async function longRun(sessionId: string, seconds: number): Promise<StreamedRun> {
+/**
+ * A streamed run that prints `started`, then waits until the test lets it end (`finish`) and
+ * prints the file: it is still under way whenever the sweep reaches the node, however slow the
+ * machine (a run of a fixed second could end, and its delay pass, before a loaded sweep came).
+ */
+async function longRun(sessionId: string): Promise<StreamedRun> {
   const response = await t.api.executeStream(sessionId, {
-    command: `echo started; sleep ${seconds}; cat kept.txt`,
+    command: 'echo started; until [ -e go ]; do sleep 0.05; done; cat kept.txt',
   });
   const run = new StreamedRun(response);
   await run.untilStdout('started');
   return run;
 }
 
+/**
+ * Lets `longRun`'s run end (its file made by `docker exec`, not through the API, which would
+ * count as the session's activity), and waits for its end.
+ */
+async function finish(sessionId: string, run: StreamedRun): Promise<void> {
+  const container = await sessionContainerNow(sessionId);
+  const exec = await docker
+    .getContainer(container!.Id)
+    .exec({ Cmd: ['touch', '/workspace/go'], User: '1000' });
+  const stream = await exec.start({});
+  await new Promise((resolve) => stream.on('end', resolve).resume());
+  await run.rest();
+}
+
 it('leaves a session to the run under way when its deep sleep is due', async () => {
   const id = await t.api.createSession();
   await t.api.writeFile(id, 'kept.txt', 'kept');
-  const run = await longRun(id, 1);
+  const run = await longRun(id);
   await recordOld(id, '1 hour');
   expect((await sweep()).slept).toEqual([]);
-  await run.rest();
+  await finish(id, run);
   const result = run.events().at(-1);
   expect(result?.event).toBe('result');
   expect(result?.data).toMatchObject({ stdout: 'started\nkept', exitCode: 0 });
@@ -56,12 +74,12 @@ it('leaves a session to the run under way when its deep sleep is due', async () 
 it('does not freeze a run under way when its pause is due', async () => {
   const id = await t.api.createSession();
   await t.api.writeFile(id, 'kept.txt', 'kept');
-  const run = await longRun(id, 1);
+  const run = await longRun(id);
   // Past the idle delay (1 s), not the deep-sleep one (2 s).
   await recordOld(id, '1.5 seconds');
   const started = Date.now();
   expect((await sweep()).idled).toEqual([]);
-  await run.rest();
+  await finish(id, run);
   expect(run.events().at(-1)?.event).toBe('result');
   expect(Date.now() - started).toBeLessThan(5000);
   expect(await state(id)).toBe('active');
