@@ -331,7 +331,7 @@ export class ProcessLogs {
     const now = Date.now();
     const { keepAfterExitMs, maxPerSession } = this.settings;
     let excess = logs.size + adding - maxPerSession;
-    const timeDue = !(now <= (this.keptUntil.get(sessionId) ?? -Infinity));
+    const timeDue = now > (this.keptUntil.get(sessionId) ?? -Infinity);
     let earliest = now + keepAfterExitMs; // a log started from now on is kept past it
     for (const log of logs.values()) {
       if (excess <= 0 && !timeDue) return;
