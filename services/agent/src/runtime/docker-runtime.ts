@@ -10,6 +10,7 @@ import type { EngineWatch } from './docker/engine-watch';
 import { killAllInContainer } from './docker/kill-all';
 import type { AdmissionStats } from './admission';
 import type { DockerRuntimeParts } from './docker-runtime-parts';
+import { startParts, stopParts } from './docker-runtime-start';
 import { createSandbox } from './lifecycle/create-sandbox';
 import {
   hibernateSandbox,
@@ -51,9 +52,6 @@ import type {
   TerminalSpec,
 } from './sandbox-runtime';
 
-/** How long the node must have served no request before it makes spare log files. */
-const SPARE_STOCK_QUIET_MS = 1000;
-
 /**
  * Sandboxes as hardened Docker containers, each with its own workspace: the lifecycle (under
  * each session's lock) and the data path through the sandbox's runner.
@@ -75,46 +73,16 @@ export class DockerRuntime implements SandboxRuntime {
   }
 
   async prepare(): Promise<void> {
-    const { cache, pool, logger } = this.parts;
-    // A pool member that died (dockerd stopping, an OOM, a kill from outside) is replaced at
-    // once, never handed to a session. A container that ended has its counter files closed.
-    cache?.onEnded((containerId) => pool?.dropEnded(containerId));
-    cache?.onEnded((containerId) => this.ledger.forget(containerId));
-    // Events were missed (dockerd restarted, say): the host set-up and every sandbox are
-    // checked again now rather than at the next periodic pass.
-    cache?.onResumed(() => {
-      logger.warn('docker event stream back after a loss: checking the host and sandboxes');
-      void this.parts
-        .prepareHost()
-        .then(() => this.reconcile())
-        .catch((err: unknown) => logger.error({ err }, 'reconcile after a docker restart failed'));
+    await startParts(this.parts, {
+      containerEnded: (containerId) => this.ledger.forget(containerId),
+      reconcile: () => this.reconcile(),
+      stocking: this.stocking.signal,
     });
-    await cache?.watch();
-    const host = await this.parts.prepareHost();
-    if (host.gateway !== undefined) {
-      // Without it, a policy with domain rules is refused (503); every other policy holds.
-      await this.parts.startEgressProxy?.(host.gateway, host.dnsServers).catch((err: unknown) => {
-        logger.error({ err }, 'the egress proxy did not start: domain rules cannot be held');
-      });
-    }
-    this.parts.installer.prepare();
-    await this.parts.pool?.start();
-    // In pauses only: a file made between two requests of a burst would slow the next one.
-    void this.parts.logs.stockSpares(
-      () => !(this.parts.load?.quietFor(SPARE_STOCK_QUIET_MS) ?? true),
-      this.stocking.signal,
-    );
   }
 
   async stop(): Promise<void> {
     this.stocking.abort();
-    this.parts.logs.flush(); // the newest runs' logs, made off their path, kept across the restart
-    this.parts.installer.close();
-    this.parts.stopEgressProxy?.();
-    await this.parts.pool?.stop();
-    await this.parts.cpuSplit?.close();
-    await this.parts.workspaces.close?.();
-    this.parts.cache?.unwatch();
+    await stopParts(this.parts);
   }
 
   /** The watch of the Docker engine (a wedged dockerd), started and stopped by the agent. */

@@ -1,12 +1,12 @@
-import { mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '@sandbox/errors';
 import type { Logger } from '@sandbox/logger';
-import { loadProcessLog } from './load-process-log';
-import { META_FILE, reuseFile, SEGMENT_FILE } from './log-files';
+import { loadSessionLogs } from './load-process-log';
+import { reuseFile } from './log-files';
 import { ProcessLog } from './process-log';
-import { LABEL_CHARS, metaOf, newProcessId } from './process-meta';
+import { LABEL_CHARS, newProcessId } from './process-meta';
 import { SpareFiles } from './spare-files';
 
 export interface ProcessLogSettings {
@@ -136,60 +136,10 @@ export class ProcessLogs {
    * unpacked there): a process still running when they were written is `lost`.
    */
   loadSession(sessionId: string): void {
-    const dir = this.dirOf(sessionId);
-    const loadedLogs: ProcessLog[] = [];
-    const names = readdirSync(dir);
-    const legacy = numberedFiles(names, META_FILE);
-    const segments = numberedFiles(names, SEGMENT_FILE);
-    for (const id of new Set([...segments.keys(), ...legacy.keys()])) {
-      const seqs = (segments.get(id) ?? []).map(([seq]) => seq);
-      const loaded =
-        loadProcessLog(dir, id, seqs) ?? this.loadLegacy(sessionId, dir, id, legacy.get(id));
-      if (loaded === undefined) {
-        // Nothing can read its output: its files go.
-        this.logger.warn({ sessionId, process: id }, 'unreadable process log: removed');
-        for (const seq of seqs) rmSync(join(dir, `${id}.${seq}.log`), { force: true });
-        continue;
-      }
-      // An older agent's metas, once the segments hold a newer one.
-      if (!loaded.fromLegacyMeta) {
-        for (const [, name] of legacy.get(id) ?? []) rmSync(join(dir, name), { force: true });
-      }
-      loaded.closeOutput(); // a process still running then is lost
-      loadedLogs.push(loaded);
-    }
-    // In the order they started, as the logs of a running node are (see prune).
-    loadedLogs.sort((a, b) => a.meta.startedAt.localeCompare(b.meta.startedAt));
+    const loadedLogs = loadSessionLogs(this.dirOf(sessionId), sessionId, this.logger);
     this.sessions.set(sessionId, new Map(loadedLogs.map((log) => [log.meta.id, log])));
     this.keptUntil.delete(sessionId);
     this.dirsMade.add(sessionId);
-  }
-
-  /**
-   * A log an older agent wrote, its meta in files of their own: the newest that parses (an
-   * agent that died while writing one leaves it cut short). The others go once one is found.
-   */
-  private loadLegacy(
-    sessionId: string,
-    dir: string,
-    id: string,
-    generations: [number, string][] = [],
-  ): ProcessLog | undefined {
-    for (const [index, [, name]] of generations.entries()) {
-      const path = join(dir, name);
-      try {
-        const meta = metaOf(readFileSync(path, 'utf8'), id);
-        if (meta === undefined) throw new Error('not a meta of this process');
-        for (const [, other] of generations.slice(index + 1)) {
-          rmSync(join(dir, other), { force: true });
-        }
-        return ProcessLog.reopen(dir, meta, { legacyMeta: path });
-      } catch (err) {
-        this.logger.warn({ err, sessionId, file: name }, 'unreadable process log meta');
-        rmSync(path, { force: true });
-      }
-    }
-    return undefined;
   }
 
   /** Where a session's logs are kept on this node. */
@@ -379,22 +329,4 @@ export class ProcessLogs {
     this.flush();
     return this.emptying;
   }
-}
-
-/**
- * The files among `names` that `pattern` matches (its groups: a process id, a number), by
- * process id, each id's highest number first (a meta's generation, a segment's number).
- */
-function numberedFiles(names: string[], pattern: RegExp): Map<string, [number, string][]> {
-  const byId = new Map<string, [number, string][]>();
-  for (const name of names) {
-    const match = pattern.exec(name);
-    if (match === null) continue;
-    const id = match[1] as string;
-    const list = byId.get(id) ?? [];
-    list.push([Number(match[2] ?? 0), name]);
-    byId.set(id, list);
-  }
-  for (const list of byId.values()) list.sort((a, b) => b[0] - a[0]);
-  return byId;
 }
