@@ -267,7 +267,12 @@ async function main() {
   const loads = [];
   // The agent's own warm pool, as ./scripts/up starts it (unless BENCH_POOL says otherwise),
   // on a node that has been up a while: the pool filled in idle time (ADR 46).
-  const options = { pool: process.env.BENCH_POOL, agentProcess: true, idleFill: true };
+  const options = {
+    pool: process.env.BENCH_POOL,
+    agentProcess: true,
+    gatewayProcess: true,
+    idleFill: true,
+  };
   const stack = await startBenchStack(options);
   const created = [];
   try {

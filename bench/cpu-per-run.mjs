@@ -1,10 +1,11 @@
 // pnpm bench:cpu: the CPU one run costs in each process of the chain, read from /proc and the
-// container's cpuacct group before and after: the bench's process (the gateway and its
-// client), the agent (a process of its own), and in the sandbox the runner's front, the
-// spawner with the shells it reaped, and the whole group; Redis, dockerd and containerd
-// beside them (machine-wide: other work on the machine shows there). Rows: `true` one at a
-// time in one session (BENCH_CPU_TRUE_RUNS), and `echo` from BENCH_CPU_SESSIONS sessions at
-// once, one client each (BENCH_CPU_ECHO_RUNS in all); BENCH_CPU_ROWS=true,echo picks them.
+// container's cpuacct group before and after: the bench's process (the client), the gateway
+// and the agent (processes of their own, as ./scripts/up runs them), and in the sandbox the
+// runner's front, the spawner with the shells it reaped, and the whole group; Redis, dockerd
+// and containerd beside them (machine-wide: other work on the machine shows there). Rows:
+// `true` one at a time in one session (BENCH_CPU_TRUE_RUNS), and `echo` from
+// BENCH_CPU_SESSIONS sessions at once, one client each (BENCH_CPU_ECHO_RUNS in all);
+// BENCH_CPU_ROWS=true,echo picks them.
 // BENCH_CPU_STRACE=<prefix> counts the agent's and the front's syscalls during the `true` row
 // (`strace -c`; BENCH_CPU_STRACE_LOG=1 logs them instead); BENCH_CPU_ECHO_WARMUP runs per
 // session come before the `echo` row (5). Prints JSON; loopback only. CPU per
@@ -55,13 +56,13 @@ const cgroupUsageMs = (containerId) =>
   Number(readFileSync(`/sys/fs/cgroup/cpuacct/docker/${containerId}/cpuacct.usage`, 'utf8')) / 1e6;
 
 /** A reading of every process measured. */
-function snapshot(agentPid, containerIds) {
+function snapshot({ agentPid, gatewayPid }, containerIds) {
   const byName = new Map();
   const add = (name, ms) => byName.set(name, (byName.get(name) ?? 0) + ms);
   const own = process.cpuUsage();
-  add('bench (gateway + client)', (own.user + own.system) / 1000);
-  const agent = cpuOf(agentPid);
-  add('agent', agent.self);
+  add('bench (client)', (own.user + own.system) / 1000);
+  add('gateway', cpuOf(gatewayPid).self);
+  add('agent', cpuOf(agentPid).self);
   for (const id of containerIds) {
     add('sandbox (cgroup)', cgroupUsageMs(id));
     for (const pid of containerPids(id)) {
@@ -93,8 +94,13 @@ const agentPidOf = () =>
     .split('\n')[0];
 
 async function main() {
-  const stack = await startBenchStack({ pool: process.env.BENCH_POOL, agentProcess: true });
+  const stack = await startBenchStack({
+    pool: process.env.BENCH_POOL,
+    agentProcess: true,
+    gatewayProcess: true,
+  });
   const agentPid = agentPidOf();
+  const pids = { agentPid, gatewayPid: stack.gatewayPid };
   const report = {
     load: loadavg()
       .map((l) => l.toFixed(2))
@@ -111,14 +117,14 @@ async function main() {
       for (let i = 0; i < 20; i += 1) await run();
       const tracer = process.env.BENCH_CPU_STRACE ? traceSyscalls(agentPid, container) : undefined;
       if (tracer) await new Promise((resolve) => setTimeout(resolve, 1000));
-      const before = snapshot(agentPid, [container]);
+      const before = snapshot(pids, [container]);
       const times = [];
       for (let i = 0; i < TRUE_RUNS; i += 1) {
         const begun = process.hrtime.bigint();
         await run();
         times.push(elapsedMs(begun));
       }
-      const after = snapshot(agentPid, [container]);
+      const after = snapshot(pids, [container]);
       if (tracer) await tracer.stop();
       times.sort((a, b) => a - b);
       report.rows.true = {
@@ -128,7 +134,7 @@ async function main() {
       };
       await stack.deleteSession(sessionId);
     }
-    if (ROWS.includes('echo')) report.rows.echo = await echoRow(stack, agentPid);
+    if (ROWS.includes('echo')) report.rows.echo = await echoRow(stack, pids);
   } finally {
     await stack.stop();
   }
@@ -168,7 +174,7 @@ function traceSyscalls(agentPid, container) {
   };
 }
 
-async function echoRow(stack, agentPid) {
+async function echoRow(stack, pids) {
   const ids = [];
   for (let i = 0; i < SESSIONS; i += 1) {
     ids.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
@@ -180,9 +186,9 @@ async function echoRow(stack, agentPid) {
       for (let i = 0; i < ECHO_WARMUP; i += 1) await run(id);
     }),
   );
-  const before = snapshot(agentPid, containers);
+  const before = snapshot(pids, containers);
   const { times, seconds } = await closedLoopOf(ids, ECHO_RUNS, run);
-  const after = snapshot(agentPid, containers);
+  const after = snapshot(pids, containers);
   await Promise.all(ids.map((id) => stack.deleteSession(id)));
   return {
     perSecond: (times.length / seconds).toFixed(0),

@@ -50,7 +50,12 @@ export async function createRows(stack, created, { rounds, inARow, gapMs }) {
     }),
   );
   // Creates without a pool, as before it: a stack of its own.
-  const cold = await startBenchStack({ pool: '0', name: 'bench-cold', agentProcess: true });
+  const cold = await startBenchStack({
+    pool: '0',
+    name: 'bench-cold',
+    agentProcess: true,
+    gatewayProcess: true,
+  });
   try {
     results.push(
       await measure(

@@ -10,7 +10,13 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PREVIEW_DOMAIN, profileGateway, startAgentProcess, unmountUnder } from './processes.mjs';
+import {
+  PREVIEW_DOMAIN,
+  profileGateway,
+  startAgentProcess,
+  startGatewayProcess,
+  unmountUnder,
+} from './processes.mjs';
 import { machine } from './machine.mjs';
 import { sleep } from './timing.mjs';
 
@@ -24,6 +30,7 @@ export const runtime = SANDBOX_RUNTIME === undefined ? {} : { Runtime: SANDBOX_R
 const require = createRequire(import.meta.url);
 const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
 const { startGateway } = require('../services/gateway/dist/index.js');
+const pg = require('../services/gateway/node_modules/pg');
 const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
 const {
   loadAgentConfig,
@@ -83,12 +90,17 @@ export const inSessionCpu = (argv) => [
  * The pool grows in idle time (ADR 46) only with `idleFill` (the rows of the default node),
  * to the agent's default share or `BENCH_POOL_IDLE_PERCENT`: elsewhere members made in the
  * pauses between rows would take the CPU from the rows measured.
+ * `agentProcess` and `gatewayProcess` run the agent and the gateway in processes of their own,
+ * as ./scripts/up does (the gateway then logs each request at info to a file, as there);
+ * otherwise they serve in this process (rows that drive the gateway's sweeps, or read its log
+ * entries, need it here).
  */
 export async function startBenchStack({
   pool,
   name = 'bench',
   gatewayEnv = {},
   agentProcess = false,
+  gatewayProcess = false,
   idleFill = false,
   drivenLifecycle = false,
   agentEnv: extraAgentEnv = {},
@@ -100,7 +112,7 @@ export async function startBenchStack({
   if (!databaseUrl || !redisUrl)
     throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
   const nodeId = `${name}-${randomBytes(4).toString('hex')}`;
-  const stopProfile = await profileGateway(nodeId);
+  const stopProfile = gatewayProcess ? async () => undefined : await profileGateway(nodeId);
   // Searchable by others, as an agent makes the directories above its own: a remapped sandbox
   // root must pass it (ADR 32); an older run may have left it 0700.
   mkdirSync(BENCH_DIR, { recursive: true, mode: 0o711 });
@@ -118,10 +130,14 @@ export async function startBenchStack({
     runtime = createDockerRuntime({ config: agentConfig, logger });
     agent = await startAgent({ config: agentConfig, logger, runtime });
   }
-  const gateway = await startGateway({
-    config: benchGatewayConfig(node, agent.address, { drivenLifecycle, gatewayEnv }),
-    logger: gatewayLogger,
-    schema,
+  const gatewayConfigEnv = benchGatewayEnv(node, agent.address, { drivenLifecycle, gatewayEnv });
+  const gateway = await (
+    gatewayProcess
+      ? gatewayOfItsOwn(node, gatewayConfigEnv, schema)
+      : startGateway({ config: loadGatewayConfig(gatewayConfigEnv), logger: gatewayLogger, schema })
+  ).catch(async (err) => {
+    await agent.stop(); // its pool goes with it
+    throw err;
   });
   const url = gateway.url;
   const edge = await startEdgeProxy({
@@ -146,6 +162,8 @@ export async function startBenchStack({
     /** Members the pool keeps at least (the sizes of its shapes). */
     poolSize: agentConfig.pool.reduce((n, shape) => n + shape.size, 0),
     agentAddress: agent.address,
+    /** The gateway's own process (undefined: it serves in this one). */
+    gatewayPid: gateway.pid,
     api: (path, body) => api(url, key, path, body),
     ...poolWatch(runtime, agent),
     async deleteSession(id) {
@@ -196,10 +214,41 @@ function poolWatch(runtime, agent) {
   };
 }
 
-/** The configuration of a bench gateway in front of `agent`. */
-function benchGatewayConfig({ nodeId, token, databaseUrl, redisUrl }, agentAddress, options) {
+/**
+ * A gateway in a process of its own, as ./scripts/up runs it (its log at info in the bench's
+ * directory, removed at its stop), its tables in `schema` of the bench's database; `db` is the
+ * bench's own connection to them.
+ */
+async function gatewayOfItsOwn({ nodeId, databaseUrl }, env, schema) {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  await db.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const logFile = `${BENCH_DIR}/${nodeId}-gateway.log`;
+  try {
+    const gateway = await startGatewayProcess({ ...env, DATABASE_URL: url.toString() }, logFile);
+    return {
+      url: gateway.url,
+      pid: gateway.pid,
+      db,
+      async stop() {
+        await gateway.stop();
+        await db.end();
+        await rm(logFile, { force: true });
+      },
+    };
+  } catch (err) {
+    await db.end();
+    throw err;
+  }
+}
+
+/** The environment of a bench gateway in front of `agent`. */
+function benchGatewayEnv({ nodeId, token, databaseUrl, redisUrl }, agentAddress, options) {
   const { drivenLifecycle, gatewayEnv } = options;
-  return loadGatewayConfig({
+  return {
+    GATEWAY_HOST: '127.0.0.1',
     GATEWAY_PORT: '0',
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
@@ -212,7 +261,7 @@ function benchGatewayConfig({ nodeId, token, databaseUrl, redisUrl }, agentAddre
     SESSION_SWEEP_INTERVAL_S: '3600',
     SESSION_SWEEP_AT_DEADLINES: 'false',
     ...gatewayEnv,
-  });
+  };
 }
 
 /** The pool's idle fill for a stack: the agent's default, `BENCH_POOL_IDLE_PERCENT`, or none. */

@@ -123,6 +123,7 @@ async function main() {
   const stack = await startBenchStack({
     name: 'load',
     agentProcess: true,
+    gatewayProcess: true,
     idleFill: true,
     onAgentLog: (logged) => {
       if (logged.msg === 'runner warm-up failed') warmUpFailures += 1;
@@ -156,7 +157,12 @@ async function main() {
 /** Concurrent creates without a pool, as before it (a stack of its own). */
 async function coldCreateRows() {
   const rows = [];
-  const cold = await startBenchStack({ pool: '0', name: 'load-cold', agentProcess: true });
+  const cold = await startBenchStack({
+    pool: '0',
+    name: 'load-cold',
+    agentProcess: true,
+    gatewayProcess: true,
+  });
   const coldIds = [];
   try {
     const count = Math.min(SESSIONS, 24);

@@ -2,13 +2,14 @@
 // the edge proxy), the HTTP load generator; and the clean-up of a stopped agent's mounts.
 // Shared through lib.mjs.
 import { execFile, fork, spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const require = createRequire(import.meta.url);
 const run = promisify(execFile);
@@ -109,6 +110,52 @@ export async function startAgentProcess(env, token, onLog) {
       await exited(child, 'SIGTERM');
     },
   };
+}
+
+/**
+ * A gateway in a process of its own (services/gateway/dist/main.js) with `env`, as
+ * ./scripts/up runs it: logging at info (each request a line) into `logFile`, as the script's
+ * supervisor writes its log. Resolves once it listens: `{ url, pid, stop() }`. BENCH_CPU_PROF
+ * writes its CPU profile there.
+ */
+export async function startGatewayProcess(env, logFile) {
+  const profile = process.env.BENCH_CPU_PROF;
+  const log = await open(logFile, 'a', 0o600);
+  let child;
+  try {
+    child = spawn(
+      process.execPath,
+      [
+        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+        fileURLToPath(new URL('../services/gateway/dist/main.js', import.meta.url)),
+      ],
+      {
+        env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
+        stdio: ['ignore', log.fd, 'inherit'],
+      },
+    );
+  } finally {
+    await log.close(); // the child has its own copy
+  }
+  for (const deadline = Date.now() + 60_000; ; await sleep(50)) {
+    const listening = (await readFile(logFile, 'utf8'))
+      .split('\n')
+      .map((line) => {
+        try {
+          return JSON.parse(line);
+        } catch {
+          return undefined;
+        }
+      })
+      .find((entry) => entry?.msg === 'gateway listening');
+    if (listening !== undefined) {
+      return { url: listening.url, pid: child.pid, stop: () => exited(child, 'SIGTERM') };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await exited(child, 'SIGKILL');
+      throw new Error(`the gateway did not start; see ${logFile}`);
+    }
+  }
 }
 
 /** Waits for a child process to exit (after `signal`, when it is given and it still runs). */
