@@ -7,7 +7,8 @@
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
 // rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the CPU
-// profiles of the edge proxy, the agent and this process (the gateway) there.
+// profiles of the edge proxy, the agent and the gateway (processes of their own, as
+// ./scripts/up runs them) there.
 // SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor (ADR 31), into
 // bench-<groups>-gvisor.json. BENCH_POOL (a SANDBOX_POOL value) and BENCH_POOL_IDLE_PERCENT
 // replace the default pool and its idle fill: for ./scripts/test's short run, which checks
