@@ -1,6 +1,6 @@
 // The create rows of pnpm bench (bench/bench.mjs): a bare `docker run` as the baseline, creates
 // from the warm pool back to back and paced, and creates with no pool (a stack of its own).
-import { docker, measure, runtime, sleep, startBenchStack } from './lib.mjs';
+import { AS_DEPLOYED, docker, measure, runtime, sleep, startBenchStack } from './lib.mjs';
 
 /** A bare `docker run` of the sandbox image: create and start (the removal is not timed). */
 export async function bareDockerRun(image, rounds) {
@@ -50,12 +50,7 @@ export async function createRows(stack, created, { rounds, inARow, gapMs }) {
     }),
   );
   // Creates without a pool, as before it: a stack of its own.
-  const cold = await startBenchStack({
-    pool: '0',
-    name: 'bench-cold',
-    agentProcess: true,
-    gatewayProcess: true,
-  });
+  const cold = await startBenchStack({ pool: '0', name: 'bench-cold', ...AS_DEPLOYED });
   try {
     results.push(
       await measure(

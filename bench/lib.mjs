@@ -10,27 +10,26 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PREVIEW_DOMAIN, profileGateway, startAgentProcess, unmountUnder } from './processes.mjs';
 import {
-  PREVIEW_DOMAIN,
-  profileGateway,
-  startAgentProcess,
-  startGatewayProcess,
-  unmountUnder,
-} from './processes.mjs';
+  BENCH_DIR,
+  benchAgentEnv,
+  benchGatewayEnv,
+  gatewayOfItsOwn,
+  SANDBOX_RUNTIME,
+} from './stack-env.mjs';
 import { machine } from './machine.mjs';
 import { sleep } from './timing.mjs';
 
 export { machine, machineBusyMs } from './machine.mjs';
 
-/** The OCI runtime of the benchmark's sandboxes (Docker's default when unset). */
-export const SANDBOX_RUNTIME = process.env.SANDBOX_RUNTIME || undefined;
+export { SANDBOX_RUNTIME };
 /** Docker's `HostConfig.Runtime` for a bare baseline container on the same runtime. */
 export const runtime = SANDBOX_RUNTIME === undefined ? {} : { Runtime: SANDBOX_RUNTIME };
 
 const require = createRequire(import.meta.url);
 const { createDockerRuntime, startAgent } = require('../services/agent/dist/index.js');
 const { startGateway } = require('../services/gateway/dist/index.js');
-const pg = require('../services/gateway/node_modules/pg');
 const { startEdgeProxy } = require('../services/edge-proxy/dist/index.js');
 const {
   loadAgentConfig,
@@ -42,8 +41,6 @@ export const Docker = require('../services/agent/node_modules/dockerode');
 
 export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const logger = createLogger({ name: 'bench', level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
-const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
-const BENCH_DIR = '/var/lib/sandbox-agent/bench';
 
 export { elapsedMs, measure, openLoop, percentile, row, sleep } from './timing.mjs';
 export {
@@ -122,19 +119,14 @@ export async function startBenchStack({
   const node = { nodeId, token, databaseUrl, redisUrl };
   const agentEnv = benchAgentEnv({ nodeId, token, pool, idleFill, extraAgentEnv });
   const agentConfig = loadAgentConfig(agentEnv);
-  let runtime;
-  let agent;
-  if (agentProcess) {
-    agent = await startAgentProcess(agentEnv, token, onAgentLog);
-  } else {
-    runtime = createDockerRuntime({ config: agentConfig, logger });
-    agent = await startAgent({ config: agentConfig, logger, runtime });
-  }
-  const gatewayConfigEnv = benchGatewayEnv(node, agent.address, { drivenLifecycle, gatewayEnv });
+  const { agent, runtime } = agentProcess
+    ? { agent: await startAgentProcess(agentEnv, token, onAgentLog) }
+    : await agentHere(agentConfig);
+  const env = benchGatewayEnv(node, agent.address, { drivenLifecycle, gatewayEnv });
   const gateway = await (
     gatewayProcess
-      ? gatewayOfItsOwn(node, gatewayConfigEnv, schema)
-      : startGateway({ config: loadGatewayConfig(gatewayConfigEnv), logger: gatewayLogger, schema })
+      ? gatewayOfItsOwn(node, env, schema)
+      : startGateway({ config: loadGatewayConfig(env), logger: gatewayLogger, schema })
   ).catch(async (err) => {
     await agent.stop(); // its pool goes with it
     throw err;
@@ -178,6 +170,15 @@ export async function startBenchStack({
   return stack;
 }
 
+/** A stack's agent and gateway each in a process of its own, as ./scripts/up runs them. */
+export const AS_DEPLOYED = { agentProcess: true, gatewayProcess: true };
+
+/** An agent serving in this process, and its runtime. */
+async function agentHere(config) {
+  const runtime = createDockerRuntime({ config, logger });
+  return { agent: await startAgent({ config, logger, runtime }), runtime };
+}
+
 /** The pool's readiness and size, asked of the runtime in this process or of the agent's. */
 function poolWatch(runtime, agent) {
   return {
@@ -211,87 +212,6 @@ function poolWatch(runtime, agent) {
       const pool = runtime !== undefined ? runtime.poolStatus() : (await agent.nodeInfo()).pool;
       return pool.reduce((n, s) => n + (s.target || s.size), 0);
     },
-  };
-}
-
-/**
- * A gateway in a process of its own, as ./scripts/up runs it (its log at info in the bench's
- * directory, removed at its stop), its tables in `schema` of the bench's database; `db` is the
- * bench's own connection to them.
- */
-async function gatewayOfItsOwn({ nodeId, databaseUrl }, env, schema) {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  await db.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  const url = new URL(databaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const logFile = `${BENCH_DIR}/${nodeId}-gateway.log`;
-  try {
-    const gateway = await startGatewayProcess({ ...env, DATABASE_URL: url.toString() }, logFile);
-    return {
-      url: gateway.url,
-      pid: gateway.pid,
-      db,
-      async stop() {
-        await gateway.stop();
-        await db.end();
-        await rm(logFile, { force: true });
-      },
-    };
-  } catch (err) {
-    await db.end();
-    throw err;
-  }
-}
-
-/** The environment of a bench gateway in front of `agent`. */
-function benchGatewayEnv({ nodeId, token, databaseUrl, redisUrl }, agentAddress, options) {
-  const { drivenLifecycle, gatewayEnv } = options;
-  return {
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: '0',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    AGENT_NODES: `${nodeId}=${agentAddress}`,
-    INTERNAL_TOKEN: token,
-    ADMIN_TOKEN: token,
-    PREVIEW_DOMAIN,
-    // The bench drives the lifecycle passes itself.
-    ...(drivenLifecycle ? { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '2' } : {}),
-    SESSION_SWEEP_INTERVAL_S: '3600',
-    SESSION_SWEEP_AT_DEADLINES: 'false',
-    ...gatewayEnv,
-  };
-}
-
-/** The pool's idle fill for a stack: the agent's default, `BENCH_POOL_IDLE_PERCENT`, or none. */
-function idlePercent(idleFill) {
-  const percent = idleFill ? process.env.BENCH_POOL_IDLE_PERCENT : '0';
-  return percent === undefined ? {} : { SANDBOX_POOL_IDLE_MEMORY_PERCENT: percent };
-}
-
-/** The environment of a bench agent: its node id, token, directories, pool and image. */
-function benchAgentEnv({ nodeId, token, pool, idleFill, extraAgentEnv }) {
-  return {
-    AGENT_PORT: '0',
-    AGENT_PREVIEW_PORT: '0',
-    NODE_ID: nodeId,
-    INTERNAL_TOKEN: token,
-    SANDBOX_WORKSPACE_DIR: `${BENCH_DIR}/${nodeId}`,
-    PACKAGE_CACHE_DIR: `${BENCH_DIR}/${nodeId}-packages`,
-    BLOB_STORE_DIR: `${BENCH_DIR}/${nodeId}-blobs`,
-    SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
-    ...(pool === undefined ? {} : { SANDBOX_POOL: pool }),
-    ...idlePercent(idleFill),
-    // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
-    ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
-    // The image ./scripts/build-sandbox-image built (its SANDBOX_IMAGE, default latest).
-    ...(process.env.SANDBOX_IMAGE === undefined
-      ? {}
-      : { SANDBOX_IMAGE: process.env.SANDBOX_IMAGE }),
-    ...extraAgentEnv,
-    // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
-    // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
   };
 }
 

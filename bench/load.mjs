@@ -4,6 +4,7 @@
 // at a set rate), and the memory an idle session holds.
 import { readFile } from 'node:fs/promises';
 import {
+  AS_DEPLOYED,
   docker,
   dockerExec,
   elapsedMs,
@@ -157,12 +158,7 @@ async function main() {
 /** Concurrent creates without a pool, as before it (a stack of its own). */
 async function coldCreateRows() {
   const rows = [];
-  const cold = await startBenchStack({
-    pool: '0',
-    name: 'load-cold',
-    agentProcess: true,
-    gatewayProcess: true,
-  });
+  const cold = await startBenchStack({ pool: '0', name: 'load-cold', ...AS_DEPLOYED });
   const coldIds = [];
   try {
     const count = Math.min(SESSIONS, 24);

@@ -1,0 +1,95 @@
+// The environments of a bench stack's agent and gateway, and its gateway in a process of its
+// own (as ./scripts/up runs it). Shared through lib.mjs.
+import { rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { PREVIEW_DOMAIN, startGatewayProcess } from './processes.mjs';
+
+const require = createRequire(import.meta.url);
+const pg = require('../services/gateway/node_modules/pg');
+
+/** The OCI runtime of the benchmark's sandboxes (Docker's default when unset). */
+export const SANDBOX_RUNTIME = process.env.SANDBOX_RUNTIME || undefined;
+/** Where bench agents keep their sandboxes' disks, caches and blobs, and gateways their logs. */
+export const BENCH_DIR = '/var/lib/sandbox-agent/bench';
+const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
+
+/**
+ * A gateway in a process of its own, as ./scripts/up runs it (its log at info in the bench's
+ * directory, removed at its stop), its tables in `schema` of the bench's database; `db` is the
+ * bench's own connection to them.
+ */
+export async function gatewayOfItsOwn({ nodeId, databaseUrl }, env, schema) {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  await db.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const logFile = `${BENCH_DIR}/${nodeId}-gateway.log`;
+  try {
+    const gateway = await startGatewayProcess({ ...env, DATABASE_URL: url.toString() }, logFile);
+    return {
+      url: gateway.url,
+      pid: gateway.pid,
+      db,
+      async stop() {
+        await gateway.stop();
+        await db.end();
+        await rm(logFile, { force: true });
+      },
+    };
+  } catch (err) {
+    await db.end();
+    throw err;
+  }
+}
+
+/** The environment of a bench gateway in front of `agent`. */
+export function benchGatewayEnv({ nodeId, token, databaseUrl, redisUrl }, agentAddress, options) {
+  const { drivenLifecycle, gatewayEnv } = options;
+  return {
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: '0',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    AGENT_NODES: `${nodeId}=${agentAddress}`,
+    INTERNAL_TOKEN: token,
+    ADMIN_TOKEN: token,
+    PREVIEW_DOMAIN,
+    // The bench drives the lifecycle passes itself.
+    ...(drivenLifecycle ? { SESSION_IDLE_AFTER_S: '1', SESSION_DEEP_SLEEP_AFTER_S: '2' } : {}),
+    SESSION_SWEEP_INTERVAL_S: '3600',
+    SESSION_SWEEP_AT_DEADLINES: 'false',
+    ...gatewayEnv,
+  };
+}
+
+/** The pool's idle fill for a stack: the agent's default, `BENCH_POOL_IDLE_PERCENT`, or none. */
+function idlePercent(idleFill) {
+  const percent = idleFill ? process.env.BENCH_POOL_IDLE_PERCENT : '0';
+  return percent === undefined ? {} : { SANDBOX_POOL_IDLE_MEMORY_PERCENT: percent };
+}
+
+/** The environment of a bench agent: its node id, token, directories, pool and image. */
+export function benchAgentEnv({ nodeId, token, pool, idleFill, extraAgentEnv }) {
+  return {
+    AGENT_PORT: '0',
+    AGENT_PREVIEW_PORT: '0',
+    NODE_ID: nodeId,
+    INTERNAL_TOKEN: token,
+    SANDBOX_WORKSPACE_DIR: `${BENCH_DIR}/${nodeId}`,
+    PACKAGE_CACHE_DIR: `${BENCH_DIR}/${nodeId}-packages`,
+    BLOB_STORE_DIR: `${BENCH_DIR}/${nodeId}-blobs`,
+    SANDBOX_EGRESS_FIREWALL: EGRESS_FIREWALL,
+    ...(pool === undefined ? {} : { SANDBOX_POOL: pool }),
+    ...idlePercent(idleFill),
+    // SANDBOX_RUNTIME=gvisor measures sandboxes on gVisor (baselines too: `runtime` below).
+    ...(SANDBOX_RUNTIME === undefined ? {} : { SANDBOX_RUNTIME }),
+    // The image ./scripts/build-sandbox-image built (its SANDBOX_IMAGE, default latest).
+    ...(process.env.SANDBOX_IMAGE === undefined
+      ? {}
+      : { SANDBOX_IMAGE: process.env.SANDBOX_IMAGE }),
+    ...extraAgentEnv,
+    // No extra CA bundle, as in production without a TLS-inspecting proxy: with one, every
+    // Node start in a sandbox builds its certificate store (~40 ms of CPU here).
+  };
+}
