@@ -2,8 +2,8 @@
 // each row next to its baseline measured in the same run: a bare `docker run` for creates, a
 // bare `docker exec` and a direct spawn inside the container for runs, a direct GET for
 // previews. Sequential (one request at a time), except the previews' throughput rows; pnpm
-// bench:load has the other concurrent rows. The preview rows run the edge proxy and the load
-// generator in processes of their own, as deployed (the agent is this process).
+// bench:load has the other concurrent rows. The agent, the gateway, and for the preview rows
+// the edge proxy and the load generator run in processes of their own, as deployed.
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
 // rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the CPU

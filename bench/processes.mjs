@@ -1,5 +1,6 @@
 // The bench's parts in processes of their own, as deployed: a service's `main.js` (the agent,
-// the edge proxy), the HTTP load generator; and the clean-up of a stopped agent's mounts.
+// the gateway, the edge proxy), the HTTP load generator; and the clean-up of a stopped agent's
+// mounts.
 // Shared through lib.mjs.
 import { execFile, fork, spawn } from 'node:child_process';
 import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
