@@ -121,10 +121,18 @@ it('runs a shell on a terminal: typing, size and resize, ^C, a full-screen progr
   // ^C ends the foreground program, not the shell.
   mark = term.screen.length;
   term.type('sleep 100\r');
-  await sleep(300);
+  // ^C once `sleep` runs: the shell hands it the terminal before the exec. Sent at a fixed
+  // 300 ms, it once reached the shell first on a loaded machine (gVisor, in CI), and `sleep`
+  // then held the terminal for 100 s.
+  for (const deadline = Date.now() + 15_000; (await exec('pgrep -x sleep')) === '';) {
+    if (Date.now() > deadline) throw new Error('sleep never started');
+    await sleep(50);
+  }
   term.type('\x03');
   term.type('echo after-interrupt\r');
-  await term.until(/after-interrupt\r\n/, mark);
+  // Its output, at a line's start: not the echo of the typed line, which the terminal shows
+  // while the shell may still be busy.
+  await term.until(/[\r\n]after-interrupt\r\n/, mark);
 
   // A full-screen program: top clears the screen and draws its table; q quits it.
   mark = term.screen.length;
