@@ -29,6 +29,15 @@ export async function unmountUnder(dir) {
   for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
 }
 
+/** Node's arguments for a service's `main.js`: with BENCH_CPU_PROF=<dir>, its CPU profile there. */
+function serviceArgv(service) {
+  const profile = process.env.BENCH_CPU_PROF;
+  return [
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+    fileURLToPath(new URL(`../${service}/dist/main.js`, import.meta.url)),
+  ];
+}
+
 /**
  * A service's `main.js` (e.g. `services/agent`) in a process of its own with `env`, as
  * deployed; resolves with the process and the first log entry whose `msg` is `ready` (its
@@ -36,18 +45,10 @@ export async function unmountUnder(dir) {
  * CPU profile there.
  */
 export async function startServiceProcess(service, env, ready, timeoutMs, onLog) {
-  const profile = process.env.BENCH_CPU_PROF;
-  const child = spawn(
-    process.execPath,
-    [
-      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
-      fileURLToPath(new URL(`../${service}/dist/main.js`, import.meta.url)),
-    ],
-    {
-      env: { PATH: process.env.PATH, ...env, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, serviceArgv(service), {
+    env: { PATH: process.env.PATH, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout });
   const entry = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${service} did not start`)), timeoutMs);
@@ -120,21 +121,13 @@ export async function startAgentProcess(env, token, onLog) {
  * writes its CPU profile there.
  */
 export async function startGatewayProcess(env, logFile) {
-  const profile = process.env.BENCH_CPU_PROF;
   const log = await open(logFile, 'a', 0o600);
   let child;
   try {
-    child = spawn(
-      process.execPath,
-      [
-        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
-        fileURLToPath(new URL('../services/gateway/dist/main.js', import.meta.url)),
-      ],
-      {
-        env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
-        stdio: ['ignore', log.fd, 'inherit'],
-      },
-    );
+    child = spawn(process.execPath, serviceArgv('services/gateway'), {
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', log.fd, 'inherit'],
+    });
   } finally {
     await log.close(); // the child has its own copy
   }
