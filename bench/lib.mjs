@@ -42,7 +42,15 @@ export const Docker = require('../services/agent/node_modules/dockerode');
 export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const logger = createLogger({ name: 'bench', level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
 
-export { elapsedMs, measure, openLoop, percentile, row, sleep } from './timing.mjs';
+export {
+  elapsedMs,
+  measure,
+  measureAlternated,
+  openLoop,
+  percentile,
+  row,
+  sleep,
+} from './timing.mjs';
 export {
   exited,
   PREVIEW_DOMAIN,

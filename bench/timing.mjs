@@ -30,6 +30,31 @@ export async function measure(name, rounds, fn, { before, warmup = 5, ...extra }
 }
 
 /**
+ * Rows measured in turn, in `blocks` blocks each (a few untimed calls of each first), so that
+ * a row and its baseline meet the same moments of the machine rather than one hour's quiet
+ * minute and another's busy one: block b times `rounds / blocks` calls of every row, the rows
+ * taken in turn, each block starting with a different row. `rows`: {name, rounds, fn, extra}.
+ */
+export async function measureAlternated(rows, blocks, warmup = 5) {
+  for (const { fn } of rows) for (let i = 0; i < warmup; i += 1) await fn();
+  const times = rows.map(() => []);
+  for (let block = 0; block < blocks; block += 1) {
+    for (let turn = 0; turn < rows.length; turn += 1) {
+      const r = (block + turn) % rows.length;
+      const { rounds, fn } = rows[r];
+      const calls =
+        Math.floor((rounds * (block + 1)) / blocks) - Math.floor((rounds * block) / blocks);
+      for (let i = 0; i < calls; i += 1) {
+        const started = process.hrtime.bigint();
+        await fn();
+        times[r].push(elapsedMs(started));
+      }
+    }
+  }
+  return rows.map(({ name, rounds, extra }, r) => row(name, rounds, times[r], extra));
+}
+
+/**
  * A closed loop over given clients (sessions): each of `clients` calls `fn(client)` again as
  * soon as its call answered, until `total` calls were made in all, its first call timed as the
  * rest. Resolves with their latencies in ms (sorted) and the seconds the whole took.

@@ -2,7 +2,7 @@
 // is only as good as the way it was taken.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { closedLoopOf, openLoop, poissonArrivals } from './timing.mjs';
+import { closedLoopOf, measureAlternated, openLoop, poissonArrivals } from './timing.mjs';
 
 test('Poisson arrivals come at the rate asked, bunched, the same for the same seed', () => {
   const arrivals = poissonArrivals(20_000, 300, 7);
@@ -76,4 +76,24 @@ test('a closed loop over given clients keeps each busy until the calls asked for
     [...times].sort((x, y) => x - y),
   );
   assert.ok(seconds > 0);
+});
+
+test('rows measured alternately take turns in blocks, each its own rounds, in a new order each block', async () => {
+  const calls = [];
+  const rowOf = (name, rounds, ms) => ({
+    name,
+    rounds,
+    fn: () => {
+      calls.push(name);
+      return new Promise((resolve) => setTimeout(resolve, ms));
+    },
+    extra: { note: name },
+  });
+  const [a, b] = await measureAlternated([rowOf('a', 4, 1), rowOf('b', 6, 12)], 2, 1);
+  // One untimed call of each, then two blocks: a's half and b's, then b's half and a's.
+  assert.deepEqual(calls.join(''), 'ab' + 'aa' + 'bbb' + 'bbb' + 'aa');
+  assert.equal(a.rounds, 4);
+  assert.equal(b.rounds, 6);
+  assert.equal(a.note, 'a');
+  assert.ok(a.p50 < b.p50, `a ${a.p50} ms, b ${b.p50} ms`);
 });
