@@ -56,7 +56,11 @@ const PREVIEW_PORT = 3000;
 const PREVIEW_WARMUP = 300;
 // The same for the gateway and the agent, before the rows that go through them: runs (the
 // first COLD_ROUNDS of them timed, as a row of their own), code runs, creates.
-const SERVICE_WARMUP = { runs: 300, codeRuns: 20, creates: 10 };
+const SERVICE_WARMUP = {
+  runs: ROUNDS * 3,
+  codeRuns: Math.min(ROUNDS, 20),
+  creates: Math.min(ROUNDS, 10),
+};
 const COLD_ROUNDS = Math.min(ROUNDS, 100);
 // `command: "true"` is a few ms: more rounds steady its p50 (and the ratio to its baseline).
 const TRUE_ROUNDS = ROUNDS * 3;
