@@ -20,6 +20,7 @@ import {
 } from './stack-env.mjs';
 import { machine } from './machine.mjs';
 import { sleep } from './timing.mjs';
+import { LiveStacks } from './live-stacks.mjs';
 
 export { machine, machineBusyMs } from './machine.mjs';
 
@@ -175,7 +176,14 @@ export async function startBenchStack({
     stop: () =>
       stopBenchStack({ nodeId, runtime, agent, edge, gateway, schema, agentConfig, stopProfile }),
   };
-  return stack;
+  return liveStacks().add(stack);
+}
+
+let live;
+/** The stacks up, stopped on a ^C (live-stacks.mjs): listening from the first stack on. */
+function liveStacks() {
+  live ??= new LiveStacks().listen();
+  return live;
 }
 
 /** A stack's agent and gateway each in a process of its own, as ./scripts/up runs them. */

@@ -42,12 +42,21 @@ function serviceArgv(service) {
  * A service's `main.js` (e.g. `services/agent`) in a process of its own with `env`, as
  * deployed; resolves with the process and the first log entry whose `msg` is `ready` (its
  * listening line). `onLog` sees every log entry after that. BENCH_CPU_PROF=<dir> writes its
- * CPU profile there.
+ * CPU profile there. `ownGroup`: in a process group of its own, out of the terminal's ^C, for
+ * a service the bench stops itself, in order, on that ^C (live-stacks.mjs).
  */
-export async function startServiceProcess(service, env, ready, timeoutMs, onLog) {
+export async function startServiceProcess(
+  service,
+  env,
+  ready,
+  timeoutMs,
+  onLog,
+  { ownGroup = false } = {},
+) {
   const child = spawn(process.execPath, serviceArgv(service), {
     env: { PATH: process.env.PATH, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
+    detached: ownGroup,
   });
   const lines = createInterface({ input: child.stdout });
   const entry = await new Promise((resolve, reject) => {
@@ -92,6 +101,8 @@ export async function startAgentProcess(env, token, onLog) {
       if (logged.level >= shownLevel) console.error(`agent: ${JSON.stringify(logged)}`);
       onLog?.(logged);
     },
+    // Its pool is removed by its own stop: a ^C must not end it first.
+    { ownGroup: true },
   );
   const { address } = entry;
   const Agent = loadAgentProto().agent.v1.Agent;
@@ -127,6 +138,7 @@ export async function startGatewayProcess(env, logFile) {
     child = spawn(process.execPath, serviceArgv('services/gateway'), {
       env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', log.fd, 'inherit'],
+      detached: true, // stopped by the bench, before its agent (live-stacks.mjs)
     });
   } finally {
     await log.close(); // the child has its own copy
