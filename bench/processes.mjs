@@ -29,11 +29,18 @@ export async function unmountUnder(dir) {
   for (const mount of mounts) await run('umount', ['-l', mount]).catch(() => undefined);
 }
 
-/** Node's arguments for a service's `main.js`: with BENCH_CPU_PROF=<dir>, its CPU profile there. */
+/**
+ * Node's arguments for a service's `main.js`: with BENCH_CPU_PROF=<dir>, its CPU profile there;
+ * BENCH_FLAGS_<SERVICE> (BENCH_FLAGS_GATEWAY, _AGENT, _EDGE_PROXY) adds node flags of its own,
+ * for experiments (`--trace-gc`, `--single-threaded-gc`: flags NODE_OPTIONS does not take).
+ */
 function serviceArgv(service) {
   const profile = process.env.BENCH_CPU_PROF;
+  const name = service.split('/')[1].toUpperCase().replaceAll('-', '_');
+  const flags = process.env[`BENCH_FLAGS_${name}`]?.split(' ').filter(Boolean) ?? [];
   return [
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+    ...flags,
     fileURLToPath(new URL(`../${service}/dist/main.js`, import.meta.url)),
   ];
 }
