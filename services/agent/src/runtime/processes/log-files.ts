@@ -23,19 +23,16 @@ export const LOG_FILE = /^proc_[a-f0-9]+(?:\.\d+\.log|(?:\.\d+)?\.json)$/;
 /**
  * Opens `spare` (an empty file, see SpareFiles) as the new segment `path`; a file that cannot
  * be taken is removed and `path` made anew. Emptied again once opened if it holds anything.
- * `full`: a pruned log's file, its bytes still there, emptied as it is opened (a crash between
- * the rename and the open leaves another process's records under this name, which a restart
- * drops: see loadProcessLog).
  */
-export function reuseFile(spare: string, path: string, { full = false } = {}): number {
-  const { O_WRONLY, O_APPEND, O_NOFOLLOW, O_TRUNC } = constants;
+export function reuseFile(spare: string, path: string): number {
+  const { O_WRONLY, O_APPEND, O_NOFOLLOW } = constants;
   let fd: number | undefined;
   try {
     renameSync(spare, path);
-    fd = openSync(path, O_WRONLY | O_APPEND | O_NOFOLLOW | (full ? O_TRUNC : 0));
+    fd = openSync(path, O_WRONLY | O_APPEND | O_NOFOLLOW);
     // Not truncated when already empty: on ext4 a truncate to nothing makes the file's next
     // close wait for its data to be written out (auto_da_alloc), on the run's path.
-    if (!full && fstatSync(fd).size !== 0) ftruncateSync(fd, 0);
+    if (fstatSync(fd).size !== 0) ftruncateSync(fd, 0);
     return fd;
   } catch {
     if (fd !== undefined) closeSync(fd);

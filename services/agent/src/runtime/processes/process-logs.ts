@@ -37,9 +37,6 @@ const SESSION_DIR = /^ses_[a-z0-9]+$/;
 /** Spare files the node makes ahead of need: a burst of 60 sessions' first 16 runs, and more. */
 export const SPARE_FILES_STOCK = 1024;
 
-/** A pruned log that ended this recently, with less output, hands its file on (releaseLater). */
-const [HAND_ON_MS, HAND_ON_BYTES] = [5000, 64 * 1024];
-
 /** How often stocking looks again while the node is busy, or stocked. */
 const STOCK_POLL_MS = 100;
 const STOCKED_POLL_MS = 1000;
@@ -65,8 +62,6 @@ export class ProcessLogs {
   private readonly dirsMade = new Set<string>();
   /** Emptied files of removed logs, for new logs to take (no file made per run). */
   private readonly spares: SpareFiles;
-  /** Files of logs pruned in this flush, by session, for its next new logs (see releaseLater). */
-  private readonly handed = new Map<string, string[]>();
   /** Pruned logs' files being emptied off the runs' path (see releaseLater). */
   private emptying: Promise<void> = Promise.resolve();
   /** File work put off until the run that asked for it has been answered (see `defer`). */
@@ -179,8 +174,6 @@ export class ProcessLogs {
       },
       (path) => {
         this.makeDir(start.sessionId, dir);
-        const handed = this.handed.get(start.sessionId)?.pop();
-        if (handed !== undefined) return reuseFile(handed, path, { full: true });
         const spare = this.spares.take();
         return spare === undefined ? openSync(path, 'a', 0o600) : reuseFile(spare, path);
       },
@@ -230,8 +223,6 @@ export class ProcessLogs {
         this.logger.warn({ err }, 'a run log step failed');
       }
     }
-    for (const files of this.handed.values()) for (const file of files) this.giveFull(file);
-    this.handed.clear();
   }
 
   /** The session's processes, oldest first. */
@@ -288,7 +279,7 @@ export class ProcessLogs {
       const expiresAt = log.endedAtMs + keepAfterExitMs;
       if (log.settled && (excess > 0 || now > expiresAt)) {
         excess -= 1;
-        this.defer(() => this.releaseLater(log, sessionId));
+        this.defer(() => this.releaseLater(log));
         logs.delete(log.meta.id);
       } else {
         earliest = Math.min(earliest, expiresAt);
@@ -304,22 +295,14 @@ export class ProcessLogs {
   }
 
   /**
-   * Removes a log at once; its newest file is emptied and kept for a new log later, off the
-   * path of the run whose start pruned it, or of the session's removal (SpareFiles.giveFull).
-   * Pruned (`sessionId`: in a flush) a moment after it ended, and small, its file goes to the
-   * session's next log made in this flush, emptied as it is opened: its bytes not written out
-   * yet (ext4: 30 s), that costs less than a trip to the pool and a rename. Or to the spares.
+   * Removes a log at once; its newest file is emptied in the thread pool and kept for a new log
+   * later, off the path of the run whose start pruned it, or of the session's removal
+   * (SpareFiles.giveFull). Never emptied on the event loop: a truncate there waited 0.2–1 ms
+   * on ext4 here (ADR 54's amendment), and every session's runs wait behind the loop.
    */
-  private releaseLater(log: ProcessLog, sessionId?: string): void {
+  private releaseLater(log: ProcessLog): void {
     const file = log.detach();
     if (file === undefined) return;
-    const { stdout, stderr } = log.position;
-    const fresh = Date.now() - log.endedAtMs < HAND_ON_MS && stdout + stderr < HAND_ON_BYTES;
-    if (sessionId === undefined || !fresh) return this.giveFull(file);
-    this.handed.set(sessionId, [...(this.handed.get(sessionId) ?? []), file]);
-  }
-
-  private giveFull(file: string): void {
     const giving = this.spares.giveFull(file); // out of the session's directory before it returns
     this.emptying = Promise.all([this.emptying, giving]).then(() => undefined);
   }
