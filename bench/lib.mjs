@@ -138,6 +138,7 @@ export async function startBenchStack({
       : startGateway({ config: loadGatewayConfig(env), logger: gatewayLogger, schema })
   ).catch(async (err) => {
     await agent.stop(); // its pool goes with it
+    await removeNodeFiles(nodeId, agentConfig); // the gateway's log stays, for its error
     throw err;
   });
   const url = gateway.url;
@@ -272,6 +273,11 @@ async function stopBenchStack(parts) {
   await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await gateway.stop();
   await agent.stop();
+  await removeNodeFiles(nodeId, agentConfig);
+}
+
+/** What a stopped bench node leaves on the machine: its volumes, mounts and directories. */
+async function removeNodeFiles(nodeId, agentConfig) {
   // The node's volumes (its npm cache) are named after the node: a bench node never returns.
   const { Volumes } = await docker.listVolumes({
     filters: { label: [`io.sandbox.node=${nodeId}`] },
