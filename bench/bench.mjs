@@ -3,7 +3,10 @@
 // bare `docker exec` and a direct spawn inside the container for runs, a direct GET for
 // previews. Sequential (one request at a time), except the previews' throughput rows; pnpm
 // bench:load has the other concurrent rows. The agent, the gateway, and for the preview rows
-// the edge proxy and the load generator run in processes of their own, as deployed.
+// the edge proxy and the load generator run in processes of their own, as deployed, and are
+// warmed before the rows that go through them, as a deployed service that has served a while
+// is (warmService; a fresh service's first runs are a row of their own). `command: "true"` is
+// timed in turns with its `docker exec` baseline (measureAlternated).
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
 // rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the CPU
