@@ -12,6 +12,7 @@ import {
   stopThenKill,
   treesOf,
   userProcesses,
+  waitGone,
   type ProcessInfo,
 } from './processes';
 import { WORKSPACE } from './workspace-path';
@@ -109,6 +110,8 @@ export const killOp: OpHandler<'kill'> = async (context, { id, pid, armedShells 
   const pids = await stopThenKill((all, stopped) =>
     treesOf(userProcesses(all, infrastructureOf(context, all, armedShells)), [pid], stopped),
   );
+  // Answered once they have ended: a check right after the answer finds none of them.
+  await waitGone(pids);
   context.channel.emit({ id, ev: 'killed', pids: pids.sort((a, b) => a - b) });
 };
 

@@ -127,6 +127,31 @@ export function killAll(pids: readonly number[]): number[] {
   return killed;
 }
 
+/** How long `waitGone` waits for killed processes to end, and how often it looks. */
+const GONE_TIMEOUT_MS = 2000;
+const GONE_POLL_MS = 5;
+
+/**
+ * Resolves once none of `pids` runs any more (gone from /proc, or exited and not yet reaped),
+ * or after `timeoutMs`. A SIGKILLed process ends only once it is scheduled, and the session's
+ * processes run under its CPU quota: throttled, they may still be listed for up to a quota
+ * period after the signal, and a caller told "killed" would still find them.
+ */
+export async function waitGone(
+  pids: readonly number[],
+  timeoutMs = GONE_TIMEOUT_MS,
+  procRoot = '/proc',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let left = [...pids];
+  for (;;) {
+    const infos = await Promise.all(left.map((pid) => readInfo(pid, procRoot)));
+    left = left.filter((_, i) => infos[i] !== undefined);
+    if (left.length === 0 || Date.now() >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, GONE_POLL_MS));
+  }
+}
+
 /**
  * Kills what `select` lists, again and again until it lists nothing (a fork bomb keeps
  * forking while it is being killed), at most `rounds` times; returns every pid killed.
