@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RunnerError } from './protocol';
 
 export interface ProcessInfo {
@@ -148,7 +149,7 @@ export async function waitGone(
     const infos = await Promise.all(left.map((pid) => readInfo(pid, procRoot)));
     left = left.filter((_, i) => infos[i] !== undefined);
     if (left.length === 0 || Date.now() >= deadline) return;
-    await new Promise((resolve) => setTimeout(resolve, GONE_POLL_MS));
+    await sleep(GONE_POLL_MS);
   }
 }
 
