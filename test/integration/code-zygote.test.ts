@@ -128,7 +128,8 @@ describe('code runs in a pre-started Node: measures, timeouts, idle sessions', (
     // A Node of its own (a NODE_ variable starts one) pays its start-up within the run.
     const own = await measure({ NODE_REFERENCE: '1' });
     const zygote = await measure({});
-    expect(own.idle.cpuTime).toBeGreaterThan(20);
+    // A Node's start-up costs 19–25 ms of CPU here (Node 24; Node 20's, more).
+    expect(own.idle.cpuTime).toBeGreaterThan(10);
     expect(zygote.idle.cpuTime).toBeLessThan(own.idle.cpuTime / 2);
     expect(zygote.idle.memoryUsed).toBeGreaterThan(10 * 2 ** 20); // a Node process's own size
     // The busy loop's CPU is counted in full: it spins until it has used 150 ms of its own,
