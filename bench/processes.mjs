@@ -30,6 +30,12 @@ export async function unmountUnder(dir) {
 }
 
 /**
+ * The Node a service runs on: the bench's own (the project's, ADR 56), or BENCH_NODE's, to
+ * measure another release beside it.
+ */
+const serviceNode = () => process.env.BENCH_NODE || process.execPath;
+
+/**
  * Node's arguments for a service's `main.js`: with BENCH_CPU_PROF=<dir>, its CPU profile there;
  * BENCH_FLAGS_<SERVICE> (BENCH_FLAGS_GATEWAY, _AGENT, _EDGE_PROXY) adds node flags of its own,
  * for experiments (`--trace-gc`, `--single-threaded-gc`: flags NODE_OPTIONS does not take).
@@ -60,7 +66,7 @@ export async function startServiceProcess(
   onLog,
   { ownGroup = false } = {},
 ) {
-  const child = spawn(process.execPath, serviceArgv(service), {
+  const child = spawn(serviceNode(), serviceArgv(service), {
     env: { PATH: process.env.PATH, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: ownGroup,
@@ -142,7 +148,7 @@ export async function startGatewayProcess(env, logFile) {
   const log = await open(logFile, 'a', 0o600);
   let child;
   try {
-    child = spawn(process.execPath, serviceArgv('services/gateway'), {
+    child = spawn(serviceNode(), serviceArgv('services/gateway'), {
       env: { PATH: process.env.PATH, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', log.fd, 'inherit'],
       detached: true, // stopped by the bench, before its agent (live-stacks.mjs)
