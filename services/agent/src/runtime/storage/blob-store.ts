@@ -122,7 +122,8 @@ export class BlobStore {
         if (entry.isFile() && LOG_FILE.test(entry.name)) {
           const copy = join(target, entry.name);
           await copyFile(join(scratch, entry.name), copy);
-          // libuv's copy keeps the source's owner (the sandbox user) where it can; the copy is the agent's.
+          // libuv's copy keeps the source's owner (the sandbox user) where it can: the agent
+          // owns what it restores.
           await chown(copy, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
         }
       }
