@@ -78,7 +78,8 @@ export async function closedLoopOf(clients, total, fn) {
   return { times, seconds };
 }
 
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms` (a wait already past, as an arrival's can be by the time it is asked: none). */
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** Numbers in [0, 1) from a fixed seed (mulberry32). */
 function seededRandom(seed) {

@@ -2,7 +2,7 @@
 // is only as good as the way it was taken.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { closedLoopOf, measureAlternated, openLoop, poissonArrivals } from './timing.mjs';
+import { closedLoopOf, measureAlternated, openLoop, poissonArrivals, sleep } from './timing.mjs';
 
 test('Poisson arrivals come at the rate asked, bunched, the same for the same seed', () => {
   const arrivals = poissonArrivals(20_000, 300, 7);
@@ -96,4 +96,17 @@ test('rows measured alternately take turns in blocks, each its own rounds, in a 
   assert.equal(b.rounds, 6);
   assert.equal(a.note, 'a');
   assert.ok(a.p50 < b.p50, `a ${a.p50} ms, b ${b.p50} ms`);
+});
+
+test('a wait already past is no wait, and no warning (Node 24 warns of a negative timeout)', async () => {
+  const warnings = [];
+  const onWarning = (warning) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  try {
+    await sleep(-0.0004);
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assert.deepEqual(warnings, []);
 });
