@@ -120,7 +120,11 @@ export class BlobStore {
       await mkdir(target, { recursive: true, mode: 0o700 });
       for (const entry of await readdir(scratch, { withFileTypes: true })) {
         if (entry.isFile() && LOG_FILE.test(entry.name)) {
-          await copyFile(join(scratch, entry.name), join(target, entry.name));
+          const copy = join(target, entry.name);
+          await copyFile(join(scratch, entry.name), copy);
+          // libuv's copy keeps the source's owner (the sandbox user) where it can from Node 24
+          // on (s3-blob-store.test saw it): the agent owns what it restores.
+          await chown(copy, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
         }
       }
     } finally {
