@@ -30,8 +30,8 @@ export async function unmountUnder(dir) {
 }
 
 /**
- * The Node a service runs on: the bench's own (the project's, ADR 56), or BENCH_NODE's, to
- * measure another release beside it.
+ * The Node a service runs on: the bench's own, or BENCH_NODE's, to measure another release
+ * beside it (ADR 56's Node 24 was measured so).
  */
 const serviceNode = () => process.env.BENCH_NODE || process.execPath;
 
