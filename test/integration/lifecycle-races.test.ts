@@ -61,14 +61,14 @@ it('leaves a session to the run under way when its deep sleep is due', async () 
   await t.api.writeFile(id, 'kept.txt', 'kept');
   const run = await longRun(id);
   await recordOld(id, '1 hour');
-  expect((await sweep()).slept).toEqual([]);
+  expect((await sweep()).slept).not.toContain(id);
   await finish(id, run);
   const result = run.events().at(-1);
   expect(result?.event).toBe('result');
   expect(result?.data).toMatchObject({ stdout: 'started\nkept', exitCode: 0 });
   expect(await state(id)).toBe('active');
   // The refusal counts as activity: not due again at once.
-  expect((await sweep()).slept).toEqual([]);
+  expect((await sweep()).slept).not.toContain(id);
 });
 
 it('does not freeze a run under way when its pause is due', async () => {
@@ -78,7 +78,8 @@ it('does not freeze a run under way when its pause is due', async () => {
   // Past the idle delay (1 s), not the deep-sleep one (2 s).
   await recordOld(id, '1.5 seconds');
   const started = Date.now();
-  expect((await sweep()).idled).toEqual([]);
+  // Only this session's fate: the one before it may be idle by now on a busy machine.
+  expect((await sweep()).idled).not.toContain(id);
   await finish(id, run);
   expect(run.events().at(-1)?.event).toBe('result');
   expect(Date.now() - started).toBeLessThan(5000);
