@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import httpProxy from 'http-proxy';
+import { createProxyServer as createHttpProxy, type ProxyServer } from 'http-proxy-3';
 import { serveMetrics } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { EdgeProxyConfig } from '@sandbox/config';
@@ -42,8 +42,8 @@ export interface RunningEdgeProxy {
  * such session, nothing on that port) becomes a page; everything else is the app's
  * response, checked (the app is hostile) and streamed through.
  */
-function createAppProxy(): httpProxy {
-  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, selfHandleResponse: true });
+function createAppProxy(): ProxyServer {
+  const proxy = createHttpProxy({ ws: true, xfwd: true, selfHandleResponse: true });
   proxy.on('proxyRes', (proxyRes, _req, res) => {
     forwardResponse(proxyRes, res, () =>
       sendErrorPage(res, new AppError('bad_gateway', 'The app answered with an invalid response')),

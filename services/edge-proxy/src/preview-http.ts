@@ -70,7 +70,7 @@ export function forwardResponse(
 }
 
 /**
- * Guards a proxied WebSocket upgrade (http-proxy's `proxyReqWs` event): an upstream that
+ * Guards a proxied WebSocket upgrade (http-proxy-3's `proxyReqWs` event): an upstream that
  * answers without upgrading gets the visitor a plain 502 on a closed connection (never its
  * raw bytes on a connection that might be reused), and once upgraded, either side closing or
  * ending closes both (no half-open sockets left behind).

@@ -6,9 +6,9 @@ import { keepHandedOver } from '@sandbox/contract';
 export interface ProxyRoutes<Target> {
   /** The upstream of a request; throws to refuse it. */
   target(req: IncomingMessage): Promise<Target>;
-  /** Sends a request on to its upstream (http-proxy's `web`). */
+  /** Sends a request on to its upstream (http-proxy-3's `web`). */
   web(req: IncomingMessage, res: ServerResponse, target: Target): void;
-  /** Sends a WebSocket upgrade on to its upstream (http-proxy's `ws`). */
+  /** Sends a WebSocket upgrade on to its upstream (http-proxy-3's `ws`). */
   ws(req: IncomingMessage, socket: Duplex, head: Buffer, target: Target): void;
   /** Answers a request that has no upstream. */
   refuse(res: ServerResponse, err: unknown): void;
