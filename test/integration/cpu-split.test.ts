@@ -1,4 +1,5 @@
 import { access, mkdir, readFile, rmdir, utimes } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import {
   createDockerRuntime,
@@ -55,6 +56,13 @@ describeGvisor('CPU limit on gVisor', () => {
     expect(spin.body.cpuTime).toBeGreaterThan(100);
     // gVisor counts some of its own work for the run: short of a whole CPU all the same.
     expect(spin.body.cpuTime).toBeLessThan(600);
+  });
+});
+
+describeSplit("the sessions' CPU weight", () => {
+  it("weighs every session's processes together as one task per CPU of the host (ADR 57)", async () => {
+    const shares = await readFile(join(CPU_MOUNT, 'sandbox', 'cpu.shares'), 'utf8');
+    expect(Number(shares)).toBe(1024 * availableParallelism());
   });
 });
 

@@ -103,6 +103,7 @@ const agentVars = z.object({
   SANDBOX_NOFILE_LIMIT: intVar(8192, 256, 1_048_576),
   SANDBOX_CPU_SPLIT: z.enum(['on', 'off']).default('on'),
   SANDBOX_RUNNER_CPUS: z.coerce.number().min(0.05).max(64).default(1),
+  SANDBOX_CPU_SHARES: z.coerce.number().int().min(2).max(262_144).optional(),
   SANDBOX_EXTRA_CA_CERTS: optionalString(),
   SANDBOX_LABEL_PREFIX: z.string().default('io.sandbox'),
   SANDBOX_DISK_QUOTA: z.enum(['loop', 'none']).default('loop'),
@@ -269,6 +270,12 @@ const agentSchema = agentVars.transform((env, ctx) => ({
   cpuSplit: env.SANDBOX_CPU_SPLIT === 'on',
   /** With `cpuSplit`: the CPUs each sandbox's runner and zygotes may use besides. */
   runnerCpus: env.SANDBOX_RUNNER_CPUS,
+  /**
+   * With `cpuSplit`: the weight (cgroup v1 `cpu.shares`) of all the sessions' own processes
+   * together, against each other task of the host (1024 at nice 0). By default one such task
+   * per CPU (ADR 57).
+   */
+  sessionCpuShares: env.SANDBOX_CPU_SHARES ?? 1024 * availableParallelism(),
   extraCaCertsPath: env.SANDBOX_EXTRA_CA_CERTS,
   labelPrefix: env.SANDBOX_LABEL_PREFIX,
   ...storageSettings(env, ctx),

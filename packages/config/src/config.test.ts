@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { AppError } from '@sandbox/errors';
 import { loadAgentConfig, loadGatewayConfig, parseAgentNodes } from './index';
 
@@ -152,5 +153,13 @@ describe('parseAgentNodes', () => {
 
   it.each(['a', 'a=b=c', 'a=nohostport', 'a=h:1,a=h:2', 'A=h:1'])('rejects %j', (value) => {
     expect(() => parseAgentNodes(value)).toThrow(AppError);
+  });
+});
+
+describe("loadAgentConfig: the sessions' CPU weight (ADR 57)", () => {
+  it('is one task per CPU by default; an operator sets it', () => {
+    expect(loadAgentConfig({}).sessionCpuShares).toBe(1024 * availableParallelism());
+    expect(loadAgentConfig({ SANDBOX_CPU_SHARES: '512' }).sessionCpuShares).toBe(512);
+    expect(() => loadAgentConfig({ SANDBOX_CPU_SHARES: '1' })).toThrow(/SANDBOX_CPU_SHARES/);
   });
 });

@@ -66,6 +66,7 @@ function splitCpu(
   const groups = CpuGroups.open({
     name: `${config.labelPrefix}.${config.nodeId}`,
     owner: ids,
+    shares: config.sessionCpuShares,
     logger,
   });
   if (groups === undefined) return undefined;

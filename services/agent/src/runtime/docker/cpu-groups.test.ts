@@ -1,5 +1,9 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '@sandbox/logger';
 import { freezerOf } from './cgroup-freezer';
-import { cpuControllerMount, quotaUs } from './cpu-groups';
+import { cpuControllerMount, CpuGroups, quotaUs } from './cpu-groups';
 
 const CGROUP_V1 = [
   '25 30 0:22 / /sys/fs/cgroup rw,relatime shared:9 - tmpfs tmpfs rw,mode=755',
@@ -19,6 +23,25 @@ describe('cpuControllerMount', () => {
     expect(
       cpuControllerMount('25 30 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate'),
     ).toBeUndefined();
+  });
+});
+
+describe('CpuGroups.open', () => {
+  it("weighs the group of every session's processes, above the node's own groups", () => {
+    const mount = mkdtempSync(join(tmpdir(), 'cpu-groups-'));
+    try {
+      const groups = CpuGroups.open({
+        name: 'io.sandbox.node-a',
+        owner: { uid: 0, gid: 0 },
+        shares: 2048,
+        logger: createLogger({ name: 'test', level: 'silent' }),
+        mountinfo: `31 25 0:27 / ${mount} rw - cgroup cgroup rw,cpu`,
+      });
+      expect(groups?.root).toBe(join(mount, 'sandbox', 'io.sandbox.node-a'));
+      expect(readFileSync(join(mount, 'sandbox', 'cpu.shares'), 'utf8')).toBe('2048');
+    } finally {
+      rmSync(mount, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { access, chown, mkdir, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -61,6 +61,19 @@ export function readMountinfo(): string {
   }
 }
 
+/**
+ * Sets the weight of the group that holds every session's processes (ADR 57). Left at the
+ * kernel's 1024, all of them together weigh one task against each of the control plane's:
+ * while the gateway and the agent are busy, the runs they wait on get a sliver of the CPU.
+ */
+function weigh(group: string, shares: number, logger: Logger): void {
+  try {
+    writeFileSync(join(group, 'cpu.shares'), String(shares));
+  } catch (err) {
+    logger.warn({ err, group, shares }, "cannot weigh the sessions' CPU group");
+  }
+}
+
 /** The CFS quota of `cpus`, in microseconds per period. */
 export function quotaUs(cpus: number): number {
   return Math.max(1000, Math.round(cpus * PERIOD_US));
@@ -88,6 +101,8 @@ export class CpuGroups {
   static open(options: {
     name: string;
     owner: { uid: number; gid: number };
+    /** The weight of all the host's sessions together (`cpu.shares` of their common group). */
+    shares: number;
     logger: Logger;
     mountinfo?: string;
   }): CpuGroups | undefined {
@@ -97,13 +112,15 @@ export class CpuGroups {
       logger.warn('no cgroup v1 cpu controller: the runner shares the session CPU limit');
       return undefined;
     }
-    const root = join(mount, 'sandbox', options.name);
+    const sessions = join(mount, 'sandbox');
+    const root = join(sessions, options.name);
     try {
       mkdirSync(root, { recursive: true });
     } catch (err) {
       logger.warn({ err, root }, 'cannot make CPU groups: the runner shares the session CPU limit');
       return undefined;
     }
+    weigh(sessions, options.shares, logger);
     return new CpuGroups(root, options.owner, logger);
   }
 
