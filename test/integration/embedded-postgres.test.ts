@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   AccountStore,
   createDatabase,
@@ -41,5 +44,40 @@ it('runs the schema and the account store on embedded PGlite (no Postgres server
   } finally {
     await db.close();
     await embedded.stop();
+  }
+});
+
+it("runs PGlite off the gateway's event loop: a long query does not hold it", async () => {
+  const embedded = await startEmbeddedPostgres('memory');
+  const db = createDatabase({ connectionString: embedded.connectionString, maxConnections: 1 });
+  try {
+    let last = performance.now();
+    let longestGap = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 5);
+    const started = performance.now();
+    // Seconds of WebAssembly work for the database, none for this thread.
+    await db.query('SELECT count(*) FROM generate_series(1, 4000000) AS g(n) WHERE n % 7 = 3');
+    const queryMs = performance.now() - started;
+    clearInterval(ticker);
+    expect(queryMs).toBeGreaterThan(500);
+    // On the gateway's thread the query would be one gap as long as itself.
+    expect(longestGap).toBeLessThan(queryMs / 2);
+  } finally {
+    await db.close();
+    await embedded.stop();
+  }
+});
+
+it("refuses to start, with PGlite's reason, on a data directory it cannot open", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pglite-bad-'));
+  try {
+    writeFileSync(join(dir, 'PG_VERSION'), '99\n');
+    await expect(startEmbeddedPostgres(dir)).rejects.toThrow(/embedded Postgres did not start/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -61,7 +61,9 @@ export async function openDatabase(
     };
   }
   logger.warn({ dataDir: config.pgliteDataDir }, 'no DATABASE_URL: using embedded PGlite');
-  const embedded = await startEmbeddedPostgres(config.pgliteDataDir);
+  const embedded = await startEmbeddedPostgres(config.pgliteDataDir, (err) =>
+    logger.error({ err }, 'the embedded Postgres failed'),
+  );
   return {
     db: createDatabase({ connectionString: embedded.connectionString, maxConnections: 1 }),
     embedded,
