@@ -13,7 +13,8 @@
 // profiles of the edge proxy, the agent and the gateway (processes of their own, as
 // ./scripts/up runs them) there.
 // SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor (ADR 31), into
-// bench-<groups>-gvisor.json. BENCH_POOL (a SANDBOX_POOL value) and BENCH_POOL_IDLE_PERCENT
+// bench-<groups>-gvisor.json; BENCH_STORES=external gives the gateway ./scripts/bench's
+// PostgreSQL and Redis instead of ./scripts/up's embedded stores, into bench-<groups>-external.json. BENCH_POOL (a SANDBOX_POOL value) and BENCH_POOL_IDLE_PERCENT
 // replace the default pool and its idle fill: for ./scripts/test's short run, which checks
 // that the rows run, not their figures.
 import {
@@ -27,8 +28,8 @@ import {
   PREVIEW_DOMAIN,
   printTable,
   row,
-  SANDBOX_RUNTIME,
   sessionContainer,
+  STORES,
   sleep,
   startBenchStack,
   startEdgeProcess,
@@ -299,9 +300,9 @@ async function runRows(stack, sessionId, containerId, cold) {
   return rows;
 }
 
-/** Prints the tables and writes bench/results/bench[-groups][-runtime].json. */
+/** Prints the tables and writes bench/results/bench[-groups][-runtime][-external].json. */
 async function report(results, loads) {
-  console.log(`\nMachine: ${machine()}`);
+  console.log(`\nMachine: ${machine()}; the gateway's stores: ${STORES}`);
   printTable('One request at a time', results);
   if (loads.length > 0) {
     printTable(
@@ -310,10 +311,7 @@ async function report(results, loads) {
     );
   }
   const groups = ONLY === undefined ? 'bench' : `bench-${ONLY.join('-')}`;
-  await writeJson(SANDBOX_RUNTIME === undefined ? groups : `${groups}-${SANDBOX_RUNTIME}`, [
-    ...results,
-    ...loads.map((l) => ({ ...l, name: `${l.name} (load)` })),
-  ]);
+  await writeJson(groups, [...results, ...loads.map((l) => ({ ...l, name: `${l.name} (load)` }))]);
 }
 
 async function main() {

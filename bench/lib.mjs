@@ -2,7 +2,8 @@
 // gateway, edge proxy) on loopback, the agent in a process of its own as deployed (or in this
 // process, for benches that drive it directly), an account with a key, timing helpers, and
 // the JSON record of a run; processes.mjs starts the parts that run in processes of their
-// own. Needs BENCH_DATABASE_URL and BENCH_REDIS_URL (./scripts/bench).
+// own. The gateway's stores are embedded, as ./scripts/up runs it, unless BENCH_STORES=external
+// (then BENCH_DATABASE_URL and BENCH_REDIS_URL, which ./scripts/bench sets).
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
@@ -15,8 +16,11 @@ import {
   BENCH_DIR,
   benchAgentEnv,
   benchGatewayEnv,
+  benchStores,
   gatewayOfItsOwn,
+  pgliteDir,
   SANDBOX_RUNTIME,
+  STORES,
 } from './stack-env.mjs';
 import { machine } from './machine.mjs';
 import { sleep } from './timing.mjs';
@@ -24,7 +28,7 @@ import { LiveStacks } from './live-stacks.mjs';
 
 export { machine, machineBusyMs } from './machine.mjs';
 
-export { SANDBOX_RUNTIME };
+export { SANDBOX_RUNTIME, STORES };
 /** Docker's `HostConfig.Runtime` for a bare baseline container on the same runtime. */
 export const runtime = SANDBOX_RUNTIME === undefined ? {} : { Runtime: SANDBOX_RUNTIME };
 
@@ -113,10 +117,7 @@ export async function startBenchStack({
   onAgentLog,
   gatewayLogger = logger,
 }) {
-  const databaseUrl = process.env.BENCH_DATABASE_URL;
-  const redisUrl = process.env.BENCH_REDIS_URL;
-  if (!databaseUrl || !redisUrl)
-    throw new Error('run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)');
+  const { databaseUrl, redisUrl } = benchStores();
   const nodeId = `${name}-${randomBytes(4).toString('hex')}`;
   const stopProfile = gatewayProcess ? async () => undefined : await profileGateway(nodeId);
   // Searchable by others, as an agent makes the directories above its own: a remapped sandbox
@@ -270,7 +271,8 @@ async function stopBenchStack(parts) {
   }
   await edge.stop();
   await stopProfile();
-  await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  // External stores: the stack's tables are a schema of the bench's database; embedded: files.
+  if (STORES === 'external') await gateway.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await gateway.stop();
   await agent.stop();
   await removeNodeFiles(nodeId, agentConfig);
@@ -285,11 +287,13 @@ async function removeNodeFiles(nodeId, agentConfig) {
   for (const volume of Volumes ?? []) await docker.getVolume(volume.Name).remove();
   // The agent's disk store (ADR 43) stays mounted after it stops: it goes with the rest.
   await unmountUnder(agentConfig.workspaceDir);
-  // What the agent kept on disk: its specs, its extra CA bundle, package cache, blobs.
+  // What the agent kept on disk (its specs, extra CA bundle, package cache, blobs), and the
+  // gateway's PGlite files where its stores were embedded.
   for (const dir of [
     agentConfig.workspaceDir,
     agentConfig.packageCacheDir,
     agentConfig.blobStoreDir,
+    pgliteDir(nodeId),
   ]) {
     await rm(dir, { recursive: true, force: true });
   }
@@ -368,16 +372,23 @@ export function printTable(title, rows) {
   }
 }
 
-/** Writes the run's rows as JSON (BENCH_JSON, default bench/results/<kind>.json). */
+/**
+ * Writes the run's rows as JSON (BENCH_JSON, default bench/results/<kind>.json, the runtime and
+ * `external` added to the name where they are not the defaults).
+ */
 export async function writeJson(kind, rows) {
+  const name = [kind, SANDBOX_RUNTIME, STORES === 'external' ? STORES : undefined]
+    .filter((part) => part !== undefined)
+    .join('-');
   const path =
     process.env.BENCH_JSON ??
-    join(dirname(fileURLToPath(import.meta.url)), 'results', `${kind}.json`);
+    join(dirname(fileURLToPath(import.meta.url)), 'results', `${name}.json`);
   await mkdir(dirname(path), { recursive: true });
   const record = {
     kind,
     at: new Date().toISOString(),
     runtime: SANDBOX_RUNTIME ?? 'runc',
+    stores: STORES,
     machine: machine(),
     rows: rows.map(({ baseline, ...r }) => ({ ...r, baseline: baseline?.name })),
   };

@@ -1,7 +1,8 @@
 // pnpm bench:load: the concurrent rows and the node's density, each bounded in count and time,
 // loopback only. Rows: creates 8 at a time (from a full warm pool, and without a pool), many
 // sessions running `echo` at once (a closed loop, the burst of its first runs, and an open loop
-// at a set rate), and the memory an idle session holds.
+// at a set rate), and the memory an idle session holds. The gateway's stores are ./scripts/up's
+// embedded ones unless BENCH_STORES=external (bench/stack-env.mjs).
 import { readFile } from 'node:fs/promises';
 import {
   AS_DEPLOYED,
@@ -16,6 +17,7 @@ import {
   row,
   sleep,
   startBenchStack,
+  STORES,
   writeJson,
 } from './lib.mjs';
 import { closedLoop, concurrently } from './timing.mjs';
@@ -150,7 +152,7 @@ async function main() {
   });
   rows.push(...(await densityRows()));
 
-  console.log(`\nMachine: ${machine()}`);
+  console.log(`\nMachine: ${machine()}; the gateway's stores: ${STORES}`);
   printTable('Concurrent load (p50/p99 in ms; the last row in MB)', rows);
   await writeJson('load', rows);
 }

@@ -14,17 +14,64 @@ export const BENCH_DIR = '/var/lib/sandbox-agent/bench';
 const EGRESS_FIREWALL = process.env.BENCH_EGRESS_FIREWALL ?? 'on';
 
 /**
+ * The gateway's stores. `embedded` (the default), as ./scripts/up runs it without DATABASE_URL
+ * and REDIS_URL: PGlite on disk in the gateway's process, rate limits and cache stamps in its
+ * memory. `external` (BENCH_STORES=external): the PostgreSQL and Redis of ./scripts/bench, as a
+ * deployment with replicas runs it.
+ */
+export const STORES = storesOf(process.env.BENCH_STORES);
+
+/** `BENCH_STORES`, checked. */
+export function storesOf(value = 'embedded') {
+  if (value !== 'embedded' && value !== 'external') {
+    throw new Error(`BENCH_STORES is embedded or external, not ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The stores' addresses for a bench gateway: ./scripts/bench's PostgreSQL and Redis where
+ * STORES is external; none (embedded) otherwise.
+ */
+export function benchStores() {
+  if (STORES === 'embedded') return { databaseUrl: undefined, redisUrl: undefined };
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  if (!databaseUrl || !redisUrl) {
+    throw new Error(
+      'BENCH_STORES=external: run through ./scripts/bench (BENCH_DATABASE_URL, BENCH_REDIS_URL)',
+    );
+  }
+  return { databaseUrl, redisUrl };
+}
+
+/** Where a bench gateway with embedded stores keeps its PGlite data. */
+export const pgliteDir = (nodeId) => `${BENCH_DIR}/${nodeId}-pglite`;
+
+/**
  * A gateway in a process of its own, as ./scripts/up runs it (its log at info in the bench's
- * directory, removed at its stop), its tables in `schema` of the bench's database; `db` is the
- * bench's own connection to them.
+ * directory, removed at its stop). With external stores its tables are in `schema` of the
+ * bench's database, and `db` is the bench's own connection to them; embedded, they are in its
+ * PGlite (no `db`: PGlite serves one connection, the gateway's), removed at its stop.
  */
 export async function gatewayOfItsOwn({ nodeId, databaseUrl }, env, schema) {
+  const logFile = `${BENCH_DIR}/${nodeId}-gateway.log`;
+  if (databaseUrl === undefined) {
+    const gateway = await startGatewayProcess(env, logFile);
+    return {
+      url: gateway.url,
+      pid: gateway.pid,
+      async stop() {
+        await gateway.stop();
+        await rm(logFile, { force: true });
+      },
+    };
+  }
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   await db.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   const url = new URL(databaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
-  const logFile = `${BENCH_DIR}/${nodeId}-gateway.log`;
   try {
     const gateway = await startGatewayProcess({ ...env, DATABASE_URL: url.toString() }, logFile);
     return {
@@ -43,14 +90,19 @@ export async function gatewayOfItsOwn({ nodeId, databaseUrl }, env, schema) {
   }
 }
 
-/** The environment of a bench gateway in front of `agent`. */
+/**
+ * The environment of a bench gateway in front of `agent`: its stores are the node's
+ * `databaseUrl` and `redisUrl`, or embedded where they are undefined.
+ */
 export function benchGatewayEnv({ nodeId, token, databaseUrl, redisUrl }, agentAddress, options) {
   const { drivenLifecycle, gatewayEnv } = options;
   return {
     GATEWAY_HOST: '127.0.0.1',
     GATEWAY_PORT: '0',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
+    ...(databaseUrl === undefined
+      ? { PGLITE_DATA_DIR: pgliteDir(nodeId) }
+      : { DATABASE_URL: databaseUrl }),
+    ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }),
     AGENT_NODES: `${nodeId}=${agentAddress}`,
     INTERNAL_TOKEN: token,
     ADMIN_TOKEN: token,
