@@ -52,42 +52,37 @@ export const pgliteDir = (nodeId) => `${BENCH_DIR}/${nodeId}-pglite`;
  * A gateway in a process of its own, as ./scripts/up runs it (its log at info in the bench's
  * directory, removed at its stop). With external stores its tables are in `schema` of the
  * bench's database, and `db` is the bench's own connection to them; embedded, they are in its
- * PGlite (no `db`: PGlite serves one connection, the gateway's), removed at its stop.
+ * PGlite (no `db`: PGlite serves one connection, the gateway's), whose files go with the node's.
  */
 export async function gatewayOfItsOwn({ nodeId, databaseUrl }, env, schema) {
   const logFile = `${BENCH_DIR}/${nodeId}-gateway.log`;
-  if (databaseUrl === undefined) {
-    const gateway = await startGatewayProcess(env, logFile);
-    return {
-      url: gateway.url,
-      pid: gateway.pid,
-      async stop() {
-        await gateway.stop();
-        await rm(logFile, { force: true });
-      },
-    };
-  }
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  await db.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  const url = new URL(databaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  const db = databaseUrl === undefined ? undefined : await schemaOf(databaseUrl, schema);
   try {
-    const gateway = await startGatewayProcess({ ...env, DATABASE_URL: url.toString() }, logFile);
+    const gateway = await startGatewayProcess({ ...env, ...db?.env }, logFile);
     return {
       url: gateway.url,
       pid: gateway.pid,
-      db,
+      db: db?.client,
       async stop() {
         await gateway.stop();
-        await db.end();
+        await db?.client.end();
         await rm(logFile, { force: true });
       },
     };
   } catch (err) {
-    await db.end();
+    await db?.client.end();
     throw err;
   }
+}
+
+/** `schema` made in the bench's database: a connection to it, and the gateway's DATABASE_URL. */
+async function schemaOf(databaseUrl, schema) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { client, env: { DATABASE_URL: url.toString() } };
 }
 
 /**
