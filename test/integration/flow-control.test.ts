@@ -61,6 +61,13 @@ it('a slow stream reader slows the process instead of filling gateway or agent m
   }
   expect(received).toBeGreaterThanOrEqual(50 * 1024 * 1024);
   controller.abort();
+  // The run outlives its reader (its output goes on to the run's log): ended here, so that the
+  // next test measures its own read, not this writer's last gigabyte going through the agent.
+  expect((await api.kill(sessionId)).status).toBe(200);
+  const ended = await api.execute(sessionId, {
+    command: 'while pgrep -x head >/dev/null; do sleep 0.1; done; echo ended',
+  });
+  expect(ended.body.stdout).toBe('ended\n');
 });
 
 // The file is four times the growth allowed: unthrottled, the gateway and the agent (both in this
