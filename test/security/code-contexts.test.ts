@@ -42,7 +42,13 @@ beforeAll(async () => {
   stranger = t.as(accounts[1]?.key ?? '');
   sessionId = await owner.createSession();
   contextId = await newContext();
-  await cell(owner, contextId, "globalThis.secret = 'owner-secret'; const mine = 'owner-const';");
+  const first = await cell(
+    owner,
+    contextId,
+    "globalThis.secret = 'owner-secret'; const mine = 'owner-const';",
+  );
+  // The context holds the secret (a failure shows the whole answer).
+  expect(first).toMatchObject({ status: 200, body: { exitCode: 0 } });
 });
 
 describe('code contexts apart', () => {
@@ -60,7 +66,11 @@ describe('code contexts apart', () => {
       expect(answer.body).toMatchObject({ error: { code: 'session_not_found' } });
     }
     // The context is untouched.
-    expect(mainText((await cell(owner, contextId, 'secret')).body)).toBe("'owner-secret'");
+    const after = await cell(owner, contextId, 'secret');
+    expect(after).toMatchObject({
+      status: 200,
+      body: { results: [{ isMain: true, 'text/plain': "'owner-secret'" }] },
+    });
   });
 
   it("gives another session's context id 404, never that context", async () => {
