@@ -32,6 +32,13 @@ export interface ReplOptions {
 /** Lines the REPL keeps in its history. */
 const HISTORY_SIZE = 1000;
 
+/** The prompt of each context's language: a shell context's is `sh`. */
+const PROMPTS: Record<CodeContext['language'], string> = {
+  typescript: 'ts',
+  javascript: 'js',
+  bash: 'sh',
+};
+
 /**
  * An interactive REPL on a code context, on Node's own `repl` (line editing, history, `.help`,
  * `.break`, `.editor`) with an evaluator that runs each entry as a cell of the context: its
@@ -66,13 +73,15 @@ export class CellRepl {
     // Piped input goes in a line at a time, each once the one before is done (below).
     const input = terminal ? stdin : new PassThrough();
     const server = start({
-      prompt: terminal ? `${this.context.language === 'javascript' ? 'js' : 'ts'}> ` : '',
+      prompt: terminal ? `${PROMPTS[this.context.language]}> ` : '',
       input,
       output: this.io.stdout,
       terminal,
       // One cell at a time, in the order entered (a line typed ahead waits its turn).
       eval: (code, _context, _file, done) => {
-        if (entryIncomplete(code, this.context.language)) {
+        // A shell context's entry is one command line (bash says what it cannot parse).
+        const { language } = this.context;
+        if (language !== 'bash' && entryIncomplete(code, language)) {
           done(new Recoverable(new SyntaxError('more')), undefined);
           return;
         }
@@ -200,14 +209,20 @@ export class CellRepl {
     const controller = new AbortController();
     this.running = controller;
     try {
-      const result = await this.sandbox.runCode(input, {
+      const options = {
         context: this.context,
         timeoutMs: this.options.timeoutMs,
         signal: controller.signal,
-        onStdout: (data) => this.io.stdout.write(data),
-        onStderr: (data) => this.io.stderr.write(data),
-        onResult: (value) => this.say(resultLines(value).join('\n')),
-      });
+        onStdout: (data: string) => this.io.stdout.write(data),
+        onStderr: (data: string) => this.io.stderr.write(data),
+      };
+      const result =
+        this.context.language === 'bash'
+          ? await this.sandbox.runCommand(input, options)
+          : await this.sandbox.runCode(input, {
+              ...options,
+              onResult: (value) => this.say(resultLines(value).join('\n')),
+            });
       if (isIncomplete(result)) return true;
       if (result.error !== undefined) this.say(this.styles.red(errorText(result.error)), 'stderr');
       return false;
@@ -225,6 +240,8 @@ export class CellRepl {
       this.say(
         dim('Interrupted: the cell was stopped; the context restarts without its variables.'),
       );
+    } else if (err instanceof ExecutionTimeoutError && this.context.language === 'bash') {
+      this.say(dim('The command timed out: its shell was ended; the next runs in a fresh one.'));
     } else if (err instanceof ExecutionTimeoutError) {
       this.say(dim("The cell timed out and was stopped; the context's variables remain."));
     } else if (err instanceof ContextRestartedError) {

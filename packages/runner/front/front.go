@@ -40,6 +40,7 @@ type request struct {
 	Target    *float64          `json:"target"`
 	Command   *string           `json:"command"`
 	Code      *string           `json:"code"`
+	ContextID *string           `json:"contextId"`
 	Env       map[string]string `json:"env"`
 	Cwd       string            `json:"cwd"`
 	TimeoutMs float64           `json:"timeoutMs"`
@@ -95,7 +96,8 @@ func (f *Front) Handle(line []byte) {
 	id := *req.ID
 	switch req.Op {
 	case "exec":
-		if req.Code != nil {
+		// Code, and a context's cells (commands of a shell context too), are the Node's.
+		if req.Code != nil || req.ContextID != nil {
 			break
 		}
 		command := ""

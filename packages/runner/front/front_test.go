@@ -91,6 +91,8 @@ func TestForwardsTheRest(t *testing.T) {
 		`{"op":"makeDirectory","id":10,"path":"d"}`,
 		`not json`,
 		`{"op":"ping"}`,
+		// A shell context's command (ADR 59): the context's, not a run of the front's.
+		`{"op":"exec","id":11,"command":"cd src","contextId":"ctx_0123456789abcdef01234567","env":{},"cwd":".","timeoutMs":1000}`,
 	}
 	for _, line := range lines {
 		h.front.Handle([]byte(line))

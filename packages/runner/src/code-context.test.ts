@@ -157,6 +157,7 @@ describe('a spare context process', () => {
           spawned.push(fake);
           return Promise.resolve(fake.run);
         },
+        spawnShell: () => Promise.reject(new Error('no shell contexts here')),
       },
       10,
     );

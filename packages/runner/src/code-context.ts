@@ -23,6 +23,29 @@ export type StartContextProcess = (
   fresh: boolean,
 ) => Promise<ContextProcess>;
 
+/**
+ * How the runner speaks to a context's process: its first line (the token of its answers, and
+ * for a spare its directory and environment), and each cell's line.
+ */
+export interface ContextDialect {
+  hello(hello: ContextHello): string;
+  cell(cell: CellRequest): string;
+  /**
+   * Whether the process ends a cell at its timeout itself (and is killed only past a grace):
+   * else the runner ends the process at the timeout, and answers the cell as timed out.
+   */
+  selfTimed: boolean;
+  /** The timed-out cell's error, when the runner ended the process at the timeout. */
+  timedOutError?: CellAnswer['error'];
+}
+
+/** A code context's Node (context-host.ts): one JSON line each. */
+export const NODE_DIALECT: ContextDialect = {
+  hello: (hello) => `${JSON.stringify(hello)}\n`,
+  cell: (cell) => `${JSON.stringify(cell)}\n`,
+  selfTimed: true,
+};
+
 /** A cell under way: its output streams, and its answer once both pipes marked its end. */
 export interface CellRun {
   stdout: PassThrough;
@@ -59,11 +82,14 @@ export class CodeContext {
   private generation = 0;
   /** A start under way: a cell waits for it. */
   private starting: Promise<void> | undefined;
+  /** The runner ended the process at the cell's timeout (a dialect that is not self-timed). */
+  private timedOut = false;
 
   constructor(
     readonly info: ContextInfo,
     private readonly env: Record<string, string>,
     private readonly startProcess: StartContextProcess,
+    private readonly dialect: ContextDialect = NODE_DIALECT,
   ) {}
 
   get pid(): number {
@@ -99,8 +125,8 @@ export class CodeContext {
     this.token = token;
     this.process = process;
     const ready = this.follow(process);
-    const hello: ContextHello = { token, cwd: dir, env: this.env };
-    await process.input?.write(Buffer.from(`${JSON.stringify(hello)}\n`)).catch(() => undefined);
+    const hello = this.dialect.hello({ token, cwd: dir, env: this.env });
+    await process.input?.write(Buffer.from(hello)).catch(() => undefined);
     try {
       await ready;
     } catch (err) {
@@ -133,9 +159,15 @@ export class CodeContext {
     });
     const run: CellRun = { stdout: new PassThrough(), stderr: new PassThrough(), answer };
     this.current = { run, stderrEnded: false, settle, fail };
-    const guard = setTimeout(() => kill(process.pid), cell.timeoutMs + CELL_KILL_GRACE_MS);
+    this.timedOut = false;
+    const guard = this.dialect.selfTimed
+      ? setTimeout(() => kill(process.pid), cell.timeoutMs + CELL_KILL_GRACE_MS)
+      : setTimeout(() => {
+          this.timedOut = true;
+          killGroup(process.pid);
+        }, cell.timeoutMs);
     answer.finally(() => clearTimeout(guard)).catch(() => undefined);
-    process.input?.write(Buffer.from(`${JSON.stringify(cell)}\n`)).catch(() => undefined);
+    process.input?.write(Buffer.from(this.dialect.cell(cell))).catch(() => undefined);
     return run;
   }
 
@@ -214,7 +246,12 @@ export class CodeContext {
     }
     current.run.stdout.end();
     current.run.stderr.end();
-    current.fail(restarted('the cell ended its process'));
+    if (this.timedOut) {
+      const error = this.dialect.timedOutError;
+      current.settle({ ev: 'done', timedOut: true, results: [], ...(error ? { error } : {}) });
+    } else {
+      current.fail(restarted('the cell ended its process'));
+    }
     void this.start().catch(() => {
       this.lostIdle = true;
     });
@@ -236,6 +273,16 @@ function kill(pid: number): void {
   } catch {
     // already gone
   }
+}
+
+/** Kills a process and its group (a shell's background jobs with it). */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // not a group's leader, or gone
+  }
+  kill(pid);
 }
 
 function restarted(why: string): RunnerError {

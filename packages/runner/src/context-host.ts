@@ -36,6 +36,8 @@ export interface ContextHello {
 export interface CellAnswer extends CellOutcome {
   ev: 'done';
   timedOut: boolean;
+  /** A shell context's command's exit status (shell-context.ts); a Node's cells have none. */
+  exitCode?: number;
 }
 
 /** Node's own copy of acorn (the context is started with --expose-internals), loaded once. */

@@ -3,6 +3,7 @@ import { CodeContexts } from './contexts';
 import { CPU_SPLIT, spawner, stringEnv, workingDirectory } from './exec';
 import type { OpHandler } from './op-handlers';
 import { RunnerError } from './protocol';
+import { spawnShellProcess } from './shell-context';
 import type { SpawnedRun } from './spawner';
 
 /** A context's process (context-host.ts), beside this module. */
@@ -35,7 +36,11 @@ export async function spawnContextProcess(
 
 /** The session's contexts, their processes started as above. */
 export function sessionContexts(): CodeContexts {
-  return new CodeContexts({ workingDirectory, spawn: spawnContextProcess });
+  return new CodeContexts({
+    workingDirectory,
+    spawn: spawnContextProcess,
+    spawnShell: spawnShellProcess,
+  });
 }
 
 /** Creates, lists, deletes or restarts contexts: answers with the one acted on, or all. */

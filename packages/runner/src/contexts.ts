@@ -4,13 +4,15 @@ import { readFileSync } from 'node:fs';
 import type { RunResult } from '@sandbox/contract/run';
 import { cappedFilesWritten, TIMEOUT_EXIT_CODE } from '@sandbox/contract/run';
 import { sourceStack } from './cell-lines';
+import type { CellAnswer } from './context-host';
 import { errorOf, type CellError, type CellOutcome } from './cell-result';
 import { mayBeTypeScript } from './cell-source';
-import { CodeContext, type ContextProcess } from './code-context';
+import { CodeContext, type ContextProcess, type StartContextProcess } from './code-context';
 import { changeClock, type RunHandle } from './exec';
 import { changedSince } from './file-snapshot';
 import { RunnerError, type ContextInfo } from './protocol';
 import { RunOutput, type RunSink } from './run-output';
+import { SHELL_DIALECT } from './shell-context';
 import { SpareContext } from './spare-context';
 import type { SpawnedRun } from './spawner';
 import { transpileCell } from './transpile';
@@ -19,8 +21,10 @@ import { cpuTimeMs, needsOwnStart } from './zygotes';
 /** Contexts a session may hold at once. */
 export const MAX_CONTEXTS = 8;
 
+export type ContextLanguage = ContextInfo['language'];
+
 export interface ContextSpec {
-  language: 'typescript' | 'javascript';
+  language: ContextLanguage;
   cwd: string;
   env: Record<string, string>;
   /** The id of a context this runner lost (a deep sleep, a restart), made again. */
@@ -29,9 +33,11 @@ export interface ContextSpec {
 
 const CONTEXT_ID = /^ctx_[0-9a-f]{24}$/;
 
+/** A cell: `code` for a code context, `command` for a shell context (ADR 59). */
 export interface CellSpec {
   contextId: string;
-  code: string;
+  code?: string | undefined;
+  command?: string | undefined;
   env: Record<string, string>;
   timeoutMs: number;
 }
@@ -56,6 +62,8 @@ export interface ContextLauncher {
   workingDirectory(cwd: string): Promise<string>;
   /** A context's process, as the sandbox user, in `dir` with the runner's env and `env`. */
   spawn(dir: string, env: Record<string, string>): Promise<SpawnedRun>;
+  /** A shell context's bash (shell-context.ts), the same way. */
+  spawnShell(dir: string, env: Record<string, string>): Promise<SpawnedRun>;
 }
 
 /** Where a spare process waits: its greeting moves it to its context's directory. */
@@ -93,6 +101,12 @@ export class CodeContexts {
     return { run: await this.launcher.spawn(dir, env), dir, spare: false };
   };
 
+  /** A shell context's bash: started for it (a bash starts in a few milliseconds, no spare). */
+  private readonly startShell: StartContextProcess = async (cwd, env) => {
+    const dir = await this.launcher.workingDirectory(cwd);
+    return { run: await this.launcher.spawnShell(dir, env), dir, spare: false };
+  };
+
   async create(spec: ContextSpec): Promise<ContextInfo> {
     if (this.contexts.size >= MAX_CONTEXTS) {
       throw new RunnerError(
@@ -113,7 +127,10 @@ export class CodeContexts {
       cwd: spec.cwd,
       createdAt: new Date().toISOString(),
     };
-    const context = new CodeContext(info, spec.env, this.startProcess);
+    const context =
+      spec.language === 'bash'
+        ? new CodeContext(info, spec.env, this.startShell, SHELL_DIALECT)
+        : new CodeContext(info, spec.env, this.startProcess);
     this.contexts.set(info.contextId, context);
     try {
       await context.start();
@@ -159,13 +176,23 @@ export class CodeContexts {
   /** Runs a cell in its context: a run handle as exec's, whose result carries the cell's. */
   async run(spec: CellSpec, sink: RunSink): Promise<RunHandle> {
     const context = this.get(spec.contextId);
-    this.spare.putOff();
+    const code = programOf(context.info, spec);
+    if (context.info.language !== 'bash') this.spare.putOff();
+    return this.runCell(context, code, spec, sink);
+  }
+
+  private async runCell(
+    context: CodeContext,
+    source: string,
+    spec: CellSpec,
+    sink: RunSink,
+  ): Promise<RunHandle> {
     const started = performance.now();
-    let code = spec.code;
+    let code = source;
     let mappings: string | undefined;
-    if (context.info.language === 'typescript' && mayBeTypeScript(spec.code)) {
+    if (context.info.language === 'typescript' && mayBeTypeScript(source)) {
       try {
-        ({ code, mappings } = await transpileCell(spec.code, 'cell.ts'));
+        ({ code, mappings } = await transpileCell(source, 'cell.ts'));
       } catch (err) {
         return failedCell(context.pid, syntaxError(err), started);
       }
@@ -179,7 +206,7 @@ export class CodeContexts {
       await output.ended;
       const filesWritten = await changedSince(context.info.cwd, since).catch(() => []);
       return {
-        exitCode: answer.timedOut ? TIMEOUT_EXIT_CODE : answer.error === undefined ? 0 : 1,
+        exitCode: exitCodeOf(answer),
         executionTimeMs: Math.round(performance.now() - started),
         memoryUsedBytes: rssBytes(pid),
         cpuTimeMs: Math.max(0, Math.round(cpuTimeMs(pid) - cpuBefore)),
@@ -201,6 +228,45 @@ export class CodeContexts {
       closed: output.ended,
     };
   }
+}
+
+/** A cell's exit code: a shell's command's own status, else 0 or 1 by its error. */
+function exitCodeOf(answer: CellAnswer): number {
+  if (answer.timedOut) return TIMEOUT_EXIT_CODE;
+  return answer.exitCode ?? (answer.error === undefined ? 0 : 1);
+}
+
+/**
+ * What a cell runs, checked against its context: `code` in a code context, `command` in a
+ * shell context, whose variables are set in the shell itself rather than per command.
+ */
+function programOf(info: ContextInfo, spec: CellSpec): string {
+  const { contextId, language } = info;
+  if (language === 'bash') {
+    if (spec.command === undefined) {
+      throw new RunnerError(
+        'invalid_request',
+        'A shell context runs commands: send `command`, not `code`',
+        { field: 'command', contextId },
+      );
+    }
+    if (Object.keys(spec.env).length > 0) {
+      throw new RunnerError(
+        'invalid_request',
+        'A shell context keeps its own variables: set them in it (export NAME=value), or give them to the context when it is created',
+        { field: 'env', contextId },
+      );
+    }
+    return spec.command;
+  }
+  if (spec.code === undefined) {
+    throw new RunnerError(
+      'invalid_request',
+      `A ${language} context runs code: send \`code\`, not \`command\``,
+      { field: 'code', contextId },
+    );
+  }
+  return spec.code;
 }
 
 /** A cell's error, its stack pointing at the cell's TypeScript where there is a map. */

@@ -38,7 +38,10 @@ export type RunnerRequest =
   | ({
       id: number;
       op: 'exec';
-      /** Code run as a cell of this code context (ADR 42), not as a process of its own. */
+      /**
+       * Code run as a cell of this code context (ADR 42), or a command in this shell context
+       * (ADR 59), not as a process of its own.
+       */
       contextId?: string;
     } & RunSpec)
   | {
@@ -74,7 +77,7 @@ export type RunnerRequest =
       op: 'context';
       action: 'create' | 'list' | 'delete' | 'restart';
       contextId?: string;
-      language?: 'typescript' | 'javascript';
+      language?: 'typescript' | 'javascript' | 'bash';
       cwd?: string;
       env?: Record<string, string>;
     }
@@ -176,7 +179,8 @@ export class RunnerError extends Error {
 /** What a context is, as the API shows it. */
 export interface ContextInfo {
   contextId: string;
-  language: 'typescript' | 'javascript';
+  /** `bash`: a shell context (ADR 59), whose cells are commands. */
+  language: 'typescript' | 'javascript' | 'bash';
   cwd: string;
   createdAt: string;
 }

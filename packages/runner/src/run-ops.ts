@@ -2,7 +2,7 @@ import type { RunHandle } from './exec';
 import type { OpHandler, RunnerContext } from './op-handlers';
 
 /**
- * Starts a code run (a command run is the front's, and refused here) or a code context's cell:
+ * Starts a code run (a command run is the front's, and refused here) or a context's cell:
  * `started` (with its pid) once its process runs, its output, `result` once its
  * process exited, then whatever processes it left holding its pipes write, and `exec` once
  * they let go of them. Its stdin (`stdin` runs) takes input until its process exits.
@@ -17,9 +17,9 @@ export const execOp: OpHandler<'exec'> = async (context, request) => {
   };
   const { contextId } = request;
   const run = await startTrackingCancel(context, id, () =>
-    contextId === undefined || request.code === undefined
+    contextId === undefined
       ? context.startRun(request, sink)
-      : context.contexts.run({ ...request, contextId, code: request.code }, sink),
+      : context.contexts.run({ ...request, contextId }, sink),
   );
   // A cancel that came while the run was being prepared applies now.
   const cancelledEarly = starting.get(id) === true;

@@ -7,9 +7,11 @@ export interface ContextCallOptions {
 }
 
 /**
- * A session's code contexts: each a long-lived JavaScript/TypeScript process whose variables,
- * functions and imports stay from one cell to the next (`sandbox.runCode(code, { context })`).
- * A session holds 8 at the most.
+ * A session's contexts: each a long-lived JavaScript/TypeScript process whose variables,
+ * functions and imports stay from one cell to the next (`sandbox.runCode(code, { context })`),
+ * or a shell context (`language: 'bash'`), one bash whose directory, variables and functions
+ * stay from one command to the next (`sandbox.runCommand(command, { context })`). A session
+ * holds 8 at the most.
  */
 export class Contexts extends SessionCollection {
   /** @internal Made by `Sandbox`; use `sandbox.contexts`. */

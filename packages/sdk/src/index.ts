@@ -1,7 +1,8 @@
 export { Sandbox } from './sandbox.js';
 export type { ForkOptions } from './fork-options.js';
 export type { SnapshotOptions } from './snapshots.js';
-export type { ConnectOptions, CreateOptions, Forks, KillOptions, ListOptions } from './sandbox.js';
+export type { Forks, KillOptions } from './sandbox.js';
+export type { ConnectOptions, CreateOptions, ListOptions } from './sandbox-options.js';
 export { Terminals } from './terminals.js';
 export type { Terminal, TerminalOpenOptions } from './terminals.js';
 export { TerminalHandle } from './terminal-handle.js';

@@ -1,6 +1,7 @@
 import { NetworkError } from './errors.js';
 import { Files } from './files.js';
 import { HttpClient, newIdempotencyKey, resolveOptions, type ClientOptions } from './http.js';
+import type { ConnectOptions, CreateOptions, ListOptions } from './sandbox-options.js';
 import { startInBackground, type ProcessHandle } from './process-handle.js';
 import { Contexts } from './contexts.js';
 import { requestForks, type ForkOptions } from './fork-options.js';
@@ -36,43 +37,10 @@ import type {
   Snapshot,
 } from './types.js';
 
-export interface CreateOptions extends ClientOptions, Omit<CreateSessionBody, 'ttl'> {
-  /**
-   * How long the session lives, in milliseconds (rounded up to whole seconds): default 24 h,
-   * at most the plan's (free 24 h, paid 7 days).
-   */
-  ttlMs?: number;
-  /** @deprecated Seconds: use `ttlMs`. */
-  ttl?: number;
-  /**
-   * Makes retries of this create return the same session (24 h). One is made for every
-   * create when none is given, so that a retry after a lost answer never makes two sessions.
-   */
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-}
-
-export interface ConnectOptions extends ClientOptions {
-  /**
-   * The X-Preview-Token of a private preview; default: the one the session's info shows
-   * (needed only for sessions made before the service kept it).
-   */
-  previewToken?: string;
-  signal?: AbortSignal;
-}
-
-/** Which page of the account's sessions `Sandbox.list` starts at, and how large pages are. */
-export interface ListOptions extends ClientOptions {
-  /** Sessions a page, 1…100 (default: 50 for one page, 100 when iterating). */
-  limit?: number;
-  offset?: number;
-  signal?: AbortSignal;
-}
-
-/** The forks of a session, in order, and whether they kept its processes. */
 /** The options of a run, waited for or in the background. */
 type AnyRunOptions = ForegroundRunOptions | BackgroundRunOptions;
 
+/** The forks of a session, in order, and whether they kept its processes. */
 export type Forks = Sandbox[] & { readonly processesKept: boolean };
 
 export interface KillOptions {
@@ -113,7 +81,10 @@ export class Sandbox {
     this.contexts = new Contexts(http, id);
   }
 
-  /** A new code context (TypeScript in /workspace unless told): `contexts.create`. */
+  /**
+   * A new context (TypeScript in /workspace unless told; `language: 'bash'` for a shell
+   * context, whose commands go through `runCommand`): `contexts.create`.
+   */
   createContext(body: CreateContextBody = {}): Promise<CodeContext> {
     return this.contexts.create(body);
   }
@@ -132,6 +103,22 @@ export class Sandbox {
     const { context, ...rest } = options;
     const contextId = typeof context === 'string' ? context : context.contextId;
     return this.execute({ code }, { ...rest, contextId });
+  }
+
+  /**
+   * Runs a command in a shell context (`createContext({ language: 'bash' })`, ADR 59): one
+   * bash that keeps its directory, variables and functions for the next command. `exitCode`
+   * is the command's status. A command that ends its shell (`exit`) throws
+   * ContextRestartedError; one that times out ends its shell too (`timedOut`); the next
+   * command runs in a fresh shell either way.
+   */
+  runCommand(
+    command: string,
+    options: Omit<RunOptions, 'contextId' | 'stdin' | 'env'> & { context: CodeContext | string },
+  ): Promise<ExecutionResult> {
+    const { context, ...rest } = options;
+    const contextId = typeof context === 'string' ? context : context.contextId;
+    return this.execute({ command }, { ...rest, contextId });
   }
 
   /** Creates a session (with an Idempotency-Key, so that retries never make two). */

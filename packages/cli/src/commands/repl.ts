@@ -6,7 +6,7 @@ import { CellRepl } from '../repl-session';
 
 interface ReplFlags {
   context?: string;
-  language?: 'typescript' | 'javascript';
+  language?: 'typescript' | 'javascript' | 'bash';
   cwd?: string;
   env?: Record<string, string>;
   timeout?: number;
@@ -16,7 +16,7 @@ interface ReplFlags {
 /** `sandbox repl SID`: an interactive REPL on a code context, new or attached. */
 export function replCommand(ctx: Context): Command {
   return new Command('repl')
-    .summary('an interactive TypeScript/JavaScript REPL on a code context')
+    .summary('an interactive TypeScript/JavaScript REPL on a code context, or a shell on one')
     .description(
       'An interactive REPL on a code context of the session: what an entry declares stays for ' +
         'the next, the last expression is printed, top-level await and imports (installed on ' +
@@ -27,13 +27,15 @@ export function replCommand(ctx: Context): Command {
         'a running entry (its context then restarts, empty) or clears the line; Ctrl-D or ' +
         '.exit leaves; .restart empties the context; .help lists the commands. History is kept ' +
         'in $SANDBOX_REPL_HISTORY (empty: not kept), default ' +
-        '$XDG_CONFIG_HOME/sandbox/repl_history (~/.config/sandbox/repl_history).',
+        '$XDG_CONFIG_HOME/sandbox/repl_history (~/.config/sandbox/repl_history). With ' +
+        '--language bash the context is a shell context: each line is a command run in one ' +
+        'bash that keeps its directory, variables and functions.',
     )
     .argument('<session>', 'the session id (ses_…)')
     .option('--context <id>', 'attach to this context (ctx_…) instead of making one')
     .addOption(
       new Option('--language <language>', "the new context's language (default: typescript)")
-        .choices(['typescript', 'javascript'])
+        .choices(['typescript', 'javascript', 'bash'])
         .conflicts('context'),
     )
     .addOption(
@@ -61,6 +63,7 @@ export function replCommand(ctx: Context): Command {
       examples(
         'sandbox repl ses_…',
         'sandbox repl --language javascript --cwd app ses_…',
+        'sandbox repl --language bash ses_…',
         'sandbox repl --context ctx_… ses_…',
       ),
     )

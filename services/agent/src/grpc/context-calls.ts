@@ -3,7 +3,7 @@ import { AppError } from '@sandbox/errors';
 import type { ContextAction, SandboxRuntime } from '../runtime/sandbox-runtime';
 import { unary, type CallContext } from './call-handlers';
 
-const LANGUAGES = new Set(['typescript', 'javascript']);
+const LANGUAGES = new Set(['typescript', 'javascript', 'bash']);
 
 /** What a ContextsRequest asks for; invalid_request for an unknown action or language. */
 export function contextAction(request: ContextsRequest__Output): ContextAction {
@@ -15,7 +15,7 @@ export function contextAction(request: ContextsRequest__Output): ContextAction {
       }
       return {
         action: 'create',
-        language: language as 'typescript' | 'javascript',
+        language: language as 'typescript' | 'javascript' | 'bash',
         cwd: request.workingDir || '/workspace',
         env: request.env,
       };

@@ -87,14 +87,14 @@ export interface RunSpec {
   stdin: boolean;
   /** The run's output kept in its log, at the most (the newest half at least). */
   logBytes: number;
-  /** Code run as a cell of this code context (ADR 42). */
+  /** A cell of this context: code of a code context (ADR 42), a command of a shell one (ADR 59). */
   contextId?: string;
 }
 
 /** A code context (ADR 42), as the runner describes it. */
 export interface CodeContextInfo {
   contextId: string;
-  language: 'typescript' | 'javascript';
+  language: 'typescript' | 'javascript' | 'bash';
   cwd: string;
   createdAt: string;
 }
@@ -103,7 +103,7 @@ export interface CodeContextInfo {
 export type ContextAction =
   | {
       action: 'create';
-      language: 'typescript' | 'javascript';
+      language: 'typescript' | 'javascript' | 'bash';
       cwd: string;
       env: Record<string, string>;
       /** A lost context's id, made again (the agent's own restart of it). */

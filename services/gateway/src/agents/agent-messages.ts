@@ -235,10 +235,15 @@ export function toNodeStatus(info: NodeInfo__Output): NodeStatus {
   };
 }
 
-/** A code context (ADR 42), as the API shows it. */
+/** A context's language: `bash` for a shell context (ADR 59). */
+export type ContextLanguage = 'typescript' | 'javascript' | 'bash';
+
+const LANGUAGES: readonly string[] = ['typescript', 'javascript', 'bash'];
+
+/** A code context (ADR 42) or a shell context (ADR 59), as the API shows it. */
 export interface CodeContextRecord {
   contextId: string;
-  language: 'typescript' | 'javascript';
+  language: ContextLanguage;
   cwd: string;
   createdAt: string;
 }
@@ -246,7 +251,9 @@ export interface CodeContextRecord {
 export function toCodeContext(context: CodeContext__Output): CodeContextRecord {
   return {
     contextId: context.contextId,
-    language: context.language === 'javascript' ? 'javascript' : 'typescript',
+    language: LANGUAGES.includes(context.language)
+      ? (context.language as ContextLanguage)
+      : 'typescript',
     cwd: context.workingDir,
     createdAt: context.createdAt,
   };

@@ -81,10 +81,10 @@ export function deletedSchema<K extends string>(idField: K) {
 
 export const deleteResultSchema = deletedSchema('sessionId');
 
-/** A code context (ADR 42). */
+/** A code context (ADR 42), or a shell context (`bash`, ADR 59). */
 export const codeContextSchema = z.strictObject({
   contextId: z.string().describe('ctx_ and 24 hex digits'),
-  language: z.enum(['typescript', 'javascript']),
+  language: z.enum(['typescript', 'javascript', 'bash']),
   cwd: z.string(),
   createdAt: isoTimestamp,
 });

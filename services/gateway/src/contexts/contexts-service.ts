@@ -1,4 +1,4 @@
-import type { CodeContextRecord } from '../agents/agent-messages';
+import type { CodeContextRecord, ContextLanguage } from '../agents/agent-messages';
 import type { Principal } from '../auth/principal';
 import { resolveWorkingDir } from '../files/workspace-path';
 import type { SessionAccess } from '../sessions/session-access';
@@ -6,7 +6,7 @@ import { checkEnv } from '../execute/execute-request';
 import { checkContextId } from '../execute/context-id';
 
 export interface CreateContextInput {
-  language?: 'typescript' | 'javascript' | undefined;
+  language?: ContextLanguage | undefined;
   cwd?: string | undefined;
   env?: Record<string, string> | undefined;
 }

@@ -44,7 +44,7 @@ export const executeBody = z.object({
     .string()
     .optional()
     .describe(
-      'run `code` as a cell of this code context (POST /v1/sessions/{id}/contexts): its variables stay for the next cell, and the result carries `results` and `error`',
+      'run `code` as a cell of this code context (POST /v1/sessions/{id}/contexts): its variables stay for the next cell, and the result carries `results` and `error`; or `command` in this shell context (language bash), whose directory, variables and functions stay for the next command',
     ),
 });
 
@@ -155,10 +155,13 @@ export function planExecution(
   };
 }
 
-/** A cell's context: code only, and no stdin (the context's process reads the runner's). */
+/**
+ * A cell's context, without stdin (the context's process reads the runner's). Whether it is
+ * `code` or `command` is the context's to say (its runner knows its language).
+ */
 function cellContext(body: ExecuteBody): string {
-  if (body.code === undefined || body.stdin === true) {
-    throw new AppError('invalid_request', 'A cell of a context is code, without stdin', {
+  if (body.stdin === true) {
+    throw new AppError('invalid_request', 'A cell of a context takes no stdin', {
       details: { field: 'contextId' },
     });
   }

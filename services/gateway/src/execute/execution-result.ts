@@ -33,7 +33,11 @@ export const executionResultSchema = z.strictObject({
     .array(cellResultSchema)
     .optional()
     .describe("a context's cell (contextId): its values, the last expression's first"),
-  error: cellErrorSchema.optional().describe("a context's cell that threw (exitCode 1)"),
+  error: cellErrorSchema
+    .optional()
+    .describe(
+      "a context's cell that threw (exitCode 1), or a shell context's command that timed out",
+    ),
 });
 
 /** A cell's value as the API shows it: its MIME bundle, flat, and `isMain`. */

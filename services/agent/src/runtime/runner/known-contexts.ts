@@ -4,7 +4,7 @@ import type { RunnerClient } from './runner-client';
 import { manageContexts } from './runner-requests';
 
 interface Made {
-  language: 'typescript' | 'javascript';
+  language: 'typescript' | 'javascript' | 'bash';
   cwd: string;
   env: Record<string, string>;
 }

@@ -6,17 +6,21 @@ import type { ContextsService } from '../../contexts/contexts-service';
 
 export const createContextBody = z.object({
   language: z
-    .enum(['typescript', 'javascript'])
+    .enum(['typescript', 'javascript', 'bash'])
     .optional()
-    .describe('default typescript (types are stripped)'),
+    .describe(
+      'default typescript (types are stripped); bash: a shell context, whose cells are commands run in one bash that keeps its directory, variables and functions (ADR 59)',
+    ),
   cwd: z.string().optional().describe('relative to /workspace; default /workspace'),
   env: z
     .record(z.string(), z.string())
     .optional()
-    .describe("the context's environment variables (each cell may add its own)"),
+    .describe(
+      "the context's environment variables (each cell of a code context may add its own; a shell context's are set in the shell)",
+    ),
 });
 
-/** POST /v1/sessions/:sessionId/contexts (ADR 42): a code context, its process started. */
+/** POST /v1/sessions/:sessionId/contexts (ADR 42, 59): a context, its process started. */
 export function createContext(
   contexts: ContextsService,
 ): OperationHandler<OperationInput<z.output<typeof createContextBody>>> {

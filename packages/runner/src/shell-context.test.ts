@@ -1,0 +1,31 @@
+import { execFileSync } from 'node:child_process';
+import { SHELL_DIALECT, SHELL_HOST, shellLine } from './shell-context';
+
+/** What the host loop (a real bash) prints for a token and these commands, on stdout. */
+function hostOutput(commands: string[]): string {
+  const input = SHELL_DIALECT.hello({ token: 'tok' }) + commands.map(shellLine).join('');
+  return execFileSync('bash', ['--noprofile', '--norc', '-c', SHELL_HOST, 'bash'], {
+    input,
+    encoding: 'utf8',
+  });
+}
+
+const mark = '\x1etok';
+const done = (exitCode: number) =>
+  `${mark}{"ev":"done","timedOut":false,"exitCode":${exitCode},"results":[]}\n`;
+
+describe('a shell context', () => {
+  it('escapes only backslashes and newlines, one line a command', () => {
+    expect(shellLine('a\\b\nc\td "e"')).toBe('a\\\\b\\nc\td "e"\n');
+  });
+
+  it('answers ready, then each command in the same shell with its status', () => {
+    const out = hostOutput(['x=1; cd /', 'echo "$x $PWD"; (exit 4)', "printf '%s' 'a\\nb\\c'"]);
+    expect(out).toBe(`${mark}{"ev":"ready"}\n${done(0)}1 /\n${done(4)}a\\nb\\c${done(0)}`);
+  });
+
+  it("keeps a command's function named printf out of its answers", () => {
+    const out = hostOutput(['printf() { echo hijacked; }', 'printf x']);
+    expect(out).toBe(`${mark}{"ev":"ready"}\n${done(0)}hijacked\n${done(0)}`);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * A shell context (ADR 59): a long-lived bash of its own, started by the spawner as the
+ * sandbox user like any run, that runs one command at a time in itself, so that what a
+ * command changes in the shell (its directory, its variables, its functions) is there for the
+ * next. It speaks the code contexts' framing (frames.ts): its answers on stdout, an end mark
+ * on stderr after each command. Pure but for the spawn; the dialect is unit-tested beside.
+ */
+import type { ContextDialect } from './code-context';
+import { CPU_SPLIT, spawner, stringEnv } from './exec';
+import { RunnerError } from './protocol';
+import type { SpawnedRun } from './spawner';
+
+/**
+ * The shell's own loop. Its first line is the token of its answers; then each line is one
+ * command, its backslashes and newlines escaped (`shellLine`), which `printf %b` restores. The
+ * command is `eval`ed in the shell itself, its stdin /dev/null (the shell's own is the
+ * runner's pipe); `builtin` keeps a command's function named `printf` out of the answers.
+ */
+export const SHELL_HOST = [
+  'IFS= read -r __sandbox_mark || exit 0',
+  '__sandbox_mark=$\'\\x1e\'"$__sandbox_mark"',
+  'builtin printf \'%s{"ev":"ready"}\\n\' "$__sandbox_mark"',
+  'while IFS= read -r __sandbox_cell; do',
+  '  builtin printf -v __sandbox_cell \'%b\' "$__sandbox_cell"',
+  '  eval "$__sandbox_cell" </dev/null',
+  '  builtin printf \'%s{"ev":"done","timedOut":false,"exitCode":%d,"results":[]}\\n\' "$__sandbox_mark" "$?"',
+  '  builtin printf \'%s\\n\' "$__sandbox_mark" >&2',
+  'done',
+].join('\n');
+
+/** A command as one line of the loop above: `\` and newline escaped for `printf %b`. */
+export function shellLine(command: string): string {
+  return `${command.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}\n`;
+}
+
+const TIMED_OUT =
+  'The command ran out of time: the shell was ended with it (its variables and directory are gone); the next command runs in a fresh shell';
+
+/** How the runner speaks to a shell context's bash. */
+export const SHELL_DIALECT: ContextDialect = {
+  // The shell is started in its directory with its environment: it needs only the token.
+  hello: ({ token }) => `${token}\n`,
+  cell: ({ code }) => shellLine(code),
+  selfTimed: false,
+  timedOutError: {
+    name: 'TimeoutError',
+    message: TIMED_OUT,
+    stack: `TimeoutError: ${TIMED_OUT}`,
+  },
+};
+
+/**
+ * Starts a shell context's bash as any run's: by the spawner, as the sandbox user, in the
+ * session's CPU group, in `dir` with the runner's environment and the context's.
+ */
+export async function spawnShellProcess(
+  dir: string,
+  env: Record<string, string>,
+): Promise<SpawnedRun> {
+  if (!spawner.available) {
+    throw new RunnerError(
+      'service_unavailable',
+      'Shell contexts need the run spawner of the image',
+    );
+  }
+  return spawner.spawn(['/bin/bash', '--noprofile', '--norc', '-c', SHELL_HOST, 'bash'], {
+    cwd: dir,
+    env: { ...stringEnv(process.env), ...env },
+    enterCpuGroup: CPU_SPLIT,
+    stdin: true,
+  });
+}
