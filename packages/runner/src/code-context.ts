@@ -30,6 +30,8 @@ export type StartContextProcess = (
 export interface ContextDialect {
   hello(hello: ContextHello): string;
   cell(cell: CellRequest): string;
+  /** An answer line (its mark taken off); undefined for one that is not an answer. */
+  parse(frame: string): ParsedAnswer | undefined;
   /**
    * Whether the process ends a cell at its timeout itself (and is killed only past a grace):
    * else the runner ends the process at the timeout, and answers the cell as timed out.
@@ -39,10 +41,14 @@ export interface ContextDialect {
   timedOutError?: CellAnswer['error'];
 }
 
+/** What an answer line says: the process is ready, or a cell's answer. */
+export type ParsedAnswer = CellAnswer | { ev: 'ready' };
+
 /** A code context's Node (context-host.ts): one JSON line each. */
 export const NODE_DIALECT: ContextDialect = {
   hello: (hello) => `${JSON.stringify(hello)}\n`,
   cell: (cell) => `${JSON.stringify(cell)}\n`,
+  parse: parseAnswer,
   selfTimed: true,
 };
 
@@ -203,7 +209,7 @@ export class CodeContext {
       const { output, frames } = stdout.push(chunk);
       for (const bytes of output) this.current?.run.stdout.write(bytes);
       for (const frame of frames) {
-        const message = parseAnswer(frame);
+        const message = this.dialect.parse(frame);
         if (message?.ev === 'ready') ready();
         else if (message !== undefined && this.current !== undefined) this.current.answer = message;
         this.finishIfDone();
@@ -259,7 +265,7 @@ export class CodeContext {
 }
 
 /** An answer line; undefined for one that is not JSON (only the context could write it). */
-function parseAnswer(frame: string): CellAnswer | { ev: 'ready' } | undefined {
+function parseAnswer(frame: string): ParsedAnswer | undefined {
   try {
     return JSON.parse(frame) as CellAnswer | { ev: 'ready' };
   } catch {

@@ -30,6 +30,15 @@ afterEach(async () => {
   await rm(clockDir, { recursive: true, force: true });
 });
 
+it('makes its directory when it is missing (a first cell before any run made it)', async () => {
+  const missing = new ChangeClock(join(clockDir, 'not/yet'));
+  try {
+    expect(typeof (await missing.read())).toBe('bigint');
+  } finally {
+    await missing.close();
+  }
+});
+
 it('lists what changed after the clock was read, and nothing from before', async () => {
   await nextTick();
   const since = await clock.read();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, fstatSync, futimesSync, lstatSync, readdirSync, type Dirent } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { CODE_FILE_PREFIX } from './code-file';
 import { WORKSPACE } from './workspace-path';
@@ -60,7 +60,12 @@ export class ChangeClock {
     return fstatSync(fd, { bigint: true }).ctimeNs;
   }
 
-  private openMarker(): Promise<FileHandle> {
+  /**
+   * The marker, its directory made first: a context's first cell can come before any code run
+   * or zygote made it (the front's clock makes it too), and then failed as `invalid_path`.
+   */
+  private async openMarker(): Promise<FileHandle> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const path = join(this.dir, `change-clock-${randomBytes(8).toString('hex')}`);
     const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
     return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);

@@ -5,7 +5,7 @@
  * next. It speaks the code contexts' framing (frames.ts): its answers on stdout, an end mark
  * on stderr after each command. Pure but for the spawn; the dialect is unit-tested beside.
  */
-import type { ContextDialect } from './code-context';
+import type { ContextDialect, ParsedAnswer } from './code-context';
 import { CPU_SPLIT, spawner, stringEnv } from './exec';
 import { RunnerError } from './protocol';
 import type { SpawnedRun } from './spawner';
@@ -19,11 +19,11 @@ import type { SpawnedRun } from './spawner';
 export const SHELL_HOST = [
   'IFS= read -r __sandbox_mark || exit 0',
   '__sandbox_mark=$\'\\x1e\'"$__sandbox_mark"',
-  'builtin printf \'%s{"ev":"ready"}\\n\' "$__sandbox_mark"',
+  'builtin printf \'%sready\\n\' "$__sandbox_mark"',
   'while IFS= read -r __sandbox_cell; do',
   '  builtin printf -v __sandbox_cell \'%b\' "$__sandbox_cell"',
   '  eval "$__sandbox_cell" </dev/null',
-  '  builtin printf \'%s{"ev":"done","timedOut":false,"exitCode":%d,"results":[]}\\n\' "$__sandbox_mark" "$?"',
+  '  builtin printf \'%sdone %d\\n\' "$__sandbox_mark" "$?"',
   '  builtin printf \'%s\\n\' "$__sandbox_mark" >&2',
   'done',
 ].join('\n');
@@ -36,11 +36,26 @@ export function shellLine(command: string): string {
 const TIMED_OUT =
   'The command ran out of time: the shell was ended with it (its variables and directory are gone); the next command runs in a fresh shell';
 
+/** A command's status, as the loop answers it: `done` and 0 to 255. */
+const DONE = /^done (\d{1,3})$/;
+
+/**
+ * A shell's answer line: `ready`, or `done` with the command's status. Any command can write
+ * the shell's mark (it is one of the shell's variables), so nothing else is read from it.
+ */
+export function parseShellAnswer(frame: string): ParsedAnswer | undefined {
+  if (frame === 'ready') return { ev: 'ready' };
+  const status = DONE.exec(frame)?.[1];
+  if (status === undefined || Number(status) > 255) return undefined;
+  return { ev: 'done', timedOut: false, exitCode: Number(status), results: [] };
+}
+
 /** How the runner speaks to a shell context's bash. */
 export const SHELL_DIALECT: ContextDialect = {
   // The shell is started in its directory with its environment: it needs only the token.
   hello: ({ token }) => `${token}\n`,
   cell: ({ code }) => shellLine(code),
+  parse: parseShellAnswer,
   selfTimed: false,
   timedOutError: {
     name: 'TimeoutError',
