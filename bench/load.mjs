@@ -20,6 +20,7 @@ import {
   STORES,
   writeJson,
 } from './lib.mjs';
+import { shellEchoes } from './shell-echoes.mjs';
 import { closedLoop, concurrently } from './timing.mjs';
 
 const SESSIONS = Number(process.env.BENCH_LOAD_SESSIONS ?? 60);
@@ -299,6 +300,7 @@ async function echoRows(stack, ids) {
     );
   }
   rows.push(await spawnFloor(ids));
+  rows.push(await shellEchoes(stack, ids, EXECS_PER_SESSION));
   return rows;
 }
 

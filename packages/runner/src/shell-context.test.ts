@@ -35,8 +35,11 @@ describe('a shell context', () => {
     expect(out).toBe(`${mark}ready\n${done(0)}1 /\n${done(4)}a\\nb\\c${done(0)}`);
   });
 
-  it("keeps a command's function named printf out of its answers", () => {
-    const out = hostOutput(['printf() { echo hijacked; }', 'printf x']);
+  it("keeps a command's functions named printf, read or eval out of its loop", () => {
+    const out = hostOutput([
+      'printf() { echo hijacked; }; read() { return 1; }; eval() { echo no; }',
+      'printf x',
+    ]);
     expect(out).toBe(`${mark}ready\n${done(0)}hijacked\n${done(0)}`);
   });
 });

@@ -14,15 +14,16 @@ import type { SpawnedRun } from './spawner';
  * The shell's own loop. Its first line is the token of its answers; then each line is one
  * command, its backslashes and newlines escaped (`shellLine`), which `printf %b` restores. The
  * command is `eval`ed in the shell itself, its stdin /dev/null (the shell's own is the
- * runner's pipe); `builtin` keeps a command's function named `printf` out of the answers.
+ * runner's pipe); `builtin` keeps a command's functions named `read`, `eval` or `printf` out
+ * of the loop.
  */
 export const SHELL_HOST = [
-  'IFS= read -r __sandbox_mark || exit 0',
+  'IFS= builtin read -r __sandbox_mark || exit 0',
   '__sandbox_mark=$\'\\x1e\'"$__sandbox_mark"',
   'builtin printf \'%sready\\n\' "$__sandbox_mark"',
-  'while IFS= read -r __sandbox_cell; do',
+  'while IFS= builtin read -r __sandbox_cell; do',
   '  builtin printf -v __sandbox_cell \'%b\' "$__sandbox_cell"',
-  '  eval "$__sandbox_cell" </dev/null',
+  '  builtin eval "$__sandbox_cell" </dev/null',
   '  builtin printf \'%sdone %d\\n\' "$__sandbox_mark" "$?"',
   '  builtin printf \'%s\\n\' "$__sandbox_mark" >&2',
   'done',

@@ -108,6 +108,29 @@ describe('sandbox repl', () => {
   });
 });
 
+describe('sandbox repl --language bash', () => {
+  it('makes a shell context and sends each line as a command, however it looks', async () => {
+    const shell = { ...CONTEXT, language: 'bash' };
+    const commands: string[] = [];
+    const runCommand = jest.fn((command: string, options: CellOptions) => {
+      commands.push(command);
+      options.onStdout?.(`ran ${command.trim()}\n`);
+      return Promise.resolve(result({ results: [] }));
+    });
+    const createContext = jest.fn(() => Promise.resolve(shell));
+    const contexts = { delete: jest.fn(() => Promise.resolve()) };
+    const sandbox = fakeSandbox({ runCommand, createContext, contexts });
+    const stdin = 'cd src\nfunction f() {\n';
+    const cli = fakeCli({ connect: () => Promise.resolve(sandbox) }, { stdin });
+    expect(await cli.run('repl', 'ses_aaaaaaaaaaaaaaaaaaaaaaaa', '--language', 'bash')).toBe(0);
+    expect(createContext).toHaveBeenCalledWith(expect.objectContaining({ language: 'bash' }));
+    // A line a code context would join with the next is a whole command here.
+    expect(commands).toEqual(['cd src\n', 'function f() {\n']);
+    expect(runCommand.mock.calls[0]?.[1]).toMatchObject({ context: shell });
+    expect(cli.stdout()).toContain('ran cd src\n');
+  });
+});
+
 describe('sandbox repl: contexts refused, Ctrl-C and restarts', () => {
   it('exits 66 for a context the session does not have, and 2 for --context with --language', async () => {
     const fake = fakeContext();
