@@ -1,6 +1,7 @@
 import { ContextRestartedError, Sandbox } from '@sandbox/sdk';
 import { SANDBOX_UID } from '@sandbox/contract';
 import type { Cell, Context } from '../support/code-contexts';
+import { parseEvents } from '../support/streamed-run';
 import { useStackWithAccount } from '../support/use-stack';
 
 /**
@@ -97,6 +98,23 @@ describe('shell contexts', () => {
   it('starts in its cwd with the env it was created with', async () => {
     const own = await newShell({ cwd: 'app', env: { GREETING: 'hello' } });
     expect(await stdoutOf(own, 'echo "$PWD $GREETING"')).toBe('/workspace/app hello\n');
+  });
+
+  it('streams a command: its output as it comes, then its exit and result', async () => {
+    const response = await t.api.executeStream(t.sessionId, {
+      contextId: shell,
+      command: 'echo one; sleep 0.3; echo two >&2; (exit 3)',
+    });
+    expect(response.status).toBe(200);
+    const events = parseEvents(await response.text());
+    const text = (name: string) =>
+      events
+        .filter((e) => e.event === name)
+        .map((e) => e.data['data'])
+        .join('');
+    expect([text('stdout'), text('stderr')]).toEqual(['one\n', 'two\n']);
+    expect(events.some((e) => e.event.startsWith('cell_'))).toBe(false);
+    expect(events.at(-1)).toMatchObject({ event: 'result', data: { exitCode: 3 } });
   });
 
   it('keeps a background job running after its command', async () => {
