@@ -4,8 +4,9 @@
 // runner's front, the spawner with the shells it reaped, and the whole group; Redis, dockerd
 // and containerd beside them (machine-wide: other work on the machine shows there). Rows:
 // `true` one at a time in one session (BENCH_CPU_TRUE_RUNS), and `echo` from
-// BENCH_CPU_SESSIONS sessions at once, one client each (BENCH_CPU_ECHO_RUNS in all);
-// BENCH_CPU_ROWS=true,echo picks them.
+// BENCH_CPU_SESSIONS sessions at once, one client each (BENCH_CPU_ECHO_RUNS in all), and
+// (`shell`, not by default) the same in a shell context of each session (ADR 59);
+// BENCH_CPU_ROWS=true,echo,shell picks them.
 // BENCH_CPU_STRACE=<prefix> counts the agent's and the front's syscalls during the `true` row
 // (`strace -c`; BENCH_CPU_STRACE_LOG=1 logs them instead); BENCH_CPU_ECHO_WARMUP runs per
 // session come before the `echo` row (5). Prints JSON; loopback only. CPU per
@@ -70,6 +71,8 @@ function snapshot({ agentPid, gatewayPid }, containerIds) {
       if (cpu === undefined) continue;
       if (cpu.comm === 'front') add('front', cpu.self);
       else if (cpu.comm === 'run-spawner') add('spawner (+reaped)', cpu.self + cpu.children);
+      else if (cpu.comm === 'node' || cpu.comm === 'MainThread') add('runner (node)', cpu.self);
+      else if (cpu.comm === 'bash') add('shells (bash, alive)', cpu.self);
     }
   }
   for (const comm of ['dockerd', 'containerd', 'redis-server']) {
@@ -135,6 +138,7 @@ async function main() {
       await stack.deleteSession(sessionId);
     }
     if (ROWS.includes('echo')) report.rows.echo = await echoRow(stack, pids);
+    if (ROWS.includes('shell')) report.rows.shell = await echoRow(stack, pids, { shell: true });
   } finally {
     await stack.stop();
   }
@@ -174,13 +178,24 @@ function traceSyscalls(agentPid, container) {
   };
 }
 
-async function echoRow(stack, pids) {
+/** `echo` from SESSIONS sessions at once; with `shell`, in a shell context of each (ADR 59). */
+async function echoRow(stack, pids, { shell = false } = {}) {
   const ids = [];
   for (let i = 0; i < SESSIONS; i += 1) {
     ids.push(JSON.parse(await stack.api('/sessions/create', {})).sessionId);
   }
   const containers = await Promise.all(ids.map(async (id) => (await sessionContainer(id)).Id));
-  const run = (sessionId) => stack.api('/execute', { sessionId, command: 'echo hello' });
+  const contexts = new Map();
+  for (const id of shell ? ids : []) {
+    const made = JSON.parse(await stack.api(`/sessions/${id}/contexts`, { language: 'bash' }));
+    contexts.set(id, made.contextId);
+  }
+  const run = (sessionId) =>
+    stack.api('/execute', {
+      sessionId,
+      command: 'echo hello',
+      ...(shell ? { contextId: contexts.get(sessionId) } : {}),
+    });
   await Promise.all(
     ids.map(async (id) => {
       for (let i = 0; i < ECHO_WARMUP; i += 1) await run(id);
