@@ -94,6 +94,14 @@ describe('shell contexts', () => {
     expect(read.body).toMatchObject({ exitCode: 0, stdout: 'read 1\n' });
     expect(await stdoutOf(shell, 'echo alive')).toBe('alive\n');
   });
+});
+
+describe('shell contexts: their start, streams and jobs', () => {
+  let shell: string;
+
+  beforeAll(async () => {
+    shell = await newShell();
+  });
 
   it('starts in its cwd with the env it was created with', async () => {
     const own = await newShell({ cwd: 'app', env: { GREETING: 'hello' } });
