@@ -24,6 +24,16 @@ async function newShell(body: Record<string, unknown> = {}): Promise<string> {
 const run = (contextId: string, command: string, extra: Record<string, unknown> = {}) =>
   t.api.execute<Cell>(t.sessionId, { contextId, command, ...extra });
 
+/** The contexts the cases share; every other is deleted after its case (8 a session at most). */
+const shared = new Set<string>();
+
+afterEach(async () => {
+  const listed = await t.api.get<{ contexts: Context[] }>(contextsPath());
+  for (const { contextId } of listed.body.contexts) {
+    if (!shared.has(contextId)) await t.api.delete(`${contextsPath()}/${contextId}`);
+  }
+});
+
 /** The command's stdout, once it answered 200. */
 async function stdoutOf(contextId: string, command: string): Promise<string> {
   const answer = await run(contextId, command);
@@ -36,6 +46,7 @@ describe('shell contexts', () => {
 
   beforeAll(async () => {
     shell = await newShell();
+    shared.add(shell);
   });
 
   it('answers a create with the context, listed with the others', async () => {
@@ -101,6 +112,7 @@ describe('shell contexts: their start, streams and jobs', () => {
 
   beforeAll(async () => {
     shell = await newShell();
+    shared.add(shell);
   });
 
   it('starts in its cwd with the env it was created with', async () => {
