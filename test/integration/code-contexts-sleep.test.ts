@@ -5,7 +5,7 @@ import { docker } from '../support/stack';
 import { useStack } from '../support/use-stack';
 
 /**
- * Code contexts (ADR 42) through idle and deep sleep: idle keeps a context (its process is
+ * Code contexts (ADR 42) and shell contexts (ADR 59) through idle and deep sleep: idle keeps a context (its process is
  * paused with the sandbox); a deep sleep loses it, and says so (`context_lost`) until it is
  * restarted under the same id.
  */
@@ -46,10 +46,20 @@ it('keeps a context through idle, and answers context_lost after a deep sleep un
   await cell('var kept = 41;');
   const other = (await api.post<{ contextId: string }>(`/v1/sessions/${sessionId}/contexts`, {}))
     .body.contextId;
+  // A shell context (ADR 59) goes the same way, and comes back a shell.
+  const shell = (
+    await api.post<{ contextId: string }>(`/v1/sessions/${sessionId}/contexts`, {
+      language: 'bash',
+    })
+  ).body.contextId;
+  const command = (text: string) =>
+    api.execute<Cell & { stdout: string }>(sessionId, { contextId: shell, command: text });
+  await command('cd /tmp');
 
   await untilState(api, sessionId, 'idle');
   const afterIdle = await cell('kept + 1');
   expect(afterIdle.body.results?.[0]?.['text/plain']).toBe('42');
+  expect((await command('pwd')).body.stdout).toBe('/tmp\n');
 
   await untilDeepSleep(api, sessionId);
   // The state says deep-sleep as the node starts on it: its container goes last.
@@ -69,6 +79,10 @@ it('keeps a context through idle, and answers context_lost after a deep sleep un
   expect(restarted.body).toMatchObject({ contextId, language: 'javascript' });
   const fresh = await cell('typeof kept');
   expect(fresh.body.results?.[0]?.['text/plain']).toBe("'undefined'");
+  expect((await command('pwd')).body).toMatchObject({ error: { code: 'context_lost' } });
+  const shellAgain = await api.post(`/v1/sessions/${sessionId}/contexts/${shell}/restart`);
+  expect(shellAgain.body).toMatchObject({ contextId: shell, language: 'bash' });
+  expect((await command('pwd')).body.stdout).toBe('/workspace\n');
 
   // A lost context can be deleted too; then it is gone for good.
   expect((await cell('1', other)).body).toMatchObject({ error: { code: 'context_lost' } });
