@@ -3,7 +3,7 @@ import { CodeContexts } from './contexts';
 import { CPU_SPLIT, spawner, stringEnv, workingDirectory } from './exec';
 import type { OpHandler } from './op-handlers';
 import { RunnerError } from './protocol';
-import { spawnShellProcess } from './shell-context';
+import { SHELL_HOST } from './shell-context';
 import type { SpawnedRun } from './spawner';
 
 /** A context's process (context-host.ts), beside this module. */
@@ -11,27 +11,37 @@ const CONTEXT_HOST = posix.join(__dirname, 'context-host.js');
 
 /**
  * Starts a context's process as any run's: by the spawner, as the sandbox user, in the
- * session's CPU group, with the runner's environment and the context's. Node's internals are
- * exposed to it for its own copy of acorn (a cell's imports, cell-source.ts): they give the
- * sandbox user nothing it could not do with a run.
+ * session's CPU group, with the runner's environment and the context's.
  */
-export async function spawnContextProcess(
+async function spawnContext(
+  argv: string[],
   dir: string,
   env: Record<string, string>,
 ): Promise<SpawnedRun> {
   if (!spawner.available) {
-    throw new RunnerError('service_unavailable', 'Code contexts need the run spawner of the image');
+    throw new RunnerError('service_unavailable', 'Contexts need the run spawner of the image');
   }
-  return spawner.spawn(
-    [
-      process.execPath,
-      '--expose-internals',
-      '--disable-warning=ExperimentalWarning',
-      '--enable-source-maps',
-      CONTEXT_HOST,
-    ],
-    { cwd: dir, env: { ...stringEnv(process.env), ...env }, enterCpuGroup: CPU_SPLIT, stdin: true },
-  );
+  return spawner.spawn(argv, {
+    cwd: dir,
+    env: { ...stringEnv(process.env), ...env },
+    enterCpuGroup: CPU_SPLIT,
+    stdin: true,
+  });
+}
+
+/**
+ * A code context's Node. Node's internals are exposed to it for its own copy of acorn (a
+ * cell's imports, cell-source.ts): they give the sandbox user nothing it could not do with a
+ * run.
+ */
+export function spawnContextProcess(dir: string, env: Record<string, string>): Promise<SpawnedRun> {
+  const flags = ['--expose-internals', '--disable-warning=ExperimentalWarning'];
+  return spawnContext([process.execPath, ...flags, '--enable-source-maps', CONTEXT_HOST], dir, env);
+}
+
+/** A shell context's bash (ADR 59), its loop given as its script. */
+function spawnShellProcess(dir: string, env: Record<string, string>): Promise<SpawnedRun> {
+  return spawnContext(['/bin/bash', '--noprofile', '--norc', '-c', SHELL_HOST, 'bash'], dir, env);
 }
 
 /** The session's contexts, their processes started as above. */

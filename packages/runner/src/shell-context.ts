@@ -3,12 +3,9 @@
  * sandbox user like any run, that runs one command at a time in itself, so that what a
  * command changes in the shell (its directory, its variables, its functions) is there for the
  * next. It speaks the code contexts' framing (frames.ts): its answers on stdout, an end mark
- * on stderr after each command. Pure but for the spawn; the dialect is unit-tested beside.
+ * on stderr after each command. Pure (context-ops.ts starts the shell); unit-tested beside.
  */
 import type { ContextDialect, ParsedAnswer } from './code-context';
-import { CPU_SPLIT, spawner, stringEnv } from './exec';
-import { RunnerError } from './protocol';
-import type { SpawnedRun } from './spawner';
 
 /**
  * The shell's own loop. Its first line is the token of its answers; then each line is one
@@ -64,25 +61,3 @@ export const SHELL_DIALECT: ContextDialect = {
     stack: `TimeoutError: ${TIMED_OUT}`,
   },
 };
-
-/**
- * Starts a shell context's bash as any run's: by the spawner, as the sandbox user, in the
- * session's CPU group, in `dir` with the runner's environment and the context's.
- */
-export async function spawnShellProcess(
-  dir: string,
-  env: Record<string, string>,
-): Promise<SpawnedRun> {
-  if (!spawner.available) {
-    throw new RunnerError(
-      'service_unavailable',
-      'Shell contexts need the run spawner of the image',
-    );
-  }
-  return spawner.spawn(['/bin/bash', '--noprofile', '--norc', '-c', SHELL_HOST, 'bash'], {
-    cwd: dir,
-    env: { ...stringEnv(process.env), ...env },
-    enterCpuGroup: CPU_SPLIT,
-    stdin: true,
-  });
-}
