@@ -86,6 +86,12 @@ describe('shell contexts', () => {
     expect(await stdoutOf(shell, 'id -u; echo still here')).toBe(`${SANDBOX_UID}\nstill here\n`);
   });
 
+  it("counts the CPU of a command's programs, not only the shell's", async () => {
+    const busy = await run(shell, "awk 'BEGIN { for (i = 0; i < 10000000; i++) s += i }'");
+    expect(busy.body.exitCode).toBe(0);
+    expect((busy.body as unknown as { cpuTime: number }).cpuTime).toBeGreaterThanOrEqual(100);
+  });
+
   it('takes any text as the command: backslashes, quotes, here-documents, no newline at the end', async () => {
     const text = await stdoutOf(
       shell,

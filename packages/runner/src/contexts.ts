@@ -45,6 +45,20 @@ export interface CellSpec {
 /** A cell's result: a run's, plus its values and error. */
 export type CellResultOf = RunResult & { cell: CellOutcome };
 
+/**
+ * A shell's CPU time, ms: its own, and its children's that it has waited for (a command's
+ * programs; the kernel counts those in ticks of 10 ms).
+ */
+function shellCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return cpuTimeMs(pid) + (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 /** The resident set of a process now, bytes (0 when it is gone). */
 function rssBytes(pid: number): number {
   try {
@@ -198,7 +212,8 @@ export class CodeContexts {
       }
     }
     const pid = context.pid;
-    const cpuBefore = cpuTimeMs(pid);
+    const cpuOf = context.info.language === 'bash' ? shellCpuMs : cpuTimeMs;
+    const cpuBefore = cpuOf(pid);
     const since = await changeClock.read();
     const cell = await context.run({ code, timeoutMs: spec.timeoutMs, env: spec.env });
     const output = new RunOutput([cell.stdout, cell.stderr], sink, 'forward');
@@ -209,7 +224,7 @@ export class CodeContexts {
         exitCode: exitCodeOf(answer),
         executionTimeMs: Math.round(performance.now() - started),
         memoryUsedBytes: rssBytes(pid),
-        cpuTimeMs: Math.max(0, Math.round(cpuTimeMs(pid) - cpuBefore)),
+        cpuTimeMs: Math.max(0, Math.round(cpuOf(pid) - cpuBefore)),
         timedOut: answer.timedOut,
         filesWritten: cappedFilesWritten(filesWritten),
         cell: {

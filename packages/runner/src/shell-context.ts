@@ -9,20 +9,44 @@ import type { ContextDialect, ParsedAnswer } from './code-context';
 
 /**
  * The shell's own loop. Its first line is the token of its answers; then each line is one
- * command, its backslashes and newlines escaped (`shellLine`), which `printf %b` restores. The
- * command is `eval`ed in the shell itself, its stdin /dev/null (the shell's own is the
- * runner's pipe); `builtin` keeps a command's functions named `read`, `eval` or `printf` out
- * of the loop.
+ * command, its backslashes and newlines escaped (`shellLine`), which `printf %b` restores.
+ * - The loop reads and answers on descriptors of its own, taken at its start: a command's
+ *   stdin is /dev/null, and a command that redirects its shell's output (`exec >log`) still
+ *   gets its answer.
+ * - The command is `eval`ed in the shell itself, inside a loop of one round: a `break` or
+ *   `continue` of its own ends the command, not the shell (`continue 2` still gets its
+ *   answer, status 0; `break 2` leaves the loop, and the shell ends).
+ * - `$?` is the last command's status, as in a shell; `set -x` traces the commands, not the
+ *   loop; `builtin` keeps a command's functions named `read`, `eval` or `printf` out of it.
  */
 export const SHELL_HOST = [
-  'IFS= builtin read -r __sandbox_mark || exit 0',
+  'IFS= builtin read -r __sandbox_mark || builtin exit 0',
   '__sandbox_mark=$\'\\x1e\'"$__sandbox_mark"',
-  'builtin printf \'%sready\\n\' "$__sandbox_mark"',
-  'while IFS= builtin read -r __sandbox_cell; do',
-  '  builtin printf -v __sandbox_cell \'%b\' "$__sandbox_cell"',
-  '  builtin eval "$__sandbox_cell" </dev/null',
-  '  builtin printf \'%sdone %d\\n\' "$__sandbox_mark" "$?"',
-  '  builtin printf \'%s\\n\' "$__sandbox_mark" >&2',
+  'exec {__sandbox_in}<&0 {__sandbox_out}>&1 {__sandbox_err}>&2 </dev/null',
+  '__sandbox_status=0 __sandbox_pending= __sandbox_x=',
+  '__sandbox_set() { builtin return "$1"; }',
+  'builtin printf \'%sready\\n\' "$__sandbox_mark" >&"$__sandbox_out"',
+  'while {',
+  '  [[ -z $__sandbox_pending ]] || {',
+  '    builtin printf \'%sdone 0\\n\' "$__sandbox_mark" >&"$__sandbox_out"',
+  '    builtin printf \'%s\\n\' "$__sandbox_mark" >&"$__sandbox_err"',
+  '  }',
+  '  __sandbox_pending=',
+  '  IFS= builtin read -r -u "$__sandbox_in" __sandbox_cell',
+  '} 2>/dev/null; do',
+  '  {',
+  '    builtin printf -v __sandbox_cell \'%b\' "$__sandbox_cell"',
+  '    __sandbox_pending=1',
+  '    __sandbox_set "$__sandbox_status"',
+  '  } 2>/dev/null',
+  '  for __sandbox_once in 1; do builtin eval "${__sandbox_x:+builtin set -x;}$__sandbox_cell"; done',
+  '  {',
+  '    __sandbox_status=$? __sandbox_pending= __sandbox_x=',
+  '    [[ $- == *x* ]] && __sandbox_x=1',
+  '    builtin set +x',
+  '    builtin printf \'%sdone %d\\n\' "$__sandbox_mark" "$__sandbox_status" >&"$__sandbox_out"',
+  '    builtin printf \'%s\\n\' "$__sandbox_mark" >&"$__sandbox_err"',
+  '  } 2>/dev/null',
   'done',
 ].join('\n');
 
