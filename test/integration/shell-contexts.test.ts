@@ -174,14 +174,21 @@ describe('shell contexts: what they refuse, and their ends', () => {
     expect(await stdoutOf(shell, 'echo "${gone:-unset} $PWD"')).toBe('unset /workspace\n');
   });
 
-  it('ends the shell, with its background jobs, at a timeout; the next command runs fresh', async () => {
+  it('ends the shell, with its background jobs, even those that left its group, at a timeout; the next runs fresh', async () => {
     const shell = await newShell();
-    const pid = (await stdoutOf(shell, 'lost=1; sleep 120 >/dev/null 2>&1 & echo $!')).trim();
+    const started = await stdoutOf(
+      shell,
+      'lost=1; sleep 120 >/dev/null 2>&1 & echo $!; (setsid sleep 120 >/dev/null 2>&1 & echo $!)',
+    );
+    const pids = started.trim().split('\n');
+    expect(pids).toHaveLength(2);
     const timedOut = await run(shell, 'sleep 60', { timeout: 1 });
     expect(timedOut.status).toBe(408);
-    expect(
-      await stdoutOf(shell, `echo "\${lost:-unset}"; kill -0 ${pid} 2>/dev/null || echo ended`),
-    ).toBe('unset\nended\n');
+    // The job in the shell's group, and an orphan out of it and its tree (by the shell's mark).
+    const probe = pids.map((pid) => `kill -0 ${pid} 2>/dev/null && echo alive || echo ended`);
+    expect(await stdoutOf(shell, ['echo "${lost:-unset}"', ...probe].join('\n'))).toBe(
+      'unset\nended\nended\n',
+    );
   });
 
   it('restarts as a fresh shell under the same id', async () => {

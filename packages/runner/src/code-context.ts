@@ -33,10 +33,11 @@ export interface ContextDialect {
   /** An answer line (its mark taken off); undefined for one that is not an answer. */
   parse(frame: string): ParsedAnswer | undefined;
   /**
-   * Whether the process ends a cell at its timeout itself (and is killed only past a grace):
-   * else the runner ends the process at the timeout, and answers the cell as timed out.
+   * How the runner ends the process at a cell's timeout, and answers the cell as timed out
+   * with `timedOutError`; none: the process ends a cell at its timeout itself, and is killed
+   * only past a grace.
    */
-  selfTimed: boolean;
+  endAtTimeout?: (pid: number, info: ContextInfo) => void;
   /** The timed-out cell's error, when the runner ended the process at the timeout. */
   timedOutError?: CellAnswer['error'];
 }
@@ -49,7 +50,6 @@ export const NODE_DIALECT: ContextDialect = {
   hello: (hello) => `${JSON.stringify(hello)}\n`,
   cell: (cell) => `${JSON.stringify(cell)}\n`,
   parse: parseAnswer,
-  selfTimed: true,
 };
 
 /** A cell under way: its output streams, and its answer once both pipes marked its end. */
@@ -166,12 +166,14 @@ export class CodeContext {
     const run: CellRun = { stdout: new PassThrough(), stderr: new PassThrough(), answer };
     this.current = { run, stderrEnded: false, settle, fail };
     this.timedOut = false;
-    const guard = this.dialect.selfTimed
-      ? setTimeout(() => kill(process.pid), cell.timeoutMs + CELL_KILL_GRACE_MS)
-      : setTimeout(() => {
-          this.timedOut = true;
-          killGroup(process.pid);
-        }, cell.timeoutMs);
+    const { endAtTimeout } = this.dialect;
+    const guard =
+      endAtTimeout === undefined
+        ? setTimeout(() => kill(process.pid), cell.timeoutMs + CELL_KILL_GRACE_MS)
+        : setTimeout(() => {
+            this.timedOut = true;
+            endAtTimeout(process.pid, this.info);
+          }, cell.timeoutMs);
     answer.finally(() => clearTimeout(guard)).catch(() => undefined);
     process.input?.write(Buffer.from(this.dialect.cell(cell))).catch(() => undefined);
     return run;
@@ -279,16 +281,6 @@ function kill(pid: number): void {
   } catch {
     // already gone
   }
-}
-
-/** Kills a process and its group (a shell's background jobs with it). */
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // not a group's leader, or gone
-  }
-  kill(pid);
 }
 
 function restarted(why: string): RunnerError {

@@ -12,6 +12,7 @@ import { changeClock, type RunHandle } from './exec';
 import { changedSince } from './file-snapshot';
 import { RunnerError, type ContextInfo } from './protocol';
 import { RunOutput, type RunSink } from './run-output';
+import { RUN_MARK } from './run-stop';
 import { SHELL_DIALECT } from './shell-context';
 import { SpareContext } from './spare-context';
 import type { SpawnedRun } from './spawner';
@@ -141,9 +142,10 @@ export class CodeContexts {
       cwd: spec.cwd,
       createdAt: new Date().toISOString(),
     };
+    // A shell's processes carry its id as a run's carry the run's: its timeout ends them all.
     const context =
       spec.language === 'bash'
-        ? new CodeContext(info, spec.env, this.startShell, SHELL_DIALECT)
+        ? new CodeContext(info, shellEnv(spec.env, info), this.startShell, SHELL_DIALECT)
         : new CodeContext(info, spec.env, this.startProcess);
     this.contexts.set(info.contextId, context);
     try {
@@ -243,6 +245,11 @@ export class CodeContexts {
       closed: output.ended,
     };
   }
+}
+
+/** A shell context's environment: its own, and the mark of its processes. */
+function shellEnv(env: Record<string, string>, info: ContextInfo): Record<string, string> {
+  return { ...env, [RUN_MARK]: info.contextId };
 }
 
 /** A cell's exit code: a shell's command's own status, else 0 or 1 by its error. */

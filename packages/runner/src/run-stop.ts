@@ -10,7 +10,7 @@ export const RUN_MARK = 'SANDBOX_RUN_ID';
 const HANGUP_GRACE_MS = 500;
 
 /** Kills a run's tree, what it stopped on the way, and every process carrying its mark. */
-async function killRunTree(leader: number, runId: string): Promise<void> {
+export async function killRunTree(leader: number, runId: string): Promise<void> {
   await stopThenKill(async (all, stopped) => [
     ...runTree(all, leader).map((p) => p.pid),
     ...treesOf(all, [], stopped),

@@ -6,6 +6,7 @@
  * on stderr after each command. Pure (context-ops.ts starts the shell); unit-tested beside.
  */
 import type { ContextDialect, ParsedAnswer } from './code-context';
+import { killRunTree } from './run-stop';
 
 /**
  * The shell's own loop. Its first line is the token of its answers; then each line is one
@@ -78,7 +79,12 @@ export const SHELL_DIALECT: ContextDialect = {
   hello: ({ token }) => `${token}\n`,
   cell: ({ code }) => shellLine(code),
   parse: parseShellAnswer,
-  selfTimed: false,
+  // The shell, its tree and whatever carries its mark (its env's RUN_MARK: contexts.ts).
+  endAtTimeout: (pid, { contextId }) => {
+    killRunTree(pid, contextId).catch((err: unknown) =>
+      process.stderr.write(`ending a timed-out shell: ${String(err)}\n`),
+    );
+  },
   timedOutError: {
     name: 'TimeoutError',
     message: TIMED_OUT,
