@@ -191,12 +191,13 @@ describe('shell contexts: what they refuse, and their ends', () => {
     );
   });
 
-  it('restarts as a fresh shell under the same id', async () => {
+  it('restarts as a fresh shell under the same id, ending what the last one started', async () => {
     const shell = await newShell();
-    await run(shell, 'kept=1');
+    const orphan = await stdoutOf(shell, 'kept=1; (setsid sleep 120 >/dev/null 2>&1 & echo $!)');
     const restarted = await t.api.post<Context>(`${contextsPath()}/${shell}/restart`);
     expect(restarted.body).toMatchObject({ contextId: shell, language: 'bash' });
-    expect(await stdoutOf(shell, 'echo ${kept:-unset}')).toBe('unset\n');
+    const probe = `echo \${kept:-unset}; kill -0 ${orphan.trim()} 2>/dev/null && echo alive || echo ended`;
+    expect(await stdoutOf(shell, probe)).toBe('unset\nended\n');
   });
 
   it('is reached through the SDK: runCommand, and ContextRestartedError for an ended shell', async () => {

@@ -60,7 +60,7 @@ class FakeProcess {
 
 const made: CodeContext[] = [];
 afterEach(() => {
-  for (const context of made.splice(0)) context.stop();
+  for (const context of made.splice(0)) void context.stop();
 });
 
 function contextWith(reply: (code: string, fake: FakeProcess) => void) {
@@ -115,7 +115,7 @@ describe('CodeContext', () => {
     const { context } = contextWith(() => undefined); // never answers
     await context.start();
     const run = await context.run(cell('while (true) {}'));
-    context.stop();
+    void context.stop();
     await expect(run.answer).rejects.toMatchObject({ code: 'context_restarted' });
   });
 
@@ -129,7 +129,7 @@ describe('CodeContext', () => {
   it('drops a process whose start a delete overtook', async () => {
     const { context, started } = contextWith(() => undefined);
     const starting = context.start();
-    context.stop();
+    void context.stop();
     await expect(starting).rejects.toMatchObject({ code: 'context_not_found' });
     expect(started).toHaveLength(1);
   });

@@ -33,11 +33,11 @@ export interface ContextDialect {
   /** An answer line (its mark taken off); undefined for one that is not an answer. */
   parse(frame: string): ParsedAnswer | undefined;
   /**
-   * How the runner ends the process at a cell's timeout, and answers the cell as timed out
-   * with `timedOutError`; none: the process ends a cell at its timeout itself, and is killed
-   * only past a grace.
+   * How the runner ends the process with what it started: at a cell's timeout (answered as
+   * timed out, with `timedOutError`), a delete or a restart. None: the process alone is
+   * killed, and it ends a cell at its timeout itself (killed only past a grace).
    */
-  endAtTimeout?: (pid: number, info: ContextInfo) => void;
+  endTree?: (pid: number, token: string) => Promise<void>;
   /** The timed-out cell's error, when the runner ended the process at the timeout. */
   timedOutError?: CellAnswer['error'];
 }
@@ -108,10 +108,12 @@ export class CodeContext {
 
   /** Starts (or restarts) the process; resolves once it is ready for cells. */
   start(): Promise<void> {
-    this.stop('the context was restarted');
+    // What the last process started is ended before the next starts (a server's port).
+    const ended = this.stop('the context was restarted');
     this.closed = false;
     this.lostIdle = false;
-    const starting = this.startNow(this.generation);
+    const generation = this.generation;
+    const starting = ended.then(() => this.startNow(generation));
     this.starting = starting;
     void starting
       .finally(() => {
@@ -166,21 +168,24 @@ export class CodeContext {
     const run: CellRun = { stdout: new PassThrough(), stderr: new PassThrough(), answer };
     this.current = { run, stderrEnded: false, settle, fail };
     this.timedOut = false;
-    const { endAtTimeout } = this.dialect;
+    const { endTree } = this.dialect;
     const guard =
-      endAtTimeout === undefined
+      endTree === undefined
         ? setTimeout(() => kill(process.pid), cell.timeoutMs + CELL_KILL_GRACE_MS)
         : setTimeout(() => {
             this.timedOut = true;
-            endAtTimeout(process.pid, this.info);
+            void endTree(process.pid, this.token);
           }, cell.timeoutMs);
     answer.finally(() => clearTimeout(guard)).catch(() => undefined);
     process.input?.write(Buffer.from(this.dialect.cell(cell))).catch(() => undefined);
     return run;
   }
 
-  /** Ends the process for good (the context is deleted, or the runner stops). */
-  stop(why = 'the context was deleted'): void {
+  /**
+   * Ends the process for good (the context is deleted, or the runner stops); resolves once
+   * it and what it started (`endTree`) are ended.
+   */
+  stop(why = 'the context was deleted'): Promise<void> {
     this.closed = true;
     this.generation += 1;
     const current = this.current;
@@ -192,9 +197,11 @@ export class CodeContext {
     }
     const process = this.process;
     this.process = undefined;
-    if (process === undefined) return;
+    if (process === undefined) return Promise.resolve();
     process.input?.end().catch(() => undefined);
+    if (this.dialect.endTree !== undefined) return this.dialect.endTree(process.pid, this.token);
     kill(process.pid);
+    return Promise.resolve();
   }
 
   /** Reads the process's pipes: output to the cell under way, answers to their waiters. */

@@ -12,7 +12,6 @@ import { changeClock, type RunHandle } from './exec';
 import { changedSince } from './file-snapshot';
 import { RunnerError, type ContextInfo } from './protocol';
 import { RunOutput, type RunSink } from './run-output';
-import { RUN_MARK } from './run-stop';
 import { SHELL_DIALECT } from './shell-context';
 import { SpareContext } from './spare-context';
 import type { SpawnedRun } from './spawner';
@@ -142,17 +141,16 @@ export class CodeContexts {
       cwd: spec.cwd,
       createdAt: new Date().toISOString(),
     };
-    // A shell's processes carry its id as a run's carry the run's: its timeout ends them all.
     const context =
       spec.language === 'bash'
-        ? new CodeContext(info, shellEnv(spec.env, info), this.startShell, SHELL_DIALECT)
+        ? new CodeContext(info, spec.env, this.startShell, SHELL_DIALECT)
         : new CodeContext(info, spec.env, this.startProcess);
     this.contexts.set(info.contextId, context);
     try {
       await context.start();
     } catch (err) {
       this.contexts.delete(info.contextId);
-      context.stop();
+      void context.stop();
       throw err;
     }
     return info;
@@ -163,7 +161,7 @@ export class CodeContexts {
   }
 
   delete(contextId: string): void {
-    this.get(contextId).stop();
+    void this.get(contextId).stop();
     this.contexts.delete(contextId);
   }
 
@@ -175,7 +173,7 @@ export class CodeContexts {
 
   close(): void {
     this.spare.close();
-    for (const context of this.contexts.values()) context.stop();
+    for (const context of this.contexts.values()) void context.stop();
     this.contexts.clear();
   }
 
@@ -245,11 +243,6 @@ export class CodeContexts {
       closed: output.ended,
     };
   }
-}
-
-/** A shell context's environment: its own, and the mark of its processes. */
-function shellEnv(env: Record<string, string>, info: ContextInfo): Record<string, string> {
-  return { ...env, [RUN_MARK]: info.contextId };
 }
 
 /** A cell's exit code: a shell's command's own status, else 0 or 1 by its error. */

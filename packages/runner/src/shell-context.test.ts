@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { parseShellAnswer, SHELL_DIALECT, SHELL_HOST, shellLine } from './shell-context';
+import { RUN_MARK } from './run-stop';
+import { parseShellAnswer, SHELL_DIALECT, SHELL_HOST, shellLine, shellMark } from './shell-context';
 
 /**
  * What the host loop (a real bash) prints for a token and these commands, on stdout. Its stdin
@@ -89,6 +90,11 @@ describe('a shell context', () => {
     const out = await hostOutput(['set -x', 'echo one', 'set +x', 'echo two'], 'stdout');
     const traced = out.split('\n').filter((line) => line.startsWith('+'));
     expect(traced).toEqual(['++ echo one', '++ set +x']);
+  });
+
+  it("marks what the shell starts with this start's run mark", async () => {
+    const out = await hostOutput([`echo "$${RUN_MARK}"`]);
+    expect(out).toBe(`${ready}${shellMark('tok')}\n${done(0)}`);
   });
 
   it("keeps a command's functions named printf, read or eval out of its loop", async () => {

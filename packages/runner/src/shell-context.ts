@@ -22,6 +22,7 @@ import { killRunTree } from './run-stop';
  */
 export const SHELL_HOST = [
   'IFS= builtin read -r __sandbox_mark || builtin exit 0',
+  'builtin export SANDBOX_RUN_ID="shell-$__sandbox_mark"',
   '__sandbox_mark=$\'\\x1e\'"$__sandbox_mark"',
   'exec {__sandbox_in}<&0 {__sandbox_out}>&1 {__sandbox_err}>&2 </dev/null',
   '__sandbox_status=0 __sandbox_pending= __sandbox_x=',
@@ -51,6 +52,14 @@ export const SHELL_HOST = [
   'done',
 ].join('\n');
 
+/**
+ * The run mark (RUN_MARK) the loop exports for what the shell starts, of this start's token:
+ * a restarted shell's is another, so that ending the last one's tree spares the new one.
+ */
+export function shellMark(token: string): string {
+  return `shell-${token}`;
+}
+
 /** A command as one line of the loop above: `\` and newline escaped for `printf %b`. */
 export function shellLine(command: string): string {
   return `${command.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}\n`;
@@ -79,12 +88,11 @@ export const SHELL_DIALECT: ContextDialect = {
   hello: ({ token }) => `${token}\n`,
   cell: ({ code }) => shellLine(code),
   parse: parseShellAnswer,
-  // The shell, its tree and whatever carries its mark (its env's RUN_MARK: contexts.ts).
-  endAtTimeout: (pid, { contextId }) => {
-    killRunTree(pid, contextId).catch((err: unknown) =>
-      process.stderr.write(`ending a timed-out shell: ${String(err)}\n`),
-    );
-  },
+  // The shell, its tree and whatever carries the mark the loop exported (`shellMark`).
+  endTree: (pid, token) =>
+    killRunTree(pid, shellMark(token)).catch((err: unknown) => {
+      process.stderr.write(`ending a shell: ${String(err)}\n`);
+    }),
   timedOutError: {
     name: 'TimeoutError',
     message: TIMED_OUT,
