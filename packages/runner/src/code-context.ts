@@ -88,7 +88,7 @@ export class CodeContext {
   private generation = 0;
   /** A start under way: a cell waits for it. */
   private starting: Promise<void> | undefined;
-  /** The runner ended the process at the cell's timeout (a dialect that is not self-timed). */
+  /** The runner ended the process at the cell's timeout (a dialect with `endTree`). */
   private timedOut = false;
 
   constructor(
