@@ -135,6 +135,36 @@ describe('CodeContext', () => {
   });
 });
 
+describe('a context whose process never says it is ready', () => {
+  it('fails its start past the ready timeout, and ends the process', async () => {
+    const fake = new FakeProcess(5_200_000, () => undefined);
+    fake.run.input = { ...fake.run.input!, write: () => Promise.resolve() }; // no greeting back
+    const killed: number[] = [];
+    const kill = jest.spyOn(process, 'kill').mockImplementation((pid) => {
+      killed.push(Number(pid));
+      fake.die();
+      return true;
+    });
+    try {
+      const context = new CodeContext(
+        INFO,
+        {},
+        () => Promise.resolve({ run: fake.run, dir: '/workspace', spare: false }),
+        undefined,
+        50,
+      );
+      made.push(context);
+      await expect(context.start()).rejects.toMatchObject({
+        code: 'internal_error',
+        message: expect.stringContaining('did not start within 0.05 s'),
+      });
+      expect(killed).toEqual([5_200_000]);
+    } finally {
+      kill.mockRestore();
+    }
+  });
+});
+
 describe('a spare context process', () => {
   const spawned: FakeProcess[] = [];
   const greetings: unknown[] = [];

@@ -60,6 +60,13 @@ export interface CellRun {
   answer: Promise<CellAnswer>;
 }
 
+/**
+ * How long a context's process may take to say it is ready: past it, it is ended and the start
+ * fails (its environment may run something as it starts: BASH_ENV, NODE_OPTIONS). Within the
+ * gateway's deadline for the call (FILE_OP_TIMEOUT_MS, 30 s), so that the caller hears why.
+ */
+export const CONTEXT_READY_TIMEOUT_MS = 20_000;
+
 /** How long a cell may overrun its timeout before its process is killed (a stuck microtask loop). */
 export const CELL_KILL_GRACE_MS = 2_000;
 
@@ -96,6 +103,7 @@ export class CodeContext {
     private readonly env: Record<string, string>,
     private readonly startProcess: StartContextProcess,
     private readonly dialect: ContextDialect = NODE_DIALECT,
+    private readonly readyTimeoutMs = CONTEXT_READY_TIMEOUT_MS,
   ) {}
 
   get pid(): number {
@@ -134,15 +142,36 @@ export class CodeContext {
     this.process = process;
     const ready = this.follow(process);
     const hello = this.dialect.hello({ token, cwd: dir, env: this.env });
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      void this.end(process, token);
+    }, this.readyTimeoutMs);
     await process.input?.write(Buffer.from(hello)).catch(() => undefined);
     try {
       await ready;
     } catch (err) {
+      if (late) {
+        const seconds = this.readyTimeoutMs / 1000;
+        throw new RunnerError(
+          'internal_error',
+          `The context did not start within ${seconds} s: does its env run something as it starts (BASH_ENV, NODE_OPTIONS)?`,
+        );
+      }
       // A spare that died while it waited (a user's kill-all): a process of its own instead.
       if (!spare || generation !== this.generation) throw err;
       this.lostIdle = false;
       await this.startNow(generation, true);
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** Ends a process of this context, with what it started where the dialect says how. */
+  private end(process: SpawnedRun, token: string): Promise<void> {
+    if (this.dialect.endTree !== undefined) return this.dialect.endTree(process.pid, token);
+    kill(process.pid);
+    return Promise.resolve();
   }
 
   /** Runs a cell (its code plain JavaScript): its output and its answer. */
@@ -199,9 +228,7 @@ export class CodeContext {
     this.process = undefined;
     if (process === undefined) return Promise.resolve();
     process.input?.end().catch(() => undefined);
-    if (this.dialect.endTree !== undefined) return this.dialect.endTree(process.pid, this.token);
-    kill(process.pid);
-    return Promise.resolve();
+    return this.end(process, this.token);
   }
 
   /** Reads the process's pipes: output to the cell under way, answers to their waiters. */
