@@ -34,6 +34,13 @@ afterEach(async () => {
   }
 });
 
+/** A shell the cases of a describe share, kept past each case. */
+async function sharedShell(): Promise<string> {
+  const shell = await newShell();
+  shared.add(shell);
+  return shell;
+}
+
 /** The command's stdout, once it answered 200. */
 async function stdoutOf(contextId: string, command: string): Promise<string> {
   const answer = await run(contextId, command);
@@ -45,8 +52,7 @@ describe('shell contexts', () => {
   let shell: string;
 
   beforeAll(async () => {
-    shell = await newShell();
-    shared.add(shell);
+    shell = await sharedShell();
   });
 
   it('answers a create with the context, listed with the others', async () => {
@@ -117,8 +123,7 @@ describe('shell contexts: their start, streams and jobs', () => {
   let shell: string;
 
   beforeAll(async () => {
-    shell = await newShell();
-    shared.add(shell);
+    shell = await sharedShell();
   });
 
   it('starts in its cwd with the env it was created with', async () => {

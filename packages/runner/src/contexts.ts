@@ -16,7 +16,7 @@ import { SHELL_DIALECT } from './shell-context';
 import { SpareContext } from './spare-context';
 import type { SpawnedRun } from './spawner';
 import { transpileCell } from './transpile';
-import { cpuTimeMs, needsOwnStart } from './zygotes';
+import { cpuTimeMs, needsOwnStart, reapedChildrenCpuMs } from './zygotes';
 
 /** Contexts a session may hold at once. */
 export const MAX_CONTEXTS = 8;
@@ -45,19 +45,8 @@ export interface CellSpec {
 /** A cell's result: a run's, plus its values and error. */
 export type CellResultOf = RunResult & { cell: CellOutcome };
 
-/**
- * A shell's CPU time, ms: its own, and its children's that it has waited for (a command's
- * programs; the kernel counts those in ticks of 10 ms).
- */
-function shellCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return cpuTimeMs(pid) + (Number(fields[13]) + Number(fields[14])) * 10;
-  } catch {
-    return 0;
-  }
-}
+/** A shell's CPU time, ms: its own, and its commands' programs it has waited for. */
+const shellCpuMs = (pid: number): number => cpuTimeMs(pid) + reapedChildrenCpuMs(pid);
 
 /** The resident set of a process now, bytes (0 when it is gone). */
 function rssBytes(pid: number): number {

@@ -221,11 +221,25 @@ export function cpuTimeMs(pid: number, procRoot = '/proc'): number {
   } catch {
     // no schedstat: the ticks below
   }
+  const fields = statFields(pid, procRoot);
+  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * The CPU time of the children `pid` has waited for, ms (a shell's commands' programs): the
+ * kernel counts it in clock ticks of 10 ms.
+ */
+export function reapedChildrenCpuMs(pid: number, procRoot = '/proc'): number {
+  const fields = statFields(pid, procRoot);
+  return fields === undefined ? 0 : (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+/** The fields of /proc/PID/stat after the command's name (undefined: the process is gone). */
+function statFields(pid: number, procRoot: string): string[] | undefined {
   try {
     const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return 0;
+    return undefined;
   }
 }
