@@ -66,6 +66,11 @@ export interface CellResult {
 }
 
 /** What a cell threw (or left rejected). */
+/** A context's languages: code contexts (ADR 42), and `bash` for a shell context (ADR 59). */
+export const CONTEXT_LANGUAGES = ['typescript', 'javascript', 'bash'] as const;
+
+export type ContextLanguage = (typeof CONTEXT_LANGUAGES)[number];
+
 export interface CellError {
   name: string;
   message: string;

@@ -6,7 +6,7 @@ import type {
   RemovedFile,
   RenamedFile,
 } from '@sandbox/contract';
-import type { RunResult } from '@sandbox/contract/run';
+import type { ContextLanguage, RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
 
 /**
@@ -77,7 +77,7 @@ export type RunnerRequest =
       op: 'context';
       action: 'create' | 'list' | 'delete' | 'restart';
       contextId?: string;
-      language?: 'typescript' | 'javascript' | 'bash';
+      language?: ContextLanguage;
       cwd?: string;
       env?: Record<string, string>;
     }
@@ -180,7 +180,7 @@ export class RunnerError extends Error {
 export interface ContextInfo {
   contextId: string;
   /** `bash`: a shell context (ADR 59), whose cells are commands. */
-  language: 'typescript' | 'javascript' | 'bash';
+  language: ContextLanguage;
   cwd: string;
   createdAt: string;
 }

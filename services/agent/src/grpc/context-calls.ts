@@ -1,9 +1,10 @@
 import type { AgentHandlers, ContextsRequest__Output } from '@sandbox/proto';
+import { CONTEXT_LANGUAGES, type ContextLanguage } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { ContextAction, SandboxRuntime } from '../runtime/sandbox-runtime';
 import { unary, type CallContext } from './call-handlers';
 
-const LANGUAGES = new Set(['typescript', 'javascript', 'bash']);
+const LANGUAGES: ReadonlySet<string> = new Set(CONTEXT_LANGUAGES);
 
 /** What a ContextsRequest asks for; invalid_request for an unknown action or language. */
 export function contextAction(request: ContextsRequest__Output): ContextAction {
@@ -15,7 +16,7 @@ export function contextAction(request: ContextsRequest__Output): ContextAction {
       }
       return {
         action: 'create',
-        language: language as 'typescript' | 'javascript' | 'bash',
+        language: language as ContextLanguage,
         cwd: request.workingDir || '/workspace',
         env: request.env,
       };

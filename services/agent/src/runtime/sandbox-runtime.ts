@@ -1,3 +1,4 @@
+import type { ContextLanguage } from '@sandbox/contract';
 import type { AdmissionStats } from './admission';
 import type { EngineWatch } from './docker/engine-watch';
 import type {
@@ -94,7 +95,7 @@ export interface RunSpec {
 /** A code context (ADR 42), as the runner describes it. */
 export interface CodeContextInfo {
   contextId: string;
-  language: 'typescript' | 'javascript' | 'bash';
+  language: ContextLanguage;
   cwd: string;
   createdAt: string;
 }
@@ -103,7 +104,7 @@ export interface CodeContextInfo {
 export type ContextAction =
   | {
       action: 'create';
-      language: 'typescript' | 'javascript' | 'bash';
+      language: ContextLanguage;
       cwd: string;
       env: Record<string, string>;
       /** A lost context's id, made again (the agent's own restart of it). */

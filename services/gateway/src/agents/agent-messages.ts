@@ -8,7 +8,7 @@ import {
   type ProcessRef,
   type RunResult,
 } from '@sandbox/contract';
-import type { CellOutcome } from '@sandbox/contract';
+import { CONTEXT_LANGUAGES, type CellOutcome, type ContextLanguage } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type {
   CellOutcome__Output,
@@ -235,10 +235,7 @@ export function toNodeStatus(info: NodeInfo__Output): NodeStatus {
   };
 }
 
-/** A context's language: `bash` for a shell context (ADR 59). */
-export type ContextLanguage = 'typescript' | 'javascript' | 'bash';
-
-const LANGUAGES: readonly string[] = ['typescript', 'javascript', 'bash'];
+const LANGUAGES: readonly string[] = CONTEXT_LANGUAGES;
 
 /** A code context (ADR 42) or a shell context (ADR 59), as the API shows it. */
 export interface CodeContextRecord {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SESSION_ID_PATTERN } from '@sandbox/contract';
+import { CONTEXT_LANGUAGES, SESSION_ID_PATTERN } from '@sandbox/contract';
 import { WEBHOOK_EVENTS, WEBHOOK_ID_PATTERN } from '../webhooks/events';
 import { cellErrorSchema, cellResultSchema } from '../execute/execution-result';
 
@@ -84,7 +84,7 @@ export const deleteResultSchema = deletedSchema('sessionId');
 /** A code context (ADR 42), or a shell context (`bash`, ADR 59). */
 export const codeContextSchema = z.strictObject({
   contextId: z.string().describe('ctx_ and 24 hex digits'),
-  language: z.enum(['typescript', 'javascript', 'bash']),
+  language: z.enum(CONTEXT_LANGUAGES),
   cwd: z.string(),
   createdAt: isoTimestamp,
 });

@@ -1,4 +1,5 @@
-import type { CodeContextRecord, ContextLanguage } from '../agents/agent-messages';
+import type { ContextLanguage } from '@sandbox/contract';
+import type { CodeContextRecord } from '../agents/agent-messages';
 import type { Principal } from '../auth/principal';
 import { resolveWorkingDir } from '../files/workspace-path';
 import type { SessionAccess } from '../sessions/session-access';

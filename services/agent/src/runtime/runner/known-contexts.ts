@@ -1,10 +1,11 @@
+import type { ContextLanguage } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { CodeContextInfo, ContextAction, RunSpec } from '../sandbox-runtime';
 import type { RunnerClient } from './runner-client';
 import { manageContexts } from './runner-requests';
 
 interface Made {
-  language: 'typescript' | 'javascript' | 'bash';
+  language: ContextLanguage;
   cwd: string;
   env: Record<string, string>;
 }

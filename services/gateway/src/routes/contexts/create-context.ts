@@ -1,3 +1,4 @@
+import { CONTEXT_LANGUAGES } from '@sandbox/contract';
 import { z } from 'zod';
 import type { OperationHandler, OperationInput } from '../operation-handler';
 import { principalOf } from '../../auth/authenticate';
@@ -6,7 +7,7 @@ import type { ContextsService } from '../../contexts/contexts-service';
 
 export const createContextBody = z.object({
   language: z
-    .enum(['typescript', 'javascript', 'bash'])
+    .enum(CONTEXT_LANGUAGES)
     .optional()
     .describe(
       'default typescript (types are stripped); bash: a shell context, whose cells are commands run in one bash that keeps its directory, variables and functions (ADR 59)',
