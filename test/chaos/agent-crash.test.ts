@@ -230,9 +230,16 @@ it('ends a streamed run with a terminal error event, not a cut, when the agent d
   await startAgentProcess();
   // The restarted node knows the run as lost, its output up to then kept; a resume says so.
   const client = new ApiClient(gateway, account.key);
-  const listed = await client.get<{ processes: { state: string; id: string }[] }>(
-    `/v1/sessions/${id}/processes`,
-  );
+  const list = () =>
+    client.get<{ processes: { state: string; id: string }[] }>(`/v1/sessions/${id}/processes`);
+  // Until the gateway reaches the node again it answers 503 with Retry-After, as documented: a
+  // client retries. (A CI run listed at once, and read that 503 as the answer.)
+  let listed = await list();
+  for (const deadline = Date.now() + 20_000; listed.status === 503 && Date.now() < deadline;) {
+    await sleep(100);
+    listed = await list();
+  }
+  expect(listed.status).toBe(200);
   const run = listed.body.processes.at(-1);
   expect(run).toMatchObject({ state: 'lost' });
   const output = await client.get<{ stdout: string }>(
