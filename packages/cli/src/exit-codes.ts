@@ -49,6 +49,7 @@ export const OUTCOME_OF_API_ERROR: Readonly<Record<ApiErrorCode, Outcome>> = {
   context_restarted: 'refused',
   context_lost: 'refused',
   context_limit_exceeded: 'rateLimited',
+  watch_limit_exceeded: 'rateLimited',
   snapshot_not_found: 'notFound',
   snapshot_quota_exceeded: 'rateLimited',
   stdin_closed: 'refused',

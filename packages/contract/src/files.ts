@@ -80,3 +80,23 @@ export interface FileOperationResults {
 }
 
 export type FileOperationResult<O extends FileOperation> = FileOperationResults[O['op']];
+
+/** What a watch reports of an entry (ADR 60). */
+export const FILE_CHANGE_TYPES = ['create', 'write', 'remove', 'rename'] as const;
+export type FileChangeType = (typeof FILE_CHANGE_TYPES)[number];
+
+/** One change a watch saw, the same from the runner's front to the HTTP event (ADR 60). */
+export interface FileChange {
+  type: FileChangeType;
+  /** Relative to /workspace; of a rename, where the entry went. */
+  path: string;
+  /** Of a rename: where the entry was. */
+  oldPath?: string;
+  isDirectory: boolean;
+}
+
+/**
+ * Why a watch ended: its client left (`cancelled`), its directory went (`removed`), or the
+ * sandbox's runner stopped (`stopped`: a deep sleep, a delete, a restart of the runner).
+ */
+export type WatchEndReason = 'cancelled' | 'removed' | 'stopped';

@@ -38,6 +38,7 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'session_limit_exceeded'
   | 'context_limit_exceeded'
+  | 'watch_limit_exceeded'
   | 'snapshot_quota_exceeded'
   | 'internal_error'
   | 'bad_gateway'
@@ -77,6 +78,7 @@ export const errorCodeTable: Readonly<Record<ErrorCode, ErrorCodeInfo>> = {
   rate_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   session_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   context_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
+  watch_limit_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   // The plan's snapshot count or bytes: details.limit, details.used, details.kind (ADR 44).
   snapshot_quota_exceeded: { httpStatus: 429, grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED },
   internal_error: { httpStatus: 500, grpcStatus: GrpcStatus.INTERNAL },

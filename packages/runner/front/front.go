@@ -28,9 +28,10 @@ type Front struct {
 	nodePid int
 
 	mu sync.Mutex
-	// The front's requests under way, by id: command runs and input requests.
-	runs   map[float64]*commandRun
-	inputs map[float64]*inputRequest
+	// The front's requests under way, by id: command runs, input requests and watches.
+	runs    map[float64]*commandRun
+	inputs  map[float64]*inputRequest
+	watches map[float64]*fileWatch
 }
 
 // request is what the front reads of every request.
@@ -47,6 +48,8 @@ type request struct {
 	Stdin     bool              `json:"stdin"`
 	Data      string            `json:"data"`
 	End       bool              `json:"end"`
+	Path      string            `json:"path"`
+	Recursive bool              `json:"recursive"`
 }
 
 // inputRequest is an input request to one of the front's runs.
@@ -63,7 +66,9 @@ func (f *Front) runEnv(overrides map[string]string, runID string) []string {
 }
 
 // The ops the front may serve; every other request goes to the Node unread.
-var servedOps = map[string]bool{"exec": true, "cancel": true, "pause": true, "resume": true, "input": true}
+var servedOps = map[string]bool{
+	"exec": true, "cancel": true, "pause": true, "resume": true, "input": true, "watch": true,
+}
 
 // opPrefix is how the agent's requests begin: their op first (`{"op":"writeFiles",...`).
 var opPrefix = []byte(`{"op":"`)
@@ -113,6 +118,9 @@ func (f *Front) Handle(line []byte) {
 		f.mu.Unlock()
 		go run.serve()
 		return
+	case "watch":
+		f.startWatch(id, req.Path, req.Recursive)
+		return
 	case "cancel", "pause", "resume", "input":
 		if req.Target != nil && f.targets(*req.Target, req) {
 			return
@@ -139,7 +147,13 @@ func (f *Front) targets(target float64, req request) bool {
 	f.mu.Lock()
 	run := f.runs[target]
 	input := f.inputs[target]
+	watch := f.watches[target]
 	f.mu.Unlock()
+	if watch != nil && req.Op == "cancel" {
+		watch.close()
+		f.out.Emit(map[string]any{"id": *req.ID, "ev": "killed", "pids": []int{}})
+		return true
+	}
 	if run == nil && input == nil {
 		return false
 	}
@@ -183,16 +197,24 @@ func (f *Front) forget(id float64) {
 	f.mu.Unlock()
 }
 
-// CancelRuns stops the front's runs: the agent went away (background processes live on).
+// CancelRuns stops the front's runs and watches: the agent went away (background processes
+// live on).
 func (f *Front) CancelRuns() {
 	f.mu.Lock()
 	runs := make([]*commandRun, 0, len(f.runs))
 	for _, run := range f.runs {
 		runs = append(runs, run)
 	}
+	watches := make([]*fileWatch, 0, len(f.watches))
+	for _, watch := range f.watches {
+		watches = append(watches, watch)
+	}
 	f.mu.Unlock()
 	for _, run := range runs {
 		run.cancel()
+	}
+	for _, watch := range watches {
+		watch.close()
 	}
 }
 

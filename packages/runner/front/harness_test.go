@@ -117,6 +117,7 @@ func newHarness(t testing.TB) *harness {
 		workspace: h.root,
 		runs:      map[float64]*commandRun{},
 		inputs:    map[float64]*inputRequest{},
+		watches:   map[float64]*fileWatch{},
 		forward:   func(line []byte) { h.forwarded <- string(line) },
 		startHold: defaultStartHold,
 	}

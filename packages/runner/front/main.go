@@ -121,6 +121,7 @@ func newFront(out *Output, dir string, forward func(line []byte)) (*Front, bool)
 		baseEnv:   os.Environ(),
 		runs:      map[float64]*commandRun{},
 		inputs:    map[float64]*inputRequest{},
+		watches:   map[float64]*fileWatch{},
 		forward:   forward,
 		startHold: defaultStartHold,
 	}

@@ -15,6 +15,7 @@ import {
   waitGone,
   type ProcessInfo,
 } from './processes';
+import { RunnerError } from './protocol';
 import { WORKSPACE } from './workspace-path';
 
 const MAX_COUNTED_FILES = 1_000_000;
@@ -101,6 +102,12 @@ export const pingOp: OpHandler<'ping'> = async ({ channel }, { id, settled }) =>
   }
   channel.emit({ id, ev: 'pong', pid: process.pid });
 };
+
+/** Watches are the runner's front's (front/watch.go, ADR 60): this runner never serves one. */
+export const watchOp: OpHandler<'watch'> = () =>
+  Promise.reject(
+    new RunnerError('internal_error', "file watches are served by the runner's front"),
+  );
 
 /** Kills one process and its descendants (killing all is done by the agent, from the host). */
 export const killOp: OpHandler<'kill'> = async (context, { id, pid, armedShells }) => {

@@ -1,10 +1,12 @@
 import type {
+  FileChange,
   FileListing,
   FileOperation,
   FileStat,
   MadeDirectory,
   RemovedFile,
   RenamedFile,
+  WatchEndReason,
 } from '@sandbox/contract';
 import type { ContextLanguage, RunResult } from '@sandbox/contract/run';
 import type { ErrorCode } from '@sandbox/errors';
@@ -69,6 +71,11 @@ export type RunnerRequest =
   | { id: number; op: 'listFiles'; path: string; offset: number; limit: number }
   /** stat, remove, rename, mkdir: each answered with its own event (FILE_OPERATION_EVENTS). */
   | ({ id: number } & FileOperation)
+  /**
+   * A watch of a workspace directory (ADR 60), served by the front: `watching`, then `changes`
+   * (and `overflow`) until a `cancel` of it or the directory's end (`unwatched`).
+   */
+  | { id: number; op: 'watch'; path: string; recursive: boolean }
   | { id: number; op: 'missingPackages'; code: string; cwd: string }
   | { id: number; op: 'installBundle'; cwd: string; bundle: string }
   /** The session's code contexts (ADR 42): answered with `contexts` (the one acted on, or all). */
@@ -113,6 +120,12 @@ export type RunnerEvent =
   | ({ id: number; ev: 'renamed' } & RenamedFile)
   | ({ id: number; ev: 'madeDirectory' } & MadeDirectory)
   | { id: number; ev: 'pong'; pid: number }
+  /** A watch began: how many directories it covers. */
+  | { id: number; ev: 'watching'; directories: number }
+  | { id: number; ev: 'changes'; changes: FileChange[] }
+  /** The kernel's queue of a watch's events overflowed: changes were lost. */
+  | { id: number; ev: 'overflow' }
+  | { id: number; ev: 'unwatched'; reason: WatchEndReason }
   | { id: number; ev: 'packages'; packages: { name: string; spec: string }[] }
   | { id: number; ev: 'installed' }
   | { id: number; ev: 'contexts'; contexts: ContextInfo[] }
@@ -128,7 +141,16 @@ export type RunnerEvent =
     };
 
 /** Events that carry part of a request's progress; every other event ends its request. */
-export type StreamEventName = 'stdout' | 'stderr' | 'chunk' | 'started' | 'opened' | 'result';
+export type StreamEventName =
+  | 'stdout'
+  | 'stderr'
+  | 'chunk'
+  | 'started'
+  | 'opened'
+  | 'result'
+  | 'watching'
+  | 'changes'
+  | 'overflow';
 export type FinalEventName = Exclude<RunnerEvent['ev'], StreamEventName>;
 
 /** One entry per final event: the compiler rejects a missing one. */
@@ -145,6 +167,7 @@ const FINAL: Record<FinalEventName, true> = {
   renamed: true,
   madeDirectory: true,
   pong: true,
+  unwatched: true,
   packages: true,
   installed: true,
   contexts: true,

@@ -281,6 +281,7 @@ describe('OP_HANDLERS', () => {
       removeFile: true,
       renameFile: true,
       makeDirectory: true,
+      watch: true,
       missingPackages: true,
       installBundle: true,
       context: true,

@@ -15,7 +15,7 @@ import type { OpHandlers, RunnerContext } from './op-handlers';
 import { OutputChannel, type Flow } from './output-channel';
 import { contextOp, sessionContexts } from './context-ops';
 import type { CodeContexts } from './contexts';
-import { killOp, pingOp, statsOp } from './process-ops';
+import { killOp, pingOp, statsOp, watchOp } from './process-ops';
 import { RunnerError, type RunnerRequest } from './protocol';
 import { cancelOp, execOp, pauseOp, resumeOp } from './run-ops';
 import type { RunStdin } from './spawner';
@@ -40,6 +40,7 @@ export const OP_HANDLERS: OpHandlers = {
   removeFile: removeFileOp,
   renameFile: renameFileOp,
   makeDirectory: makeDirectoryOp,
+  watch: watchOp,
   missingPackages: missingPackagesOp,
   installBundle: installBundleOp,
   context: contextOp,

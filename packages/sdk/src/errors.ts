@@ -77,6 +77,8 @@ export class ContextRestartedError extends SandboxError {}
 export class ContextLostError extends SandboxError {}
 /** 429: the session holds as many code contexts as it may (8). */
 export class ContextLimitExceededError extends SandboxError {}
+/** 429: the session holds as many file watches as it may (4), or the tree is too large. */
+export class WatchLimitExceededError extends SandboxError {}
 /** 404: no such snapshot of the account (deleted, or another account's). */
 export class SnapshotNotFoundError extends SandboxError {}
 /** 429: the plan's snapshot count or bytes are used up (`details.kind`, `limit`, `used`). */
@@ -173,6 +175,7 @@ export const ERROR_CLASSES = {
   context_restarted: ContextRestartedError,
   context_lost: ContextLostError,
   context_limit_exceeded: ContextLimitExceededError,
+  watch_limit_exceeded: WatchLimitExceededError,
   snapshot_not_found: SnapshotNotFoundError,
   snapshot_quota_exceeded: SnapshotQuotaExceededError,
   stdin_closed: StdinClosedError,
@@ -207,6 +210,7 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   context_restarted: 409,
   context_lost: 409,
   context_limit_exceeded: 429,
+  watch_limit_exceeded: 429,
   snapshot_not_found: 404,
   snapshot_quota_exceeded: 429,
   stdin_closed: 409,

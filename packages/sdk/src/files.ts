@@ -1,4 +1,5 @@
 import { FileNotFoundError } from './errors.js';
+import { openWatch, type FileWatch, type WatchOptions } from './file-watch.js';
 import type { HttpClient, RetryPolicy } from './http.js';
 import type {
   FileList,
@@ -251,6 +252,19 @@ export class Files {
    */
   mkdir(path: string, options: FileCallOptions = {}): Promise<MadeDirectory> {
     return this.change<MadeDirectory>('/files/mkdir', { path }, options);
+  }
+
+  /**
+   * Watches `dir` (default: /workspace itself; `recursive` for the directories under it too)
+   * and resolves once the watch is in place: its changes (`create`, `write`, `remove`,
+   * `rename`) come from `for await (const event of watch)`. A session holds 4 watches.
+   *
+   * @throws WatchLimitExceededError past 4 watches, or a tree of over 10,000 directories.
+   * @throws FileNotFoundError when `dir` does not exist; InvalidPathError when it is not a
+   *   directory or leaves /workspace.
+   */
+  watch(dir?: string, options: WatchOptions = {}): Promise<FileWatch> {
+    return openWatch(this.http, this.sessionId, dir, options);
   }
 
   /** A GET of the session's entry at `path` (undefined: /workspace), retried when safe. */

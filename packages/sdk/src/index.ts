@@ -19,6 +19,14 @@ export { ProcessHandle } from './process-handle.js';
 export { SessionList } from './session-list.js';
 export type { SessionSummary } from './session-list.js';
 export { Files } from './files.js';
+export { FileWatch } from './file-watch.js';
+export type {
+  FileChangeEvent,
+  FileWatchEnd,
+  FileWatchEvent,
+  FileWatchOverflow,
+  WatchOptions,
+} from './file-watch.js';
 export { Processes } from './processes.js';
 export { Contexts } from './contexts.js';
 export { Snapshots } from './snapshots.js';

@@ -37,6 +37,7 @@ import { makeDirectory } from './routes/files/make-directory';
 import { removeFile } from './routes/files/remove-file';
 import { renameFile } from './routes/files/rename-file';
 import { statFile } from './routes/files/stat-file';
+import { watchFiles } from './routes/files/watch-files';
 import { readFile } from './routes/files/read-file';
 import { writeFile } from './routes/files/write-file';
 import { killProcesses } from './routes/processes/kill-processes';
@@ -122,6 +123,7 @@ function operationHandlers(deps: AppDeps): { [N in OperationName]: HandlerOf<N> 
     readFile: readFile(deps.files),
     listFiles: listFiles(deps.files),
     statFile: statFile(deps.files),
+    watchFiles: watchFiles(deps.files, { keepAliveMs: deps.sseKeepAliveMs }),
     removeFile: removeFile(deps.files),
     renameFile: renameFile(deps.files),
     makeDirectory: makeDirectory(deps.files),

@@ -143,6 +143,65 @@ function fileOperations(t: OpenApiContext): void {
   });
 }
 
+/** A watch's answer as `call` gives one, its stream left after the headers (it never ends). */
+async function watchAnswer(url: string, key?: string) {
+  const abort = new AbortController();
+  const response = await fetch(url, {
+    headers: key === undefined ? {} : { authorization: `Bearer ${key}` },
+    signal: abort.signal,
+  });
+  if (response.status === 200) {
+    abort.abort();
+    return { status: 200, headers: response.headers, body: undefined, text: '' };
+  }
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: JSON.parse(text), text };
+}
+
+function fileWatch(t: OpenApiContext): void {
+  const { expectDocumented, post } = openApiHelpers(t);
+  it('watchFiles (ADR 60): the stream, and each refusal before it', async () => {
+    const { stack } = t;
+    const processesOnly = await createAccount(stack, 'free', { scopes: ['processes'] });
+    const owner = await createAccount(stack, 'free');
+    const made = await post('/sessions/create', owner.key, {});
+    const sessionId = (made.body as { sessionId: string }).sessionId;
+    await post('/execute', owner.key, { sessionId, command: 'mkdir -p w && touch w/f' });
+    const watch = (query: string, key: string | null = owner.key) =>
+      watchAnswer(`${stack.url}/v1/files/watch?sessionId=${sessionId}&${query}`, key ?? undefined);
+    const answers = [
+      await watch('path=w'),
+      await watch('path=w/f'),
+      await watch('path=w&recursive=1'),
+      await watch('path=missing'),
+      await watchAnswer(`${stack.url}/v1/files/watch?sessionId=ses_${'5'.repeat(24)}`, owner.key),
+      await watch('path=w', null),
+      await watch('path=w', processesOnly.key),
+    ];
+    // The bound of 4 a session, in another (the first watch above ends soon, not at once).
+    const other = await post('/sessions/create', owner.key, {});
+    const full = (other.body as { sessionId: string }).sessionId;
+    const held = await Promise.all([1, 2, 3, 4].map(() => holdWatch(stack.url, full, owner.key)));
+    answers.push(await watchAnswer(`${stack.url}/v1/files/watch?sessionId=${full}`, owner.key));
+    for (const hold of held) hold.abort();
+    expect(answers.map((answer) => answer.status)).toEqual([
+      200, 400, 400, 404, 404, 401, 403, 429,
+    ]);
+    for (const answer of answers) expectDocumented('get', '/files/watch', answer);
+  });
+}
+
+/** A watch kept open until its controller aborts. */
+async function holdWatch(url: string, sessionId: string, key: string): Promise<AbortController> {
+  const abort = new AbortController();
+  const response = await fetch(`${url}/v1/files/watch?sessionId=${sessionId}`, {
+    headers: { authorization: `Bearer ${key}` },
+    signal: abort.signal,
+  });
+  expect(response.status).toBe(200);
+  return abort;
+}
+
 function diskFull(t: OpenApiContext): void {
   const { expectDocumented, post } = openApiHelpers(t);
   it('disk_full on execute and writeFile', async () => {
@@ -183,4 +242,9 @@ function diskFull(t: OpenApiContext): void {
 }
 
 /** The files endpoints, and disk_full on the shared session. */
-export const fileCases: ((t: OpenApiContext) => void)[] = [writeReadList, fileOperations, diskFull];
+export const fileCases: ((t: OpenApiContext) => void)[] = [
+  writeReadList,
+  fileOperations,
+  fileWatch,
+  diskFull,
+];

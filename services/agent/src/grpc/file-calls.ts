@@ -1,6 +1,7 @@
 import type { AgentHandlers } from '@sandbox/proto';
 import type { SandboxRuntime } from '../runtime/sandbox-runtime';
 import { streaming, unary, type CallContext } from './call-handlers';
+import { watchFiles } from './watch-call';
 
 type FileMethods =
   | 'WriteFile'
@@ -9,7 +10,8 @@ type FileMethods =
   | 'StatFile'
   | 'RemoveFile'
   | 'RenameFile'
-  | 'MakeDirectory';
+  | 'MakeDirectory'
+  | 'WatchFiles';
 
 /** The calls on a session's /workspace files; the runner checks every path. */
 export function fileHandlers(
@@ -54,5 +56,7 @@ export function fileHandlers(
     MakeDirectory: unary(context, 'MakeDirectory', async ({ sessionId, path }) =>
       runtime.manageFile(sessionId, { op: 'makeDirectory', path }),
     ),
+
+    WatchFiles: watchFiles(context, runtime),
   };
 }

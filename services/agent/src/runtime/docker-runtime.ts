@@ -4,6 +4,7 @@ import type {
   FileOperation,
   FileOperationResult,
   RunResult,
+  WatchEndReason,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type { EngineWatch } from './docker/engine-watch';
@@ -50,6 +51,8 @@ import type {
   SnapshotTaken,
   TerminalHandle,
   TerminalSpec,
+  WatchEvent,
+  WatchSpec,
 } from './sandbox-runtime';
 
 /**
@@ -328,6 +331,17 @@ export class DockerRuntime implements SandboxRuntime {
     return this.served(sessionId, async () =>
       runnerRequests.listFiles(await this.runnerOf(sessionId), path, page),
     );
+  }
+
+  async watchFiles(
+    sessionId: string,
+    spec: WatchSpec,
+    onEvent: (event: WatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEndReason> {
+    // Only the opening counts as the session's use: the session may go idle under a watch.
+    const runner = await this.served(sessionId, () => this.runnerOf(sessionId));
+    return runnerRequests.watchFiles(runner, spec, onEvent, signal);
   }
 
   manageFile<O extends FileOperation>(

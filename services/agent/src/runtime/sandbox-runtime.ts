@@ -1,4 +1,4 @@
-import type { ContextLanguage } from '@sandbox/contract';
+import type { ContextLanguage, FileChange, WatchEndReason } from '@sandbox/contract';
 import type { AdmissionStats } from './admission';
 import type { EngineWatch } from './docker/engine-watch';
 import type {
@@ -130,6 +130,18 @@ export interface ByteSink {
   started(size?: number, process?: ProcessRef): void;
 }
 
+/** A watch's directory (relative to /workspace, "" for it) and whether it covers those under it. */
+export interface WatchSpec {
+  path: string;
+  recursive: boolean;
+}
+
+/** What a watch sends: its start, its changes, and `overflow` where changes were lost. */
+export type WatchEvent =
+  | { kind: 'watching'; directories: number }
+  | { kind: 'changes'; changes: FileChange[] }
+  | { kind: 'overflow' };
+
 export interface ListPage {
   offset: number;
   limit: number;
@@ -211,6 +223,18 @@ export interface SandboxRuntime {
   readFile(sessionId: string, path: string, sink: ByteSink, signal: AbortSignal): Promise<number>;
   /** One page of the files under `path`, sorted, and how many there are. */
   listFiles(sessionId: string, path: string, page: ListPage): Promise<FileListing>;
+  /**
+   * Watches a workspace directory (ADR 60): `watching`, then its changes, to `onEvent` until
+   * `signal` aborts or the watch ends; resolves with why it ended. A refusal (no such
+   * directory, too many watches) rejects before `watching`. Opening it is a request of the
+   * session; the open watch is not: the session may pause under it, and a deep sleep ends it.
+   */
+  watchFiles(
+    sessionId: string,
+    spec: WatchSpec,
+    onEvent: (event: WatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEndReason>;
   /** A stat, remove, rename or mkdir of workspace entries (never through a symlink out). */
   manageFile<O extends FileOperation>(
     sessionId: string,

@@ -91,7 +91,11 @@ export class AgentClient {
     this.callTimeoutMs = options.callTimeoutMs;
     this.fileTimeoutMs = options.fileTimeoutMs;
     this.client = connectAgent(options.address);
-    this.files = new AgentFiles(this.client, (call) => this.unary(call, this.fileTimeoutMs));
+    this.files = new AgentFiles(
+      this.client,
+      (call) => this.unary(call, this.fileTimeoutMs),
+      () => this.metadata(),
+    );
     this.snapshots = new AgentSnapshots(this.client, (call) =>
       this.unary(call, SNAPSHOT_TIMEOUT_MS),
     );

@@ -1,9 +1,11 @@
+import type * as grpc from '@grpc/grpc-js';
 import {
   isFileType,
   type FileStat,
   type MadeDirectory,
   type RemovedFile,
   type RenamedFile,
+  type WatchEndReason,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type {
@@ -14,6 +16,7 @@ import type {
   RenameFileResponse__Output,
 } from '@sandbox/proto';
 import type { UnaryCall } from './agent-channel';
+import { followWatch, type WatchEvent } from './agent-streams';
 
 /** A unary call with the file operation deadline (spec 8.2: 30 s); failures as AppErrors. */
 export type FileCall = <Res>(call: UnaryCall<Res>) => Promise<Res>;
@@ -35,6 +38,7 @@ export class AgentFiles {
   constructor(
     private readonly client: GrpcAgentClient,
     private readonly call: FileCall,
+    private readonly metadata: () => grpc.Metadata,
   ) {}
 
   /** What the entry is; a symlink is described itself. 404 file_not_found when missing. */
@@ -71,5 +75,23 @@ export class AgentFiles {
       this.client.makeDirectory({ sessionId, path }, md, options, cb),
     );
     return { path: made.path, created: made.created };
+  }
+
+  /**
+   * Watches a directory (ADR 60): each event to `onEvent` until the node ends the watch
+   * (resolves with why) or `signal` aborts it (rejects with 408). No deadline: it lasts as
+   * long as its client.
+   */
+  watch(
+    sessionId: string,
+    spec: { path: string; recursive: boolean },
+    onEvent: (event: WatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEndReason> {
+    return followWatch(
+      () => this.client.watchFiles({ sessionId, ...spec }, this.metadata()),
+      onEvent,
+      signal,
+    );
   }
 }

@@ -1,7 +1,18 @@
 import { Readable } from 'node:stream';
 import type * as grpc from '@grpc/grpc-js';
 import { AppError, fromGrpcError } from '@sandbox/errors';
-import type { ExecEvent__Output, FileChunk__Output, OutputEvent__Output } from '@sandbox/proto';
+import {
+  FILE_CHANGE_TYPES,
+  type FileChange,
+  type FileChangeType,
+  type WatchEndReason,
+} from '@sandbox/contract';
+import type {
+  ExecEvent__Output,
+  FileChunk__Output,
+  FileWatchEvent__Output,
+  OutputEvent__Output,
+} from '@sandbox/proto';
 import { toExecEvent, toOutputEvent, type ExecEvent, type OutputEvent } from './agent-messages';
 
 // The agent's server streams as the gateway takes them: a run's events and a run's kept output,
@@ -132,4 +143,66 @@ export function openedFile(
       else body.destroy(failure);
     });
   });
+}
+
+/** A watch's events as the gateway takes them (ADR 60); `ended` is the last. */
+export type WatchStreamEvent =
+  | { kind: 'watching'; directories: number }
+  | { kind: 'changes'; changes: FileChange[] }
+  | { kind: 'overflow' }
+  | { kind: 'ended'; reason: WatchEndReason };
+
+/** What a watch passes on before its end. */
+export type WatchEvent = Exclude<WatchStreamEvent, { kind: 'ended' }>;
+
+const WATCH_END_REASONS: readonly WatchEndReason[] = ['cancelled', 'removed', 'stopped'];
+
+function toWatchEvent(message: FileWatchEvent__Output): WatchStreamEvent | undefined {
+  switch (message.kind) {
+    case 'watching':
+      return { kind: 'watching', directories: message.directories };
+    case 'changes':
+      return {
+        kind: 'changes',
+        changes: message.changes.flatMap((change): FileChange[] => {
+          if (!FILE_CHANGE_TYPES.includes(change.type as FileChangeType)) return [];
+          const { path, oldPath, isDirectory } = change;
+          const type = change.type as FileChangeType;
+          return [
+            oldPath === '' ? { type, path, isDirectory } : { type, path, oldPath, isDirectory },
+          ];
+        }),
+      };
+    case 'overflow':
+      return { kind: 'overflow' };
+    case 'ended': {
+      const reason = WATCH_END_REASONS.find((known) => known === message.reason) ?? 'stopped';
+      return { kind: 'ended', reason };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Opens a watch and passes each event to `onEvent` as it comes, until its `ended` (resolves
+ * with the reason). `signal` cancels it (rejects with 408 `Watch cancelled`).
+ */
+export async function followWatch(
+  open: () => grpc.ClientReadableStream<FileWatchEvent__Output>,
+  onEvent: (event: WatchEvent) => void,
+  signal: AbortSignal,
+): Promise<WatchEndReason> {
+  let reason: WatchEndReason = 'stopped';
+  await follow(
+    open,
+    toWatchEvent,
+    (event) => {
+      if (event.kind === 'ended') reason = event.reason;
+      else onEvent(event);
+    },
+    signal,
+    { cancelled: 'Watch cancelled', isLast: (event) => event.kind === 'ended' },
+  );
+  return reason;
 }

@@ -30,6 +30,8 @@ export interface ApiOperation {
     eventStream?: true | z.ZodType;
     /** The body is raw bytes, not JSON. */
     raw?: boolean;
+    /** Only Server-Sent Events (`eventStream`), never a JSON body. */
+    streamOnly?: boolean;
   };
   /**
    * Error codes this operation can answer with, besides the ones every call can, 403 forbidden

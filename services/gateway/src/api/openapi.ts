@@ -172,7 +172,9 @@ function operationObject(operationId: string, op: ApiOperation): Record<string, 
   ];
   const success: Record<string, unknown> = op.success.raw
     ? { '*/*': { schema: { type: 'string', format: 'binary' } } }
-    : { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } };
+    : op.success.streamOnly
+      ? {}
+      : { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } };
   if (op.success.eventStream !== undefined) success['text/event-stream'] = eventStream(op);
   return {
     operationId,

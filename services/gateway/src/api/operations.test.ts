@@ -259,6 +259,7 @@ describe('the operation table validates what it documents', () => {
         'renameFile',
         'setEgress',
         'statFile',
+        'watchFiles',
         'writeFile',
         'writeStdin',
       ].sort(),

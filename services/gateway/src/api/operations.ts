@@ -15,6 +15,7 @@ import { createTerminalBody } from '../routes/terminals/create-terminal';
 import { createContextBody } from '../routes/contexts/create-context';
 import { checkTtl, createSessionBody } from '../routes/sessions/create-session';
 import { forkSessionOperation } from './fork-operation';
+import { watchFilesOperation } from './watch-operation';
 import { paginationQuery } from '../routes/sessions/list-sessions';
 import { egressInput } from '../sessions/session-egress';
 import { createWebhookBody } from '../routes/webhooks/webhooks';
@@ -275,6 +276,7 @@ export const operations = {
     success: { status: 200, schema: fileListSchema, description: 'The files' },
     errors: ['invalid_path', 'session_not_found', 'file_not_found'],
   },
+  watchFiles: watchFilesOperation,
   statFile: {
     method: 'get',
     path: '/files/stat',

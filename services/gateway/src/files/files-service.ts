@@ -7,7 +7,9 @@ import type {
   MadeDirectory,
   RemovedFile,
   RenamedFile,
+  WatchEndReason,
 } from '@sandbox/contract';
+import type { WatchEvent } from '../agents/agent-streams';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import type { SessionRecord } from '../sessions/session-record';
@@ -74,6 +76,24 @@ export class FilesService {
     const relative = path === undefined ? '' : workspaceRelativePath(path, { allowRoot: true });
     const { session, agent } = await this.access.open(principal, sessionId);
     return agent.listFiles(session.id, relative, page);
+  }
+
+  /**
+   * Watches a directory (ADR 60; default the workspace) for `onEvent` until the watch ends
+   * (resolves with why) or `signal` aborts it. Opening it wakes the session and counts as
+   * activity; the open watch does not.
+   */
+  async watch(
+    principal: Principal,
+    sessionId: string,
+    spec: { path: string | undefined; recursive: boolean },
+    onEvent: (event: WatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<WatchEndReason> {
+    const path =
+      spec.path === undefined ? '' : workspaceRelativePath(spec.path, { allowRoot: true });
+    const { session, agent } = await this.access.open(principal, sessionId);
+    return agent.files.watch(session.id, { path, recursive: spec.recursive }, onEvent, signal);
   }
 
   /** What an entry is (a symlink described itself); the workspace itself for "." too. */

@@ -1,4 +1,10 @@
-import type { FileListing, FileOperation, FileOperationResult } from '@sandbox/contract';
+import type {
+  FileListing,
+  FileOperation,
+  FileOperationResult,
+  WatchEndReason,
+} from '@sandbox/contract';
+import { AppError } from '@sandbox/errors';
 import { FILE_OPERATION_EVENTS } from '@sandbox/runner';
 import type { RunnerClient } from './runner-client';
 import type {
@@ -9,6 +15,8 @@ import type {
   ListPage,
   TerminalHandle,
   TerminalSpec,
+  WatchEvent,
+  WatchSpec,
 } from '../sandbox-runtime';
 
 /* The requests of a session other than its runs (runner-operations.ts): one to its runner each. */
@@ -64,6 +72,36 @@ export async function listFiles(
     total: result.total,
     truncated: result.truncated,
   };
+}
+
+/**
+ * A watch of a directory, served by the runner's front (ADR 60): its events to `onEvent`
+ * until `signal` aborts it or it ends. A runner that stops under a started watch (the sandbox
+ * removed, the runner restarted) ends it as `stopped`.
+ */
+export async function watchFiles(
+  runner: RunnerClient,
+  spec: WatchSpec,
+  onEvent: (event: WatchEvent) => void,
+  signal: AbortSignal,
+): Promise<WatchEndReason> {
+  let watching = false;
+  try {
+    const end = await runner.request({ op: 'watch', ...spec }, 'unwatched', {
+      signal,
+      onEvent: (event) => {
+        if (event.ev === 'watching') {
+          watching = true;
+          onEvent({ kind: 'watching', directories: event.directories });
+        } else if (event.ev === 'changes') onEvent({ kind: 'changes', changes: event.changes });
+        else if (event.ev === 'overflow') onEvent({ kind: 'overflow' });
+      },
+    });
+    return end.reason;
+  } catch (err) {
+    if (watching && err instanceof AppError && err.code === 'service_unavailable') return 'stopped';
+    throw err;
+  }
 }
 
 /** A stat, remove, rename or mkdir in the sandbox: its answer, without the protocol's fields. */
