@@ -18,12 +18,16 @@ import (
 
 const (
 	// How many watches a session holds at once, and how many directories one watch may cover.
-	maxWatches        = 4
-	maxWatchDirs      = 10_000
-	watchMask         = syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_MODIFY | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
-	watchAddFlags     = syscall.IN_ONLYDIR | syscall.IN_DONT_FOLLOW
-	watchBatchWindow  = 20 * time.Millisecond
-	inotifyBufferSize = 64 * 1024
+	maxWatches       = 4
+	maxWatchDirs     = 10_000
+	watchMask        = syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_MODIFY | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
+	watchAddFlags    = syscall.IN_ONLYDIR | syscall.IN_DONT_FOLLOW
+	watchBatchWindow = 20 * time.Millisecond
+	// The most changes, and bytes of their paths, one `changes` event carries: a flood goes
+	// out in events the agent can drop one by one when its client falls behind.
+	maxChangesPerEvent   = 1000
+	maxPathBytesPerEvent = 256 * 1024
+	inotifyBufferSize    = 64 * 1024
 )
 
 // fileChange is one change as the API shows it: `create`, `write`, `remove` or `rename`
@@ -216,8 +220,8 @@ func (w *fileWatch) serve() {
 		if overflow {
 			w.emit(map[string]any{"id": w.id, "ev": "overflow"})
 		}
-		if len(changes) > 0 {
-			w.emit(map[string]any{"id": w.id, "ev": "changes", "changes": changes})
+		for _, part := range inParts(changes) {
+			w.emit(map[string]any{"id": w.id, "ev": "changes", "changes": part})
 		}
 		if rootGone {
 			reason = "removed"
@@ -297,4 +301,23 @@ func parseInotify(buffer []byte) []inotifyEvent {
 		offset = end
 	}
 	return events
+}
+
+// inParts cuts changes into events of at most maxChangesPerEvent changes and about
+// maxPathBytesPerEvent bytes of paths.
+func inParts(changes []fileChange) [][]fileChange {
+	var parts [][]fileChange
+	start, bytes := 0, 0
+	for i, change := range changes {
+		size := len(change.Path) + len(change.OldPath)
+		if i > start && (i-start == maxChangesPerEvent || bytes+size > maxPathBytesPerEvent) {
+			parts = append(parts, changes[start:i])
+			start, bytes = i, 0
+		}
+		bytes += size
+	}
+	if start < len(changes) {
+		parts = append(parts, changes[start:])
+	}
+	return parts
 }

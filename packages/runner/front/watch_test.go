@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -194,4 +195,31 @@ func TestWatchCoversABoundedTree(t *testing.T) {
 		t.Fatalf("a tree past the bound: %v", failure)
 	}
 	h.until(h.watch("d1", true), "watching")
+}
+
+func TestWatchEventsAreBounded(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	var changes []fileChange
+	for i := 0; i < 2500; i++ {
+		path := fmt.Sprint(i)
+		if i < 200 {
+			path = long + path
+		}
+		changes = append(changes, fileChange{Type: "create", Path: path})
+	}
+	parts := inParts(changes)
+	total := 0
+	for _, part := range parts {
+		bytes := 0
+		for _, change := range part {
+			bytes += len(change.Path)
+		}
+		if len(part) > maxChangesPerEvent || bytes > maxPathBytesPerEvent {
+			t.Fatalf("a part of %d changes, %d bytes", len(part), bytes)
+		}
+		total += len(part)
+	}
+	if total != len(changes) || len(parts) != 5 {
+		t.Fatalf("%d changes in %d parts", total, len(parts))
+	}
 }

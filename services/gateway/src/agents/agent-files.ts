@@ -16,7 +16,7 @@ import type {
   RenameFileResponse__Output,
 } from '@sandbox/proto';
 import type { UnaryCall } from './agent-channel';
-import { followWatch, type WatchEvent } from './agent-streams';
+import { followWatch, type FlowControl, type WatchEvent } from './agent-streams';
 
 /** A unary call with the file operation deadline (spec 8.2: 30 s); failures as AppErrors. */
 export type FileCall = <Res>(call: UnaryCall<Res>) => Promise<Res>;
@@ -85,7 +85,7 @@ export class AgentFiles {
   watch(
     sessionId: string,
     spec: { path: string; recursive: boolean },
-    onEvent: (event: WatchEvent) => void,
+    onEvent: (event: WatchEvent, flow: FlowControl) => void,
     signal: AbortSignal,
   ): Promise<WatchEndReason> {
     return followWatch(

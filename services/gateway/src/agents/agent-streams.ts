@@ -185,21 +185,22 @@ function toWatchEvent(message: FileWatchEvent__Output): WatchStreamEvent | undef
 }
 
 /**
- * Opens a watch and passes each event to `onEvent` as it comes, until its `ended` (resolves
- * with the reason). `signal` cancels it (rejects with 408 `Watch cancelled`).
+ * Opens a watch and passes each event to `onEvent` as it comes (its `flow` holds the call:
+ * the node then drops changes and says `overflow`), until its `ended` (resolves with the
+ * reason). `signal` cancels it (rejects with 408 `Watch cancelled`).
  */
 export async function followWatch(
   open: () => grpc.ClientReadableStream<FileWatchEvent__Output>,
-  onEvent: (event: WatchEvent) => void,
+  onEvent: (event: WatchEvent, flow: FlowControl) => void,
   signal: AbortSignal,
 ): Promise<WatchEndReason> {
   let reason: WatchEndReason = 'stopped';
   await follow(
     open,
     toWatchEvent,
-    (event) => {
+    (event, flow) => {
       if (event.kind === 'ended') reason = event.reason;
-      else onEvent(event);
+      else onEvent(event, flow);
     },
     signal,
     { cancelled: 'Watch cancelled', isLast: (event) => event.kind === 'ended' },

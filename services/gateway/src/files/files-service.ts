@@ -9,7 +9,7 @@ import type {
   RenamedFile,
   WatchEndReason,
 } from '@sandbox/contract';
-import type { WatchEvent } from '../agents/agent-streams';
+import type { FlowControl, WatchEvent } from '../agents/agent-streams';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import type { SessionRecord } from '../sessions/session-record';
@@ -87,7 +87,7 @@ export class FilesService {
     principal: Principal,
     sessionId: string,
     spec: { path: string | undefined; recursive: boolean },
-    onEvent: (event: WatchEvent) => void,
+    onEvent: (event: WatchEvent, flow: FlowControl) => void,
     signal: AbortSignal,
   ): Promise<WatchEndReason> {
     const path =

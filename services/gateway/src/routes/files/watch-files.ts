@@ -30,9 +30,10 @@ export function watchFiles(
   return async ({ query }, req, res) => {
     const stream = new SseStream(req, res, keepAliveMs);
     let sent = 0;
-    const send = (event: string, data: object): void => {
+    /** Sends one event; false when the client's buffer is full. */
+    const send = (event: string, data: object): boolean => {
       sent += 1;
-      stream.send(event, { type: event, ...data }, String(sent));
+      return stream.send(event, { type: event, ...data }, String(sent));
     };
     const signal = clientGone(req, res);
     try {
@@ -40,12 +41,19 @@ export function watchFiles(
         principalOf(req),
         query.sessionId,
         { path: query.path, recursive: query.recursive === 'true' },
-        (event) => {
-          if (event.kind === 'watching') send('ready', { directories: event.directories });
-          else if (event.kind === 'overflow') send('overflow', {});
+        (event, flow) => {
+          let room = true;
+          if (event.kind === 'watching') room = send('ready', { directories: event.directories });
+          else if (event.kind === 'overflow') room = send('overflow', {});
           else {
-            for (const { type, ...change } of event.changes)
-              send('change', { change: type, ...change });
+            for (const { type, ...change } of event.changes) {
+              room = send('change', { change: type, ...change }) && room;
+            }
+          }
+          // A slow client holds the node's side, which drops changes meanwhile (`overflow`).
+          if (!room) {
+            flow.pause();
+            stream.onDrain(() => flow.resume());
           }
         },
         signal,
