@@ -282,3 +282,31 @@ it('forks a session: the forks’ ids on stdout, each with the source’s files'
   expect((await sandbox(['fork', sessionId, '--count', '11'])).code).toBe(2);
   expect((await sandbox(['rm', sessionId, ...ids])).code).toBe(0);
 });
+
+it("watches a directory's changes until Ctrl-C, and ends with its session", async () => {
+  const sessionId = await newSession();
+  await sandbox(['exec', sessionId, '--', 'mkdir', '-p', 'w/sub']);
+  const interrupted = start(['watch', sessionId, 'w', '-r']);
+  await until('the watch to begin', async () =>
+    interrupted.ran.stderr.includes('watching w') ? true : undefined,
+  );
+  await sandbox(['exec', sessionId, '--', 'sh', '-c', 'touch w/sub/a && mv w/sub/a w/b']);
+  await until('the changes', async () =>
+    interrupted.ran.stdout.includes('w/b') ? true : undefined,
+  );
+  interrupted.child.kill('SIGINT');
+  const stopped = await interrupted.done;
+  expect([stopped.code, stopped.stdout]).toEqual([
+    130,
+    'create  w/sub/a\nrename  w/sub/a -> w/b\n',
+  ]);
+
+  const held = start(['watch', sessionId, '--json']);
+  await until('the watch to begin', async () =>
+    held.ran.stderr.includes('watching') ? true : undefined,
+  );
+  await sandbox(['rm', sessionId]);
+  const ended = await held.done;
+  expect([ended.code, ended.stdout]).toEqual([1, '']);
+  expect(ended.stderr).toContain('the session went away');
+});

@@ -15,6 +15,7 @@ const COMMANDS = [
   'open',
   'ps',
   'logs',
+  'watch',
   'kill',
   'rm',
 ];

@@ -8,6 +8,7 @@ import { forkCommand } from './commands/fork';
 import { infoCommand } from './commands/info';
 import { killCommand } from './commands/kill';
 import { logsCommand } from './commands/logs';
+import { watchCommand } from './commands/watch';
 import { lsCommand } from './commands/ls';
 import { openCommand } from './commands/open';
 import { psCommand } from './commands/ps';
@@ -33,6 +34,7 @@ const COMMANDS: readonly ((ctx: Context) => Command)[] = [
   openCommand,
   psCommand,
   logsCommand,
+  watchCommand,
   killCommand,
   snapshotCommand,
   snapshotsCommand,
