@@ -283,17 +283,19 @@ it('forks a session: the forks’ ids on stdout, each with the source’s files'
   expect((await sandbox(['rm', sessionId, ...ids])).code).toBe(0);
 });
 
+/** Waits until the CLI under way printed `text` on `stream`. */
+const printed = (ran: Ran, stream: 'stdout' | 'stderr', text: string) =>
+  until(`${JSON.stringify(text)} on ${stream}`, () =>
+    Promise.resolve(ran[stream].includes(text) ? true : undefined),
+  );
+
 it("watches a directory's changes until Ctrl-C, and ends with its session", async () => {
   const sessionId = await newSession();
   await sandbox(['exec', sessionId, '--', 'mkdir', '-p', 'w/sub']);
   const interrupted = start(['watch', sessionId, 'w', '-r']);
-  await until('the watch to begin', async () =>
-    interrupted.ran.stderr.includes('watching w') ? true : undefined,
-  );
+  await printed(interrupted.ran, 'stderr', 'watching w');
   await sandbox(['exec', sessionId, '--', 'sh', '-c', 'touch w/sub/a && mv w/sub/a w/b']);
-  await until('the changes', async () =>
-    interrupted.ran.stdout.includes('w/b') ? true : undefined,
-  );
+  await printed(interrupted.ran, 'stdout', 'w/b');
   interrupted.child.kill('SIGINT');
   const stopped = await interrupted.done;
   expect([stopped.code, stopped.stdout]).toEqual([
@@ -302,9 +304,7 @@ it("watches a directory's changes until Ctrl-C, and ends with its session", asyn
   ]);
 
   const held = start(['watch', sessionId, '--json']);
-  await until('the watch to begin', async () =>
-    held.ran.stderr.includes('watching') ? true : undefined,
-  );
+  await printed(held.ran, 'stderr', 'watching');
   await sandbox(['rm', sessionId]);
   const ended = await held.done;
   expect([ended.code, ended.stdout]).toEqual([1, '']);
