@@ -1,12 +1,8 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -49,12 +45,14 @@ type inotifyEvent struct {
 
 // fileWatch is one watch request of the agent's.
 type fileWatch struct {
-	front     *Front
-	id        float64
-	fd        int
+	front *Front
+	id    float64
+	// The inotify descriptor; every call on it goes through its raw connection, so that a
+	// close (a cancel) never leaves a number that another open may take.
 	file      *os.File
 	recursive bool
-	// The watched directory: its path relative to the workspace, and its real path.
+	// The watched directory: its path relative to the workspace, and its real path, from
+	// which every directory under it is opened without following a symlink.
 	root, realRoot string
 	// The relative path (to the workspace) of each watched directory, by its descriptor.
 	dirs      map[int32]string
@@ -67,22 +65,31 @@ func watchLimit(message string, details map[string]any) *RunnerError {
 	return &RunnerError{Code: "watch_limit_exceeded", Message: message, Details: details}
 }
 
-// startWatch checks the request, adds the watches and answers `watching`; then serves it.
+// startWatch takes one of the session's watches, then, apart from the requests' reader (the
+// walk of a large tree takes time), adds the watches, answers `watching` and serves it.
 func (f *Front) startWatch(id float64, relative string, recursive bool) {
-	w, err := f.openWatch(id, relative, recursive)
+	w, err := f.reserveWatch(id, recursive)
 	if err != nil {
 		f.out.Emit(errorEvent(id, err, f.workspace))
 		return
 	}
-	f.out.Emit(map[string]any{"id": id, "ev": "watching", "directories": len(w.dirs)})
-	go w.serve()
+	go func() {
+		err := w.begin(relative, f.workspace)
+		switch {
+		case w.isStopped():
+			w.end(map[string]any{"id": id, "ev": "unwatched", "reason": "cancelled"})
+		case err != nil:
+			w.end(errorEvent(id, err, f.workspace))
+		default:
+			f.out.Emit(map[string]any{"id": id, "ev": "watching", "directories": len(w.dirs)})
+			w.serve()
+		}
+	}()
 }
 
-func (f *Front) openWatch(id float64, relative string, recursive bool) (*fileWatch, error) {
-	dir, err := watchedDirectory(relative, f.workspace)
-	if err != nil {
-		return nil, err
-	}
+// reserveWatch makes a watch's descriptor and takes its place among the session's (a cancel
+// finds it there from now on).
+func (f *Front) reserveWatch(id float64, recursive bool) (*fileWatch, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.watches) >= maxWatches {
@@ -91,132 +98,66 @@ func (f *Front) openWatch(id float64, relative string, recursive bool) (*fileWat
 	}
 	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
 	if err != nil {
-		return nil, watchLimit("The node's file watches are used up: try again later",
+		return nil, watchLimit("The sandbox's file watches are used up: end some first",
 			map[string]any{"reason": err.Error()})
 	}
 	w := &fileWatch{
-		front: f, id: id, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), recursive: recursive,
-		dirs: map[int32]string{}, stopped: make(chan struct{}),
+		front: f, id: id, file: os.NewFile(uintptr(fd), "inotify"), recursive: recursive,
+		rootWd: -1, dirs: map[int32]string{}, stopped: make(chan struct{}),
+	}
+	f.watches[id] = w
+	return w, nil
+}
+
+// begin opens the watched directory and adds its watches.
+func (w *fileWatch) begin(relative, workspace string) error {
+	dir, err := watchedDirectory(relative, workspace)
+	if err != nil {
+		return err
 	}
 	w.root = path.Clean(relative)
 	if w.root == "." {
 		w.root = ""
 	}
 	w.realRoot = dir
-	if _, err := w.add(dir, w.root); err != nil {
-		w.close()
-		return nil, err
+	if _, err := w.add(""); err != nil {
+		return err
 	}
-	w.rootWd = w.wdOf(w.root)
-	f.watches[id] = w
-	return w, nil
+	if w.rootWd = w.wdOf(w.root); w.rootWd < 0 {
+		return invalidPath(relative, "is not a directory")
+	}
+	return nil
 }
 
-// watchedDirectory is the real path of the directory to watch: an existing directory of the
-// workspace, reached by no symlink that leads out of it.
-func watchedDirectory(relative, root string) (string, error) {
-	lexical := root
-	if relative != "" && relative != "." {
-		var err error
-		if lexical, err = lexicalPath(relative, root); err != nil {
-			return "", err
-		}
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", err
-	}
-	real, err := filepath.EvalSymlinks(lexical)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", &RunnerError{Code: "file_not_found", Message: "No such directory: " + relative,
-			Details: map[string]any{"path": relative}}
-	}
-	if err != nil {
-		return "", err
-	}
-	if !inside(realRoot, real) {
-		return "", invalidPath(relative, "a symlink leads outside /workspace")
-	}
-	info, err := os.Stat(real)
-	if err != nil {
-		return "", err
-	}
-	if !info.IsDir() {
-		return "", invalidPath(relative, "is not a directory")
-	}
-	return real, nil
+// end sends a watch's last event, once it is no longer among the session's.
+func (w *fileWatch) end(last map[string]any) {
+	w.close()
+	w.front.mu.Lock()
+	delete(w.front.watches, w.id)
+	w.front.mu.Unlock()
+	w.front.out.Emit(last)
 }
 
-// add watches dir (relative: its path to report) and, in a recursive watch, the directories
-// under it; it returns the entries it found under dir (for a directory that came after the
-// watch began: made before its own watch, they had no event).
-func (w *fileWatch) add(dir, relative string) ([]fileChange, error) {
-	var found []fileChange
-	err := filepath.WalkDir(dir, func(name string, entry fs.DirEntry, err error) error {
-		if err != nil {
-			if name == dir {
-				return err
-			}
-			return nil // gone meanwhile, or not readable: not watched
-		}
-		rel := path.Join(relative, strings.TrimPrefix(name[len(dir):], "/"))
-		if rel != relative {
-			found = append(found, fileChange{Type: "create", Path: rel, IsDirectory: entry.IsDir()})
-		}
-		if !entry.IsDir() {
-			return nil
-		}
-		if len(w.dirs) >= maxWatchDirs {
-			return watchLimit("A watch covers 10000 directories at the most: watch a smaller tree",
-				map[string]any{"maxDirectories": maxWatchDirs})
-		}
-		wd, err := syscall.InotifyAddWatch(w.fd, name, watchMask|watchAddFlags)
-		if err != nil {
-			if name == dir {
-				return err
-			}
-			return nil
-		}
-		w.dirs[int32(wd)] = rel
-		if !w.recursive {
-			return fs.SkipDir
-		}
-		return nil
-	})
-	if !w.recursive {
-		found = nil
-	}
-	return found, err
-}
-
-func (w *fileWatch) wdOf(relative string) int32 {
-	for wd, rel := range w.dirs {
-		if rel == relative {
-			return wd
-		}
-	}
-	return -1
-}
-
-// stop ends the watch (a cancel, or the directory gone); the reading loop answers `unwatched`.
-func (w *fileWatch) close() {
-	w.closeOnce.Do(func() {
-		close(w.stopped)
-		_ = w.file.Close()
-	})
-}
-
-// serve reads the watch's events and sends them in batches, at the agent's pace.
+// serve reads the watch's events and sends them in batches, at the agent's pace, until it is
+// cancelled, its directory goes or it would cover too many directories (an error, its last).
 func (w *fileWatch) serve() {
 	events := make(chan []inotifyEvent, 16)
 	go w.read(events)
-	reason := "cancelled"
-	for {
+	reason := ""
+	for reason == "" {
 		batch, open := w.collect(events)
-		if !open {
+		if !open || w.isStopped() {
 			break
 		}
-		changes, overflow, rootGone := w.changesOf(batch)
+		changes, overflow, rootGone, err := w.changesOf(batch)
+		if err == nil && overflow && w.recursive {
+			// Directories made while events were lost have no watch yet.
+			_, err = w.add("")
+		}
+		if err != nil {
+			w.end(errorEvent(w.id, err, w.front.workspace))
+			return
+		}
 		if overflow {
 			w.emit(map[string]any{"id": w.id, "ev": "overflow"})
 		}
@@ -225,13 +166,13 @@ func (w *fileWatch) serve() {
 		}
 		if rootGone {
 			reason = "removed"
-			w.close()
 		}
 	}
-	w.front.mu.Lock()
-	delete(w.front.watches, w.id)
-	w.front.mu.Unlock()
-	w.front.out.Emit(map[string]any{"id": w.id, "ev": "unwatched", "reason": reason})
+	if reason == "" {
+		// Cancelled, or the descriptor failed under it.
+		reason = map[bool]string{true: "cancelled", false: "stopped"}[w.isStopped()]
+	}
+	w.end(map[string]any{"id": w.id, "ev": "unwatched", "reason": reason})
 }
 
 // collect waits for events, then takes what else comes within watchBatchWindow.

@@ -2,20 +2,22 @@ package main
 
 import (
 	"path"
+	"strings"
 	"syscall"
 )
 
 // How a batch of inotify events becomes the changes a watch reports (watch.go).
 
-// realPath is where a watched path (relative to the workspace) is on disk.
-func (w *fileWatch) realPath(relative string) string {
-	return path.Join(w.realRoot, relative[len(w.root):])
+// under is a watched path (relative to the workspace) relative to the watched directory.
+func (w *fileWatch) under(relative string) string {
+	return strings.TrimPrefix(relative[len(w.root):], "/")
 }
 
 // changesOf turns a batch of events into changes: a move within the watch is one `rename`,
 // writes to a file in a row are one `write`. It follows directories made, moved and removed
-// (recursive watches), and says whether the queue overflowed and the directory itself went.
-func (w *fileWatch) changesOf(batch []inotifyEvent) ([]fileChange, bool, bool) {
+// (recursive watches), and says whether the queue overflowed and the directory itself went;
+// an error when the watch would cover too many directories.
+func (w *fileWatch) changesOf(batch []inotifyEvent) ([]fileChange, bool, bool, error) {
 	var changes []fileChange
 	overflow, rootGone := false, false
 	for i := 0; i < len(batch); i++ {
@@ -67,11 +69,14 @@ func (w *fileWatch) changesOf(batch []inotifyEvent) ([]fileChange, bool, bool) {
 		changes = append(changes, change)
 		if change.Type == "create" && change.IsDirectory && w.recursive {
 			// What was made in it before its watch began had no event of its own.
-			found, _ := w.add(w.realPath(change.Path), change.Path)
+			found, err := w.add(w.under(change.Path))
+			if err != nil {
+				return nil, false, false, err
+			}
 			changes = append(changes, found...)
 		}
 	}
-	return changes, overflow, rootGone
+	return changes, overflow, rootGone, nil
 }
 
 // movedTo is where the move whose first half is batch[i] went, if within the watch.
@@ -87,14 +92,14 @@ func (w *fileWatch) movedTo(batch []inotifyEvent, i int) (string, bool) {
 	return path.Join(dir, next.name), true
 }
 
-func under(dir, candidate string) bool {
+func within(dir, candidate string) bool {
 	return candidate == dir || len(candidate) > len(dir) && candidate[:len(dir)+1] == dir+"/"
 }
 
 // moveDirs follows a directory moved within the watch: its watches report the new paths.
 func (w *fileWatch) moveDirs(from, to string) {
 	for wd, rel := range w.dirs {
-		if under(from, rel) {
+		if within(from, rel) {
 			w.dirs[wd] = to + rel[len(from):]
 		}
 	}
@@ -103,8 +108,8 @@ func (w *fileWatch) moveDirs(from, to string) {
 // forgetDirs ends the watches of a directory moved out of the watch, and of those under it.
 func (w *fileWatch) forgetDirs(dir string) {
 	for wd, rel := range w.dirs {
-		if under(dir, rel) {
-			_, _ = syscall.InotifyRmWatch(w.fd, uint32(wd))
+		if within(dir, rel) {
+			w.rmWatch(wd)
 			delete(w.dirs, wd)
 		}
 	}

@@ -223,3 +223,58 @@ func TestWatchEventsAreBounded(t *testing.T) {
 		t.Fatalf("%d changes in %d parts", total, len(parts))
 	}
 }
+
+func TestWatchNeverWatchesThroughALink(t *testing.T) {
+	h := newHarness(t)
+	outside := t.TempDir()
+	mustDo(t,
+		os.MkdirAll(filepath.Join(h.root, "tree"), 0o755),
+		os.Symlink(outside, filepath.Join(h.root, "tree/out")),
+	)
+	id := h.watch("tree", true)
+	if ready := named(h.until(id, "watching"), "watching"); ready["directories"] != 1.0 {
+		t.Fatalf("a link counted as a directory: %v", ready)
+	}
+	mustDo(t, os.Symlink(outside, filepath.Join(h.root, "tree/later")))
+	mustDo(t, os.WriteFile(filepath.Join(outside, "secret.txt"), nil, 0o644))
+	mustDo(t, os.WriteFile(filepath.Join(h.root, "tree/last.txt"), nil, 0o644))
+	h.awaitChanges(id, fileChange{Type: "create", Path: "tree/later"},
+		fileChange{Type: "create", Path: "tree/last.txt"})
+	for _, change := range h.changes(id) {
+		if strings.Contains(change.Path, "secret") {
+			t.Fatalf("a change seen through a link: %+v", change)
+		}
+	}
+}
+
+func TestWatchCancelledWhileItWalks(t *testing.T) {
+	h := newHarness(t)
+	for i := 0; i < 3000; i++ {
+		mustDo(t, os.MkdirAll(filepath.Join(h.root, fmt.Sprintf("big/d%d", i)), 0o755))
+	}
+	id := h.watch("big", true)
+	h.until(h.send(map[string]any{"op": "cancel", "target": id}), "killed")
+	if end := named(h.until(id, "unwatched"), "unwatched"); end["reason"] != "cancelled" {
+		t.Fatalf("unwatched: %v", end)
+	}
+	h.front.mu.Lock()
+	held := len(h.front.watches)
+	h.front.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("%d watches held after the cancel", held)
+	}
+}
+
+func TestWatchEndsWhenItsTreeGrowsPastTheBound(t *testing.T) {
+	h := newHarness(t)
+	for i := 0; i < maxWatchDirs-2; i++ {
+		mustDo(t, os.MkdirAll(filepath.Join(h.root, fmt.Sprintf("grow/d%d", i)), 0o755))
+	}
+	id := h.watch("grow", true)
+	h.until(id, "watching")
+	mustDo(t, os.MkdirAll(filepath.Join(h.root, "grow/new/one/two"), 0o755))
+	failure := named(h.until(id, "error"), "error")
+	if failure["code"] != "watch_limit_exceeded" {
+		t.Fatalf("a tree grown past the bound: %v", failure)
+	}
+}

@@ -26,7 +26,7 @@ function toMessage(event: WatchEvent): FileWatchEvent {
 /**
  * WatchFiles (ADR 60): a watch's events as they come, then `ended` with its reason. A client
  * that does not keep up loses changes rather than the agent's memory: while the call's
- * buffer is full, changes are dropped, and `overflow` says so once it drained.
+ * buffer is full, events are dropped, and `overflow` says so once it drained.
  */
 export function watchFiles(
   context: CallContext,
@@ -36,13 +36,20 @@ export function watchFiles(
     const abort = new AbortController();
     call.on('cancelled', () => abort.abort());
     let congested = false;
+    let dropped = false;
     const onEvent = (event: WatchEvent): void => {
-      if (call.cancelled || (congested && event.kind !== 'watching')) return;
+      if (call.cancelled) return;
+      if (congested) {
+        dropped = true;
+        return;
+      }
       if (call.write(toMessage(event))) return;
+      // Taken, but the call's buffer is full: what comes next waits for its drain.
       congested = true;
       call.once('drain', () => {
         congested = false;
-        if (!call.cancelled) call.write({ kind: 'overflow' });
+        if (dropped && !call.cancelled) call.write({ kind: 'overflow' });
+        dropped = false;
       });
     };
     Promise.resolve()

@@ -98,6 +98,15 @@ describe('followExec', () => {
     });
   });
 
+  it('cancels the call at once when the signal aborted before it opened', async () => {
+    const abort = new AbortController();
+    abort.abort();
+    const { call, settled } = following(abort.signal);
+    expect(call.cancelled).toBe(1);
+    call.emit('error', Object.assign(new Error('1 CANCELLED'), { code: 1, details: '' }));
+    expect((await settled()) as AppError).toMatchObject({ code: 'request_timeout' });
+  });
+
   it('resolves when a stream ends without a result (the caller then says what is missing)', async () => {
     const { call, settled } = following();
     call.emit('end');

@@ -46,7 +46,9 @@ function follow<Message, Event>(
   return new Promise((resolve, reject) => {
     const call = open();
     const cancel = (): void => call.cancel();
-    signal.addEventListener('abort', cancel, { once: true });
+    // A caller gone before the call opened (a session woken first) cancels it at once.
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
     const settle = (failure?: Error): void => {
       signal.removeEventListener('abort', cancel);
       if (failure === undefined) resolve();

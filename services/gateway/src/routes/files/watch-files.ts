@@ -58,7 +58,8 @@ export function watchFiles(
         },
         signal,
       );
-      send('end', { reason });
+      // `cancelled` on the node's side with the client still here: the node went away.
+      send('end', { reason: reason === 'cancelled' ? 'stopped' : reason });
     } catch (err) {
       if (signal.aborted) return; // the client left: nobody to tell
       stream.fail(err, String(sent + 1));
