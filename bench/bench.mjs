@@ -10,8 +10,7 @@
 // BENCH_ROUNDS (default 100) bounds every row; BENCH_EGRESS_FIREWALL=off starts the agents
 // without their egress firewall; BENCH_ONLY=preview,wake (any of the GROUPS) runs only those
 // rows and writes bench/results/bench-<groups>.json; BENCH_CPU_PROF=<dir> writes the CPU
-// profiles of the edge proxy, the agent and the gateway (processes of their own, as
-// ./scripts/up runs them) there.
+// profiles of the edge proxy, the agent and the gateway (their own processes) there.
 // SANDBOX_RUNTIME=gvisor runs sandboxes and baselines on gVisor (ADR 31), into
 // bench-<groups>-gvisor.json; BENCH_STORES=external gives the gateway ./scripts/bench's
 // PostgreSQL and Redis instead of ./scripts/up's embedded stores, into bench-<groups>-external.json. BENCH_POOL (a SANDBOX_POOL value) and BENCH_POOL_IDLE_PERCENT
@@ -41,6 +40,7 @@ import { transitionLateness } from './deadlines.mjs';
 import { forkBombRows } from './forkbomb.mjs';
 import { forkRows } from './forks.mjs';
 import { contextRows } from './contexts.mjs';
+import { watchRows } from './watch.mjs';
 import { idleRows } from './idle.mjs';
 import { wakeStackRows } from './wake.mjs';
 import { snapshotRows } from './snapshots.mjs';
@@ -79,6 +79,7 @@ const GROUPS = [
   'idle',
   'stream',
   'files',
+  'watch',
   'preview',
   'wake',
   'snapshot',
@@ -362,6 +363,7 @@ async function main() {
         ),
       );
     }
+    if (runs('watch')) results.push(...(await watchRows(stack, sessionId, ROUNDS)));
     if (runs('preview')) {
       const preview = await previewRows(stack, sessionId, container.Id);
       results.push(...preview.results);

@@ -68,11 +68,13 @@ export function streaming<Req, Res>(
     const releaseWaiters = (): void => drainWaiters.splice(0).forEach((waiter) => waiter());
     /** The work ended: a `cancelled` now (grpc-js says it after every call's status) aborts nothing. */
     let ended = false;
-    call.on('cancelled', () => {
+    const cancelled = (): void => {
       if (ended) return;
       abort.abort(); // an AbortError made for nothing after each call cost ~3% of the agent's CPU
       releaseWaiters(); // nothing waits on a client that is gone
-    });
+    };
+    call.on('cancelled', cancelled);
+    if (call.cancelled) cancelled(); // gone before this handler ran: no event comes then
     let announcedStart = false;
     /** A run's process, once known: said again when it starts after an earlier `started`. */
     let announcedProcess = false;

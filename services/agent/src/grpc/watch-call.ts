@@ -35,6 +35,8 @@ export function watchFiles(
   return (call) => {
     const abort = new AbortController();
     call.on('cancelled', () => abort.abort());
+    // A client that left at once may be gone before this handler runs: no event comes then.
+    if (call.cancelled) abort.abort();
     let congested = false;
     let dropped = false;
     const onEvent = (event: WatchEvent): void => {

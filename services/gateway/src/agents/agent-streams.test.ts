@@ -98,13 +98,20 @@ describe('followExec', () => {
     });
   });
 
-  it('cancels the call at once when the signal aborted before it opened', async () => {
+  it('opens no call when the signal aborted before (408)', async () => {
     const abort = new AbortController();
     abort.abort();
-    const { call, settled } = following(abort.signal);
-    expect(call.cancelled).toBe(1);
-    call.emit('error', Object.assign(new Error('1 CANCELLED'), { code: 1, details: '' }));
-    expect((await settled()) as AppError).toMatchObject({ code: 'request_timeout' });
+    let opened = 0;
+    const done = followExec(
+      () => {
+        opened += 1;
+        return new FakeCall() as unknown as grpc.ClientReadableStream<ExecEvent__Output>;
+      },
+      { onEvent: () => undefined },
+      abort.signal,
+    );
+    await expect(done).rejects.toMatchObject({ code: 'request_timeout' });
+    expect(opened).toBe(0);
   });
 
   it('resolves when a stream ends without a result (the caller then says what is missing)', async () => {

@@ -44,11 +44,15 @@ function follow<Message, Event>(
   { cancelled, isLast }: { cancelled: string; isLast?: (event: Event) => boolean },
 ): Promise<void> {
   return new Promise((resolve, reject) => {
+    // A caller gone before the call opened (while a session woke) opens none: a call that
+    // grpc-js cancels as it opens may still reach the node, and never its cancel.
+    if (signal.aborted) {
+      reject(new AppError('request_timeout', cancelled));
+      return;
+    }
     const call = open();
     const cancel = (): void => call.cancel();
-    // A caller gone before the call opened (a session woken first) cancels it at once.
-    if (signal.aborted) cancel();
-    else signal.addEventListener('abort', cancel, { once: true });
+    signal.addEventListener('abort', cancel, { once: true });
     const settle = (failure?: Error): void => {
       signal.removeEventListener('abort', cancel);
       if (failure === undefined) resolve();

@@ -75,12 +75,17 @@ export class SseStream {
   }
 }
 
-/** Aborts when the HTTP client goes away before the response is complete. */
+/**
+ * Aborts when the HTTP client goes away before the response is complete: already aborted for
+ * one that left before this was asked (while the request waited on a session's wake).
+ */
 export function clientGone(req: Request, res: Response): AbortSignal {
   const abort = new AbortController();
-  res.on('close', () => {
+  const gone = (): void => {
     if (!res.writableFinished) abort.abort();
-  });
+  };
+  res.on('close', gone);
   req.on('aborted', () => abort.abort());
+  if (res.closed || req.socket.destroyed) gone();
   return abort.signal;
 }
