@@ -14,11 +14,14 @@ import (
 
 const (
 	// How many watches a session holds at once, and how many directories one watch may cover.
-	maxWatches       = 4
-	maxWatchDirs     = 10_000
-	watchMask        = syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_MODIFY | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF
-	watchAddFlags    = syscall.IN_ONLYDIR | syscall.IN_DONT_FOLLOW
-	watchBatchWindow = 20 * time.Millisecond
+	maxWatches   = 4
+	maxWatchDirs = 10_000
+	// Added through /proc/self/fd/N (watch_tree.go): that magic link is followed to the
+	// directory, itself opened without following any link.
+	watchMask = syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_MODIFY | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO | syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF | syscall.IN_ONLYDIR
+	// After a read, how long more events are awaited to go in the same batch: a move's two
+	// halves come in one read; a burst of writes is coalesced without delaying a lone change.
+	watchBatchWindow = 2 * time.Millisecond
 	// The most changes, and bytes of their paths, one `changes` event carries: a flood goes
 	// out in events the agent can drop one by one when its client falls behind.
 	maxChangesPerEvent   = 1000
