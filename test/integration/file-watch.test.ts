@@ -55,10 +55,15 @@ async function openedSoon(sessionId: string): Promise<Response> {
   return answer;
 }
 
+/**
+ * The changes a watch sent, writes to a file in a row taken as one: the node coalesces those
+ * within a few milliseconds of each other, and a slow machine may space two of a run apart.
+ */
 const changesOf = (stream: StreamedRun) =>
   parseEvents(stream.text)
     .filter((event) => event.event === 'change')
-    .map((event) => event.data);
+    .map((event) => event.data)
+    .filter((data, i, all) => JSON.stringify(data) !== JSON.stringify(all[i - 1]));
 
 const sh = async (command: string, sessionId = t.sessionId): Promise<void> => {
   const ran = await t.api.execute<{ exitCode: number; stderr: string }>(sessionId, { command });
