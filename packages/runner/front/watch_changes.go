@@ -14,9 +14,9 @@ func (w *fileWatch) under(relative string) string {
 }
 
 // changesOf turns a batch of events into changes: a move within the watch is one `rename`,
-// writes to a file in a row within the batch are one `write`. It follows directories made, moved and removed
-// (recursive watches), and says whether the queue overflowed and the directory itself went;
-// an error when the watch would cover too many directories.
+// writes to a file in a row within the batch are one `write`. It follows directories made,
+// moved and removed (recursive watches), and says whether the queue overflowed and the
+// directory itself went; an error when the watch would cover too many directories.
 func (w *fileWatch) changesOf(batch []inotifyEvent) ([]fileChange, bool, bool, error) {
 	var changes []fileChange
 	overflow, rootGone := false, false
