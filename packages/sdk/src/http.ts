@@ -2,6 +2,11 @@ import { errorFromResponse, NetworkError, SandboxError } from './errors.js';
 import type { WebSocketConstructor } from './terminal-handle.js';
 import { abortedError, Watchdog } from './watchdog.js';
 
+/** 429s for a count the account or session holds: waiting does not end them. */
+const HELD_LIMITS: ReadonlySet<string> = new Set([
+  'session_limit_exceeded',
+  'watch_limit_exceeded',
+]);
 /** How the SDK reaches the API. Every field has a default; see `resolveOptions`. */
 export interface ClientOptions {
   /** The API key (`sk_live_…`); default: the SANDBOX_API_KEY environment variable. */
@@ -234,8 +239,8 @@ export class HttpClient {
       const error = await this.errorOf(response).finally(() => watchdog.stop());
       const retryable =
         response.status === 429 || (response.status === 503 && spec.retry === 'safe');
-      // A 429 for the concurrent-session limit lasts until a session ends: not a wait.
-      if (!retriesLeft || !retryable || error.code === 'session_limit_exceeded') throw error;
+      // A 429 for a count held (sessions, watches) lasts until one ends: not a wait.
+      if (!retriesLeft || !retryable || HELD_LIMITS.has(error.code)) throw error;
       const delay = retryDelayMs(attempt, {
         retryAfter: error.retryAfter,
         rateLimitReset: Number(response.headers.get('x-ratelimit-reset') ?? '') || undefined,

@@ -1,13 +1,15 @@
 import {
   AbortedError,
   ClientTimeoutError,
+  Files,
   InvalidRequestError,
   NetworkError,
   Sandbox,
   SandboxError,
+  WatchLimitExceededError,
 } from '../src';
 import { HttpClient, resolveOptions } from '../src/http';
-import { caught, clientOf, json, sessionInfo, sse, stalled, type Call } from './fake-api';
+import { apiError, caught, clientOf, json, sessionInfo, sse, stalled, type Call } from './fake-api';
 
 describe('request timeouts', () => {
   it('fails a request whose answer never comes with ClientTimeoutError, a NetworkError', async () => {
@@ -156,5 +158,23 @@ describe('every failure is a SandboxError', () => {
       InvalidRequestError,
     );
     expect(api.calls.length).toBe(before);
+  });
+});
+
+describe('429s', () => {
+  it('throws a held limit (sessions, watches) at once, where a rate limit is waited for', async () => {
+    const held = clientOf(() => apiError(429, 'watch_limit_exceeded'));
+    const watching = new Files(new HttpClient(resolveOptions(held.options)), 'ses_abc');
+    await expect(watching.watch('src')).rejects.toBeInstanceOf(WatchLimitExceededError);
+    expect(held.calls).toHaveLength(1);
+    let attempts = 0;
+    const limited = clientOf(() => {
+      attempts += 1;
+      return attempts === 1
+        ? json({ error: { code: 'rate_limit_exceeded', message: 'x', retryAfter: 0 } }, 429)
+        : json(sessionInfo());
+    });
+    await Sandbox.connect('ses_abc', limited.options);
+    expect(attempts).toBe(2);
   });
 });
