@@ -96,6 +96,15 @@ export interface FileChange {
 }
 
 /**
+ * What a watch passes on before its end, the same from the agent's runtime to the gateway's
+ * route: its start, its changes, and `overflow` where changes were lost.
+ */
+export type WatchEvent =
+  | { kind: 'watching'; directories: number }
+  | { kind: 'changes'; changes: FileChange[] }
+  | { kind: 'overflow' };
+
+/**
  * Why a watch ended: its client left (`cancelled`), its directory went (`removed`), or the
  * sandbox's runner stopped (`stopped`: a deep sleep, a delete, a restart of the runner).
  */

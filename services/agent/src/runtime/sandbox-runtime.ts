@@ -1,4 +1,6 @@
-import type { ContextLanguage, FileChange, WatchEndReason } from '@sandbox/contract';
+import type { ContextLanguage, WatchEndReason, WatchEvent } from '@sandbox/contract';
+
+export type { WatchEvent };
 import type { AdmissionStats } from './admission';
 import type { EngineWatch } from './docker/engine-watch';
 import type {
@@ -135,12 +137,6 @@ export interface WatchSpec {
   path: string;
   recursive: boolean;
 }
-
-/** What a watch sends: its start, its changes, and `overflow` where changes were lost. */
-export type WatchEvent =
-  | { kind: 'watching'; directories: number }
-  | { kind: 'changes'; changes: FileChange[] }
-  | { kind: 'overflow' };
 
 export interface ListPage {
   offset: number;

@@ -6,6 +6,7 @@ import {
   type RemovedFile,
   type RenamedFile,
   type WatchEndReason,
+  type WatchEvent,
 } from '@sandbox/contract';
 import { AppError } from '@sandbox/errors';
 import type {
@@ -16,7 +17,7 @@ import type {
   RenameFileResponse__Output,
 } from '@sandbox/proto';
 import type { UnaryCall } from './agent-channel';
-import { followWatch, type FlowControl, type WatchEvent } from './agent-streams';
+import { followWatch, type FlowControl } from './agent-streams';
 
 /** A unary call with the file operation deadline (spec 8.2: 30 s); failures as AppErrors. */
 export type FileCall = <Res>(call: UnaryCall<Res>) => Promise<Res>;

@@ -6,6 +6,7 @@ import {
   type FileChange,
   type FileChangeType,
   type WatchEndReason,
+  type WatchEvent,
 } from '@sandbox/contract';
 import type {
   ExecEvent__Output,
@@ -152,14 +153,7 @@ export function openedFile(
 }
 
 /** A watch's events as the gateway takes them (ADR 60); `ended` is the last. */
-export type WatchStreamEvent =
-  | { kind: 'watching'; directories: number }
-  | { kind: 'changes'; changes: FileChange[] }
-  | { kind: 'overflow' }
-  | { kind: 'ended'; reason: WatchEndReason };
-
-/** What a watch passes on before its end. */
-export type WatchEvent = Exclude<WatchStreamEvent, { kind: 'ended' }>;
+export type WatchStreamEvent = WatchEvent | { kind: 'ended'; reason: WatchEndReason };
 
 const WATCH_END_REASONS: readonly WatchEndReason[] = ['cancelled', 'removed', 'stopped'];
 

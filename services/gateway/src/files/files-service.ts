@@ -8,8 +8,9 @@ import type {
   RemovedFile,
   RenamedFile,
   WatchEndReason,
+  WatchEvent,
 } from '@sandbox/contract';
-import type { FlowControl, WatchEvent } from '../agents/agent-streams';
+import type { FlowControl } from '../agents/agent-streams';
 import type { Principal } from '../auth/principal';
 import type { SessionAccess } from '../sessions/session-access';
 import type { SessionRecord } from '../sessions/session-record';
