@@ -28,10 +28,15 @@ export class StreamedRun {
 
   /** Reads until the body holds `marker`; throws if the stream ends first. */
   async until(marker: string): Promise<void> {
-    while (!this.text.includes(marker)) {
-      const { value, done } = await this.reader.read();
-      if (done) throw new Error(`the stream ended before ${JSON.stringify(marker)}: ${this.text}`);
-      this.text += this.decoder.decode(value, { stream: true });
+    await this.untilTrue(() => this.text.includes(marker), JSON.stringify(marker));
+  }
+
+  /** Reads until `done(body)` holds (`what` names it); throws if the stream ends first. */
+  async untilTrue(done: (text: string) => boolean, what: string): Promise<void> {
+    while (!done(this.text)) {
+      const chunk = await this.reader.read();
+      if (chunk.done) throw new Error(`the stream ended before ${what}: ${this.text}`);
+      this.text += this.decoder.decode(chunk.value, { stream: true });
     }
   }
 
